@@ -1,0 +1,56 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  FinishTranscriptInput,
+  FinishTranscriptOutput,
+  ModelActivitySettings,
+  StartConversationInput,
+  StartConversationOutput,
+} from '../src/activity-contracts';
+import { FailureTypes } from '../src/failure-types';
+import { deepResearchProtocol } from '../src/protocols/deep-research-protocol';
+import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage } from './conversation';
+import type { TokenCounter } from './token-counter';
+import type { ToolRegistry } from './tools/tool-registry';
+import type { TranscriptStore } from './transcript-store';
+
+export interface ConversationActivityDependencies {
+  store: TranscriptStore;
+  tools: ToolRegistry;
+  tokenCounter: TokenCounter;
+  modelActivity: ModelActivitySettings;
+  defaultModel: string;
+}
+
+/** Activities that open and close a run's transcript. */
+export function createConversationActivities(dependencies: ConversationActivityDependencies) {
+  const { store, tools, tokenCounter } = dependencies;
+  const protocol = deepResearchProtocol;
+
+  return {
+    /** Writes the system prompt (tools, today's date) and the question; returns what the workflow needs to schedule the run. */
+    async startConversation(input: StartConversationInput): Promise<StartConversationOutput> {
+      let specs;
+      try {
+        specs = tools.specs(input.tools);
+      } catch (error) {
+        throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: (error as Error).message, nonRetryable: true });
+      }
+      const system = protocol.renderSystemPrompt(specs, input.today);
+      const references = [await putMessage(store, { role: 'system', content: system }), await putMessage(store, { role: 'user', content: input.question })];
+      return {
+        conversation: await putConversation(store, references),
+        tools: specs,
+        modelActivity: dependencies.modelActivity,
+        model: dependencies.defaultModel,
+        contextTokens: tokenCounter.count(system) + tokenCounter.count(input.question),
+      };
+    },
+
+    /** Appends the last messages (observations, synthesized responses for open calls) and returns the final transcript. */
+    async finishTranscript(input: FinishTranscriptInput): Promise<FinishTranscriptOutput> {
+      const composed = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
+      const conversation = composed.length ? (await appendToConversation(store, input.conversation, composed)).conversation : input.conversation;
+      return { conversation, messages: (await loadMessageReferences(store, conversation)).length };
+    },
+  };
+}

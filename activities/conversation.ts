@@ -1,0 +1,52 @@
+import type { ChatMessage, MessagePart, PendingMessage } from '../src/messages';
+import type { TranscriptStore } from './transcript-store';
+
+/**
+ * A conversation is stored as a manifest blob listing its message blobs in order. Appending
+ * writes the new messages and a new manifest; earlier manifests stay valid, so every
+ * reference that history ever carried still resolves to what the model saw at that point.
+ */
+interface ConversationManifest {
+  kind: 'conversation';
+  messages: string[];
+}
+
+export async function putMessage(store: TranscriptStore, message: ChatMessage): Promise<string> {
+  return store.putText(JSON.stringify({ role: message.role, content: message.content }));
+}
+
+export async function putConversation(store: TranscriptStore, messageReferences: string[]): Promise<string> {
+  const manifest: ConversationManifest = { kind: 'conversation', messages: messageReferences };
+  return store.putText(JSON.stringify(manifest));
+}
+
+export async function loadMessageReferences(store: TranscriptStore, conversation: string): Promise<string[]> {
+  const manifest = JSON.parse(await store.getText(conversation)) as ConversationManifest;
+  if (manifest?.kind !== 'conversation' || !Array.isArray(manifest.messages)) {
+    throw new TypeError(`Transcript blob ${conversation} is not a conversation manifest`);
+  }
+  return manifest.messages;
+}
+
+export async function loadConversation(store: TranscriptStore, conversation: string): Promise<ChatMessage[]> {
+  const references = await loadMessageReferences(store, conversation);
+  return Promise.all(references.map(async (reference) => JSON.parse(await store.getText(reference)) as ChatMessage));
+}
+
+/** Turns a pending message's parts into its text, reading referenced blobs from the store. */
+export async function composeMessage(store: TranscriptStore, pending: PendingMessage): Promise<ChatMessage> {
+  const pieces = await Promise.all(pending.parts.map((part: MessagePart) => ('ref' in part ? store.getText(part.ref) : part.text)));
+  return { role: pending.role, content: pieces.join('') };
+}
+
+/** Appends composed and literal messages; returns the new conversation's reference and the composed messages. */
+export async function appendToConversation(
+  store: TranscriptStore,
+  conversation: string,
+  additions: ChatMessage[],
+): Promise<{ conversation: string; messageReferences: string[] }> {
+  const existing = await loadMessageReferences(store, conversation);
+  const added = await Promise.all(additions.map((message) => putMessage(store, message)));
+  const messageReferences = [...existing, ...added];
+  return { conversation: await putConversation(store, messageReferences), messageReferences: added };
+}

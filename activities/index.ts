@@ -1,0 +1,55 @@
+import type OpenAI from 'openai';
+import type { ModelActivitySettings } from '../src/activity-contracts';
+import { createConversationActivities } from './conversation-activities';
+import { createCallModel, type ModelDefaults } from './model-activity';
+import { createTiktokenCounter, type TokenCounter } from './token-counter';
+import { createToolActivity } from './tools/tool-activity';
+import type { ToolRegistry } from './tools/tool-registry';
+import type { TranscriptStore } from './transcript-store';
+
+/** Everything the activities need, injected by the worker (or a test). */
+export interface ActivityDependencies {
+  /** An OpenAI-compatible client created with `maxRetries: 0` (Temporal owns retries). */
+  openai: OpenAI;
+  store: TranscriptStore;
+  tools: ToolRegistry;
+  modelDefaults: ModelDefaults;
+  /** How the workflow schedules model calls. */
+  modelActivity: ModelActivitySettings;
+  /** Default: tiktoken o200k_base, loaded once. */
+  tokenCounter?: TokenCounter;
+}
+
+/** The agent's own activities, by name. Tool activities are added under each tool's name. */
+export function createAgentActivities(dependencies: ActivityDependencies) {
+  const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
+  return {
+    ...createConversationActivities({
+      store: dependencies.store,
+      tools: dependencies.tools,
+      tokenCounter,
+      modelActivity: dependencies.modelActivity,
+      defaultModel: dependencies.modelDefaults.model,
+    }),
+    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
+  };
+}
+
+export type AgentActivities = ReturnType<typeof createAgentActivities>;
+
+/** All activities a worker registers: the agent's plus one per tool. */
+export function createActivities(dependencies: ActivityDependencies): Record<string, (...args: never[]) => Promise<unknown>> {
+  const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
+  const activities: Record<string, (...args: never[]) => Promise<unknown>> = { ...createAgentActivities({ ...dependencies, tokenCounter }) };
+  for (const name of dependencies.tools.names()) {
+    const tool = dependencies.tools.get(name);
+    if (tool) activities[name] = createToolActivity(tool, { store: dependencies.store, tokenCounter });
+  }
+  return activities;
+}
+
+export type { ModelDefaults } from './model-activity';
+export { LocalDirectoryTranscriptStore } from './local-directory-transcript-store';
+export type { TranscriptStore } from './transcript-store';
+export { ToolRegistry } from './tools/tool-registry';
+export { ToolInputError, type ToolDefinition, type ToolContext } from './tools/tool-definition';

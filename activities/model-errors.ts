@@ -1,0 +1,84 @@
+import { ApplicationFailure } from '@temporalio/common';
+import OpenAI from 'openai';
+import { FailureTypes } from '../src/failure-types';
+
+const CONTEXT_LENGTH_PATTERN = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|exceeds? the (?:model'?s? )?(?:maximum|max)/i;
+
+/** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */
+export function retryAfterMilliseconds(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const milliseconds = Number(headers.get('retry-after-ms'));
+  if (headers.get('retry-after-ms') !== null && Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+export interface ModelEndpointDescription {
+  baseUrl: string;
+  model: string;
+}
+
+/**
+ * Turns whatever the openai client threw into an `ApplicationFailure` with a dotted type that
+ * says whether Temporal should retry. Messages name the setting to fix, never the key.
+ */
+export function classifyModelError(error: unknown, endpoint: ModelEndpointDescription): ApplicationFailure {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  if (error instanceof OpenAI.APIConnectionError) {
+    return ApplicationFailure.create({
+      type: FailureTypes.modelUnreachable,
+      message: `The model endpoint ${endpoint.baseUrl} could not be reached (${cause.message}); retrying. Check OPENAI_BASE_URL and that the server is running.`,
+      cause,
+    });
+  }
+  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+    const status = error.status;
+    const serverMessage = error.message;
+    const code = typeof error.code === 'string' ? error.code : '';
+    if ((status === 400 || status === 413 || status === 422) && (code === 'context_length_exceeded' || CONTEXT_LENGTH_PATTERN.test(serverMessage))) {
+      return ApplicationFailure.create({
+        type: FailureTypes.modelContextLengthExceeded,
+        message: `The request did not fit the model's context window: ${serverMessage}`,
+        nonRetryable: true,
+        cause,
+      });
+    }
+    if (status === 429) {
+      return ApplicationFailure.create({
+        type: FailureTypes.modelRateLimited,
+        message: `The model endpoint is rate limiting (429): ${serverMessage}`,
+        nextRetryDelay: retryAfterMilliseconds(error.headers),
+        cause,
+      });
+    }
+    if (status === 408 || status === 409 || status >= 500) {
+      return ApplicationFailure.create({
+        type: FailureTypes.modelServerError,
+        message: `The model endpoint failed with ${status}: ${serverMessage}`,
+        nextRetryDelay: retryAfterMilliseconds(error.headers),
+        cause,
+      });
+    }
+    const fix =
+      status === 401 || status === 403
+        ? `Check OPENAI_API_KEY: the endpoint ${endpoint.baseUrl} refused it.`
+        : status === 404
+          ? `Check REACT_AGENT_MODEL (now "${endpoint.model}") and OPENAI_BASE_URL (now ${endpoint.baseUrl}, which usually ends in /v1).`
+          : 'The request was rejected; retrying will not help.';
+    return ApplicationFailure.create({
+      type: FailureTypes.modelRequestRejected,
+      message: `The model endpoint rejected the request with ${status}: ${serverMessage}. ${fix}`,
+      nonRetryable: true,
+      cause,
+    });
+  }
+  return ApplicationFailure.create({
+    type: FailureTypes.modelBadResponse,
+    message: `The model call failed: ${cause.message}`,
+    cause,
+  });
+}

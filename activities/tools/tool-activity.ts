@@ -1,0 +1,70 @@
+import { Context } from '@temporalio/activity';
+import type { ToolActivityInput, ToolActivityOutput } from '../../src/activity-contracts';
+import { preview } from '../../src/text';
+import type { TokenCounter } from '../token-counter';
+import type { TranscriptStore } from '../transcript-store';
+import { ToolInputError, type ToolDefinition } from './tool-definition';
+import { validateArguments } from './validate-arguments';
+
+export interface ToolActivityDependencies {
+  store: TranscriptStore;
+  tokenCounter: TokenCounter;
+}
+
+/** Cuts an output to what the model sees, with a note that says where the rest is. */
+export function truncateForModel(output: string, maxCharacters: number, fullReference: string): string {
+  if (output.length <= maxCharacters) return output;
+  const note = `\n\n[Output truncated: showing ${maxCharacters.toLocaleString('en-US')} of ${output.length.toLocaleString('en-US')} characters. The whole output is kept in the transcript store as ${fullReference}.]`;
+  return output.slice(0, maxCharacters) + note;
+}
+
+/**
+ * Wraps a tool's handler as an activity: checks the arguments, heartbeats while it runs, stops
+ * when cancelled, stores the whole output and returns a reference to what the model sees.
+ */
+export function createToolActivity(tool: ToolDefinition, dependencies: ToolActivityDependencies) {
+  const { store, tokenCounter } = dependencies;
+
+  const activity = async (input: ToolActivityInput): Promise<ToolActivityOutput> => {
+    const context = Context.current();
+    const finish = async (text: string, isError: boolean): Promise<ToolActivityOutput> => {
+      const fullReference = await store.putText(text);
+      const forModel = truncateForModel(text, input.maxObservationCharacters, fullReference);
+      const observationReference = forModel === text ? fullReference : await store.putText(forModel);
+      return {
+        observation: { ref: observationReference, preview: preview(forModel), characters: forModel.length },
+        ...(forModel === text ? {} : { fullOutput: { ref: fullReference, preview: preview(text), characters: text.length } }),
+        isError,
+        tokens: tokenCounter.count(forModel),
+      };
+    };
+
+    const problems = validateArguments(tool.parameters, input.arguments ?? {});
+    if (problems.length) {
+      return finish(`Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}.`, true);
+    }
+
+    const heartbeatEveryMs = Math.max(200, Math.floor((context.info.heartbeatTimeoutMs ?? 30_000) / 3));
+    const ticker = setInterval(() => context.heartbeat({ callId: input.callId, running: true }), heartbeatEveryMs);
+    context.heartbeat({ callId: input.callId, started: true });
+    try {
+      const output = await Promise.race([
+        tool.run(input.arguments ?? {}, {
+          signal: context.cancellationSignal,
+          heartbeat: (details) => context.heartbeat(details),
+          workflowId: input.workflowId,
+          callId: input.callId,
+        }),
+        context.cancelled,
+      ]);
+      return await finish(typeof output === 'string' ? output : JSON.stringify(output), false);
+    } catch (error) {
+      if (error instanceof ToolInputError) return finish(`Error: ${error.message}`, true);
+      throw error;
+    } finally {
+      clearInterval(ticker);
+    }
+  };
+  Object.defineProperty(activity, 'name', { value: tool.name });
+  return activity;
+}

@@ -1,0 +1,90 @@
+import type { PendingMessage, StoredText, TokenUsage } from './messages';
+import type { ParsedTurn } from './protocols/protocol';
+import type { ModelOptions } from './run-input';
+import type { ToolSpec } from './tool-spec';
+
+/**
+ * Inputs and outputs of the activities, shared by the workflow (which schedules them) and the
+ * activities (which implement them). Everything here is small: references, previews and the
+ * parsed facts the workflow decides on, never a whole context.
+ */
+
+/** How the workflow schedules the model activity; comes from the worker's configuration. */
+export interface ModelActivitySettings {
+  startToCloseSeconds: number;
+  heartbeatSeconds: number;
+  maxAttempts: number;
+  /** Task queue of the model fleet; default the run's own. */
+  taskQueue?: string;
+}
+
+export interface StartConversationInput {
+  question: string;
+  /** Tools the run asked for; undefined = every tool the worker has. */
+  tools?: string[];
+  /** Today in workflow time, YYYY-MM-DD, for the system prompt. */
+  today: string;
+}
+
+export interface StartConversationOutput {
+  conversation: string;
+  tools: ToolSpec[];
+  modelActivity: ModelActivitySettings;
+  /** The model this run will use (the input's, else the worker's default). */
+  model: string;
+  /** Token estimate of the system prompt and question. */
+  contextTokens: number;
+}
+
+export interface CallModelInput {
+  workflowId: string;
+  /** 1-based number of this model call in the run; sent to the server as a header for correlation. */
+  modelCall: number;
+  /** The conversation so far. */
+  conversation: string;
+  /** Messages to append before calling (the previous turn's observations). */
+  append: PendingMessage[];
+  model: ModelOptions & { model: string };
+  /** When true the call is the final-answer call; no tools should be used. */
+  finalAnswer?: boolean;
+}
+
+export interface CallModelOutput {
+  /** The conversation including the appended messages and the model's reply. */
+  conversation: string;
+  assistant: StoredText;
+  turn: ParsedTurn;
+  usage: TokenUsage;
+  /** Context size after this call: prompt + completion tokens. */
+  contextTokens: number;
+  finishReason: string;
+}
+
+export interface ToolActivityInput {
+  workflowId: string;
+  callId: string;
+  arguments: Record<string, unknown>;
+  /** Longest observation the model sees; the whole output stays in the store. */
+  maxObservationCharacters: number;
+}
+
+export interface ToolActivityOutput {
+  /** What the model sees (possibly truncated with a note). */
+  observation: StoredText;
+  /** The whole output, when the observation was truncated. */
+  fullOutput?: StoredText;
+  /** The tool reported a problem the model can act on (bad arguments, not found, …). */
+  isError: boolean;
+  /** Tokens of the observation. */
+  tokens: number;
+}
+
+export interface FinishTranscriptInput {
+  conversation: string;
+  append: PendingMessage[];
+}
+
+export interface FinishTranscriptOutput {
+  conversation: string;
+  messages: number;
+}

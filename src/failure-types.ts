@@ -1,0 +1,26 @@
+/**
+ * Dotted `ApplicationFailure.type` names. Activities classify failures where they happen; the
+ * workflow decides on these names only, never on error messages.
+ */
+export const FailureTypes = {
+  /** The model endpoint rejected the request in a way retrying cannot fix (400, 401, 403, 404, 422). */
+  modelRequestRejected: 'ReactAgent.Model.RequestRejected',
+  /** The request did not fit the model's context window; the workflow goes to the final answer. */
+  modelContextLengthExceeded: 'ReactAgent.Model.ContextLengthExceeded',
+  /** Rate limited (429); retried after the server's `retry-after`. */
+  modelRateLimited: 'ReactAgent.Model.RateLimited',
+  /** 408, 409, 5xx; retried with backoff. */
+  modelServerError: 'ReactAgent.Model.ServerError',
+  /** Connection refused, reset, DNS, timeouts; retried with backoff. */
+  modelUnreachable: 'ReactAgent.Model.Unreachable',
+  /** The stream ended without a finish reason or the response was malformed; retried. */
+  modelBadResponse: 'ReactAgent.Model.BadResponse',
+  /** A tool was asked for that this worker does not have. */
+  toolNotFound: 'ReactAgent.Tool.NotFound',
+  /** The run's input is invalid (empty question, unknown tool, nonsensical limits). */
+  invalidRunInput: 'ReactAgent.Run.InvalidInput',
+  /** A transcript reference did not resolve. */
+  transcriptMissing: 'ReactAgent.Transcript.Missing',
+} as const;
+
+export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

@@ -1,0 +1,48 @@
+/** Chat roles as the OpenAI chat API knows them. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** A chat message as stored in the transcript store and sent to the model. */
+export interface ChatMessage {
+  role: Role;
+  content: string;
+}
+
+/**
+ * A piece of a message that the workflow asks an activity to compose: literal text the
+ * workflow knows (small: tags, notes), or the content of a stored blob it only has a
+ * reference to (a tool's output). The workflow never holds large content itself.
+ */
+export type MessagePart = { text: string } | { ref: string };
+
+/** A message the workflow wants appended to the conversation, composed from parts. */
+export interface PendingMessage {
+  role: Role;
+  parts: MessagePart[];
+}
+
+/** What history carries for a stored text: where it is, and enough to read it in the Web UI. */
+export interface StoredText {
+  /** Content address in the transcript store (`sha256:<hex>`). */
+  ref: string;
+  /** A short single-line preview. */
+  preview: string;
+  /** Length of the whole text in characters. */
+  characters: number;
+}
+
+/** Token counts reported by the model for one call. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
+  return {
+    promptTokens: left.promptTokens + right.promptTokens,
+    completionTokens: left.completionTokens + right.completionTokens,
+    totalTokens: left.totalTokens + right.totalTokens,
+  };
+}

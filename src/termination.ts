@@ -1,0 +1,16 @@
+/**
+ * The one vocabulary for why a run ended. It appears in the run result, in the
+ * `ReactTermination` search attribute and in the CLI.
+ *
+ * - `answer`: the model gave an `<answer>`.
+ * - `max_calls`: the model-call budget ran out.
+ * - `timeout`: the wall-time budget (measured in workflow time) ran out.
+ * - `token_limit`: the context grew past the token budget (or the model said so); the run
+ *   made one last call asking for the final answer.
+ * - `cancelled`: the run was cancelled through Temporal.
+ * - `stuck`: the loop repeated itself without progress.
+ * - `error`: a failure that retrying cannot fix (bad credentials, unknown model, …).
+ */
+export const TERMINATIONS = ['answer', 'max_calls', 'timeout', 'token_limit', 'cancelled', 'stuck', 'error'] as const;
+
+export type Termination = (typeof TERMINATIONS)[number];

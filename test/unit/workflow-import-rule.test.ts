@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+/**
+ * The folder rule from DESIGN.md, enforced: workflow code (and the shared code it reaches)
+ * imports nothing with side effects, and only `import type` from activities/.
+ */
+const root = resolve(__dirname, '../..');
+const PACKAGES_ALLOWED_IN_WORKFLOW_CODE = new Set(['@temporalio/workflow', '@temporalio/common', 'json5']);
+
+interface ImportStatement {
+  specifier: string;
+  typeOnly: boolean;
+}
+
+function importsOf(file: string): ImportStatement[] {
+  const source = readFileSync(file, 'utf8');
+  const found: ImportStatement[] = [];
+  for (const match of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+['"]([^'"]+)['"]/gm)) {
+    found.push({ specifier: match[3] as string, typeOnly: Boolean(match[2]) });
+  }
+  for (const match of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ specifier: match[1] as string, typeOnly: false });
+  for (const match of source.matchAll(/require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+    found.push({ specifier: (match[1] ?? match[2]) as string, typeOnly: false });
+  }
+  return found;
+}
+
+function resolveFile(from: string, specifier: string): string {
+  const base = resolve(dirname(from), specifier);
+  for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // try the next
+    }
+  }
+  throw new Error(`cannot resolve ${specifier} from ${from}`);
+}
+
+function workflowFiles(): string[] {
+  return readdirSync(join(root, 'workflows'))
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => join(root, 'workflows', name));
+}
+
+function violations(): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const queue = workflowFiles();
+  while (queue.length) {
+    const file = queue.pop() as string;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const where = relative(root, file);
+    const source = readFileSync(file, 'utf8');
+    if (/process\.env/.test(source)) problems.push(`${where} reads process.env`);
+    for (const { specifier, typeOnly } of importsOf(file)) {
+      if (!specifier.startsWith('.')) {
+        if (!typeOnly && !PACKAGES_ALLOWED_IN_WORKFLOW_CODE.has(specifier)) problems.push(`${where} imports package ${specifier}`);
+        continue;
+      }
+      const target = relative(root, resolveFile(file, specifier));
+      if (target.startsWith('activities/') || target.startsWith('worker/')) {
+        if (!typeOnly || target.startsWith('worker/')) problems.push(`${where} imports ${target} (only 'import type' from activities/ is allowed)`);
+        continue;
+      }
+      if (target.startsWith('src/config/') || target.startsWith('src/cli/')) {
+        problems.push(`${where} imports Node-only ${target}`);
+        continue;
+      }
+      if (!typeOnly) queue.push(resolveFile(file, specifier));
+    }
+  }
+  return problems;
+}
+
+test('workflow code imports only workflow-safe modules, and activities only as types', () => {
+  assert.deepEqual(violations(), []);
+});
+
+test('the rule checker notices a forbidden import', () => {
+  const bad = importsOf(join(root, 'activities', 'model-activity.ts'));
+  assert.ok(bad.some((entry) => entry.specifier === '@temporalio/activity' && !entry.typeOnly), 'model-activity imports @temporalio/activity at run time');
+  assert.ok(!PACKAGES_ALLOWED_IN_WORKFLOW_CODE.has('@temporalio/activity'));
+});
+
+test('nothing imports worker/', () => {
+  const offenders: string[] = [];
+  const walk = (directory: string) => {
+    for (const name of readdirSync(directory)) {
+      const path = join(directory, name);
+      if (name === 'node_modules' || name.startsWith('.') || name === 'worker') continue;
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.ts') && importsOf(path).some(({ specifier }) => /(^|\/)worker(\/|$)/.test(specifier) && specifier.startsWith('.'))) {
+        offenders.push(relative(root, path));
+      }
+    }
+  };
+  walk(root);
+  assert.deepEqual(offenders, []);
+});

@@ -1,0 +1,2 @@
+export { researchAgent } from './research-agent';
+export { progressQuery, type RunProgress } from './definitions';
