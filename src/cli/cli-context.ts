@@ -1,0 +1,26 @@
+import type { Client } from '@temporalio/client';
+import { LocalDirectoryTranscriptStore } from '../../activities/local-directory-transcript-store';
+import type { TranscriptStore } from '../../activities/transcript-store';
+import { loadTemporalConnection, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
+import { connectClient } from './temporal-client';
+
+/** What every command that talks to Temporal needs: configuration, a client, the transcript store. */
+export interface CliContext {
+  temporal: TemporalConnection;
+  worker: WorkerConfig;
+  client: Client;
+  store: TranscriptStore;
+  close(): Promise<void>;
+}
+
+export async function openCliContext(): Promise<CliContext> {
+  const temporal = loadTemporalConnection();
+  const worker = loadWorkerConfig();
+  const { client, close } = await connectClient(temporal);
+  return { temporal, worker, client, store: new LocalDirectoryTranscriptStore(worker.transcriptDirectory), close };
+}
+
+/** Prints a value as indented JSON on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

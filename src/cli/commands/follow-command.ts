@@ -1,0 +1,20 @@
+import { openCliContext } from '../cli-context';
+import { describeResult, followRun } from '../follow-run';
+import { UsageError } from '../usage-error';
+
+export const followHelp = `Usage: react-agent follow <run-id>
+
+Prints the run's progress as it goes, then its answer.`;
+
+export async function followCommand(positionals: string[]): Promise<number> {
+  const [workflowId] = positionals;
+  if (!workflowId) throw new UsageError('follow needs a run id.', followHelp);
+  const context = await openCliContext();
+  try {
+    const result = await followRun(context.client.workflow.getHandle(workflowId), (line) => console.error(line));
+    console.log(describeResult(result));
+    return result.termination === 'error' ? 1 : 0;
+  } finally {
+    await context.close();
+  }
+}

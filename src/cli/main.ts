@@ -1,0 +1,79 @@
+/**
+ * The `react-agent` command. Each subcommand lives in commands/; this file only dispatches and
+ * turns errors into one clear message and an exit code (2 for usage, 1 for anything else).
+ */
+import { ConfigurationError } from '../config';
+import { cancelCommand, cancelHelp } from './commands/cancel-command';
+import { followCommand, followHelp } from './commands/follow-command';
+import { listCommand, listHelp } from './commands/list-command';
+import { resultCommand, resultHelp } from './commands/result-command';
+import { runCommand, runHelp } from './commands/run-command';
+import { serverCommand, serverHelp } from './commands/server-command';
+import { startCommand, startHelp } from './commands/start-command';
+import { statusCommand, statusHelp } from './commands/status-command';
+import { UsageError } from './usage-error';
+
+const commands: Record<string, { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> }> = {
+  run: { help: runHelp, summary: 'answer a question end to end, printing progress', run: runCommand },
+  start: { help: startHelp, summary: 'start a run; print its id and Web UI link', run: startCommand },
+  follow: { help: followHelp, summary: 'print a run\'s progress until it ends', run: followCommand },
+  status: { help: statusHelp, summary: 'show a run\'s status and progress', run: statusCommand },
+  result: { help: resultHelp, summary: 'print a run\'s result with its messages as JSON', run: resultCommand },
+  cancel: { help: cancelHelp, summary: 'cancel a run cleanly', run: cancelCommand },
+  list: { help: listHelp, summary: 'list recent runs', run: listCommand },
+  server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
+};
+
+const overview = `Usage: react-agent <command> [options]   (react-agent <command> --help for details)
+
+A durable ReAct research agent: every run is a Temporal workflow.
+
+Commands:
+${Object.entries(commands)
+  .map(([name, command]) => `  ${name.padEnd(8)} ${command.summary}`)
+  .join('\n')}
+
+Model: OPENAI_BASE_URL, OPENAI_API_KEY, REACT_AGENT_MODEL. Temporal: TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY (default: a local dev server on localhost:7233).`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(overview);
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`Unknown command "${name}".\n\n${overview}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${error.help}`);
+      return 2;
+    }
+    if (error instanceof ConfigurationError) {
+      console.error(error.message);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`react-agent ${name}: ${message}`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

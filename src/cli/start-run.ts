@@ -1,0 +1,56 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { researchAgent } from '../../workflows/research-agent';
+import { validateRunInput, type ResearchRunInput } from '../run-input';
+import { preview } from '../text';
+import type { CliContext } from './cli-context';
+import { newRunId } from './run-identifiers';
+import { UsageError } from './usage-error';
+
+export const runOptionsHelp = `  --answer TEXT        reference answer, kept in the result for evaluation
+  --max-calls N        model-call budget (default 100)
+  --max-minutes N      wall-time budget in minutes (default 150)
+  --max-tokens N       context budget in tokens (default 110000)
+  --tools a,b          tools the run may use (default: all the worker has)
+  --model NAME         model for this run (default: the worker's REACT_AGENT_MODEL)
+  --id ID              workflow id (default: research-<time>-<random>)`;
+
+export const runOptionSpecs = {
+  answer: { type: 'string' },
+  'max-calls': { type: 'string' },
+  'max-minutes': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  tools: { type: 'string' },
+  model: { type: 'string' },
+  id: { type: 'string' },
+} as const;
+
+export type RunOptionValues = { [name in keyof typeof runOptionSpecs]?: string };
+
+/** Builds and checks a run's input from the command line; a bad value is a usage error. */
+export function runInputFrom(question: string | undefined, values: RunOptionValues, help: string): ResearchRunInput {
+  if (!question) throw new UsageError('Give the research question in quotes.', help);
+  const number = (name: keyof RunOptionValues) => (values[name] === undefined ? undefined : Number(values[name]));
+  const limits = Object.fromEntries(
+    Object.entries({ maxModelCalls: number('max-calls'), maxDurationMinutes: number('max-minutes'), maxContextTokens: number('max-tokens') }).filter(([, value]) => value !== undefined),
+  );
+  const input: ResearchRunInput = {
+    question,
+    ...(values.answer ? { answer: values.answer } : {}),
+    ...(Object.keys(limits).length ? { limits } : {}),
+    ...(values.tools !== undefined ? { tools: values.tools.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
+    ...(values.model ? { model: { model: values.model } } : {}),
+  };
+  const { problems } = validateRunInput(input);
+  if (problems.length) throw new UsageError(`Invalid run: ${problems.join('; ')}.`, help);
+  return input;
+}
+
+/** Starts a `researchAgent` run on the worker's task queue with the question as its Web UI summary. */
+export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId()): Promise<WorkflowHandle<typeof researchAgent>> {
+  return context.client.workflow.start<typeof researchAgent>('researchAgent', {
+    taskQueue: context.worker.taskQueue,
+    workflowId,
+    args: [input],
+    staticSummary: preview(input.question, 200),
+  });
+}

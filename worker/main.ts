@@ -1,0 +1,87 @@
+/**
+ * The composition root: configuration → real clients → activities → Worker. Run it with
+ * `npm run worker`. Stops gracefully on SIGINT/SIGTERM: polling stops, running activities get
+ * REACT_AGENT_SHUTDOWN_GRACE_SECONDS to finish, then are cancelled and retried by another worker.
+ */
+import { Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
+import { builtinTools } from '../activities/tools/builtin-tools';
+import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadWorkerConfig } from '../src/config';
+import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
+import { PROJECT_SEARCH_ATTRIBUTES } from '../src/search-attributes';
+import { loadToolModules } from './load-tool-modules';
+
+async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
+  const connection = await Connection.connect(options.connectionOptions);
+  try {
+    const response = await connection.operatorService.listSearchAttributes({ namespace: options.namespace });
+    const registered = new Set(Object.keys(response.customAttributes ?? {}));
+    const missing = Object.keys(PROJECT_SEARCH_ATTRIBUTES).filter((name) => !registered.has(name));
+    if (missing.length) {
+      const commands = missing
+        .map((name) => `temporal operator search-attribute create --namespace ${options.namespace} --name ${name} --type ${PROJECT_SEARCH_ATTRIBUTES[name as keyof typeof PROJECT_SEARCH_ATTRIBUTES]}`)
+        .join('\n  ');
+      throw new ConfigurationError(
+        'TEMPORAL_NAMESPACE',
+        `The namespace "${options.namespace}" at ${options.address} lacks the search attributes ${missing.join(', ')} that runs record. Register them once:\n  ${commands}`,
+      );
+    }
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
+    console.warn(`Could not check search attributes (${(error as Error).message}); continuing.`);
+  } finally {
+    await connection.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const workerConfig = loadWorkerConfig();
+  const modelConfig = loadModelConfig();
+  const temporal = loadTemporalConnection();
+  const tools = new ToolRegistry([...builtinTools(), ...(await loadToolModules(loadToolModulePaths()))]);
+
+  await checkSearchAttributes(temporal);
+  const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
+  const activities = createActivities({
+    openai,
+    store: new LocalDirectoryTranscriptStore(workerConfig.transcriptDirectory),
+    tools,
+    modelDefaults: {
+      model: modelConfig.model,
+      temperature: modelConfig.temperature,
+      topP: modelConfig.topP,
+      maxOutputTokens: modelConfig.maxOutputTokens,
+      baseUrl: modelConfig.baseUrl,
+    },
+    modelActivity: { startToCloseSeconds: modelConfig.timeoutSeconds, heartbeatSeconds: modelConfig.heartbeatSeconds, maxAttempts: modelConfig.maxAttempts },
+  });
+
+  const connection = await NativeConnection.connect(temporal.connectionOptions);
+  const workflowBundle = loadWorkflowBundlePath();
+  const worker = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue: workerConfig.taskQueue,
+    ...(workflowBundle ? { workflowBundle: { codePath: workflowBundle } } : { workflowsPath: require.resolve('../workflows') }),
+    activities,
+    maxConcurrentActivityTaskExecutions: workerConfig.maxConcurrentActivities,
+    maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
+    shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
+  });
+  console.log(
+    `react-agent worker: task queue "${workerConfig.taskQueue}" on ${temporal.address} (namespace ${temporal.namespace}); ` +
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; pid ${process.pid}`,
+  );
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigurationError ? error.message : error);
+  process.exit(1);
+});
