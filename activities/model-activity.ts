@@ -97,16 +97,19 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         context.heartbeat({ chunks, characters: content.length });
       }
     } catch (error) {
-      if (context.cancellationSignal.aborted) throw cancellationError();
-      if (stalled) {
-        throw ApplicationFailure.create({
-          type: FailureTypes.modelBadResponse,
-          message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
-        });
+      if (!context.cancellationSignal.aborted && !stalled) {
+        throw classifyModelError(error, { baseUrl: modelDefaults.baseUrl, model: input.model.model });
       }
-      throw classifyModelError(error, { baseUrl: modelDefaults.baseUrl, model: input.model.model });
     } finally {
       clearTimeout(stallTimer);
+    }
+    // An aborted stream can end quietly instead of throwing, so these are checked either way.
+    if (context.cancellationSignal.aborted) throw cancellationError();
+    if (stalled) {
+      throw ApplicationFailure.create({
+        type: FailureTypes.modelBadResponse,
+        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
+      });
     }
     if (!finishReason) {
       throw ApplicationFailure.create({

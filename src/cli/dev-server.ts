@@ -1,0 +1,472 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { PROJECT_SEARCH_ATTRIBUTES } from '../search-attributes';
+import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
+
+/** Search-attribute types `temporal server start-dev --search-attribute` accepts. */
+export type SearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
+
+export { PROJECT_SEARCH_ATTRIBUTES };
+
+/** The interface the dev server binds to. */
+const HOST = '127.0.0.1';
+/** How long {@link DevServer.stop} waits after SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 5_000;
+
+export interface DevServerOptions {
+  /** SQLite file; its folder is created. Default: `<projectRoot>/.data/temporal.sqlite`. */
+  databaseFile?: string;
+  /** gRPC port. Default 7233. Pass 0 to pick a free port. */
+  port?: number;
+  /**
+   * Web UI port; default port+1000 (a free port when `port` is 0); `false` = headless.
+   * Pass 0 to pick a free port.
+   */
+  uiPort?: number | false;
+  /** Search attributes to register (name to type). Default {@link PROJECT_SEARCH_ATTRIBUTES}. */
+  searchAttributes?: Record<string, string>;
+  /** Namespace to create and wait for (default 'default', which always exists). */
+  namespace?: string;
+  /** Where the server's stdout/stderr go (appended). Default: `<db folder>/temporal-server.log`. */
+  logFile?: string;
+  /** How long to wait for the server to accept connections, default 60 s. */
+  startTimeoutMs?: number;
+  /** Path of the `temporal` binary; default `resolveTemporalCli().path`. */
+  temporalCli?: string;
+}
+
+/** Starting (or restarting) a dev server failed; the message ends with the last lines of its log. */
+export class DevServerStartError extends Error {
+  override readonly name = 'DevServerStartError';
+  constructor(
+    message: string,
+    /** The server log file. */
+    readonly logFile: string,
+  ) {
+    super(message);
+  }
+}
+
+interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  error?: Error;
+}
+
+interface RunningProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves when the process has exited (or failed to spawn). */
+  exited: Promise<ExitInfo>;
+  exitInfo?: ExitInfo;
+  /** Kills the server if this Node process dies without cleaning up (SIGKILL included). */
+  watchdog?: ChildProcess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Children never outlive this process: SIGKILL them on exit; the per-child watchdog covers the
+// cases where 'exit' handlers do not run (fatal signals).
+
+const liveProcesses = new Set<RunningProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const running of liveProcesses) {
+      killQuietly(running.watchdog, 'SIGKILL');
+      killQuietly(running.child, 'SIGKILL');
+    }
+  });
+}
+
+function killQuietly(child: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * A tiny `sh` that holds the read end of a pipe from this process. When this process dies for
+ * any reason the pipe closes, `read` sees EOF and the shell SIGKILLs the server.
+ */
+function startWatchdog(serverPid: number): ChildProcess | undefined {
+  if (process.platform === 'win32') return undefined;
+  try {
+    const watchdog = spawn('/bin/sh', ['-c', 'while read -r _; do :; done; kill -KILL "$1" 2>/dev/null', 'dev-server-watchdog', String(serverPid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    watchdog.on('error', () => undefined);
+    watchdog.stdin?.on('error', () => undefined);
+    watchdog.unref();
+    (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return watchdog;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const recentlyIssuedPorts = new Set<number>();
+
+/** Binds `port` (0 = any) on 127.0.0.1, releases it and returns the port number; rejects if it is taken. */
+function bindAndRelease(port: number): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ port, host: HOST, exclusive: true }, () => {
+      const { port: bound } = server.address() as AddressInfo;
+      server.close(() => resolvePort(bound));
+    });
+  });
+}
+
+/** A TCP port on 127.0.0.1 that is free right now; never the same one twice within this process. */
+export async function findFreePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = await bindAndRelease(0);
+    if (!recentlyIssuedPorts.has(port)) {
+      recentlyIssuedPorts.add(port);
+      if (recentlyIssuedPorts.size > 4096) {
+        const oldest = recentlyIssuedPorts.values().next().value;
+        if (oldest !== undefined) recentlyIssuedPorts.delete(oldest);
+      }
+      return port;
+    }
+  }
+  throw new Error('Could not find a free TCP port on 127.0.0.1');
+}
+
+async function isPortFree(port: number): Promise<boolean> {
+  try {
+    await bindAndRelease(port);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True if a Temporal frontend answers `GetSystemInfo` at `address` (`host:port`) within `timeoutMs`.
+ * Plaintext only (what a local dev server speaks).
+ */
+export async function isServerReachable(address: string, timeoutMs = 2000): Promise<boolean> {
+  const connection = Connection.lazy({ address, connectTimeout: timeoutMs });
+  try {
+    await connection.ensureConnected();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+}
+
+function describeExit(info: ExitInfo): string {
+  if (info.error !== undefined) return `could not be started (${info.error.message})`;
+  if (info.signal !== null) return `was killed by ${info.signal}`;
+  return `exited with code ${info.code}`;
+}
+
+/** The last `maxLines` non-empty lines written to `file` at or after byte `fromOffset`. */
+function logTail(file: string, fromOffset: number, maxLines = 25): string {
+  try {
+    const size = statSync(file).size;
+    const start = Math.max(fromOffset, size - 64 * 1024);
+    const length = size - start;
+    if (length <= 0) return '(the log is empty)';
+    const buffer = Buffer.alloc(length);
+    const fd = openSync(file, 'r');
+    try {
+      readSync(fd, buffer, 0, length, start);
+    } finally {
+      closeSync(fd);
+    }
+    const lines = buffer
+      .toString('utf8')
+      .split(/\r?\n/)
+      .filter((line) => line.trim() !== '')
+      .slice(-maxLines)
+      .map((line) => (line.length > 600 ? `${line.slice(0, 600)}…` : line));
+    return lines.length === 0 ? '(the log is empty)' : lines.join('\n');
+  } catch (error) {
+    return `(could not read the log: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+function validatePort(name: string, port: number): void {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`DevServer: ${name} must be an integer from 0 to 65535, got ${port}`);
+}
+
+/**
+ * A local Temporal dev server (`temporal server start-dev`) run as a child process, with SQLite
+ * persistence, bound to 127.0.0.1. It never outlives the Node process that started it.
+ */
+export class DevServer {
+  /** `127.0.0.1:PORT` of the gRPC frontend. */
+  readonly address: string;
+  /** `http://127.0.0.1:UI_PORT` when not headless. */
+  readonly uiUrl?: string;
+  /** Absolute path of the SQLite database file. */
+  readonly databaseFile: string;
+  /** Absolute path of the server log (stdout and stderr, appended). */
+  readonly logFile: string;
+  /** Namespace the server was started with and waited for. */
+  readonly namespace: string;
+
+  private current: RunningProcess | undefined;
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    private readonly temporalCli: string,
+    private readonly args: readonly string[],
+    private readonly ports: readonly { name: string; port: number }[],
+    private readonly searchAttributeNames: readonly string[],
+    private readonly startTimeoutMs: number,
+    settings: { address: string; uiUrl?: string; databaseFile: string; logFile: string; namespace: string },
+  ) {
+    this.address = settings.address;
+    if (settings.uiUrl !== undefined) this.uiUrl = settings.uiUrl;
+    this.databaseFile = settings.databaseFile;
+    this.logFile = settings.logFile;
+    this.namespace = settings.namespace;
+  }
+
+  /** Process id of the running server (of the last one after it exited). */
+  get pid(): number {
+    if (this.current === undefined) throw new Error('DevServer has no process');
+    return this.current.pid;
+  }
+
+  /** True while the server process has not exited. */
+  get running(): boolean {
+    return this.current !== undefined && this.current.exitInfo === undefined;
+  }
+
+  /**
+   * Spawns `temporal server start-dev` and resolves once the frontend answers, the namespace
+   * exists and the search attributes are listed.
+   * @throws DevServerStartError (with the log tail) if a port is taken, the process exits early, or it is not ready in time.
+   */
+  static async start(options: DevServerOptions = {}): Promise<DevServer> {
+    const databaseFile = resolve(options.databaseFile ?? join(PROJECT_ROOT, '.data', 'temporal.sqlite'));
+    mkdirSync(dirname(databaseFile), { recursive: true });
+    const logFile = resolve(options.logFile ?? join(dirname(databaseFile), 'temporal-server.log'));
+    mkdirSync(dirname(logFile), { recursive: true });
+    const namespace = options.namespace ?? 'default';
+    const searchAttributes = options.searchAttributes ?? PROJECT_SEARCH_ATTRIBUTES;
+    for (const [name, type] of Object.entries(searchAttributes)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`DevServer: search attribute name ${JSON.stringify(name)} is not an identifier`);
+      if (!SEARCH_ATTRIBUTE_TYPES.has(type)) {
+        throw new TypeError(`DevServer: search attribute ${name} has type ${JSON.stringify(type)}; use one of ${[...SEARCH_ATTRIBUTE_TYPES].join(', ')}`);
+      }
+    }
+    const requestedPort = options.port ?? 7233;
+    validatePort('port', requestedPort);
+    const port = requestedPort === 0 ? await findFreePort() : requestedPort;
+    let uiPort: number | undefined;
+    if (options.uiPort !== false) {
+      if (options.uiPort !== undefined) validatePort('uiPort', options.uiPort);
+      if (options.uiPort === undefined) uiPort = requestedPort === 0 ? await findFreePort() : port + 1000;
+      else uiPort = options.uiPort === 0 ? await findFreePort() : options.uiPort;
+    }
+    const httpPort = await findFreePort();
+    const metricsPort = await findFreePort();
+    const temporalCli = options.temporalCli ?? resolveTemporalCli().path;
+
+    const args = [
+      'server',
+      'start-dev',
+      '--db-filename',
+      databaseFile,
+      '--ip',
+      HOST,
+      '--port',
+      String(port),
+      '--http-port',
+      String(httpPort),
+      '--metrics-port',
+      String(metricsPort),
+      ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
+      ...(namespace === 'default' ? [] : ['--namespace', namespace]),
+      ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+      '--log-level',
+      'warn',
+    ];
+    const ports = [
+      { name: 'gRPC port', port },
+      ...(uiPort === undefined ? [] : [{ name: 'UI port', port: uiPort }]),
+      { name: 'HTTP port', port: httpPort },
+      { name: 'metrics port', port: metricsPort },
+    ];
+    const server = new DevServer(temporalCli, args, ports, Object.keys(searchAttributes), options.startTimeoutMs ?? 60_000, {
+      address: `${HOST}:${port}`,
+      ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
+      databaseFile,
+      logFile,
+      namespace,
+    });
+    await server.launch(0);
+    return server;
+  }
+
+  /** SIGKILL the process (for crash tests); resolves when it has exited. */
+  async kill(): Promise<void> {
+    const running = this.current;
+    if (running === undefined || running.exitInfo !== undefined) return;
+    killQuietly(running.watchdog, 'SIGKILL');
+    killQuietly(running.child, 'SIGKILL');
+    await running.exited;
+  }
+
+  /** Start again on the same ports and database file (stopping first if still running); resolves when ready. */
+  async restart(): Promise<void> {
+    if (this.running) await this.stop();
+    await this.launch(10_000);
+  }
+
+  /** SIGTERM, then SIGKILL after 5 s; resolves when exited. Idempotent. */
+  stop(): Promise<void> {
+    const running = this.current;
+    if (running === undefined || running.exitInfo !== undefined) return Promise.resolve();
+    this.stopping ??= (async () => {
+      killQuietly(running.watchdog, 'SIGKILL');
+      killQuietly(running.child, 'SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const exitedInTime = await Promise.race([
+        running.exited.then(() => true),
+        new Promise<boolean>((resolveTimeout) => {
+          timer = setTimeout(() => resolveTimeout(false), STOP_GRACE_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!exitedInTime) {
+        killQuietly(running.child, 'SIGKILL');
+        await running.exited;
+      }
+    })().finally(() => {
+      this.stopping = undefined;
+    });
+    return this.stopping;
+  }
+
+  /** Resolves when the current server process has exited (for a CLI that runs in the foreground). */
+  async waitForExit(): Promise<void> {
+    if (this.current !== undefined) await this.current.exited;
+  }
+
+  /**
+   * Spawns the server and waits until it is ready.
+   * @param portWaitMs How long to wait for the ports to become free (after a kill, for restart).
+   */
+  private async launch(portWaitMs: number): Promise<void> {
+    const portDeadline = Date.now() + portWaitMs;
+    for (const { name, port } of this.ports) {
+      while (!(await isPortFree(port))) {
+        if (Date.now() >= portDeadline) {
+          throw new DevServerStartError(
+            `Cannot start the Temporal dev server: ${name} ${port} on ${HOST} is already in use` +
+              (name === 'gRPC port' ? ' (is another Temporal server running there? Stop it or choose another port).' : '.'),
+            this.logFile,
+          );
+        }
+        await sleep(200);
+      }
+    }
+
+    const logOffset = (() => {
+      try {
+        return statSync(this.logFile).size;
+      } catch {
+        return 0;
+      }
+    })();
+    const logFd = openSync(this.logFile, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(this.temporalCli, this.args, {
+        cwd: dirname(this.databaseFile),
+        stdio: ['ignore', logFd, logFd],
+        windowsHide: true,
+      });
+    } finally {
+      closeSync(logFd);
+    }
+    const running: RunningProcess = {
+      child,
+      pid: child.pid ?? -1,
+      exited: new Promise<ExitInfo>((resolveExit) => {
+        child.once('exit', (code, signal) => resolveExit({ code, signal }));
+        child.once('error', (error) => resolveExit({ code: null, signal: null, error }));
+      }),
+    };
+    void running.exited.then((info) => {
+      running.exitInfo = info;
+      liveProcesses.delete(running);
+      killQuietly(running.watchdog, 'SIGKILL');
+    });
+    this.current = running;
+    if (child.pid !== undefined) {
+      installExitHook();
+      liveProcesses.add(running);
+      const watchdog = startWatchdog(child.pid);
+      if (watchdog !== undefined) running.watchdog = watchdog;
+    }
+
+    const fail = async (reason: string): Promise<never> => {
+      await this.kill();
+      throw new DevServerStartError(
+        `The Temporal dev server (${this.temporalCli} ${this.args.slice(0, 2).join(' ')}, ${this.address}, database ${this.databaseFile}) ${reason}. ` +
+          `Last lines of ${this.logFile}:\n${logTail(this.logFile, logOffset)}`,
+        this.logFile,
+      );
+    };
+
+    const deadline = Date.now() + this.startTimeoutMs;
+    let lastProblem = 'no answer yet';
+    for (;;) {
+      if (running.exitInfo !== undefined) return fail(describeExit(running.exitInfo));
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return fail(`was not ready within ${this.startTimeoutMs} ms (last problem: ${lastProblem})`);
+      const problem = await Promise.race([this.probe(Math.min(remaining, 3000)), running.exited.then(() => 'exited')]);
+      if (problem === undefined) return;
+      lastProblem = problem;
+      await Promise.race([sleep(200), running.exited]);
+    }
+  }
+
+  /** Undefined when ready; otherwise what is still missing. */
+  private async probe(timeoutMs: number): Promise<string | undefined> {
+    const connection = Connection.lazy({ address: this.address, connectTimeout: timeoutMs });
+    try {
+      await connection.ensureConnected();
+      return await connection.withDeadline(Date.now() + timeoutMs, async () => {
+        await connection.workflowService.describeNamespace({ namespace: this.namespace });
+        if (this.searchAttributeNames.length === 0) return undefined;
+        const response = await connection.operatorService.listSearchAttributes({ namespace: this.namespace });
+        const registered = response.customAttributes ?? {};
+        const missing = this.searchAttributeNames.filter((name) => !(name in registered));
+        return missing.length === 0 ? undefined : `search attributes not registered yet: ${missing.join(', ')}`;
+      });
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { ConfigurationError } from './configuration-error';
+import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+
+/** The OpenAI-compatible endpoint and model used for every model call, read by {@link loadModelConfig}. */
+export interface ModelConfig {
+  /**
+   * Base URL of an OpenAI-compatible chat-completions API.
+   * `OPENAI_BASE_URL`; default `https://api.openai.com/v1`, but only when `OPENAI_API_KEY` is set.
+   */
+  baseUrl: string;
+  /**
+   * API key sent as the bearer token. `OPENAI_API_KEY`; when unset but `OPENAI_BASE_URL` is set
+   * (a local llama-server, Ollama or vLLM) it is `'not-needed'`. Never logged or put in messages.
+   */
+  apiKey: string;
+  /** Model name the endpoint serves. `REACT_AGENT_MODEL`, falling back to `OPENAI_MODEL`; required. */
+  model: string;
+  /** Start-to-close timeout of one model-call activity, in seconds. `REACT_AGENT_MODEL_TIMEOUT_SECONDS`; default 600. */
+  timeoutSeconds: number;
+  /** Heartbeat timeout of a model-call activity, in seconds. `REACT_AGENT_MODEL_HEARTBEAT_SECONDS`; default 60. */
+  heartbeatSeconds: number;
+  /** Maximum attempts of one model call (Temporal retry policy). `REACT_AGENT_MODEL_MAX_ATTEMPTS`; default 12. */
+  maxAttempts: number;
+  /** Sampling temperature, 0 to 2. `REACT_AGENT_TEMPERATURE`; default 0.6. */
+  temperature: number;
+  /** Nucleus-sampling probability mass, 0 to 1. `REACT_AGENT_TOP_P`; default 0.95. */
+  topP: number;
+  /** Maximum tokens the model may generate per call. `REACT_AGENT_MAX_OUTPUT_TOKENS`; default 10000. */
+  maxOutputTokens: number;
+}
+
+/** `OPENAI_BASE_URL` when only `OPENAI_API_KEY` is set. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** `apiKey` for endpoints that need none (OPENAI_BASE_URL set, OPENAI_API_KEY not). */
+export const NO_API_KEY = 'not-needed';
+
+export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
+export const DEFAULT_MODEL_HEARTBEAT_SECONDS = 60;
+export const DEFAULT_MODEL_MAX_ATTEMPTS = 12;
+export const DEFAULT_TEMPERATURE = 0.6;
+export const DEFAULT_TOP_P = 0.95;
+export const DEFAULT_MAX_OUTPUT_TOKENS = 10000;
+
+const NO_ENDPOINT_MESSAGE =
+  'No model endpoint is configured: neither OPENAI_BASE_URL nor OPENAI_API_KEY is set. ' +
+  'Set OPENAI_BASE_URL to an OpenAI-compatible API (and OPENAI_API_KEY if that server needs one) and REACT_AGENT_MODEL to the model it serves, for example: ' +
+  'OpenAI: OPENAI_API_KEY=sk-... REACT_AGENT_MODEL=gpt-4o-mini (OPENAI_BASE_URL defaults to https://api.openai.com/v1); ' +
+  'vLLM: OPENAI_BASE_URL=http://localhost:8000/v1 REACT_AGENT_MODEL=Qwen/Qwen3-8B; ' +
+  'Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 REACT_AGENT_MODEL=qwen3:8b; ' +
+  'llama-server: OPENAI_BASE_URL=http://localhost:8080/v1 REACT_AGENT_MODEL=local-model.';
+
+/**
+ * Reads the model endpoint and sampling settings from the environment and validates them.
+ *
+ * @param environment Variables to read; default `process.env`.
+ * @throws ConfigurationError naming the variable at fault (no endpoint, bad URL, no model, bad number).
+ *   Messages never contain the API key.
+ */
+export function loadModelConfig(environment: Environment = process.env): ModelConfig {
+  const apiKeyValue = readString(environment, 'OPENAI_API_KEY');
+  try {
+    return readModelConfig(environment, apiKeyValue);
+  } catch (error) {
+    // Belt and braces: whatever a message quotes, it must not leak the key.
+    if (error instanceof ConfigurationError && apiKeyValue !== undefined && error.message.includes(apiKeyValue)) {
+      throw new ConfigurationError(error.variable, error.message.split(apiKeyValue).join('[redacted]'));
+    }
+    throw error;
+  }
+}
+
+function readModelConfig(environment: Environment, apiKeyValue: string | undefined): ModelConfig {
+  const baseUrlValue = readString(environment, 'OPENAI_BASE_URL');
+  if (baseUrlValue === undefined && apiKeyValue === undefined) {
+    throw new ConfigurationError('OPENAI_BASE_URL', NO_ENDPOINT_MESSAGE);
+  }
+  const baseUrl = baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : validateBaseUrl(baseUrlValue);
+  const model = readString(environment, 'REACT_AGENT_MODEL') ?? readString(environment, 'OPENAI_MODEL');
+  if (model === undefined) {
+    throw new ConfigurationError(
+      'REACT_AGENT_MODEL',
+      `No model is named: set REACT_AGENT_MODEL (or OPENAI_MODEL) to a model that ${baseUrl} serves, ` +
+        'for example REACT_AGENT_MODEL=gpt-4o-mini for OpenAI or REACT_AGENT_MODEL=Qwen/Qwen3-8B for vLLM.',
+    );
+  }
+  return {
+    baseUrl,
+    apiKey: apiKeyValue ?? NO_API_KEY,
+    model,
+    timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_TIMEOUT_SECONDS', DEFAULT_MODEL_TIMEOUT_SECONDS),
+    heartbeatSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', DEFAULT_MODEL_HEARTBEAT_SECONDS),
+    maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
+    temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),
+    topP: readNumberInRange(environment, 'REACT_AGENT_TOP_P', DEFAULT_TOP_P, 0, 1),
+    maxOutputTokens: readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS),
+  };
+}
+
+function validateBaseUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new ConfigurationError(
+      'OPENAI_BASE_URL',
+      `OPENAI_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`,
+    );
+  }
+  // The OpenAI client appends paths such as /chat/completions itself.
+  return value.replace(/\/+$/, '');
+}

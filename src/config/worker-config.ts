@@ -1,0 +1,56 @@
+import { resolve } from 'node:path';
+import { ConfigurationError } from './configuration-error';
+import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+
+/** The folder holding package.json (this file is `<root>/src/config/worker-config.ts`). */
+const PROJECT_ROOT = resolve(__dirname, '../..');
+
+/** Settings of a worker process, read by {@link loadWorkerConfig}. */
+export interface WorkerConfig {
+  /** Task queue the worker polls and clients start runs on. `REACT_AGENT_TASK_QUEUE`; default `'react-agent'`. */
+  taskQueue: string;
+  /** Activities (model calls, tools) run at once by this worker. `REACT_AGENT_MAX_CONCURRENT_ACTIVITIES`; default 20. */
+  maxConcurrentActivities: number;
+  /** Workflow tasks processed at once by this worker. `REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS`; default 10. */
+  maxConcurrentWorkflowTasks: number;
+  /** Seconds running activities get to finish on shutdown. `REACT_AGENT_SHUTDOWN_GRACE_SECONDS`; default 30. */
+  shutdownGraceSeconds: number;
+  /** Absolute folder for local state. `REACT_AGENT_DATA_DIR`; default `<projectRoot>/.data`. */
+  dataDirectory: string;
+  /** Absolute folder of the local transcript store. `REACT_AGENT_TRANSCRIPT_DIR`; default `<dataDirectory>/transcripts`. */
+  transcriptDirectory: string;
+}
+
+export const DEFAULT_TASK_QUEUE = 'react-agent';
+export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 20;
+export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10;
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
+/** Default of `REACT_AGENT_DATA_DIR`. */
+export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
+
+/**
+ * Reads the worker settings from the environment. Relative folders are resolved against the
+ * current directory.
+ *
+ * @param environment Variables to read; default `process.env`.
+ * @throws ConfigurationError naming the variable when a number is not positive or a name is malformed.
+ */
+export function loadWorkerConfig(environment: Environment = process.env): WorkerConfig {
+  const taskQueue = readString(environment, 'REACT_AGENT_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
+  if (/\s/.test(taskQueue)) {
+    throw new ConfigurationError('REACT_AGENT_TASK_QUEUE', `REACT_AGENT_TASK_QUEUE must not contain whitespace, got ${JSON.stringify(taskQueue)}`);
+  }
+  const dataDirectory = resolve(readString(environment, 'REACT_AGENT_DATA_DIR') ?? DEFAULT_DATA_DIRECTORY);
+  return {
+    taskQueue,
+    maxConcurrentActivities: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_ACTIVITIES', DEFAULT_MAX_CONCURRENT_ACTIVITIES),
+    maxConcurrentWorkflowTasks: readPositiveInteger(
+      environment,
+      'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS',
+      DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+    ),
+    shutdownGraceSeconds: readPositiveNumber(environment, 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
+    dataDirectory,
+    transcriptDirectory: resolve(readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts')),
+  };
+}

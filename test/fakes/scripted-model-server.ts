@@ -1,0 +1,537 @@
+/**
+ * A scripted, OpenAI-compatible chat-completions HTTP server for integration tests and benchmarks.
+ *
+ * No real model is available offline, so tests start this server on 127.0.0.1, point the real
+ * `openai` client at {@link ScriptedModelServer.baseUrl}, and decide every reply with a
+ * {@link Script}. The server speaks both non-streaming JSON and streaming SSE, applies `stop`
+ * sequences like a real server, can answer with HTTP errors, delays and stalled streams, and
+ * records every request it received.
+ *
+ * Only files under `test/` and `benchmarks/` may import this module.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** Name of the one model `GET /v1/models` lists. */
+export const SCRIPTED_MODEL_NAME = 'scripted-model';
+
+/** Request header carrying the workflow id of the run that made the model call. */
+export const WORKFLOW_ID_HEADER = 'x-react-agent-workflow-id';
+
+/** Request header carrying the workflow's 1-based model call number. */
+export const MODEL_CALL_HEADER = 'x-react-agent-model-call';
+
+/** What the server answers to one chat-completions request. */
+export interface ScriptedReply {
+  /** Assistant text content to return. Default ''. */
+  content?: string;
+  /** Native tool calls to return (sent in OpenAI shape: id, type 'function', function {name, arguments}). */
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  /** HTTP status to answer with instead of a completion (e.g. 429, 500, 401, 400). */
+  status?: number;
+  /** Error message used with `status` (sent in OpenAI error shape: {error: {message, type, code}}). */
+  errorMessage?: string;
+  /** Error code used with `status`; for a context-length error use 'context_length_exceeded'. */
+  errorCode?: string;
+  /** Extra response headers, e.g. {'retry-after': '2'}. */
+  headers?: Record<string, string>;
+  /** Number of stream chunks to split content into (default: one chunk per 20 characters, at least 1). */
+  chunks?: number;
+  /** Delay before the first byte in ms (default 0). Applies to every kind of answer. */
+  delayBeforeFirstChunkMs?: number;
+  /** Delay between stream chunks in ms (default 0). */
+  delayBetweenChunksMs?: number;
+  /**
+   * After sending this many SSE events (the first, role-only event counts as one), stop sending
+   * and hold the connection open until the client disconnects. 0 stalls right after the response
+   * headers; a value at or beyond the number of events stalls just before `data: [DONE]`.
+   * For a non-streaming request any value means: never answer.
+   */
+  stallAfterChunks?: number;
+  /** Prompt tokens to report; default ceil(total characters of all request message contents / 4). */
+  promptTokens?: number;
+  /** Completion tokens to report; default ceil(returned content length / 4). */
+  completionTokens?: number;
+  /** finish_reason, default 'stop' (or 'tool_calls' when toolCalls given). */
+  finishReason?: string;
+}
+
+/** One chat-completions request as the script sees it. */
+export interface ScriptedRequest {
+  /** Sequence number over the server's lifetime, from 1. */
+  sequence: number;
+  /** Value of the `x-react-agent-workflow-id` request header, if any. */
+  workflowId?: string;
+  /** Value of the `x-react-agent-model-call` header parsed as an integer, if any. */
+  modelCall?: number;
+  /** Parsed JSON body as sent (model, messages, stop, stream, tools, max_tokens, ...). */
+  body: any;
+  /** Messages of the request (empty when the body had none). */
+  messages: Array<{ role: string; content: unknown; [key: string]: unknown }>;
+  /** Authorization header value (to check API keys are sent). */
+  authorization?: string;
+}
+
+/** A received request plus what became of it; updated in place while the response is written. */
+export interface ScriptedRequestRecord extends ScriptedRequest {
+  /** `Date.now()` when the request body had been read. */
+  receivedAt: number;
+  /** True once the whole response (including the final `data: [DONE]` for streams) was written and ended. */
+  completed: boolean;
+  /** True if the client disconnected before completion. */
+  aborted: boolean;
+  /** HTTP status answered; 0 until the script has replied. */
+  status: number;
+}
+
+/** Decides the reply to each chat-completions request. A thrown error becomes a 500 answer. */
+export type Script = (request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+/** Options of {@link ScriptedModelServer.start}. */
+export interface ScriptedModelServerOptions {
+  /** Decides every reply; can be replaced later with {@link ScriptedModelServer.setScript}. */
+  script: Script;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Port to listen on; default 0 (a free port). */
+  port?: number;
+}
+
+/** Number of messages with role 'assistant' in `messages` (0 for anything that is not an array). */
+export function countAssistantMessages(messages: ReadonlyArray<{ role?: unknown }> | undefined): number {
+  if (!Array.isArray(messages)) return 0;
+  return messages.filter((message) => message !== null && typeof message === 'object' && message.role === 'assistant').length;
+}
+
+/**
+ * A script for sequential runs: the reply is chosen by how many assistant messages the request
+ * already carries (turn index = that count). With an array, turn index i gets `turns[i]`, and the
+ * last element once the turns run out. With a function, it is called with
+ * `modelCall = turn index + 1` (the 1-based model call number of a run in which every model call
+ * appended one assistant message) and the request.
+ */
+export function scriptFromTurns(turns: ScriptedReply[] | ((modelCall: number, request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>)): Script {
+  if (typeof turns === 'function') {
+    return (request) => turns(countAssistantMessages(request.messages) + 1, request);
+  }
+  if (turns.length === 0) throw new Error('scriptFromTurns needs at least one reply.');
+  const replies = [...turns];
+  return (request) => {
+    const turnIndex = countAssistantMessages(request.messages);
+    return replies[Math.min(turnIndex, replies.length - 1)] as ScriptedReply;
+  };
+}
+
+/** Cuts `content` at the first occurrence of any stop string (the stop string itself excluded). */
+export function applyStopSequences(content: string, stop: unknown): string {
+  const stopStrings = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter(
+    (candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0,
+  );
+  let cutAt = content.length;
+  for (const stopString of stopStrings) {
+    const index = content.indexOf(stopString);
+    if (index !== -1 && index < cutAt) cutAt = index;
+  }
+  return content.slice(0, cutAt);
+}
+
+/** Characters of a message content: a string's length, or the summed `text` of content parts. */
+function contentCharacters(content: unknown): number {
+  if (typeof content === 'string') return content.length;
+  if (Array.isArray(content)) {
+    return content.reduce<number>((total, part) => {
+      const text: unknown = part !== null && typeof part === 'object' ? (part as { text?: unknown }).text : undefined;
+      return total + (typeof text === 'string' ? text.length : 0);
+    }, 0);
+  }
+  return 0;
+}
+
+/** Splits `text` into `count` nearly equal pieces (no empty pieces unless `text` is empty). */
+function splitIntoPieces(text: string, count: number): string[] {
+  const pieceCount = Math.max(1, Math.min(Math.floor(count), Math.max(1, text.length)));
+  const pieces: string[] = [];
+  for (let index = 0; index < pieceCount; index += 1) {
+    pieces.push(text.slice(Math.floor((index * text.length) / pieceCount), Math.floor(((index + 1) * text.length) / pieceCount)));
+  }
+  return pieces;
+}
+
+/** OpenAI error `type` for an HTTP status. */
+function errorTypeForStatus(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+/** Resolves after `milliseconds`, or early (without error) when `signal` aborts. */
+function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  if (milliseconds <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Resolves when `signal` aborts. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+interface RequestWaiter {
+  predicate: (record: ScriptedRequestRecord) => boolean;
+  resolve: (record: ScriptedRequestRecord) => void;
+}
+
+/**
+ * An OpenAI-compatible chat-completions server whose replies come from a {@link Script}.
+ * Routes: `POST /v1/chat/completions`, `GET /v1/models`; anything else is a 404 JSON error, and a
+ * body that is not a JSON object is a 400 (such requests are not recorded).
+ */
+export class ScriptedModelServer {
+  /** Base URL for the openai client, e.g. http://127.0.0.1:PORT/v1. */
+  readonly baseUrl: string;
+  /** Port the server listens on. */
+  readonly port: number;
+  /** All chat-completions requests in order of arrival. */
+  readonly requests: ScriptedRequestRecord[] = [];
+
+  private script: Script;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly waiters = new Set<RequestWaiter>();
+  /** Responses not yet closed, each with a promise that settles on its 'close' event. */
+  private readonly openResponses = new Map<ServerResponse, Promise<void>>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(server: Server, script: Script, host: string, port: number) {
+    this.server = server;
+    this.script = script;
+    this.port = port;
+    this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
+  }
+
+  /** Starts a server listening on `options.host` (127.0.0.1) and `options.port` (a free port). */
+  static async start(options: ScriptedModelServerOptions): Promise<ScriptedModelServer> {
+    const host = options.host ?? '127.0.0.1';
+    let instance: ScriptedModelServer | undefined;
+    const pendingSockets: Socket[] = [];
+    const server = createServer((request, response) => {
+      if (!instance) {
+        response.writeHead(503).end();
+        return;
+      }
+      instance.handle(request, response).catch((error: unknown) => {
+        if (!response.headersSent && !response.destroyed) {
+          instance?.sendError(response, 500, `Scripted model server failed: ${error instanceof Error ? error.message : String(error)}`);
+        } else {
+          response.destroy();
+        }
+      });
+    });
+    server.on('connection', (socket: Socket) => {
+      if (instance) instance.trackSocket(socket);
+      else pendingSockets.push(socket);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    instance = new ScriptedModelServer(server, options.script, host, address.port);
+    for (const socket of pendingSockets) instance.trackSocket(socket);
+    return instance;
+  }
+
+  /** Replaces the script; requests that arrive afterwards use the new one. */
+  setScript(script: Script): void {
+    this.script = script;
+  }
+
+  /**
+   * Resolves with the first request record matching `predicate`; already-received records count,
+   * and records are re-checked whenever they change (e.g. become completed or aborted). Rejects
+   * after `timeoutMs` (default 30 s).
+   */
+  waitForRequest(predicate: (record: ScriptedRequestRecord) => boolean, timeoutMs = 30_000): Promise<ScriptedRequestRecord> {
+    const existing = this.requests.find(predicate);
+    if (existing) return Promise.resolve(existing);
+    return new Promise((resolve, reject) => {
+      const waiter: RequestWaiter = {
+        predicate,
+        resolve: (record) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(record);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`No matching request to the scripted model server within ${timeoutMs} ms (${this.requests.length} received).`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Stops accepting connections and destroys open ones (stalled streams included). */
+  close(): Promise<void> {
+    if (!this.closing) {
+      const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      const responsesClosed = Promise.all(this.openResponses.values());
+      for (const socket of this.sockets) socket.destroy();
+      this.sockets.clear();
+      // Waiting for the responses too means records of cut-off streams already say `aborted`.
+      this.closing = Promise.all([serverClosed, responsesClosed]).then(() => undefined);
+    }
+    return this.closing;
+  }
+
+  private trackSocket(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  private notifyWaiters(record: ScriptedRequestRecord): void {
+    for (const waiter of [...this.waiters]) {
+      if (waiter.predicate(record)) waiter.resolve(record);
+    }
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    this.openResponses.set(
+      response,
+      new Promise<void>((resolve) =>
+        response.once('close', () => {
+          this.openResponses.delete(response);
+          resolve();
+        }),
+      ),
+    );
+    const path = (request.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+    if (request.method === 'GET' && path === '/v1/models') {
+      this.sendJson(response, 200, {
+        object: 'list',
+        data: [{ id: SCRIPTED_MODEL_NAME, object: 'model', created: 0, owned_by: 'scripted-model-server' }],
+      });
+      return;
+    }
+    if (request.method !== 'POST' || path !== '/v1/chat/completions') {
+      request.resume();
+      this.sendError(response, 404, `No route for ${request.method ?? '?'} ${request.url ?? ''}`, 'not_found');
+      return;
+    }
+
+    const disconnect = new AbortController();
+    let record: ScriptedRequestRecord | undefined;
+    response.once('close', () => {
+      if (!response.writableFinished) {
+        disconnect.abort();
+        if (record && !record.completed) {
+          record.aborted = true;
+          this.notifyWaiters(record);
+        }
+      }
+    });
+
+    const rawBody = await readBody(request);
+    let body: any;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      this.sendError(response, 400, 'The request body is not valid JSON.', 'invalid_json');
+      return;
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      this.sendError(response, 400, 'The request body must be a JSON object.', 'invalid_json');
+      return;
+    }
+
+    const workflowHeader = request.headers[WORKFLOW_ID_HEADER];
+    const modelCallHeader = request.headers[MODEL_CALL_HEADER];
+    const modelCall = typeof modelCallHeader === 'string' ? Number.parseInt(modelCallHeader, 10) : Number.NaN;
+    const scriptedRequest: ScriptedRequest = {
+      sequence: this.requests.length + 1,
+      ...(typeof workflowHeader === 'string' ? { workflowId: workflowHeader } : {}),
+      ...(Number.isFinite(modelCall) ? { modelCall } : {}),
+      body,
+      messages: Array.isArray(body.messages) ? body.messages : [],
+      ...(typeof request.headers.authorization === 'string' ? { authorization: request.headers.authorization } : {}),
+    };
+    const currentRecord: ScriptedRequestRecord = { ...scriptedRequest, receivedAt: Date.now(), completed: false, aborted: disconnect.signal.aborted, status: 0 };
+    record = currentRecord;
+    this.requests.push(currentRecord);
+    this.notifyWaiters(currentRecord);
+
+    let reply: ScriptedReply;
+    try {
+      reply = await this.script({ ...scriptedRequest });
+    } catch (error) {
+      currentRecord.status = 500;
+      this.sendError(response, 500, `The script threw: ${error instanceof Error ? error.message : String(error)}`);
+      this.finish(currentRecord, response);
+      return;
+    }
+
+    await sleep(reply.delayBeforeFirstChunkMs ?? 0, disconnect.signal);
+    if (disconnect.signal.aborted) return;
+
+    if (reply.status !== undefined && reply.status !== 200) {
+      currentRecord.status = reply.status;
+      this.sendError(response, reply.status, reply.errorMessage ?? `Scripted error ${reply.status}`, reply.errorCode, reply.headers);
+      this.finish(currentRecord, response);
+      return;
+    }
+    currentRecord.status = 200;
+
+    const content = applyStopSequences(reply.content ?? '', body.stop);
+    const toolCalls = reply.toolCalls ?? [];
+    const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
+    const promptTokens = reply.promptTokens ?? Math.ceil(scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4);
+    const completionTokens = reply.completionTokens ?? Math.ceil(content.length / 4);
+    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    const identity = {
+      id: `chatcmpl-scripted-${scriptedRequest.sequence}`,
+      created: Math.floor(currentRecord.receivedAt / 1000),
+      model: typeof body.model === 'string' ? body.model : SCRIPTED_MODEL_NAME,
+    };
+
+    if (body.stream !== true) {
+      if (reply.stallAfterChunks !== undefined) {
+        await untilAborted(disconnect.signal);
+        return;
+      }
+      this.sendJson(
+        response,
+        200,
+        {
+          ...identity,
+          object: 'chat.completion',
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: content === '' && toolCalls.length > 0 ? null : content,
+                refusal: null,
+                ...(toolCalls.length > 0
+                  ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+                  : {}),
+              },
+              logprobs: null,
+              finish_reason: finishReason,
+            },
+          ],
+          usage,
+        },
+        reply.headers,
+      );
+      this.finish(currentRecord, response);
+      return;
+    }
+
+    const includeUsage = body.stream_options?.include_usage === true;
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+      ...identity,
+      object: 'chat.completion.chunk',
+      choices,
+      ...(includeUsage ? { usage: null } : {}),
+      ...extra,
+    });
+    const events: unknown[] = [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])];
+    if (content.length > 0) {
+      for (const piece of splitIntoPieces(content, reply.chunks ?? Math.ceil(content.length / 20))) {
+        events.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
+      }
+    }
+    toolCalls.forEach((call, index) => {
+      events.push(
+        chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]),
+      );
+      for (const piece of splitIntoPieces(call.arguments, call.arguments.length > 1 ? 2 : 1)) {
+        if (piece === '') continue;
+        events.push(chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, logprobs: null, finish_reason: null }]));
+      }
+    });
+    events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]));
+    if (includeUsage) events.push(chunk([], { usage }));
+
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      ...reply.headers,
+    });
+    response.flushHeaders();
+
+    for (let index = 0; index < events.length; index += 1) {
+      if (reply.stallAfterChunks !== undefined && index >= reply.stallAfterChunks) {
+        await untilAborted(disconnect.signal);
+        return;
+      }
+      if (index > 0) await sleep(reply.delayBetweenChunksMs ?? 0, disconnect.signal);
+      if (disconnect.signal.aborted || response.destroyed) return;
+      response.write(`data: ${JSON.stringify(events[index])}\n\n`);
+    }
+    if (reply.stallAfterChunks !== undefined) {
+      // Asked to stall after more events than there are: stall before `data: [DONE]`.
+      await untilAborted(disconnect.signal);
+      return;
+    }
+    if (disconnect.signal.aborted || response.destroyed) return;
+    response.end('data: [DONE]\n\n');
+    this.finish(currentRecord, response);
+  }
+
+  /** Marks `record` completed once `response` has been fully flushed. */
+  private finish(record: ScriptedRequestRecord, response: ServerResponse): void {
+    const markCompleted = () => {
+      if (record.aborted) return;
+      record.completed = true;
+      this.notifyWaiters(record);
+    };
+    if (response.writableFinished) markCompleted();
+    else response.once('finish', markCompleted);
+  }
+
+  private sendJson(response: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+    if (response.destroyed || response.headersSent) return;
+    const text = JSON.stringify(payload);
+    response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    response.end(text);
+  }
+
+  private sendError(response: ServerResponse, status: number, message: string, code?: string, headers: Record<string, string> = {}): void {
+    this.sendJson(response, status, { error: { message, type: errorTypeForStatus(status), param: null, code: code ?? null } }, headers);
+  }
+}
+
+/** Reads the whole request body as UTF-8 text. */
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    request.on('data', (part: Buffer) => parts.push(part));
+    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('error', reject);
+    request.on('close', () => {
+      if (!request.complete) reject(new Error('The client disconnected while sending the request body.'));
+    });
+  });
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Connection } from '@temporalio/client';
+import { DevServer, DevServerStartError, findFreePort, isServerReachable } from '../../src/cli/dev-server';
+
+const directory = mkdtempSync(join(tmpdir(), 'react-agent-dev-server-'));
+const servers: DevServer[] = [];
+
+after(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function customSearchAttributes(address: string): Promise<Record<string, unknown>> {
+  const connection = await Connection.connect({ address });
+  try {
+    const response = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    return { ...(response.customAttributes ?? {}) };
+  } finally {
+    await connection.close();
+  }
+}
+
+test('findFreePort returns distinct bindable ports', async () => {
+  const ports = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
+  assert.equal(new Set(ports).size, ports.length);
+  for (const port of ports) assert.ok(port > 0 && port < 65536);
+});
+
+test('isServerReachable is false where nothing listens', async () => {
+  const port = await findFreePort();
+  assert.equal(await isServerReachable(`127.0.0.1:${port}`, 1000), false);
+});
+
+test('dev server: start, search attributes, SIGKILL, restart on the same file, stop', { timeout: 180_000 }, async (t) => {
+  const databaseFile = join(directory, 'crash', 'temporal.sqlite');
+  let started = Date.now();
+  const server = await DevServer.start({ databaseFile, port: 0, uiPort: false });
+  servers.push(server);
+  t.diagnostic(`started in ${Date.now() - started} ms at ${server.address} (pid ${server.pid})`);
+
+  assert.match(server.address, /^127\.0\.0\.1:\d+$/);
+  assert.equal(server.uiUrl, undefined);
+  assert.equal(server.databaseFile, databaseFile);
+  assert.ok(existsSync(databaseFile), 'database file created');
+  assert.ok(existsSync(join(directory, 'crash', 'temporal-server.log')), 'log file created');
+  assert.equal(await isServerReachable(server.address), true);
+
+  const attributes = await customSearchAttributes(server.address);
+  assert.ok('ReactTermination' in attributes, 'ReactTermination registered');
+  assert.ok('ReactIterations' in attributes, 'ReactIterations registered');
+
+  const firstPid = server.pid;
+  await server.kill();
+  assert.equal(server.running, false);
+  assert.equal(processExists(firstPid), false, 'killed process is gone');
+  assert.equal(await isServerReachable(server.address, 1000), false);
+
+  started = Date.now();
+  await server.restart();
+  t.diagnostic(`restarted in ${Date.now() - started} ms (pid ${server.pid})`);
+  assert.notEqual(server.pid, firstPid);
+  assert.equal(await isServerReachable(server.address), true);
+  const attributesAfterRestart = await customSearchAttributes(server.address);
+  assert.ok('ReactTermination' in attributesAfterRestart && 'ReactIterations' in attributesAfterRestart);
+
+  const secondPid = server.pid;
+  started = Date.now();
+  await server.stop();
+  t.diagnostic(`stopped in ${Date.now() - started} ms`);
+  await server.stop(); // idempotent
+  assert.equal(server.running, false);
+  assert.equal(processExists(secondPid), false, 'stopped process is gone');
+  assert.equal(await isServerReachable(server.address, 1000), false);
+});
+
+test('start fails clearly when the gRPC port is taken', { timeout: 120_000 }, async () => {
+  const first = await DevServer.start({ databaseFile: join(directory, 'busy', 'a.sqlite'), port: 0, uiPort: false });
+  servers.push(first);
+  const port = Number(first.address.split(':')[1]);
+  await assert.rejects(
+    DevServer.start({ databaseFile: join(directory, 'busy', 'b.sqlite'), port, uiPort: false }),
+    (error: unknown) => error instanceof DevServerStartError && /already in use/.test(error.message),
+  );
+  await first.stop();
+});
+
+test('start fails with the log tail when the server exits early', { timeout: 60_000 }, async () => {
+  await assert.rejects(
+    DevServer.start({
+      databaseFile: join(directory, 'bad', 'temporal.sqlite'),
+      port: 0,
+      uiPort: false,
+      searchAttributes: {},
+      namespace: 'default',
+      // An executable that exits at once with a message, standing in for a broken CLI.
+      temporalCli: '/bin/false',
+    }),
+    (error: unknown) => error instanceof DevServerStartError && /exited with code 1/.test(error.message) && /Last lines of/.test(error.message),
+  );
+});
