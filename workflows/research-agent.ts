@@ -30,11 +30,15 @@ const bookkeeping = proxyActivities<AgentActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
-/** Walks an activity failure's causes to the message that says what went wrong. */
+/**
+ * The message that says what went wrong: the first ApplicationFailure's (activities word those
+ * for people), else the innermost cause's.
+ */
 function rootMessage(error: unknown): string {
   let current: unknown = error;
   let message = error instanceof Error ? error.message : String(error);
   while (current instanceof Error) {
+    if (current instanceof ApplicationFailure && current.message) return current.message;
     if (current.message) message = current.message;
     current = (current as { cause?: unknown }).cause;
   }
@@ -116,7 +120,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       upsertSearchAttributes([{ key: REACT_TERMINATION, value: 'cancelled' }]);
       return { question: input.question, answer: input.answer ?? '', prediction: 'No answer: the run was cancelled.', termination: 'cancelled', transcript: '', iterations: 0, toolCalls: 0, usage, contextTokens: 0, durationMs: Date.now() - startedAt };
     }
-    throw error;
+    throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
   }
   conversation = started.conversation;
   contextTokens = started.contextTokens;

@@ -1,0 +1,126 @@
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadConversation } from '../../../activities/conversation';
+import { LocalDirectoryTranscriptStore } from '../../../activities/local-directory-transcript-store';
+import { DevServer } from '../../../src/cli/dev-server';
+import type { ChatMessage } from '../../../src/messages';
+import type { ResearchRunInput, ResearchRunResult } from '../../../src/run-input';
+import type { researchAgent } from '../../../workflows/research-agent';
+import { ScriptedModelServer, type Script } from '../../fakes/scripted-model-server';
+import { cachedWorkflowBundle } from './workflow-bundle';
+import { WorkerProcess } from './worker-process';
+
+const root = resolve(__dirname, '../../..');
+
+export interface AgentEnvironmentOptions {
+  script: Script;
+  /** Extra worker environment (e.g. a short model heartbeat). */
+  workerEnvironment?: Record<string, string>;
+}
+
+/**
+ * Everything an integration test needs, all real: a Temporal dev server (SQLite file) on free
+ * ports, the scripted OpenAI-compatible model server, and worker processes started from
+ * worker/main.ts with the test tools. `close()` stops every process it started.
+ */
+export class AgentEnvironment {
+  readonly workers: WorkerProcess[] = [];
+  private static counter = 0;
+
+  private constructor(
+    readonly directory: string,
+    readonly server: DevServer,
+    readonly model: ScriptedModelServer,
+    readonly client: Client,
+    private readonly connection: Connection,
+    readonly taskQueue: string,
+    readonly store: LocalDirectoryTranscriptStore,
+    readonly toolLog: string,
+    private readonly workerEnvironment: Record<string, string>,
+  ) {}
+
+  static async start(options: AgentEnvironmentOptions): Promise<AgentEnvironment> {
+    const directory = mkdtempSync(join(tmpdir(), 'react-agent-test-'));
+    const [server, model, bundle] = await Promise.all([
+      DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
+      ScriptedModelServer.start({ script: options.script }),
+      cachedWorkflowBundle(),
+    ]);
+    const connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection });
+    const taskQueue = `test-${process.pid}-${++AgentEnvironment.counter}`;
+    const transcripts = join(directory, 'transcripts');
+    const toolLog = join(directory, 'tools.log');
+    const workerEnvironment: Record<string, string> = {
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: 'default',
+      OPENAI_BASE_URL: model.baseUrl,
+      OPENAI_API_KEY: 'sk-test-secret-key-0123456789',
+      REACT_AGENT_MODEL: 'scripted-model',
+      REACT_AGENT_TASK_QUEUE: taskQueue,
+      REACT_AGENT_TRANSCRIPT_DIR: transcripts,
+      REACT_AGENT_DATA_DIR: directory,
+      REACT_AGENT_TOOL_MODULES: join(root, 'test/fakes/test-tools.ts'),
+      REACT_AGENT_WORKFLOW_BUNDLE: bundle,
+      REACT_AGENT_TEST_TOOL_LOG: toolLog,
+      REACT_AGENT_MODEL_HEARTBEAT_SECONDS: '5',
+      REACT_AGENT_MODEL_MAX_ATTEMPTS: '4',
+      REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
+      ...(options.workerEnvironment ?? {}),
+    };
+    return new AgentEnvironment(directory, server, model, client, connection, taskQueue, new LocalDirectoryTranscriptStore(transcripts), toolLog, workerEnvironment);
+  }
+
+  /** Environment a worker (or the CLI) of this environment runs with. */
+  get environment(): Record<string, string> {
+    return { ...this.workerEnvironment };
+  }
+
+  async startWorker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
+    const worker = await WorkerProcess.start({ ...this.workerEnvironment, ...extra });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  async startRun(input: ResearchRunInput, workflowId = `run-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<WorkflowHandle<typeof researchAgent>> {
+    return this.client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: this.taskQueue, workflowId, args: [input], staticSummary: input.question.slice(0, 100) });
+  }
+
+  async transcript(result: ResearchRunResult): Promise<ChatMessage[]> {
+    return loadConversation(this.store, result.transcript);
+  }
+
+  /** Model requests this run sent, in order. */
+  requestsOf(workflowId: string) {
+    return this.model.requests.filter((request) => request.workflowId === workflowId);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.crash()));
+    await this.connection.close().catch(() => undefined);
+    await Promise.all([this.server.stop(), this.model.close()]);
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+}
+
+/** Checks the DeepResearch protocol on a stored transcript; returns the problems (empty when valid). */
+export function protocolProblems(messages: ChatMessage[]): string[] {
+  const problems: string[] = [];
+  if (messages[0]?.role !== 'system') problems.push('first message is not the system prompt');
+  if (messages[1]?.role !== 'user') problems.push('second message is not the question');
+  for (let index = 2; index < messages.length; index += 1) {
+    const message = messages[index] as ChatMessage;
+    const expected = index % 2 === 0 ? 'assistant' : 'user';
+    if (message.role !== expected) problems.push(`message ${index} is ${message.role}, expected ${expected}`);
+    if (message.role === 'assistant') {
+      if (message.content.includes('<tool_response>')) problems.push(`message ${index}: assistant wrote a <tool_response>`);
+      const calls = message.content.split('<tool_call>').length - 1;
+      const next = messages[index + 1];
+      const responses = next ? next.content.split('<tool_response>').length - 1 : 0;
+      if (calls > 0 && responses !== calls) problems.push(`message ${index} has ${calls} <tool_call>s but the next message has ${responses} <tool_response>s`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,33 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(__dirname, '../../..');
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/**
+ * Bundles workflows/ once and caches the bundle by the hash of the workflow-reachable sources,
+ * so every worker a test starts skips webpack (seconds each on 2 cores).
+ */
+export async function cachedWorkflowBundle(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src'))].sort()) {
+    hash.update(file).update(readFileSync(file));
+  }
+  hash.update(readFileSync(join(root, 'package-lock.json')));
+  const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
+  if (!existsSync(path)) {
+    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../../workflows'), logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+    writeFileSync(`${path}.tmp`, code);
+    writeFileSync(path, code);
+  }
+  return path;
+}
