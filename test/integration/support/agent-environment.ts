@@ -84,6 +84,11 @@ export class AgentEnvironment {
     return worker;
   }
 
+  /** SIGKILL every worker this environment started (each test starts from none). */
+  async crashAllWorkers(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.crash()));
+  }
+
   async startRun(input: ResearchRunInput, workflowId = `run-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<WorkflowHandle<typeof researchAgent>> {
     return this.client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: this.taskQueue, workflowId, args: [input], staticSummary: input.question.slice(0, 100) });
   }
