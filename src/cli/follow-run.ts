@@ -1,31 +1,22 @@
-import type { WorkflowHandle } from '@temporalio/client';
-import { setTimeout as delay } from 'node:timers/promises';
-import { progressQuery } from '../../workflows/definitions';
+import type { Client } from '@temporalio/client';
 import type { ResearchRunResult } from '../run-input';
-import { ProgressLines } from './progress-lines';
+import { progressLines } from './progress-lines';
+import { RunEventReader, runHistory } from './run-events';
 
-/** Prints progress lines every `intervalMs` until the run ends; resolves to its result. */
-export async function followRun(handle: WorkflowHandle, print: (line: string) => void, intervalMs = 1_000): Promise<ResearchRunResult> {
-  const lines = new ProgressLines();
-  let finished = false;
-  const result = (handle.result() as Promise<ResearchRunResult>).finally(() => {
-    finished = true;
-  });
-  const poll = (async () => {
-    while (!finished) {
-      try {
-        for (const line of lines.next(await handle.query(progressQuery))) print(line);
-      } catch {
-        // the run may not have had its first workflow task yet, or just ended
-      }
-      await delay(intervalMs);
+/**
+ * Prints a run's steps from its history as they happen (model calls with thoughts and tool
+ * calls, tool results, failures) and resolves to its result. Works for a finished run too.
+ */
+export async function followRun(client: Client, workflowId: string, print: (line: string) => void): Promise<ResearchRunResult> {
+  const reader = new RunEventReader();
+  for await (const historyEvent of runHistory(client, workflowId)) {
+    for (const event of reader.read(historyEvent)) {
+      for (const line of progressLines(event)) print(line);
+      if (event.kind === 'run_completed') return event.result;
+      if (event.kind === 'run_closed') throw new Error(`Run ${workflowId} ended without a result (${event.status}).`);
     }
-  })();
-  try {
-    return await result;
-  } finally {
-    await poll;
   }
+  return (await client.workflow.getHandle(workflowId).result()) as ResearchRunResult;
 }
 
 /** The closing lines `run` and `follow` print. */

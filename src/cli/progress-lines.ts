@@ -1,30 +1,32 @@
-import type { RunProgress } from '../../workflows/definitions';
+import type { RunEvent } from './run-events';
 
-function clock(milliseconds: number): string {
-  const seconds = Math.floor(milliseconds / 1000);
-  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
-}
+const oneLine = (text: string, maxCharacters = 160) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > maxCharacters ? `${flat.slice(0, maxCharacters - 1)}…` : flat;
+};
 
-/** Turns successive `progress` query answers into the lines `run` and `follow` print. */
-export class ProgressLines {
-  private lastThought = '';
-  private lastCalls = -1;
-  private lastTools = '';
-
-  next(progress: RunProgress): string[] {
-    const lines: string[] = [];
-    const head = `[call ${progress.modelCalls}/${progress.maxModelCalls} · ${progress.contextTokens.toLocaleString('en-US')} tokens · ${clock(progress.elapsedMs)}]`;
-    if (progress.modelCalls !== this.lastCalls && progress.phase === 'calling_model') {
-      lines.push(`${head} calling the model`);
+/** The lines `run` and `follow` print for a run's steps. */
+export function progressLines(event: RunEvent): string[] {
+  switch (event.kind) {
+    case 'model_call_started':
+      return [`[call ${event.modelCall}] ${event.finalAnswer ? 'asking for the final answer' : 'calling the model'}`];
+    case 'model_call_completed': {
+      const { turn, usage, contextTokens } = event.output;
+      const lines = [`[call ${event.modelCall}] ${contextTokens.toLocaleString('en-US')} context tokens (+${usage.completionTokens.toLocaleString('en-US')})`];
+      if (turn.thought) lines.push(`  thought: ${oneLine(turn.thought)}`);
+      for (const call of turn.toolCalls) lines.push(`  tool call: ${call.name || '?'} ${oneLine(JSON.stringify(call.arguments), 120)}${call.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`);
+      if (turn.answer !== undefined) lines.push(`  answer: ${oneLine(turn.answer)}`);
+      else if (turn.problem) lines.push(`  format problem: ${oneLine(turn.problem, 100)}`);
+      return lines;
     }
-    if (progress.lastThought && progress.lastThought !== this.lastThought) {
-      lines.push(`${head} thought: ${progress.lastThought.replace(/\s+/g, ' ').slice(0, 160)}`);
-    }
-    const tools = progress.openToolCalls.join(', ');
-    if (tools && tools !== this.lastTools) lines.push(`${head} running ${tools}`);
-    this.lastCalls = progress.modelCalls;
-    this.lastThought = progress.lastThought;
-    this.lastTools = tools;
-    return lines;
+    case 'tool_started':
+      return [];
+    case 'tool_completed':
+      return [`  ${event.tool} → ${event.output.isError ? 'error: ' : ''}${oneLine(event.output.observation.preview, 140)} (${event.output.observation.characters.toLocaleString('en-US')} chars)`];
+    case 'activity_failed':
+      return [`  ${event.activity} failed: ${oneLine(event.message)}`];
+    case 'run_completed':
+    case 'run_closed':
+      return [];
   }
 }

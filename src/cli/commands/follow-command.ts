@@ -11,7 +11,7 @@ export async function followCommand(positionals: string[]): Promise<number> {
   if (!workflowId) throw new UsageError('follow needs a run id.', followHelp);
   const context = await openCliContext();
   try {
-    const result = await followRun(context.client.workflow.getHandle(workflowId), (line) => console.error(line));
+    const result = await followRun(context.client, workflowId, (line) => console.error(line));
     console.log(describeResult(result));
     return result.termination === 'error' ? 1 : 0;
   } finally {

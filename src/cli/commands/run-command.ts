@@ -64,7 +64,7 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
       };
       process.on('SIGINT', onInterrupt);
       try {
-        const result = await followRun(handle, log);
+        const result = await followRun(context.client, handle.workflowId, log);
         if (values.output) {
           const materialised = await materialiseResult(context.store, result);
           await writeFile(values.output, `${JSON.stringify(materialised, null, 2)}\n`);
