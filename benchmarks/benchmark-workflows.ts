@@ -1,0 +1,3 @@
+// Both designs in one bundle so one worker serves the benchmark.
+export { researchAgent } from '../workflows';
+export { naiveResearchAgent } from './naive-baseline/workflows';

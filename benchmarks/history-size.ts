@@ -1,0 +1,113 @@
+/**
+ * History size of a 100-call research run whose context grows to ~110K tokens: our design
+ * (transcript by reference) beside a naive baseline that passes the whole transcript to every
+ * model call, measured in the same run against the same dev server, scripted model and tool.
+ *
+ *   npm run benchmark:history            (100 calls, ~4,400-character observations)
+ *   npm run benchmark:history -- 50 4400 (model calls, observation characters)
+ */
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
+import { DevServer } from '../src/cli/dev-server';
+import type { ResearchRunResult } from '../src/run-input';
+import { bigOutput } from '../test/fakes/test-tools';
+import { countAssistantMessages, ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import { createNaiveActivities } from './naive-baseline/activities';
+
+const MODEL_CALLS = Number(process.argv[2] ?? 100);
+const OBSERVATION_CHARACTERS = Number(process.argv[3] ?? 4_400);
+const MIB = 1024 * 1024;
+
+async function historyFigures(client: Client, workflowId: string) {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const bytes = temporal.api.history.v1.History.encode(history).finish().length;
+  return { bytes, events: history.events?.length ?? 0 };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const directory = mkdtempSync(join(tmpdir(), 'react-agent-benchmark-'));
+  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+  // Every turn but the last calls the tool; the last answers. Usage is the server's estimate (characters / 4).
+  const model = await ScriptedModelServer.start({
+    script: (request) => {
+      const turn = countAssistantMessages(request.messages) + 1;
+      return turn >= MODEL_CALLS
+        ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>' }
+        : { content: `<think>Step ${turn}: I need more data.</think>\n<tool_call>\n{"name": "big_output", "arguments": {"characters": ${OBSERVATION_CHARACTERS}}}\n</tool_call>` };
+    },
+  });
+  // The naive history's pages exceed gRPC's default 4 MiB message limit.
+  const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.max_receive_message_length': 256 * MIB } });
+  const client = new Client({ connection });
+  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
+  const tools = new ToolRegistry([bigOutput]);
+  const activities = {
+    ...createActivities({
+      openai,
+      store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
+      tools,
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
+      modelActivity: { startToCloseSeconds: 60, heartbeatSeconds: 30, maxAttempts: 3 },
+    }),
+    ...createNaiveActivities(openai, 'scripted-model', bigOutput),
+  };
+  const worker = await Worker.create({
+    connection: workerConnection,
+    taskQueue: 'benchmark',
+    workflowsPath: require.resolve('./benchmark-workflows'),
+    activities,
+  });
+
+  try {
+    const figures = await worker.runUntil(async () => {
+      const question = 'Which company sold more cars in 2024, BYD or Tesla, and by how much?';
+      let started = Date.now();
+      const oursId = `benchmark-durable-${Date.now()}`;
+      const ours = (await client.workflow.execute('researchAgent', {
+        taskQueue: 'benchmark',
+        workflowId: oursId,
+        args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 } }],
+      })) as ResearchRunResult;
+      const oursSeconds = (Date.now() - started) / 1000;
+      const oursHistory = await historyFigures(client, oursId);
+
+      started = Date.now();
+      const naiveId = `benchmark-naive-${Date.now()}`;
+      await client.workflow.execute('naiveResearchAgent', { taskQueue: 'benchmark', workflowId: naiveId, args: [question, MODEL_CALLS] });
+      const naiveSeconds = (Date.now() - started) / 1000;
+      const naiveHistory = await historyFigures(client, naiveId);
+      return { ours, oursSeconds, oursHistory, naiveSeconds, naiveHistory };
+    });
+
+    const { ours, oursHistory, naiveHistory } = figures;
+    console.log(`History size of one ${ours.iterations}-call run, context grown to ${ours.contextTokens.toLocaleString('en-US')} tokens (termination: ${ours.termination})`);
+    console.log('');
+    console.log('design                          history bytes      MiB   events   wall s');
+    console.log(`transcript by reference (ours)  ${String(oursHistory.bytes).padStart(13)}  ${(oursHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(oursHistory.events).padStart(7)}  ${figures.oursSeconds.toFixed(1).padStart(7)}`);
+    console.log(`naive: whole transcript/call    ${String(naiveHistory.bytes).padStart(13)}  ${(naiveHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(naiveHistory.events).padStart(7)}  ${figures.naiveSeconds.toFixed(1).padStart(7)}`);
+    console.log('');
+    console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
+    const withinTarget = oursHistory.bytes < MIB && oursHistory.events < 2_000;
+    console.log(`target (ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
+    process.exitCode = withinTarget ? 0 : 1;
+  } finally {
+    await workerConnection.close();
+    await connection.close();
+    await model.close();
+    await server.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
