@@ -31,4 +31,6 @@ export interface ToolSpec {
   description: string;
   parameters: JsonSchema;
   activity: ToolActivitySettings;
+  /** The run waits for an approval (update `approveToolCall`) before each call of this tool. */
+  requiresApproval: boolean;
 }

@@ -21,6 +21,11 @@ export interface ToolDefinition {
   description: string;
   /** JSON schema of the arguments object. */
   parameters: JsonSchema;
+  /**
+   * When true, the run waits (with a timeout) for someone to approve each call of this tool
+   * (`react-agent approve`); a denial or a timeout becomes the observation. Default false.
+   */
+  requiresApproval?: boolean;
   /** Scheduling overrides; defaults in DEFAULT_TOOL_ACTIVITY_SETTINGS. */
   activity?: Partial<ToolActivitySettings>;
   /**

@@ -46,6 +46,7 @@ export class ToolRegistry {
         description: tool.description,
         parameters: tool.parameters,
         activity: { ...DEFAULT_TOOL_ACTIVITY_SETTINGS, ...(tool.activity ?? {}) },
+        requiresApproval: tool.requiresApproval ?? false,
       };
     });
   }

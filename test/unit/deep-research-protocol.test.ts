@@ -94,7 +94,7 @@ test('observations are wrapped in <tool_response> in call order, as one user mes
 
 test('the system prompt lists the tools and today\'s date', () => {
   const prompt = protocol.renderSystemPrompt(
-    [{ name: 'search', description: 'Search the web', parameters: { type: 'object' }, activity: { startToCloseSeconds: 1, heartbeatSeconds: 1, maxAttempts: 1, initialRetrySeconds: 1 } }],
+    [{ name: 'search', description: 'Search the web', parameters: { type: 'object' }, activity: { startToCloseSeconds: 1, heartbeatSeconds: 1, maxAttempts: 1, initialRetrySeconds: 1 }, requiresApproval: false }],
     '2026-11-30',
   );
   assert.match(prompt, /<tools>\n\{"type":"function","function":\{"name":"search"/);
