@@ -7,7 +7,7 @@ import type {
   StartConversationOutput,
 } from '../src/activity-contracts';
 import { FailureTypes } from '../src/failure-types';
-import { deepResearchProtocol } from '../src/protocols/deep-research-protocol';
+import { protocolByName } from '../src/protocols';
 import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage } from './conversation';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
@@ -24,7 +24,6 @@ export interface ConversationActivityDependencies {
 /** Activities that open and close a run's transcript. */
 export function createConversationActivities(dependencies: ConversationActivityDependencies) {
   const { store, tools, tokenCounter } = dependencies;
-  const protocol = deepResearchProtocol;
 
   return {
     /** Writes the system prompt (tools, today's date) and the question; returns what the workflow needs to schedule the run. */
@@ -35,7 +34,9 @@ export function createConversationActivities(dependencies: ConversationActivityD
       } catch (error) {
         throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: (error as Error).message, nonRetryable: true });
       }
-      const system = protocol.renderSystemPrompt(specs, input.today);
+      const system =
+        protocolByName(input.protocol).renderSystemPrompt(specs, input.today) +
+        (input.answerSchema ? `\n\nYour final answer must be a JSON object matching this JSON schema: ${JSON.stringify(input.answerSchema)}` : '');
       const references = [await putMessage(store, { role: 'system', content: system }), await putMessage(store, { role: 'user', content: input.question })];
       return {
         conversation: await putConversation(store, references),

@@ -12,7 +12,14 @@ interface ConversationManifest {
 }
 
 export async function putMessage(store: TranscriptStore, message: ChatMessage): Promise<string> {
-  return store.putText(JSON.stringify({ role: message.role, content: message.content }));
+  return store.putText(
+    JSON.stringify({
+      role: message.role,
+      content: message.content,
+      ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
+      ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
+    }),
+  );
 }
 
 export async function putConversation(store: TranscriptStore, messageReferences: string[]): Promise<string> {
@@ -36,7 +43,7 @@ export async function loadConversation(store: TranscriptStore, conversation: str
 /** Turns a pending message's parts into its text, reading referenced blobs from the store. */
 export async function composeMessage(store: TranscriptStore, pending: PendingMessage): Promise<ChatMessage> {
   const pieces = await Promise.all(pending.parts.map((part: MessagePart) => ('ref' in part ? store.getText(part.ref) : part.text)));
-  return { role: pending.role, content: pieces.join('') };
+  return { role: pending.role, content: pieces.join(''), ...(pending.toolCallId ? { toolCallId: pending.toolCallId } : {}) };
 }
 
 /** Appends composed and literal messages; returns the new conversation's reference and the composed messages. */

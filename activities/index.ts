@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import type { ModelActivitySettings } from '../src/activity-contracts';
 import { createConversationActivities } from './conversation-activities';
+import { createCompressContext } from './compression-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
@@ -31,7 +32,8 @@ export function createAgentActivities(dependencies: ActivityDependencies) {
       modelActivity: dependencies.modelActivity,
       defaultModel: dependencies.modelDefaults.model,
     }),
-    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
+    compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
+    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools }),
   };
 }
 

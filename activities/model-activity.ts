@@ -1,14 +1,15 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { CallModelInput, CallModelOutput } from '../src/activity-contracts';
 import { FailureTypes } from '../src/failure-types';
-import type { ChatMessage } from '../src/messages';
-import { deepResearchProtocol } from '../src/protocols/deep-research-protocol';
+import type { ChatMessage, NativeToolCall } from '../src/messages';
+import { protocolByName } from '../src/protocols';
 import { preview } from '../src/text';
 import { appendToConversation, composeMessage, loadConversation } from './conversation';
 import { classifyModelError } from './model-errors';
+import { toOpenAIMessage, toOpenAITool } from './openai-messages';
+import type { ToolRegistry } from './tools/tool-registry';
 import type { TokenCounter } from './token-counter';
 import type { TranscriptStore } from './transcript-store';
 
@@ -28,6 +29,8 @@ export interface ModelActivityDependencies {
   store: TranscriptStore;
   tokenCounter: TokenCounter;
   modelDefaults: ModelDefaults;
+  /** For native tool calling: the schemas of the run's tools. */
+  tools: ToolRegistry;
 }
 
 /** Headers that let a model server's logs be matched to a run and a model call. */
@@ -45,11 +48,11 @@ function cancellationError(): Error {
  * the reply, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { openai, store, tokenCounter, modelDefaults } = dependencies;
-  const protocol = deepResearchProtocol;
+  const { openai, store, tokenCounter, modelDefaults, tools } = dependencies;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     const context = Context.current();
+    const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     const withObservations = appended.length ? (await appendToConversation(store, input.conversation, appended)).conversation : input.conversation;
     const messages: ChatMessage[] = await loadConversation(store, withObservations);
@@ -68,6 +71,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     };
 
     let content = '';
+    const toolCallParts: Array<{ id: string; name: string; arguments: string }> = [];
     let finishReason = '';
     let reportedUsage: { prompt_tokens: number; completion_tokens: number } | undefined;
     let chunks = 0;
@@ -76,10 +80,13 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       const stream = await openai.chat.completions.create(
         {
           model: input.model.model,
-          messages: messages.map((message) => ({ role: message.role, content: message.content }) as ChatCompletionMessageParam),
+          messages: messages.map(toOpenAIMessage),
           stream: true,
           stream_options: { include_usage: true },
-          stop: protocol.stop,
+          ...(protocol.stop.length ? { stop: protocol.stop } : {}),
+          ...(protocol.nativeTools && input.tools.length
+            ? { tools: tools.specs(input.tools).map(toOpenAITool), tool_choice: input.finalAnswer ? ('none' as const) : ('auto' as const) }
+            : {}),
           temperature: input.model.temperature ?? modelDefaults.temperature,
           top_p: input.model.topP ?? modelDefaults.topP,
           max_tokens: input.model.maxOutputTokens ?? modelDefaults.maxOutputTokens,
@@ -92,6 +99,12 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         chunks += 1;
         const choice = chunk.choices[0];
         if (choice?.delta?.content) content += choice.delta.content;
+        for (const delta of choice?.delta?.tool_calls ?? []) {
+          const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
+          if (delta.id) part.id = delta.id;
+          if (delta.function?.name) part.name += delta.function.name;
+          if (delta.function?.arguments) part.arguments += delta.function.arguments;
+        }
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) reportedUsage = chunk.usage;
         context.heartbeat({ chunks, characters: content.length });
@@ -119,14 +132,17 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     }
 
     const cleaned = protocol.cleanOutput(content);
-    const withReply = await appendToConversation(store, withObservations, [{ role: 'assistant', content: cleaned }]);
+    const nativeCalls: NativeToolCall[] = toolCallParts.filter(Boolean);
+    const withReply = await appendToConversation(store, withObservations, [
+      { role: 'assistant', content: cleaned, ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
+    ]);
     const assistantReference = withReply.messageReferences[0] as string;
     const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
-    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(content);
+    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(content + nativeCalls.map((call) => call.name + call.arguments).join(''));
     return {
       conversation: withReply.conversation,
-      assistant: { ref: assistantReference, preview: preview(cleaned), characters: cleaned.length },
-      turn: protocol.parse(cleaned, input.modelCall),
+      assistant: { ref: assistantReference, preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ')), characters: cleaned.length },
+      turn: protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall),
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
       contextTokens: promptTokens + completionTokens,
       finishReason,

@@ -4,15 +4,17 @@ import { FailureTypes } from '../src/failure-types';
 
 const CONTEXT_LENGTH_PATTERN = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|exceeds? the (?:model'?s? )?(?:maximum|max)/i;
 
-/** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */
+const NON_NEGATIVE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
+
+/** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds; anything else is undefined. */
 export function retryAfterMilliseconds(headers: Headers | undefined, now = Date.now()): number | undefined {
   if (!headers) return undefined;
-  const milliseconds = Number(headers.get('retry-after-ms'));
-  if (headers.get('retry-after-ms') !== null && Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  const milliseconds = headers.get('retry-after-ms');
+  if (milliseconds !== null && NON_NEGATIVE_NUMBER.test(milliseconds)) return Number(milliseconds);
   const value = headers.get('retry-after');
   if (value === null) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  if (NON_NEGATIVE_NUMBER.test(value)) return Number(value) * 1000;
+  if (!/[A-Za-z]/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
@@ -43,6 +45,14 @@ export function classifyModelError(error: unknown, endpoint: ModelEndpointDescri
       return ApplicationFailure.create({
         type: FailureTypes.modelContextLengthExceeded,
         message: `The request did not fit the model's context window: ${serverMessage}`,
+        nonRetryable: true,
+        cause,
+      });
+    }
+    if (status === 429 && code === 'insufficient_quota') {
+      return ApplicationFailure.create({
+        type: FailureTypes.modelRequestRejected,
+        message: `The model endpoint says the account is out of quota (429 insufficient_quota): ${serverMessage}. Check the billing of the account behind OPENAI_API_KEY.`,
         nonRetryable: true,
         cause,
       });

@@ -1,7 +1,7 @@
 import type { PendingMessage, StoredText, TokenUsage } from './messages';
-import type { ParsedTurn } from './protocols/protocol';
+import type { ParsedTurn, ProtocolName } from './protocols/protocol';
 import type { ModelOptions } from './run-input';
-import type { ToolSpec } from './tool-spec';
+import type { JsonSchema, ToolSpec } from './tool-spec';
 
 /**
  * Inputs and outputs of the activities, shared by the workflow (which schedules them) and the
@@ -20,10 +20,13 @@ export interface ModelActivitySettings {
 
 export interface StartConversationInput {
   question: string;
+  protocol: ProtocolName;
   /** Tools the run asked for; undefined = every tool the worker has. */
   tools?: string[];
   /** Today in workflow time, YYYY-MM-DD, for the system prompt. */
   today: string;
+  /** JSON schema the final answer must match; described in the system prompt. */
+  answerSchema?: JsonSchema;
 }
 
 export interface StartConversationOutput {
@@ -45,6 +48,9 @@ export interface CallModelInput {
   /** Messages to append before calling (the previous turn's observations). */
   append: PendingMessage[];
   model: ModelOptions & { model: string };
+  protocol: ProtocolName;
+  /** The run's tool names (native tool calling sends their schemas). */
+  tools: string[];
   /** When true the call is the final-answer call; no tools should be used. */
   finalAnswer?: boolean;
 }
@@ -87,4 +93,29 @@ export interface FinishTranscriptInput {
 export interface FinishTranscriptOutput {
   conversation: string;
   messages: number;
+}
+
+export interface CompressContextInput {
+  workflowId: string;
+  conversation: string;
+  /** Pending messages, appended before compressing. */
+  append: PendingMessage[];
+  protocol: ProtocolName;
+  /** The run's question (kept first; an incremental summary is attached to it). */
+  question: string;
+  /** Turns at the end kept whole. */
+  keepRecentTurns: number;
+  /** Stop compressing once the estimate is at or under this. */
+  targetTokens: number;
+  /** Whether older turns may be folded into a model-written summary. */
+  summarize: boolean;
+  model: ModelOptions & { model: string };
+}
+
+export interface CompressContextOutput {
+  conversation: string;
+  /** Token estimate (tiktoken) of the compressed conversation. */
+  contextTokens: number;
+  stubbedObservations: number;
+  summarizedTurns: number;
 }

@@ -1,10 +1,22 @@
 /** Chat roles as the OpenAI chat API knows them. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 
+/** A tool call as the OpenAI chat API carries it on an assistant message. */
+export interface NativeToolCall {
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: a JSON string (possibly malformed). */
+  arguments: string;
+}
+
 /** A chat message as stored in the transcript store and sent to the model. */
 export interface ChatMessage {
   role: Role;
   content: string;
+  /** Native tool calls of an assistant message. */
+  toolCalls?: NativeToolCall[];
+  /** For a `tool` message: the id of the call it answers. */
+  toolCallId?: string;
 }
 
 /**
@@ -18,6 +30,15 @@ export type MessagePart = { text: string } | { ref: string };
 export interface PendingMessage {
   role: Role;
   parts: MessagePart[];
+  /** For a `tool` message: the id of the call it answers. */
+  toolCallId?: string;
+}
+
+/** Adds text to the last pending user message, or appends a new user message (keeps roles alternating where a protocol needs it). */
+export function withUserText(pending: PendingMessage[], text: string): PendingMessage[] {
+  const last = pending.at(-1);
+  if (last && last.role === 'user') return [...pending.slice(0, -1), { ...last, parts: [...last.parts, { text: `\n\n${text}` }] }];
+  return [...pending, { role: 'user', parts: [{ text }] }];
 }
 
 /** What history carries for a stored text: where it is, and enough to read it in the Web UI. */

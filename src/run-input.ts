@@ -1,5 +1,8 @@
 import type { Termination } from './termination';
 import type { TokenUsage } from './messages';
+import { PROTOCOL_NAMES, type ProtocolName } from './protocols/protocol';
+import type { RunState } from './run-state';
+import type { JsonSchema } from './tool-spec';
 
 /** Budgets that end a run. Defaults follow DeepResearch. */
 export interface RunLimits {
@@ -11,6 +14,8 @@ export interface RunLimits {
   maxContextTokens: number;
   /** Longest tool output the model sees, in characters; the rest stays in the transcript store. Default 40,000. */
   maxObservationCharacters: number;
+  /** Prompt plus completion tokens over all model calls; 0 means no budget. Default 0. */
+  maxTotalTokens: number;
 }
 
 export const DEFAULT_LIMITS: RunLimits = {
@@ -18,6 +23,44 @@ export const DEFAULT_LIMITS: RunLimits = {
   maxDurationMinutes: 150,
   maxContextTokens: 110_000,
   maxObservationCharacters: 40_000,
+  maxTotalTokens: 0,
+};
+
+/** How the loop behaves. Defaults follow AgentScope's ReAct agent where it has one. */
+export interface LoopOptions {
+  /** When a budget runs out, make one last tool-less call asking for the best answer. Default true. */
+  finalAnswerPhase: boolean;
+  /** Start-to-close timeout of that last call, in seconds. Default 120. */
+  finalAnswerTimeoutSeconds: number;
+  /** Tool calls of one turn run at most this many at a time. Default 4. */
+  maxParallelToolCalls: number;
+  /** Warn on repeated calls, then end `stuck`. Default true. */
+  stuckDetection: boolean;
+  /** Compress the context when it passes this fraction of maxContextTokens; 0 turns compression off. Default 0.8. */
+  compressAtFraction: number;
+  /** Turns kept whole when compressing. Default 3. */
+  keepRecentTurns: number;
+  /** Fold older turns into a model-written summary when stubbing observations is not enough. Default true. */
+  summarizeOldTurns: boolean;
+  /** How long a tool call that requires approval waits for one, in minutes. Default 30. */
+  approvalTimeoutMinutes: number;
+  /** Attempts the model gets to produce an answer matching `answerSchema`. Default 3. */
+  answerAttempts: number;
+  /** Continue-as-new after this many model calls in one run, besides when Temporal suggests it; 0 = only when suggested. Default 0. */
+  continueAsNewAfterModelCalls: number;
+}
+
+export const DEFAULT_LOOP_OPTIONS: LoopOptions = {
+  finalAnswerPhase: true,
+  finalAnswerTimeoutSeconds: 120,
+  maxParallelToolCalls: 4,
+  stuckDetection: true,
+  compressAtFraction: 0.8,
+  keepRecentTurns: 3,
+  summarizeOldTurns: true,
+  approvalTimeoutMinutes: 30,
+  answerAttempts: 3,
+  continueAsNewAfterModelCalls: 0,
 };
 
 /** Sampling settings for the model. Anything left out comes from the worker's configuration. */
@@ -43,6 +86,14 @@ export interface ResearchRunInput {
   model?: ModelOptions;
   /** Tools this run may use; default every tool the worker has. */
   tools?: string[];
+  /** How the model and the loop talk: `deep-research` (tags, default), `native` (OpenAI tool calls) or `classic` (Thought/Action). */
+  protocol?: ProtocolName;
+  /** Loop behaviour; missing fields take DEFAULT_LOOP_OPTIONS. */
+  loop?: Partial<LoopOptions>;
+  /** JSON schema the final answer must match; the result then carries `parsedAnswer`. */
+  answerSchema?: JsonSchema;
+  /** Internal: the state a continued run resumes from (set by continue-as-new, never by callers). */
+  resume?: RunState;
 }
 
 /** Result of the `researchAgent` workflow, in DeepResearch's evaluation shape plus our fields. */
@@ -66,6 +117,25 @@ export interface ResearchRunResult {
   durationMs: number;
   /** Set when termination is `error`: what went wrong and how to fix it. */
   error?: string;
+  /** The answer parsed and validated against `answerSchema`, when one was given. */
+  parsedAnswer?: unknown;
+  /** The loop's own record: compressions, nudges, continue-as-new count, early finish. */
+  details: RunDetails;
+}
+
+/** What happened along the way, beyond the termination. */
+export interface RunDetails {
+  protocol: ProtocolName;
+  /** Each compression: at which model call, how many observations were stubbed and turns summarised, and the conversations before and after. */
+  compressions: Array<{ atModelCall: number; stubbedObservations: number; summarizedTurns: number; before: string; after: string; contextTokensAfter: number }>;
+  /** Warnings the stuck detector gave. */
+  stuckNudges: number;
+  /** Runs this workflow continued as new. */
+  continuedAsNew: number;
+  /** Whether the final answer phase ran, and why. */
+  finalAnswerPhase?: Termination | 'finish_requested';
+  /** Set when someone asked the run to finish early (update `finishNow`). */
+  finishRequested?: boolean;
 }
 
 /** A ResearchRunResult with the transcript materialised, as written by `react-agent result`. */
@@ -79,7 +149,7 @@ export const MAX_QUESTION_CHARACTERS = 20_000;
  * Checks a run's input and fills in defaults. Returns the problems found (empty when valid),
  * so the client can refuse to start a run and the workflow can refuse one started elsewhere.
  */
-export function validateRunInput(input: ResearchRunInput): { limits: RunLimits; problems: string[] } {
+export function validateRunInput(input: ResearchRunInput): { limits: RunLimits; loop: LoopOptions; problems: string[] } {
   const problems: string[] = [];
   if (typeof input?.question !== 'string' || input.question.trim() === '') {
     problems.push('question must be a non-empty string');
@@ -99,8 +169,34 @@ export function validateRunInput(input: ResearchRunInput): { limits: RunLimits; 
   positive('maxDurationMinutes', false, 7 * 24 * 60);
   positive('maxContextTokens', true, 10_000_000);
   positive('maxObservationCharacters', true, 10_000_000);
+  if (typeof limits.maxTotalTokens !== 'number' || !Number.isInteger(limits.maxTotalTokens) || limits.maxTotalTokens < 0) {
+    problems.push(`limits.maxTotalTokens must be 0 (no budget) or a positive integer, got ${JSON.stringify(limits.maxTotalTokens)}`);
+  }
+  const loop: LoopOptions = { ...DEFAULT_LOOP_OPTIONS, ...(input?.loop ?? {}) };
+  const checkNumber = (name: keyof LoopOptions, minimum: number, maximum: number, integer: boolean) => {
+    const value = loop[name];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum || value > maximum || (integer && !Number.isInteger(value))) {
+      problems.push(`loop.${name} must be ${integer ? 'an integer' : 'a number'} from ${minimum} to ${maximum}, got ${JSON.stringify(value)}`);
+    }
+  };
+  checkNumber('finalAnswerTimeoutSeconds', 1, 3_600, false);
+  checkNumber('maxParallelToolCalls', 1, 64, true);
+  checkNumber('compressAtFraction', 0, 1, false);
+  checkNumber('keepRecentTurns', 1, 100, true);
+  checkNumber('approvalTimeoutMinutes', 0.01, 7 * 24 * 60, false);
+  checkNumber('answerAttempts', 1, 20, true);
+  checkNumber('continueAsNewAfterModelCalls', 0, 10_000, true);
+  for (const flag of ['finalAnswerPhase', 'stuckDetection', 'summarizeOldTurns'] as const) {
+    if (typeof loop[flag] !== 'boolean') problems.push(`loop.${flag} must be true or false`);
+  }
+  if (input?.protocol !== undefined && !PROTOCOL_NAMES.includes(input.protocol)) {
+    problems.push(`protocol must be one of ${PROTOCOL_NAMES.join(', ')}, got ${JSON.stringify(input.protocol)}`);
+  }
+  if (input?.answerSchema !== undefined && (typeof input.answerSchema !== 'object' || input.answerSchema === null || Array.isArray(input.answerSchema))) {
+    problems.push('answerSchema must be a JSON schema object');
+  }
   if (input?.tools !== undefined && (!Array.isArray(input.tools) || input.tools.some((name) => typeof name !== 'string'))) {
     problems.push('tools must be a list of tool names');
   }
-  return { limits, problems };
+  return { limits, loop, problems };
 }

@@ -1,24 +1,50 @@
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { RunLimits } from '../src/run-input';
 import type { Termination } from '../src/termination';
 
 /** A live view of a run, answered by the `progress` query. */
 export interface RunProgress {
-  /** 'starting' | 'calling_model' | 'running_tools' | 'finishing' | 'done' */
+  /** 'starting' | 'calling_model' | 'running_tools' | 'compressing' | 'final_answer' | 'finishing' | 'done' */
   phase: string;
   modelCalls: number;
-  maxModelCalls: number;
   contextTokens: number;
-  maxContextTokens: number;
+  totalTokens: number;
   elapsedMs: number;
-  maxDurationMs: number;
+  limits: RunLimits;
+  /** What is left of each budget. */
+  remaining: { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number };
   /** The model's last reasoning, shortened. */
   lastThought: string;
   /** Tool calls of the current turn not yet answered, as `name(arguments preview)`. */
   openToolCalls: string[];
+  /** Tool calls waiting for approval (`react-agent approve <run> <callId>`). */
+  awaitingApproval: Array<{ callId: string; tool: string; arguments: string }>;
   /** Tool calls answered so far. */
   toolCalls: number;
+  /** Runs this workflow continued as new. */
+  continuedAsNew: number;
   termination?: Termination;
 }
 
-/** Defined once here so the workflow and every client agree on the name and type. */
+/** A change of budgets while the run goes; each field is optional. */
+export type LimitChanges = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens'>>;
+
+export interface ApprovalDecision {
+  callId: string;
+  approved: boolean;
+  /** Why, shown to the model when denied. */
+  reason?: string;
+  /** Who decided, for the record. */
+  reviewer?: string;
+}
+
+// Defined once here so the workflow and every client agree on names and types.
 export const progressQuery = defineQuery<RunProgress>('progress');
+/** Adds a user message before the next model call. Returns the model call it will precede. */
+export const injectMessageUpdate = defineUpdate<{ modelCall: number }, [{ text: string }]>('injectMessage');
+/** Goes to the final answer phase now. */
+export const finishNowUpdate = defineUpdate<{ modelCalls: number }, [{ reason?: string }]>('finishNow');
+/** Raises or lowers budgets; returns the limits in force afterwards. */
+export const setLimitsUpdate = defineUpdate<RunLimits, [LimitChanges]>('setLimits');
+/** Approves or denies a tool call that requires approval. */
+export const approveToolCallUpdate = defineUpdate<{ callId: string; approved: boolean }, [ApprovalDecision]>('approveToolCall');

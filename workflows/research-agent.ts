@@ -1,7 +1,10 @@
 import {
   ActivityCancellationType,
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
+  condition,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
@@ -12,160 +15,310 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities';
-import type { CallModelOutput, StartConversationOutput, ToolActivityOutput } from '../src/activity-contracts';
+import type { CallModelOutput, ToolActivityOutput } from '../src/activity-contracts';
 import { FailureTypes } from '../src/failure-types';
-import { addUsage, ZERO_USAGE, type MessagePart, type PendingMessage } from '../src/messages';
-import { deepResearchProtocol } from '../src/protocols/deep-research-protocol';
-import type { ToolCallRequest } from '../src/protocols/protocol';
-import { validateRunInput, type ResearchRunInput, type ResearchRunResult } from '../src/run-input';
+import { parseStructuredAnswer } from '../src/json-schema-validation';
+import { addUsage, withUserText, ZERO_USAGE, type MessagePart, type PendingMessage } from '../src/messages';
+import { protocolByName, type Observation, type ParsedTurn, type ToolCallRequest } from '../src/protocols';
+import { validateRunInput, type ResearchRunInput, type ResearchRunResult, type RunLimits } from '../src/run-input';
+import type { RunState } from '../src/run-state';
 import { REACT_ITERATIONS, REACT_TERMINATION } from '../src/search-attributes';
+import { callSignature, INITIAL_STUCK_DETECTOR_STATE, observeToolCall } from '../src/stuck-detection';
 import type { Termination } from '../src/termination';
 import { preview } from '../src/text';
-import { progressQuery, type RunProgress } from './definitions';
-
-const protocol = deepResearchProtocol;
+import type { ToolSpec } from '../src/tool-spec';
+import {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  progressQuery,
+  setLimitsUpdate,
+  type ApprovalDecision,
+  type RunProgress,
+} from './definitions';
+import { failureType, rootMessage } from './failures';
 
 const bookkeeping = proxyActivities<AgentActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
-
-/**
- * The message that says what went wrong: the first ApplicationFailure's (activities word those
- * for people), else the innermost cause's.
- */
-function rootMessage(error: unknown): string {
-  let current: unknown = error;
-  let message = error instanceof Error ? error.message : String(error);
-  while (current instanceof Error) {
-    if (current instanceof ApplicationFailure && current.message) return current.message;
-    if (current.message) message = current.message;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return message;
-}
-
-function failureType(error: unknown): string | undefined {
-  let current: unknown = error;
-  while (current instanceof Error) {
-    if (current instanceof ApplicationFailure && current.type) return current.type;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** Rough token estimate of text the workflow writes itself (notes, tags). */
 const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
-/** The tool calls of one model turn and what has come back for each. */
+/** Why the loop stopped, when it did not end on an answer or error of its own. */
+type StopRequest = 'timeout' | 'finish' | undefined;
+
+/** One turn's tool calls and what came back for each. */
 interface Turn {
   calls: ToolCallRequest[];
   results: Map<string, { parts: MessagePart[]; tokens: number }>;
 }
 
+function initialState(input: ResearchRunInput, limits: RunLimits, startedAt: number): RunState {
+  return {
+    startedAt,
+    limits,
+    conversation: '',
+    pending: [],
+    pendingTokens: 0,
+    pendingCallIds: [],
+    modelCalls: 0,
+    modelCallsThisRun: 0,
+    toolCallsAnswered: 0,
+    usage: ZERO_USAGE,
+    contextTokens: 0,
+    lastThought: '',
+    stuck: INITIAL_STUCK_DETECTOR_STATE,
+    answerAttempts: 0,
+    details: { protocol: input.protocol ?? 'deep-research', compressions: [], stuckNudges: 0, continuedAsNew: 0 },
+  };
+}
+
 /**
  * A ReAct research run: the model thinks and calls tools until it answers or a budget ends the
  * run. Every model call and tool call is an activity; the transcript lives in the transcript
- * store and history carries references. Whatever ends the run, every tool call in the
- * transcript gets a response and the run returns a normal result saying why it ended.
+ * store and history carries references. Budgets end through a last tool-less call for the best
+ * answer; whatever ends the run, every tool call in the transcript gets a response and the run
+ * returns a normal result saying why it ended. Long runs continue as new, carrying their state.
  */
 export async function researchAgent(input: ResearchRunInput): Promise<ResearchRunResult> {
-  const startedAt = Date.now();
-  const { limits, problems } = validateRunInput(input);
+  const { limits: inputLimits, loop: options, problems } = validateRunInput(input);
   if (problems.length) {
     throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: `Invalid run input: ${problems.join('; ')}.`, nonRetryable: true });
   }
-  const maxDurationMs = Math.round(limits.maxDurationMinutes * 60_000);
+  const protocol = protocolByName(input.protocol);
+  const state: RunState = input.resume ? { ...input.resume, modelCallsThisRun: 0 } : initialState(input, inputLimits, Date.now());
   const workflowId = workflowInfo().workflowId;
 
   let phase = 'starting';
-  let modelCalls = 0;
-  let toolCallsAnswered = 0;
-  let contextTokens = 0;
-  let usage = ZERO_USAGE;
-  let lastThought = '';
   let termination: Termination | undefined;
   let prediction = '';
+  let parsedAnswer: unknown;
   let errorMessage: string | undefined;
-  let conversation = '';
-  /** Messages to append before the next model call (the last turn's observations). */
-  let pending: PendingMessage[] = [];
-  let pendingTokens = 0;
-  /** The turn whose tools are running (or were interrupted). */
   let turn: Turn | undefined;
-  /** The completed turn whose observations are in `pending`. */
-  let pendingTurn: Turn | undefined;
-  let timedOut = false;
+  let stopRequest: StopRequest;
+  let ending = false;
+  const injected: string[] = [];
+  const decisions = new Map<string, ApprovalDecision>();
+  const awaitingApproval = new Map<string, { tool: string; arguments: string }>();
 
+  const elapsedMs = () => Date.now() - state.startedAt;
+  const maxDurationMs = () => Math.round(state.limits.maxDurationMinutes * 60_000);
+
+  // ---- Messages: defined in workflows/definitions.ts, handled here. ----
   setHandler(progressQuery, (): RunProgress => ({
     phase,
-    modelCalls,
-    maxModelCalls: limits.maxModelCalls,
-    contextTokens: contextTokens + pendingTokens,
-    maxContextTokens: limits.maxContextTokens,
-    elapsedMs: Date.now() - startedAt,
-    maxDurationMs,
-    lastThought,
+    modelCalls: state.modelCalls,
+    contextTokens: state.contextTokens + state.pendingTokens,
+    totalTokens: state.usage.totalTokens,
+    elapsedMs: elapsedMs(),
+    limits: state.limits,
+    remaining: {
+      modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
+      durationMs: Math.max(0, maxDurationMs() - elapsedMs()),
+      contextTokens: Math.max(0, state.limits.maxContextTokens - state.contextTokens - state.pendingTokens),
+      ...(state.limits.maxTotalTokens ? { totalTokens: Math.max(0, state.limits.maxTotalTokens - state.usage.totalTokens) } : {}),
+    },
+    lastThought: state.lastThought,
     openToolCalls: turn ? turn.calls.filter((call) => !turn?.results.has(call.id)).map((call) => `${call.name || '?'}(${preview(JSON.stringify(call.arguments), 80)})`) : [],
-    toolCalls: toolCallsAnswered,
+    awaitingApproval: [...awaitingApproval.entries()].map(([callId, call]) => ({ callId, tool: call.tool, arguments: call.arguments })),
+    toolCalls: state.toolCallsAnswered,
+    continuedAsNew: state.details.continuedAsNew,
     termination,
   }));
-  upsertSearchAttributes([{ key: REACT_ITERATIONS, value: 0 }]);
 
-  let started: StartConversationOutput;
-  try {
-    started = await bookkeeping.startConversation({ question: input.question, tools: input.tools, today: new Date(startedAt).toISOString().slice(0, 10) });
-  } catch (error) {
-    if (isCancellation(error)) {
-      upsertSearchAttributes([{ key: REACT_TERMINATION, value: 'cancelled' }]);
-      return { question: input.question, answer: input.answer ?? '', prediction: 'No answer: the run was cancelled.', termination: 'cancelled', transcript: '', iterations: 0, toolCalls: 0, usage, contextTokens: 0, durationMs: Date.now() - startedAt };
+  setHandler(
+    injectMessageUpdate,
+    ({ text }) => {
+      injected.push(text);
+      return { modelCall: state.modelCalls + 1 };
+    },
+    {
+      validator: (message) => {
+        if (typeof message?.text !== 'string' || message.text.trim() === '') throw new Error('text must be a non-empty string');
+        if (message.text.length > 20_000) throw new Error(`text is ${message.text.length} characters; the most is 20000`);
+        if (ending) throw new Error('the run is already ending');
+      },
+    },
+  );
+
+  const loopScope = new CancellationScope();
+
+  let finishReason = '';
+  setHandler(
+    finishNowUpdate,
+    (request) => {
+      finishReason = typeof request?.reason === 'string' ? request.reason.slice(0, 500) : '';
+      stopRequest = 'finish';
+      state.details.finishRequested = true;
+      loopScope.cancel();
+      return { modelCalls: state.modelCalls };
+    },
+    {
+      validator: (_request) => {
+        if (ending) throw new Error('the run is already ending');
+      },
+    },
+  );
+
+  let deadlineScope: CancellationScope | undefined;
+  const armDeadline = () => {
+    deadlineScope?.cancel();
+    const scope = new CancellationScope();
+    deadlineScope = scope;
+    scope
+      .run(() => sleep(Math.max(1, maxDurationMs() - elapsedMs())))
+      .then(() => {
+        if (deadlineScope !== scope || ending) return;
+        stopRequest = 'timeout';
+        loopScope.cancel();
+      })
+      .catch(() => undefined);
+  };
+
+  setHandler(
+    setLimitsUpdate,
+    (changes) => {
+      state.limits = { ...state.limits, ...changes };
+      if (changes.maxDurationMinutes !== undefined) armDeadline();
+      return state.limits;
+    },
+    {
+      validator: (changes) => {
+        if (ending) throw new Error('the run is already ending');
+        if (!changes || typeof changes !== 'object') throw new Error('give the limits to change');
+        const known = ['maxModelCalls', 'maxDurationMinutes', 'maxContextTokens', 'maxTotalTokens'];
+        const unknown = Object.keys(changes).filter((key) => !known.includes(key));
+        if (unknown.length) throw new Error(`unknown limits: ${unknown.join(', ')} (known: ${known.join(', ')})`);
+        const { problems: found } = validateRunInput({ question: 'x', limits: { ...state.limits, ...changes } });
+        if (found.length) throw new Error(found.join('; '));
+        if (changes.maxModelCalls !== undefined && changes.maxModelCalls < state.modelCalls) {
+          throw new Error(`maxModelCalls ${changes.maxModelCalls} is below the ${state.modelCalls} calls already made`);
+        }
+        if (changes.maxDurationMinutes !== undefined && changes.maxDurationMinutes * 60_000 <= elapsedMs()) {
+          throw new Error(`maxDurationMinutes ${changes.maxDurationMinutes} is not more than the ${(elapsedMs() / 60_000).toFixed(1)} minutes already used`);
+        }
+      },
+    },
+  );
+
+  setHandler(
+    approveToolCallUpdate,
+    (decision) => {
+      decisions.set(decision.callId, decision);
+      return { callId: decision.callId, approved: decision.approved };
+    },
+    {
+      validator: (decision) => {
+        if (!decision || typeof decision.callId !== 'string' || typeof decision.approved !== 'boolean') throw new Error('give callId and approved');
+        if (!awaitingApproval.has(decision.callId)) {
+          const waiting = [...awaitingApproval.keys()];
+          throw new Error(`no tool call ${decision.callId} is waiting for approval${waiting.length ? ` (waiting: ${waiting.join(', ')})` : ''}`);
+        }
+      },
+    },
+  );
+
+  // ---- Opening the transcript (once per workflow; a continued run already has it). ----
+  if (!state.setup) {
+    try {
+      upsertSearchAttributes([{ key: REACT_ITERATIONS, value: 0 }]);
+      const started = await bookkeeping.startConversation({
+        question: input.question,
+        protocol: protocol.name,
+        tools: input.tools,
+        today: new Date(state.startedAt).toISOString().slice(0, 10),
+        ...(input.answerSchema ? { answerSchema: input.answerSchema } : {}),
+      });
+      state.setup = { tools: started.tools, modelActivity: started.modelActivity, model: started.model };
+      state.conversation = started.conversation;
+      state.contextTokens = started.contextTokens;
+    } catch (error) {
+      if (isCancellation(error)) {
+        upsertSearchAttributes([{ key: REACT_TERMINATION, value: 'cancelled' }]);
+        return {
+          question: input.question,
+          answer: input.answer ?? '',
+          prediction: 'No answer: the run was cancelled.',
+          termination: 'cancelled',
+          transcript: '',
+          iterations: 0,
+          toolCalls: 0,
+          usage: state.usage,
+          contextTokens: 0,
+          durationMs: elapsedMs(),
+          details: state.details,
+        };
+      }
+      throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
     }
-    throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
   }
-  conversation = started.conversation;
-  contextTokens = started.contextTokens;
-  const toolsByName = new Map(started.tools.map((tool) => [tool.name, tool]));
-  const modelSettings = started.modelActivity;
-  const modelOptions = { ...(input.model ?? {}), model: input.model?.model ?? started.model };
-
+  const setup = state.setup;
+  const toolsByName = new Map<string, ToolSpec>(setup.tools.map((tool) => [tool.name, tool]));
+  const toolNames = setup.tools.map((tool) => tool.name);
+  const modelOptions = { ...(input.model ?? {}), model: input.model?.model ?? setup.model };
   const modelActivityOptions: ActivityOptions = {
-    startToCloseTimeout: `${modelSettings.startToCloseSeconds} seconds`,
-    heartbeatTimeout: `${modelSettings.heartbeatSeconds} seconds`,
+    startToCloseTimeout: `${setup.modelActivity.startToCloseSeconds} seconds`,
+    heartbeatTimeout: `${setup.modelActivity.heartbeatSeconds} seconds`,
     // The reply of a cancelled call is thrown away: no need to wait for the worker to confirm.
     cancellationType: ActivityCancellationType.TRY_CANCEL,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: modelSettings.maxAttempts },
-    ...(modelSettings.taskQueue ? { taskQueue: modelSettings.taskQueue } : {}),
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: setup.modelActivity.maxAttempts },
+    ...(setup.modelActivity.taskQueue ? { taskQueue: setup.modelActivity.taskQueue } : {}),
   };
   const model = proxyActivities<AgentActivities>(modelActivityOptions);
 
-  const callModel = (append: PendingMessage[], finalAnswer: boolean): Promise<CallModelOutput> => {
-    modelCalls += 1;
-    phase = 'calling_model';
-    setCurrentDetails(`Model call ${modelCalls} of ${limits.maxModelCalls}; ${contextTokens} context tokens.`);
-    return model.callModel.executeWithOptions({ ...modelActivityOptions, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` }, [
-      { workflowId, modelCall: modelCalls, conversation, append, model: modelOptions, finalAnswer },
-    ]);
+  const callModel = (finalAnswer: boolean, extraOptions: Partial<ActivityOptions> = {}): Promise<CallModelOutput> => {
+    state.modelCalls += 1;
+    state.modelCallsThisRun += 1;
+    phase = finalAnswer ? 'final_answer' : 'calling_model';
+    setCurrentDetails(`Model call ${state.modelCalls} of ${state.limits.maxModelCalls}; about ${state.contextTokens + state.pendingTokens} context tokens.`);
+    return model.callModel.executeWithOptions(
+      { ...modelActivityOptions, ...extraOptions, summary: finalAnswer ? `final answer (call ${state.modelCalls})` : `model call ${state.modelCalls}` },
+      [{ workflowId, modelCall: state.modelCalls, conversation: state.conversation, append: state.pending, model: modelOptions, protocol: protocol.name, tools: toolNames, finalAnswer }],
+    );
   };
 
   const accept = (outcome: CallModelOutput) => {
-    conversation = outcome.conversation;
-    usage = addUsage(usage, outcome.usage);
-    contextTokens = outcome.contextTokens;
-    pending = [];
-    pendingTokens = 0;
-    pendingTurn = undefined;
-    lastThought = outcome.turn.thought;
+    state.conversation = outcome.conversation;
+    state.usage = addUsage(state.usage, outcome.usage);
+    state.contextTokens = outcome.contextTokens;
+    state.pending = [];
+    state.pendingTokens = 0;
+    state.pendingCallIds = [];
+    state.lastThought = outcome.turn.thought;
+  };
+
+  const addPendingText = (text: string) => {
+    state.pending = withUserText(state.pending, text);
+    state.pendingTokens += estimateTokens(text);
+  };
+
+  // ---- Tools: approval, bounded parallelism, results in call order. ----
+  const waitForApproval = async (call: ToolCallRequest): Promise<string | undefined> => {
+    awaitingApproval.set(call.id, { tool: call.name, arguments: preview(JSON.stringify(call.arguments), 300) });
+    try {
+      const decided = await condition(() => decisions.has(call.id), `${options.approvalTimeoutMinutes * 60} seconds`);
+      if (!decided) return `Not run: no one approved this call of "${call.name}" within ${options.approvalTimeoutMinutes} minutes.`;
+      const decision = decisions.get(call.id) as ApprovalDecision;
+      if (!decision.approved) return `Not run: the call of "${call.name}" was denied${decision.reviewer ? ` by ${decision.reviewer}` : ''}${decision.reason ? `: ${decision.reason}` : '.'}`;
+      return undefined;
+    } finally {
+      awaitingApproval.delete(call.id);
+    }
   };
 
   const runToolCall = async (call: ToolCallRequest): Promise<{ parts: MessagePart[]; tokens: number }> => {
     const note = (text: string) => ({ parts: [{ text }], tokens: estimateTokens(text) });
     if (call.problem) return note(call.problem);
     const spec = toolsByName.get(call.name);
-    if (!spec) {
-      return note(`Error: there is no tool named "${call.name}". Available tools: ${[...toolsByName.keys()].join(', ') || 'none'}.`);
+    if (!spec) return note(`Error: there is no tool named "${call.name}". Available tools: ${toolNames.join(', ') || 'none'}.`);
+    if (spec.requiresApproval) {
+      const refusal = await waitForApproval(call);
+      if (refusal) return note(refusal);
     }
     const settings = spec.activity;
-    const options: ActivityOptions = {
+    const activityOptions: ActivityOptions = {
       startToCloseTimeout: `${settings.startToCloseSeconds} seconds`,
       heartbeatTimeout: `${settings.heartbeatSeconds} seconds`,
       // Wait until the worker confirms the tool stopped, so a cancelled run never leaves a tool running.
@@ -175,10 +328,10 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       summary: `${call.name} ${preview(JSON.stringify(call.arguments), 120)}`,
     };
     try {
-      const tool = proxyActivities<Record<string, (toolInput: unknown) => Promise<ToolActivityOutput>>>(options)[call.name];
+      const tool = proxyActivities<Record<string, (toolInput: unknown) => Promise<ToolActivityOutput>>>(activityOptions)[call.name];
       if (!tool) return note(`Error: there is no tool named "${call.name}".`);
-      const outcome = await tool.executeWithOptions(options, [
-        { workflowId, callId: call.id, arguments: call.arguments, maxObservationCharacters: limits.maxObservationCharacters },
+      const outcome = await tool.executeWithOptions(activityOptions, [
+        { workflowId, callId: call.id, arguments: call.arguments, maxObservationCharacters: state.limits.maxObservationCharacters },
       ]);
       return { parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens };
     } catch (error) {
@@ -187,71 +340,128 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     }
   };
 
-  /** The message answering every call of the turn, with `reason` for the calls that have no result. */
-  const answerTurn = (current: Turn, reason: string): { message: PendingMessage; tokens: number } => {
+  const runTurn = async (current: Turn) => {
+    let next = 0;
+    const lanes = Array.from({ length: Math.min(options.maxParallelToolCalls, current.calls.length) }, async () => {
+      while (next < current.calls.length) {
+        const call = current.calls[next++] as ToolCallRequest;
+        current.results.set(call.id, await runToolCall(call));
+      }
+    });
+    // Wait for every lane, even after a cancellation, so no tool is still running when the run reports its end.
+    const settled = await Promise.allSettled(lanes);
+    const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+
+  /** The messages answering every call of the turn, with `reason` for the calls that have no result. */
+  const answerTurn = (current: Turn, reason: string): { messages: PendingMessage[]; tokens: number } => {
     let tokens = 0;
-    const observations = current.calls.map((call) => {
+    const observations: Observation[] = current.calls.map((call) => {
       const result = current.results.get(call.id) ?? { parts: [{ text: reason }], tokens: estimateTokens(reason) };
       tokens += result.tokens + 10;
-      return result.parts;
+      return { callId: call.id, name: call.name, parts: result.parts };
     });
-    return { message: protocol.renderObservations(observations), tokens };
+    return { messages: protocol.renderObservations(observations), tokens };
   };
 
-  const loop = new CancellationScope();
-  const deadline = new CancellationScope();
-  deadline
-    .run(() => sleep(Math.max(0, maxDurationMs - (Date.now() - startedAt))))
-    .then(() => {
-      timedOut = true;
-      loop.cancel();
-    })
-    .catch(() => undefined);
-
-  /** Asks for the final answer after the context budget ran out; the last turn's outputs are withheld. */
-  const finalAnswerForTokenLimit = async (why: string) => {
-    termination = 'token_limit';
-    if (pendingTurn) {
-      const withheld = `[Output withheld: the context reached its limit of ${limits.maxContextTokens.toLocaleString('en-US')} tokens. The whole output is kept in the transcript store.]`;
-      pendingTurn.results.clear();
-      pending = [answerTurn(pendingTurn, withheld).message];
-      pendingTurn = undefined;
+  /** Checks the answer against the schema; false when the model must try again. */
+  const acceptAnswer = (answer: string): boolean => {
+    if (!input.answerSchema) {
+      prediction = answer;
+      return true;
     }
-    const request = protocol.finalAnswerRequest(why);
-    const last = pending.pop();
-    pending.push(last ? { role: last.role, parts: [...last.parts, { text: `\n\n${request}` }] } : { role: 'user', parts: [{ text: request }] });
-    pendingTokens = estimateTokens(request);
-    try {
-      const outcome = await callModel(pending, true);
-      accept(outcome);
-      prediction = outcome.turn.answer ?? 'No answer found.';
-      if (outcome.turn.toolCalls.length) turn = { calls: outcome.turn.toolCalls, results: new Map() };
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      prediction = 'No answer found.';
-      errorMessage = rootMessage(error);
+    state.answerAttempts += 1;
+    const parsed = parseStructuredAnswer(answer, input.answerSchema);
+    prediction = answer;
+    if (!parsed.problems.length) {
+      parsedAnswer = parsed.value;
+      return true;
     }
+    if (state.answerAttempts >= options.answerAttempts) {
+      errorMessage = `The answer did not match the answer schema after ${state.answerAttempts} attempts: ${parsed.problems.join('; ')}`;
+      return true;
+    }
+    addPendingText(
+      `Your final answer does not match the required JSON schema: ${parsed.problems.join('; ')}. ` +
+        `Give the final answer again as JSON matching this schema: ${JSON.stringify(input.answerSchema)}`,
+    );
+    return false;
   };
 
+  /** Stubs old observations (and summarises old turns) when the context passes the threshold. */
+  const compressIfNeeded = async () => {
+    const estimate = state.contextTokens + state.pendingTokens;
+    if (options.compressAtFraction <= 0 || estimate <= options.compressAtFraction * state.limits.maxContextTokens) return;
+    phase = 'compressing';
+    const before = state.conversation;
+    const compressed = await bookkeeping.compressContext({
+      workflowId,
+      conversation: state.conversation,
+      append: state.pending,
+      protocol: protocol.name,
+      question: input.question,
+      keepRecentTurns: options.keepRecentTurns,
+      targetTokens: Math.floor(options.compressAtFraction * state.limits.maxContextTokens * 0.75),
+      summarize: options.summarizeOldTurns,
+      model: modelOptions,
+    });
+    if (compressed.conversation === before && !state.pending.length) return;
+    state.conversation = compressed.conversation;
+    state.pending = [];
+    state.pendingCallIds = [];
+    state.pendingTokens = 0;
+    state.contextTokens = compressed.contextTokens;
+    state.details.compressions.push({
+      atModelCall: state.modelCalls + 1,
+      stubbedObservations: compressed.stubbedObservations,
+      summarizedTurns: compressed.summarizedTurns,
+      before,
+      after: compressed.conversation,
+      contextTokensAfter: compressed.contextTokens,
+    });
+  };
+
+  const shouldContinueAsNew = () =>
+    workflowInfo().continueAsNewSuggested || (options.continueAsNewAfterModelCalls > 0 && state.modelCallsThisRun >= options.continueAsNewAfterModelCalls);
+
+  // ---- The loop. ----
+  let budgetEnd: Termination | undefined;
+  let continueAsNewNow = false;
+  armDeadline();
   try {
-    await loop.run(async () => {
+    await loopScope.run(async () => {
       for (;;) {
-        if (modelCalls >= limits.maxModelCalls) {
-          termination = 'max_calls';
-          prediction = 'No answer found: the model-call budget ran out.';
+        if (elapsedMs() >= maxDurationMs()) {
+          stopRequest = 'timeout';
           return;
         }
-        if (contextTokens + pendingTokens > limits.maxContextTokens) {
-          await finalAnswerForTokenLimit('You have reached the maximum context length you can handle.');
+        if (state.modelCalls >= state.limits.maxModelCalls) {
+          budgetEnd = 'max_calls';
           return;
         }
+        if (state.limits.maxTotalTokens && state.usage.totalTokens >= state.limits.maxTotalTokens) {
+          budgetEnd = 'token_limit';
+          return;
+        }
+        if (state.modelCallsThisRun > 0 && shouldContinueAsNew()) {
+          continueAsNewNow = true;
+          return;
+        }
+        while (injected.length) addPendingText(`[Message from the user] ${injected.shift() as string}`);
+        await compressIfNeeded();
+        if (state.contextTokens + state.pendingTokens > state.limits.maxContextTokens) {
+          budgetEnd = 'token_limit';
+          return;
+        }
+
         let outcome: CallModelOutput;
         try {
-          outcome = await callModel(pending, false);
+          outcome = await callModel(false);
         } catch (error) {
           if (isCancellation(error)) throw error;
           if (failureType(error) === FailureTypes.modelContextLengthExceeded) {
-            await finalAnswerForTokenLimit('The conversation no longer fits your context window.');
+            budgetEnd = 'token_limit';
             return;
           }
           termination = 'error';
@@ -260,82 +470,169 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
           return;
         }
         accept(outcome);
-        const parsed = outcome.turn;
+        const parsed: ParsedTurn = outcome.turn;
         if (parsed.answer !== undefined) {
-          termination = 'answer';
-          prediction = parsed.answer;
           if (parsed.toolCalls.length) turn = { calls: parsed.toolCalls, results: new Map() };
-          return;
-        }
-        if (parsed.toolCalls.length === 0) {
-          const correction = parsed.problem ?? 'Call a tool or give your final answer inside <answer></answer>.';
-          pending = [protocol.renderCorrection(correction)];
-          pendingTokens = estimateTokens(correction);
+          if (acceptAnswer(parsed.answer)) {
+            termination = errorMessage ? 'error' : 'answer';
+            return;
+          }
+          if (turn) {
+            const closed = answerTurn(turn, 'Not run: the reply also contained a final answer.');
+            state.pending = [...closed.messages, ...state.pending];
+            state.toolCallsAnswered += turn.calls.length;
+            turn = undefined;
+          }
           continue;
         }
+        if (parsed.toolCalls.length === 0) {
+          state.pending = [protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')];
+          state.pendingTokens = estimateTokens(parsed.problem ?? '');
+          continue;
+        }
+
         const current: Turn = { calls: parsed.toolCalls, results: new Map() };
         turn = current;
         phase = 'running_tools';
-        for (const call of current.calls) {
-          current.results.set(call.id, await runToolCall(call));
-        }
+        await runTurn(current);
         turn = undefined;
-        toolCallsAnswered += current.calls.length;
+        state.toolCallsAnswered += current.calls.length;
         const answered = answerTurn(current, '');
-        pending = [answered.message];
-        pendingTokens = answered.tokens;
-        pendingTurn = current;
+        state.pending = answered.messages;
+        state.pendingTokens = answered.tokens;
+        state.pendingCallIds = current.calls.map((call) => call.id);
+
+        if (options.stuckDetection) {
+          for (const call of current.calls) {
+            const observed = observeToolCall(state.stuck, callSignature(call.name, call.arguments));
+            state.stuck = observed.state;
+            if (observed.verdict.kind === 'nudge') {
+              state.details.stuckNudges += 1;
+              addPendingText(observed.verdict.message);
+            } else if (observed.verdict.kind === 'stuck') {
+              budgetEnd = 'stuck';
+              return;
+            }
+          }
+        }
       }
     });
   } catch (error) {
     if (!isCancellation(error)) throw error;
-    termination = timedOut ? 'timeout' : 'cancelled';
-    prediction = timedOut ? `No answer found after ${limits.maxDurationMinutes} minutes.` : 'No answer: the run was cancelled.';
+    if (stopRequest === undefined) termination = 'cancelled';
+  }
+  deadlineScope?.cancel();
+
+  if (continueAsNewNow) {
+    ending = true;
+    await condition(allHandlersFinished);
+    state.details.continuedAsNew += 1;
+    upsertSearchAttributes([{ key: REACT_ITERATIONS, value: state.modelCalls }]);
+    return continueAsNew<typeof researchAgent>({ ...input, resume: state });
   }
 
-  return CancellationScope.nonCancellable(async () => {
-    deadline.cancel();
-    phase = 'finishing';
-    const ended: Termination = termination ?? 'error';
-    const append = [...pending];
-    if (turn) {
-      const reason =
-        ended === 'answer'
+  // ---- The final answer phase: one tool-less call for the best answer. ----
+  if (stopRequest === 'timeout') budgetEnd = 'timeout';
+  const closingReason = (why: Termination | 'finish'): string =>
+    why === 'timeout'
+      ? 'Not completed: the run reached its time limit while this tool call was open.'
+      : why === 'cancelled'
+        ? 'Not completed: the run was cancelled while this tool call was open.'
+        : why === 'answer'
           ? 'Not run: the final answer was given in the same reply.'
-          : ended === 'cancelled'
-            ? 'Not completed: the run was cancelled while this tool call was open.'
-            : ended === 'timeout'
-              ? 'Not completed: the run reached its time limit while this tool call was open.'
-              : `Not run: the run ended (${ended}).`;
-      append.push(answerTurn(turn, reason).message);
-      toolCallsAnswered += turn.calls.length;
-      turn = undefined;
+          : why === 'finish'
+            ? 'Not completed: the run was asked to finish now.'
+            : `Not run: the run ended (${why}).`;
+  const closeOpenTurn = (why: Termination | 'finish') => {
+    if (!turn) return;
+    const closed = answerTurn(turn, closingReason(why));
+    state.toolCallsAnswered += turn.calls.length;
+    state.pending = [...state.pending, ...closed.messages];
+    state.pendingTokens += closed.tokens;
+    turn = undefined;
+  };
+
+  const wantsFinalAnswer = termination === undefined && (stopRequest === 'finish' || (budgetEnd !== undefined && options.finalAnswerPhase));
+  if (wantsFinalAnswer) {
+    ending = true;
+    const why: Termination | 'finish' = stopRequest === 'finish' ? 'finish' : (budgetEnd as Termination);
+    state.details.finalAnswerPhase = why === 'finish' ? 'finish_requested' : why;
+    closeOpenTurn(why);
+    if (why === 'token_limit' && state.pendingCallIds.length) {
+      // Withhold the last observations: they are what pushed the context past its limit.
+      const withheld: Turn = { calls: state.pendingCallIds.map((id) => ({ id, name: '', arguments: {} })), results: new Map() };
+      const note = `[Output withheld: the context reached its limit of ${state.limits.maxContextTokens.toLocaleString('en-US')} tokens. The whole output is kept in the transcript store.]`;
+      state.pending = answerTurn(withheld, note).messages;
+      state.pendingTokens = 0;
     }
-    let transcript = conversation;
+    const reason =
+      why === 'token_limit'
+        ? 'You have reached the maximum context length you can handle.'
+        : why === 'max_calls'
+          ? 'You have used all the model calls this research may make.'
+          : why === 'timeout'
+            ? 'The time for this research is up.'
+            : why === 'stuck'
+              ? 'The research is going in circles.'
+              : `You are asked to finish now${finishReason ? ` (${finishReason})` : ''}.`;
+    addPendingText(protocol.finalAnswerRequest(reason));
     try {
-      transcript = (await bookkeeping.finishTranscript({ conversation, append })).conversation;
+      const outcome = await CancellationScope.cancellable(() => callModel(true, { startToCloseTimeout: `${options.finalAnswerTimeoutSeconds} seconds`, retry: { maximumAttempts: 2 } }));
+      accept(outcome);
+      if (outcome.turn.toolCalls.length) turn = { calls: outcome.turn.toolCalls, results: new Map() };
+      if (outcome.turn.answer !== undefined) acceptAnswer(outcome.turn.answer);
+    } catch (error) {
+      if (isCancellation(error)) termination = 'cancelled';
+      else errorMessage = rootMessage(error);
+    }
+    if (termination === undefined) termination = why === 'finish' ? (prediction ? 'answer' : 'cancelled') : why;
+  } else if (termination === undefined) {
+    termination = budgetEnd ?? (stopRequest === 'timeout' ? 'timeout' : 'cancelled');
+  }
+  if (!prediction) {
+    prediction =
+      termination === 'cancelled'
+        ? 'No answer: the run was cancelled.'
+        : termination === 'timeout'
+          ? `No answer found after ${state.limits.maxDurationMinutes} minutes.`
+          : termination === 'max_calls'
+            ? 'No answer found: the model-call budget ran out.'
+            : 'No answer found.';
+  }
+
+  // ---- Finishing: answer every open call, store the last messages, record the ending. ----
+  return CancellationScope.nonCancellable(async () => {
+    ending = true;
+    phase = 'finishing';
+    const ended = termination as Termination;
+    closeOpenTurn(ended);
+    let transcript = state.conversation;
+    try {
+      transcript = (await bookkeeping.finishTranscript({ conversation: state.conversation, append: state.pending })).conversation;
     } catch (error) {
       errorMessage = `${errorMessage ? `${errorMessage}; ` : ''}the last messages could not be stored: ${rootMessage(error)}`;
     }
-    termination = ended;
     phase = 'done';
     upsertSearchAttributes([
       { key: REACT_TERMINATION, value: ended },
-      { key: REACT_ITERATIONS, value: modelCalls },
+      { key: REACT_ITERATIONS, value: state.modelCalls },
     ]);
-    setCurrentDetails(`Ended: ${ended} after ${modelCalls} model calls.`);
+    setCurrentDetails(`Ended: ${ended} after ${state.modelCalls} model calls.`);
+    await condition(allHandlersFinished);
     return {
       question: input.question,
       answer: input.answer ?? '',
       prediction,
       termination: ended,
       transcript,
-      iterations: modelCalls,
-      toolCalls: toolCallsAnswered,
-      usage,
-      contextTokens,
-      durationMs: Date.now() - startedAt,
+      iterations: state.modelCalls,
+      toolCalls: state.toolCallsAnswered,
+      usage: state.usage,
+      contextTokens: state.contextTokens,
+      durationMs: elapsedMs(),
       ...(errorMessage ? { error: errorMessage } : {}),
+      ...(parsedAnswer !== undefined ? { parsedAnswer } : {}),
+      details: state.details,
     };
   });
 }

@@ -57,8 +57,11 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
         }),
         context.cancelled,
       ]);
+      // A handler may answer the abort by returning; the activity was still cancelled.
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
       return await finish(typeof output === 'string' ? output : JSON.stringify(output), false);
     } catch (error) {
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
       if (error instanceof ToolInputError) return finish(`Error: ${error.message}`, true);
       throw error;
     } finally {

@@ -2,7 +2,7 @@ import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type ToolSpec } from '../../src/tool-sp
 import type { ToolDefinition } from './tool-definition';
 
 /** Activity names the agent itself uses; a tool may not take them. */
-export const RESERVED_ACTIVITY_NAMES = ['startConversation', 'callModel', 'finishTranscript'] as const;
+export const RESERVED_ACTIVITY_NAMES = ['startConversation', 'callModel', 'compressContext', 'finishTranscript'] as const;
 
 /** The tools a worker offers, checked once when the worker starts. */
 export class ToolRegistry {

@@ -23,10 +23,10 @@ export function validateArguments(schema: JsonSchema, args: Record<string, unkno
   const properties = (schema.properties ?? {}) as Record<string, { type?: unknown; enum?: unknown[] }>;
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
   for (const name of required) {
-    if (args[name] === undefined) problems.push(`missing required argument "${name}"`);
+    if (!Object.hasOwn(args, name) || args[name] === undefined) problems.push(`missing required argument "${name}"`);
   }
   for (const [name, value] of Object.entries(args)) {
-    const property = properties[name];
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
     if (!property) {
       if (schema.additionalProperties === false) problems.push(`unknown argument "${name}" (expected: ${Object.keys(properties).join(', ') || 'none'})`);
       continue;

@@ -1,7 +1,7 @@
 import JSON5 from 'json5';
 import type { MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
-import type { ParsedTurn, Protocol, ToolCallRequest } from './protocol';
+import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
 
 /** Most tool calls read from one reply; the rest are answered with a note. */
 export const MAX_TOOL_CALLS_PER_TURN = 8;
@@ -79,7 +79,8 @@ export function parseToolCallBody(body: string, id: string): ToolCallRequest {
   return { id, name: name.trim(), arguments: args.arguments ?? {} };
 }
 
-function extractThought(content: string): string {
+/** The model's reasoning: inside <think>, else the text before the first tag; shortened for history. */
+export function extractThought(content: string): string {
   const think = between(content, '<think>', '</think>');
   const raw = think ? think.inner : content.split(/<tool_call>|<answer>/)[0] ?? '';
   const trimmed = raw.trim();
@@ -93,6 +94,7 @@ function extractThought(content: string): string {
 export const deepResearchProtocol: Protocol = {
   name: 'deep-research',
   stop: ['\n<tool_response>', '<tool_response>'],
+  nativeTools: false,
 
   renderSystemPrompt(tools: ToolSpec[], today: string): string {
     const toolLines = tools
@@ -120,7 +122,8 @@ export const deepResearchProtocol: Protocol = {
     return cut >= 0 ? content.slice(0, cut).trimEnd() : content;
   },
 
-  parse(content: string, modelCall: number): ParsedTurn {
+  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+    const content = reply.content;
     const thought = extractThought(content);
     const toolCalls: ToolCallRequest[] = [];
     let position = 0;
@@ -151,12 +154,12 @@ export const deepResearchProtocol: Protocol = {
     return { thought, toolCalls, problem };
   },
 
-  renderObservations(observations: MessagePart[][]): PendingMessage {
+  renderObservations(observations: Observation[]): PendingMessage[] {
     const parts: MessagePart[] = [];
     observations.forEach((observation, index) => {
-      parts.push({ text: `${index > 0 ? '\n' : ''}<tool_response>\n` }, ...observation, { text: '\n</tool_response>' });
+      parts.push({ text: `${index > 0 ? '\n' : ''}<tool_response>\n` }, ...observation.parts, { text: '\n</tool_response>' });
     });
-    return { role: 'user', parts };
+    return [{ role: 'user', parts }];
   },
 
   renderCorrection(problem: string): PendingMessage {

@@ -1,9 +1,9 @@
-import type { MessagePart, PendingMessage } from '../messages';
+import type { MessagePart, NativeToolCall, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 
 /** One tool call the model asked for, as parsed from its output. */
 export interface ToolCallRequest {
-  /** Unique within the run (`call-<modelCall>-<index>` for text protocols). */
+  /** Unique within the run: the model's id for native calls, `call-<modelCall>-<index>` for text protocols. */
   id: string;
   /** Tool name as the model wrote it ('' when it could not be read). */
   name: string;
@@ -26,24 +26,43 @@ export interface ParsedTurn {
   problem?: string;
 }
 
+/** The model's raw reply: its text and, for native tool calling, its tool calls. */
+export interface ModelReply {
+  content: string;
+  toolCalls: NativeToolCall[];
+}
+
+/** The observation of one tool call, composed from parts (text the workflow knows, blobs it references). */
+export interface Observation {
+  callId: string;
+  name: string;
+  parts: MessagePart[];
+}
+
+/** The protocols a run can choose. */
+export const PROTOCOL_NAMES = ['deep-research', 'native', 'classic'] as const;
+export type ProtocolName = (typeof PROTOCOL_NAMES)[number];
+
 /**
  * A protocol renders tools into the request and parses the model's output. It is pure and
  * workflow-safe: activities use it to parse, the workflow uses it to compose messages.
  */
 export interface Protocol {
-  readonly name: string;
+  readonly name: ProtocolName;
   /** Stop sequences for every model call. */
   readonly stop: string[];
-  /** The system message: instructions, tools and today's date (YYYY-MM-DD). */
+  /** Whether tools go to the API as JSON schemas (native tool calling) rather than in the prompt. */
+  readonly nativeTools: boolean;
+  /** The system message: instructions, tools (for text protocols) and today's date (YYYY-MM-DD). */
   renderSystemPrompt(tools: ToolSpec[], today: string): string;
   /** Cuts anything the model should not have written (e.g. a hallucinated observation). */
   cleanOutput(content: string): string;
-  /** Parses a cleaned output; never throws. */
-  parse(content: string, modelCall: number): ParsedTurn;
-  /** The message that carries the observations of one turn's tool calls, in call order. */
-  renderObservations(observations: MessagePart[][]): PendingMessage;
+  /** Parses a cleaned reply; never throws. */
+  parse(reply: ModelReply, modelCall: number): ParsedTurn;
+  /** The messages that carry one turn's observations, in call order. */
+  renderObservations(observations: Observation[]): PendingMessage[];
   /** The message sent back when the output was neither a tool call nor an answer. */
   renderCorrection(problem: string): PendingMessage;
-  /** The text appended to ask for the final answer when a budget ran out. */
+  /** The text that asks for the final answer when a budget ran out. */
   finalAnswerRequest(reason: string): string;
 }

@@ -79,15 +79,26 @@ test('malformed tool calls and unknown tools become observations and the run con
   assert.match(messages[11]?.content ?? '', /neither a <tool_call> nor an <answer>/);
 });
 
-test('the run ends max_calls when the model never answers, with every tool call answered', async () => {
+test('the run ends max_calls when the model never answers: one last tool-less call, every tool call answered', async () => {
   const { result, messages, requests } = await run('max-calls', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 3 } });
   assert.equal(result.termination, 'max_calls');
-  assert.equal(result.iterations, 3);
-  assert.equal(requests.length, 3);
-  assert.equal(result.toolCalls, 3);
+  assert.equal(result.iterations, 4, 'three calls and the final answer call');
+  assert.equal(requests.length, 4);
+  assert.equal(result.details.finalAnswerPhase, 'max_calls');
+  assert.match(String(requests[3]?.messages.at(-1)?.content), /<tool_response>\nFacts about step 3[\s\S]*You have used all the model calls[\s\S]*Stop calling tools now/);
+  assert.equal(result.prediction, 'No answer found: the model-call budget ran out.');
   assert.deepEqual(protocolProblems(messages), []);
-  assert.equal(messages.at(-1)?.role, 'user');
-  assert.match(messages.at(-1)?.content ?? '', /<tool_response>\nFacts about step 3/);
+  assert.match(messages.at(-1)?.content ?? '', /<tool_response>\nNot run: the run ended \(max_calls\)/, 'the call in the final reply is answered, not run');
+});
+
+test('the final answer phase can be turned off: max_calls then ends at once', async () => {
+  const { result, requests, messages } = await run('max-calls-no-final', (turn) => toolCall('lookup', { query: `step ${turn}` }), {
+    limits: { maxModelCalls: 2 },
+    loop: { finalAnswerPhase: false },
+  });
+  assert.equal(result.termination, 'max_calls');
+  assert.equal(requests.length, 2);
+  assert.deepEqual(protocolProblems(messages), []);
 });
 
 test('a context past the token budget gets one last call that asks for the final answer', async () => {
@@ -95,7 +106,7 @@ test('a context past the token budget gets one last call that asks for the final
     request.messages.at(-1)?.content?.toString().includes('maximum context length')
       ? answer('best guess: BYD')
       : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
-    { limits: { maxContextTokens: 2_000 } },
+    { limits: { maxContextTokens: 2_000 }, loop: { compressAtFraction: 0 } },
   );
   assert.equal(result.termination, 'token_limit');
   assert.equal(result.prediction, 'best guess: BYD');
@@ -107,7 +118,7 @@ test('a context past the token budget gets one last call that asks for the final
 
 test('a context-length error from the model server leads to the final answer, not a failed run', async () => {
   const { result, requests } = await run('context-400', (turn, request) =>
-    String(request.messages.at(-1)?.content).includes('no longer fits')
+    String(request.messages.at(-1)?.content).includes('Stop calling tools now')
       ? answer('short answer')
       : turn === 1
         ? toolCall('lookup', { query: 'a' })

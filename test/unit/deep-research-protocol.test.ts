@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/protocols/deep-research-protocol';
 
-const parse = (content: string) => protocol.parse(protocol.cleanOutput(content), 3);
+const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 
 test('a well-formed tool call is parsed into name and arguments, with the thought', () => {
   const turn = parse('<think>I should search.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["BYD 2024 sales"]}}\n</tool_call>');
@@ -80,7 +80,12 @@ test('CJK, emoji and very large outputs parse without throwing', () => {
 });
 
 test('observations are wrapped in <tool_response> in call order, as one user message', () => {
-  const message = protocol.renderObservations([[{ text: 'first' }], [{ ref: 'sha256:' + 'a'.repeat(64) }]]);
+  const messages = protocol.renderObservations([
+    { callId: 'call-1-1', name: 'a', parts: [{ text: 'first' }] },
+    { callId: 'call-1-2', name: 'b', parts: [{ ref: 'sha256:' + 'a'.repeat(64) }] },
+  ]);
+  assert.equal(messages.length, 1);
+  const message = messages[0]!;
   assert.equal(message.role, 'user');
   assert.deepEqual(message.parts, [
     { text: '<tool_response>\n' },

@@ -1,0 +1,78 @@
+import JSON5 from 'json5';
+import type { MessagePart, PendingMessage } from '../messages';
+import type { ToolSpec } from '../tool-spec';
+import type { ModelReply, Observation, ParsedTurn, Protocol } from './protocol';
+
+const FORMAT_HELP =
+  'Use exactly this format:\nThought: your reasoning\nAction: the tool name\nAction Input: the arguments as a JSON object\n' +
+  'or, when you know the answer:\nThought: your reasoning\nFinal Answer: the answer';
+
+function field(content: string, label: string, until: string[]): string | undefined {
+  const match = new RegExp(`^\\s*${label}:[ \\t]*`, 'mi').exec(content);
+  if (!match) return undefined;
+  const rest = content.slice(match.index + match[0].length);
+  const stops = until.map((next) => new RegExp(`^\\s*${next}:`, 'mi').exec(rest)?.index).filter((index): index is number => index !== undefined);
+  return rest.slice(0, stops.length ? Math.min(...stops) : rest.length).trim();
+}
+
+/**
+ * The classic text format: `Thought:` / `Action:` / `Action Input:` / `Observation:`, ending
+ * with `Final Answer:`. Stops on `Observation:` so the model never writes its own.
+ */
+export const classicReactProtocol: Protocol = {
+  name: 'classic',
+  stop: ['\nObservation:', 'Observation:'],
+  nativeTools: false,
+
+  renderSystemPrompt(tools: ToolSpec[], today: string): string {
+    const toolLines = tools.map((tool) => `- ${tool.name}: ${tool.description} Arguments (JSON schema): ${JSON.stringify(tool.parameters)}`).join('\n');
+    return (
+      'You are a deep research assistant. Answer the question thoroughly and accurately, using the tools to gather information.\n\n' +
+      (tools.length ? `Tools:\n${toolLines}\n\n` : 'No tools are available: answer from what you know.\n\n') +
+      `${FORMAT_HELP}\n\nAfter each Action you will get an Observation with the tool's result. Repeat Thought/Action as needed.` +
+      `\n\nCurrent date: ${today}`
+    );
+  },
+
+  cleanOutput(content: string): string {
+    const cut = /\n?Observation:/.exec(content);
+    return cut ? content.slice(0, cut.index).trimEnd() : content;
+  },
+
+  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+    const content = reply.content;
+    const thought = (field(content, 'Thought', ['Action', 'Action Input', 'Final Answer']) ?? '').slice(0, 1_000);
+    const finalAnswer = field(content, 'Final Answer', []);
+    const action = field(content, 'Action', ['Action Input', 'Thought', 'Final Answer']);
+    if (action) {
+      const id = `call-${modelCall}-1`;
+      const name = action.split('\n')[0]?.trim().replace(/^`|`$/g, '') ?? '';
+      const rawInput = field(content, 'Action Input', ['Thought', 'Action', 'Final Answer']);
+      if (rawInput === undefined) return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action has no "Action Input:" line. ${FORMAT_HELP}` }] };
+      const unfenced = rawInput.replace(/^```(?:json)?\s*|\s*```$/g, '');
+      try {
+        const parsed: unknown = unfenced === '' ? {} : JSON5.parse(unfenced);
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { thought, toolCalls: [{ id, name, arguments: parsed as Record<string, unknown> }] };
+        return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action Input must be a JSON object. ${FORMAT_HELP}` }] };
+      } catch (error) {
+        return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action Input is not valid JSON (${(error as Error).message}). ${FORMAT_HELP}` }] };
+      }
+    }
+    if (finalAnswer) return { thought, toolCalls: [], answer: finalAnswer };
+    return { thought, toolCalls: [], problem: `Your reply did not follow the format. ${FORMAT_HELP}` };
+  },
+
+  renderObservations(observations: Observation[]): PendingMessage[] {
+    const parts: MessagePart[] = [];
+    observations.forEach((observation, index) => parts.push({ text: `${index > 0 ? '\n' : ''}Observation: ` }, ...observation.parts));
+    return [{ role: 'user', parts }];
+  },
+
+  renderCorrection(problem: string): PendingMessage {
+    return { role: 'user', parts: [{ text: `Observation: ${problem}` }] };
+  },
+
+  finalAnswerRequest(reason: string): string {
+    return `${reason} Do not use any more tools. Based on everything above, write your best answer now as:\nThought: your final reasoning\nFinal Answer: the answer`;
+  },
+};

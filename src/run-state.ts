@@ -1,0 +1,40 @@
+import type { PendingMessage, TokenUsage } from './messages';
+import type { RunDetails, RunLimits } from './run-input';
+import type { StuckDetectorState } from './stuck-detection';
+import type { ToolSpec } from './tool-spec';
+import type { ModelActivitySettings } from './activity-contracts';
+
+/** What the run learned when its transcript was opened; carried so a continued run needs no new activity. */
+export interface RunSetup {
+  tools: ToolSpec[];
+  modelActivity: ModelActivitySettings;
+  model: string;
+}
+
+/**
+ * Everything a run needs to go on, small and serialisable: it is carried into the next run on
+ * continue-as-new (history of the new run starts from here), and the `progress` query reads it.
+ */
+export interface RunState {
+  /** Workflow time the first run started (the time budget counts from here across runs). */
+  startedAt: number;
+  limits: RunLimits;
+  setup?: RunSetup;
+  /** The conversation as the model will see it next (without `pending`). */
+  conversation: string;
+  /** Messages to append before the next model call (last turn's observations, notes). */
+  pending: PendingMessage[];
+  pendingTokens: number;
+  /** The tool calls whose observations are in `pending`, for withholding them at the token limit. */
+  pendingCallIds: string[];
+  modelCalls: number;
+  /** Model calls made in the current run (for continue-as-new). */
+  modelCallsThisRun: number;
+  toolCallsAnswered: number;
+  usage: TokenUsage;
+  contextTokens: number;
+  lastThought: string;
+  stuck: StuckDetectorState;
+  answerAttempts: number;
+  details: RunDetails;
+}

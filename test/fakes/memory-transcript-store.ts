@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type TranscriptStore } from '../../activities/transcript-store';
+
+/**
+ * An in-memory `TranscriptStore` for unit tests: the same `sha256:<hex>` content addresses as
+ * `LocalDirectoryTranscriptStore`, the same errors, no filesystem. It counts writes and reads
+ * so tests can check what an activity stored.
+ */
+export class MemoryTranscriptStore implements TranscriptStore {
+  readonly blobs = new Map<string, string>();
+  /** Every `putText` call's text, in order (including repeats of stored texts). */
+  readonly puts: string[] = [];
+  /** Every `getText` call's reference, in order. */
+  readonly gets: string[] = [];
+
+  static referenceOf(text: string): string {
+    return REFERENCE_PREFIX + createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
+  }
+
+  async putText(text: string): Promise<string> {
+    if (typeof text !== 'string') throw new TypeError(`putText expects a string, got ${typeof text}`);
+    this.puts.push(text);
+    const reference = MemoryTranscriptStore.referenceOf(text);
+    if (!this.blobs.has(reference)) this.blobs.set(reference, text);
+    return reference;
+  }
+
+  async getText(reference: string): Promise<string> {
+    this.gets.push(reference);
+    if (!isReference(reference)) throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
+    const text = this.blobs.get(reference);
+    if (text === undefined) throw new TranscriptMissingError(reference, 'the in-memory test store');
+    return text;
+  }
+}
