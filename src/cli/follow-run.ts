@@ -8,13 +8,21 @@ import { RunEventReader, runHistory } from './run-events';
  * calls, tool results, failures) and resolves to its result. Works for a finished run too.
  */
 export async function followRun(client: Client, workflowId: string, print: (line: string) => void): Promise<ResearchRunResult> {
-  const reader = new RunEventReader();
-  for await (const historyEvent of runHistory(client, workflowId)) {
-    for (const event of reader.read(historyEvent)) {
-      for (const line of progressLines(event)) print(line);
-      if (event.kind === 'run_completed') return event.result;
-      if (event.kind === 'run_closed') throw new Error(`Run ${workflowId} ended without a result (${event.status}).`);
+  let runId: string | undefined;
+  // Each continue-as-new starts a new run under the same workflow id; follow the chain.
+  for (;;) {
+    const reader = new RunEventReader();
+    let next: string | undefined;
+    for await (const historyEvent of runHistory(client, workflowId, runId)) {
+      for (const event of reader.read(historyEvent)) {
+        for (const line of progressLines(event)) print(line);
+        if (event.kind === 'run_completed') return event.result;
+        if (event.kind === 'run_closed') throw new Error(`Run ${workflowId} ended without a result (${event.status}).`);
+        if (event.kind === 'continued_as_new') next = event.newRunId;
+      }
     }
+    if (!next) break;
+    runId = next;
   }
   return (await client.workflow.getHandle(workflowId).result()) as ResearchRunResult;
 }

@@ -25,6 +25,8 @@ export function progressLines(event: RunEvent): string[] {
       return [`  ${event.tool} → ${event.output.isError ? 'error: ' : ''}${oneLine(event.output.observation.preview, 140)} (${event.output.observation.characters.toLocaleString('en-US')} chars)`];
     case 'activity_failed':
       return [`  ${event.activity} failed: ${oneLine(event.message)}`];
+    case 'continued_as_new':
+      return ['  (continued as new to keep history small; same workflow id)'];
     case 'run_completed':
     case 'run_closed':
       return [];

@@ -15,7 +15,8 @@ export type RunEvent =
   | { kind: 'tool_completed'; tool: string; callId: string; output: ToolActivityOutput }
   | { kind: 'activity_failed'; activity: string; message: string }
   | { kind: 'run_completed'; result: ResearchRunResult }
-  | { kind: 'run_closed'; status: string };
+  | { kind: 'run_closed'; status: string }
+  | { kind: 'continued_as_new'; newRunId: string };
 
 function decode<T>(payloads: temporal.api.common.v1.IPayloads | null | undefined): T | undefined {
   const first = payloads?.payloads?.[0];
@@ -70,6 +71,8 @@ export class RunEventReader {
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
         return [{ kind: 'run_completed', result: decode<ResearchRunResult>(event.workflowExecutionCompletedEventAttributes?.result) as ResearchRunResult }];
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+        return [{ kind: 'continued_as_new', newRunId: event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? '' }];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
         return [{ kind: 'run_closed', status: `failed: ${event.workflowExecutionFailedEventAttributes?.failure?.message ?? ''}` }];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:

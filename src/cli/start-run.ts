@@ -12,6 +12,7 @@ export const runOptionsHelp = `  --answer TEXT        reference answer, kept in 
   --max-tokens N       context budget in tokens (default 110000)
   --tools a,b          tools the run may use (default: all the worker has)
   --model NAME         model for this run (default: the worker's REACT_AGENT_MODEL)
+  --protocol NAME      deep-research (default), native (OpenAI tool calls) or classic (Thought/Action)
   --id ID              workflow id (default: research-<time>-<random>)`;
 
 export const runOptionSpecs = {
@@ -21,6 +22,7 @@ export const runOptionSpecs = {
   'max-tokens': { type: 'string' },
   tools: { type: 'string' },
   model: { type: 'string' },
+  protocol: { type: 'string' },
   id: { type: 'string' },
 } as const;
 
@@ -39,6 +41,7 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
     ...(Object.keys(limits).length ? { limits } : {}),
     ...(values.tools !== undefined ? { tools: values.tools.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
     ...(values.model ? { model: { model: values.model } } : {}),
+    ...(values.protocol ? { protocol: values.protocol as ResearchRunInput['protocol'] } : {}),
   };
   const { problems } = validateRunInput(input);
   if (problems.length) throw new UsageError(`Invalid run: ${problems.join('; ')}.`, help);

@@ -66,4 +66,11 @@ export const broken: ToolDefinition = {
   },
 };
 
-export const tools: ToolDefinition[] = [lookup, wait, bigOutput, broken];
+export const guardedLookup: ToolDefinition = {
+  ...lookup,
+  name: 'guarded_lookup',
+  description: 'Look up a fact in a sensitive source; every call needs approval.',
+  requiresApproval: true,
+};
+
+export const tools: ToolDefinition[] = [lookup, wait, bigOutput, broken, guardedLookup];
