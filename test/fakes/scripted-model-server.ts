@@ -54,7 +54,12 @@ export interface ScriptedReply {
   completionTokens?: number;
   /** finish_reason, default 'stop' (or 'tool_calls' when toolCalls given). */
   finishReason?: string;
+  /** Streams only: every `INVALID_UTF8_MARKER` in the content is sent as the raw invalid UTF-8 bytes 0xC3 0x28. */
+  invalidUtf8?: boolean;
 }
+
+/** Placeholder in `content` replaced on the wire by invalid UTF-8 when `invalidUtf8` is set. */
+export const INVALID_UTF8_MARKER = '<<INVALID_UTF8>>';
 
 /** One chat-completions request as the script sees it. */
 export interface ScriptedRequest {
@@ -488,7 +493,13 @@ export class ScriptedModelServer {
       }
       if (index > 0) await sleep(reply.delayBetweenChunksMs ?? 0, disconnect.signal);
       if (disconnect.signal.aborted || response.destroyed) return;
-      response.write(`data: ${JSON.stringify(events[index])}\n\n`);
+      const line = `data: ${JSON.stringify(events[index])}\n\n`;
+      if (reply.invalidUtf8 && line.includes(INVALID_UTF8_MARKER)) {
+        const pieces = line.split(INVALID_UTF8_MARKER).map((piece) => Buffer.from(piece, 'utf8'));
+        response.write(Buffer.concat(pieces.flatMap((piece, position) => (position ? [Buffer.from([0xc3, 0x28]), piece] : [piece]))));
+      } else {
+        response.write(line);
+      }
     }
     if (reply.stallAfterChunks !== undefined) {
       // Asked to stall after more events than there are: stall before `data: [DONE]`.
