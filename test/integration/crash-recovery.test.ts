@@ -87,3 +87,21 @@ test('the dev server SIGKILLed mid-run and restarted on the same database file: 
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
   assert.deepEqual([...completedPerCall(environment.requestsOf(workflowId)).values()], [1, 1, 1]);
 });
+
+test('a worker stopped with SIGTERM gives the running tool its grace time, exits, and another worker finishes the run', async () => {
+  await environment.crashAllWorkers();
+  const first = await environment.startWorker();
+  const workflowId = scenarios.add(runId('sigterm'), [toolCall('wait', { seconds: 4 }), answer('after a graceful stop')]);
+  const handle = await environment.startRun({ question: 'Stop gracefully.' }, workflowId);
+  await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
+  const stoppedAt = Date.now();
+  const exitCode = await first.stop();
+  assert.equal(exitCode, 0, `the worker exited cleanly:\n${first.log.slice(-2_000)}`);
+  assert.ok(Date.now() - stoppedAt < 15_000, 'shutdown took the grace time, not the tool time');
+  const interrupted = readToolLog(environment.toolLog, workflowId).find((entry) => entry.event === 'stop');
+  assert.equal(interrupted?.reason, 'cancelled', 'after the grace time the tool was cancelled, not abandoned');
+  await environment.startWorker();
+  const result = await handle.result();
+  assert.equal(result.termination, 'answer');
+  assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'stop' && entry.reason === 'done').length, 1);
+});
