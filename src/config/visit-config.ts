@@ -1,0 +1,106 @@
+import { statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { ConfigurationError } from './configuration-error';
+import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+
+/** Settings of the `visit` tool, read by {@link loadVisitConfig}. */
+export interface VisitConfig {
+  /** Most bytes read of one page or file. `REACT_AGENT_VISIT_MAX_BYTES`; default 5,242,880 (5 MB). */
+  maxBytes: number;
+  /** Longest one page may take to fetch, in seconds. `REACT_AGENT_VISIT_TIMEOUT_SECONDS`; default 30. */
+  timeoutSeconds: number;
+  /**
+   * Allow loopback, private, link-local (incl. cloud metadata) and CGNAT addresses.
+   * `REACT_AGENT_VISIT_ALLOW_PRIVATE` (`true`/`false`); default false.
+   */
+  allowPrivateNetworks: boolean;
+  /**
+   * Hosts that bypass the SSRF guard, e.g. a company intranet (`wiki.corp`, `.corp.example`
+   * for every subdomain). `REACT_AGENT_VISIT_ALLOWED_HOSTS`, comma-separated; default none.
+   */
+  allowedHosts: string[];
+  /**
+   * Absolute directories whose files `visit` may read (file:// URLs or paths).
+   * `REACT_AGENT_VISIT_FILE_DIRS`, comma-separated, relative to the current directory; each
+   * must exist. Default none (local files refused).
+   */
+  localFileDirectories: string[];
+  /**
+   * Answer `visit` calls that have a goal with the evidence and summary a model extracts
+   * (extra model calls) instead of the whole page. `REACT_AGENT_VISIT_SUMMARIZE`
+   * (`true`/`false`); default false.
+   */
+  summarize: boolean;
+}
+
+/** Default of {@link VisitConfig.maxBytes}. */
+export const DEFAULT_VISIT_MAX_BYTES_SETTING = 5 * 1024 * 1024;
+/** Default of {@link VisitConfig.timeoutSeconds}. */
+export const DEFAULT_VISIT_TIMEOUT_SECONDS = 30;
+
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
+const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
+
+/** Reads `name` as a boolean (true/false, 1/0, yes/no, on/off), or `defaultValue` when unset. */
+function readBoolean(environment: Environment, name: string, defaultValue: boolean): boolean {
+  const raw = readString(environment, name);
+  if (raw === undefined) return defaultValue;
+  const word = raw.toLowerCase();
+  if (TRUE_WORDS.has(word)) return true;
+  if (FALSE_WORDS.has(word)) return false;
+  throw new ConfigurationError(name, `${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function readList(environment: Environment, name: string): string[] {
+  return (readString(environment, name) ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+function readAllowedHosts(environment: Environment): string[] {
+  const name = 'REACT_AGENT_VISIT_ALLOWED_HOSTS';
+  return readList(environment, name).map((entry) => {
+    if (/[/\s@]/.test(entry) || /^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
+      throw new ConfigurationError(
+        name,
+        `${name} must be a comma-separated list of host names (like wiki.corp.example, or .corp.example for every subdomain), got ${JSON.stringify(entry)}`,
+      );
+    }
+    return entry.toLowerCase();
+  });
+}
+
+function readDirectories(environment: Environment): string[] {
+  const name = 'REACT_AGENT_VISIT_FILE_DIRS';
+  return readList(environment, name).map((entry) => {
+    const directory = isAbsolute(entry) ? entry : resolve(process.cwd(), entry);
+    let isDirectory = false;
+    try {
+      isDirectory = statSync(directory).isDirectory();
+    } catch {
+      isDirectory = false;
+    }
+    if (!isDirectory) {
+      throw new ConfigurationError(name, `${name} lists ${JSON.stringify(entry)}, which is not an existing directory (${directory}); list directories the visit tool may read, separated by commas`);
+    }
+    return directory;
+  });
+}
+
+/**
+ * Reads the visit tool's settings from the environment and validates them.
+ *
+ * @param environment Variables to read; default `process.env`.
+ * @throws ConfigurationError naming the variable at fault.
+ */
+export function loadVisitConfig(environment: Environment = process.env): VisitConfig {
+  return {
+    maxBytes: readPositiveInteger(environment, 'REACT_AGENT_VISIT_MAX_BYTES', DEFAULT_VISIT_MAX_BYTES_SETTING),
+    timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_VISIT_TIMEOUT_SECONDS', DEFAULT_VISIT_TIMEOUT_SECONDS),
+    allowPrivateNetworks: readBoolean(environment, 'REACT_AGENT_VISIT_ALLOW_PRIVATE', false),
+    allowedHosts: readAllowedHosts(environment),
+    localFileDirectories: readDirectories(environment),
+    summarize: readBoolean(environment, 'REACT_AGENT_VISIT_SUMMARIZE', false),
+  };
+}
