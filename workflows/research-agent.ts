@@ -325,7 +325,8 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       retry: { initialInterval: `${settings.initialRetrySeconds} seconds`, backoffCoefficient: 2, maximumAttempts: settings.maxAttempts },
       ...(settings.taskQueue ? { taskQueue: settings.taskQueue } : {}),
-      summary: `${call.name} ${preview(JSON.stringify(call.arguments), 120)}`,
+      // The Web UI shows the activity type (the tool name) beside this, so the summary is the arguments.
+      summary: preview(JSON.stringify(call.arguments), 120),
     };
     try {
       const tool = proxyActivities<Record<string, (toolInput: unknown) => Promise<ToolActivityOutput>>>(activityOptions)[call.name];
