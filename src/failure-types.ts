@@ -15,6 +15,8 @@ export const FailureTypes = {
   modelUnreachable: 'ReactAgent.Model.Unreachable',
   /** The stream ended without a finish reason or the response was malformed; retried. */
   modelBadResponse: 'ReactAgent.Model.BadResponse',
+  /** A search backend refused the request in a way retrying cannot fix (401/403: key or server settings; 404: wrong address). */
+  searchRequestRejected: 'ReactAgent.Search.RequestRejected',
   /** A tool was asked for that this worker does not have. */
   toolNotFound: 'ReactAgent.Tool.NotFound',
   /** The run's input is invalid (empty question, unknown tool, nonsensical limits). */

@@ -7,11 +7,11 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
-import { builtinTools } from '../activities/tools/builtin-tools';
 import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadWorkerConfig } from '../src/config';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/search-attributes';
 import { loadToolModules } from './load-tool-modules';
+import { createResearchTools } from './research-tools';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
   const connection = await Connection.connect(options.connectionOptions);
@@ -40,10 +40,13 @@ async function main(): Promise<void> {
   const workerConfig = loadWorkerConfig();
   const modelConfig = loadModelConfig();
   const temporal = loadTemporalConnection();
-  const tools = new ToolRegistry([...builtinTools(), ...(await loadToolModules(loadToolModulePaths()))]);
+  const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
+  const tools = new ToolRegistry([
+    ...createResearchTools({ environment: process.env, openai, model: modelConfig.model, log: (line) => console.log(`  ${line}`) }),
+    ...(await loadToolModules(loadToolModulePaths())),
+  ]);
 
   await checkSearchAttributes(temporal);
-  const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
   const activities = createActivities({
     openai,
     store: new LocalDirectoryTranscriptStore(workerConfig.transcriptDirectory),

@@ -5,12 +5,14 @@
 import { ConfigurationError } from '../config';
 import { cancelCommand, cancelHelp } from './commands/cancel-command';
 import { followCommand, followHelp } from './commands/follow-command';
+import { kbCommand, kbHelp } from './commands/kb-command';
 import { listCommand, listHelp } from './commands/list-command';
 import { resultCommand, resultHelp } from './commands/result-command';
 import { runCommand, runHelp } from './commands/run-command';
 import { serverCommand, serverHelp } from './commands/server-command';
 import { startCommand, startHelp } from './commands/start-command';
 import { statusCommand, statusHelp } from './commands/status-command';
+import { approveCommand, approveHelp, finishCommand, finishHelp, injectCommand, injectHelp, limitsCommand, limitsHelp } from './commands/steering-commands';
 import { UsageError } from './usage-error';
 
 const commands: Record<string, { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> }> = {
@@ -20,7 +22,12 @@ const commands: Record<string, { help: string; summary: string; run: (argumentsL
   status: { help: statusHelp, summary: 'show a run\'s status and progress', run: statusCommand },
   result: { help: resultHelp, summary: 'print a run\'s result with its messages as JSON', run: resultCommand },
   cancel: { help: cancelHelp, summary: 'cancel a run cleanly', run: cancelCommand },
+  inject: { help: injectHelp, summary: 'add a user message to a running run', run: injectCommand },
+  finish: { help: finishHelp, summary: 'make a run give its best answer now', run: finishCommand },
+  limits: { help: limitsHelp, summary: 'raise or lower a running run\'s budgets', run: limitsCommand },
+  approve: { help: approveHelp, summary: 'approve or deny a tool call waiting for approval', run: approveCommand },
   list: { help: listHelp, summary: 'list recent runs', run: listCommand },
+  kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
   server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
 };
 

@@ -4,3 +4,7 @@ export { readNumberInRange, readPositiveInteger, readPositiveNumber, readString,
 export * from './model-config';
 export * from './worker-config';
 export * from './temporal-connection-config';
+export * from './research-tools-config';
+export * from './visit-config';
+export * from './python-config';
+export * from './enabled-tools-config';

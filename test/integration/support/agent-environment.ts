@@ -63,6 +63,8 @@ export class AgentEnvironment {
       REACT_AGENT_TRANSCRIPT_DIR: transcripts,
       REACT_AGENT_DATA_DIR: directory,
       REACT_AGENT_TOOL_MODULES: join(root, 'test/fakes/test-tools.ts'),
+      // Only the test tools, unless a test turns the research tools on.
+      REACT_AGENT_TOOLS: 'none',
       REACT_AGENT_WORKFLOW_BUNDLE: bundle,
       REACT_AGENT_TEST_TOOL_LOG: toolLog,
       REACT_AGENT_MODEL_HEARTBEAT_SECONDS: '5',

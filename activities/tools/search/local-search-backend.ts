@@ -1,0 +1,13 @@
+import type { KnowledgeBase } from './knowledge-base';
+import type { SearchBackend } from './search-backend';
+
+/** Searches the local knowledge base (SQLite FTS5). The worker opens the knowledge base once and passes it here. */
+export function createLocalSearchBackend(knowledgeBase: KnowledgeBase): SearchBackend {
+  return {
+    name: 'local knowledge base',
+    async search(query, limit, signal) {
+      signal.throwIfAborted();
+      return knowledgeBase.search(query, limit).map((hit) => ({ title: hit.title, path: hit.path, snippet: hit.snippet, score: hit.score }));
+    },
+  };
+}

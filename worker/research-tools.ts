@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import type OpenAI from 'openai';
+import type { ToolDefinition } from '../activities';
+import { createParseFileTool } from '../activities/tools/parse-file/parse-file-tool';
+import { createPythonTool } from '../activities/tools/python/python-tool';
+import { KnowledgeBase } from '../activities/tools/search/knowledge-base';
+import { createLocalSearchBackend } from '../activities/tools/search/local-search-backend';
+import type { SearchBackend } from '../activities/tools/search/search-backend';
+import { createSearchTool } from '../activities/tools/search/search-tool';
+import { createSearxngSearchBackend } from '../activities/tools/search/searxng-search-backend';
+import { createSerperSearchBackend } from '../activities/tools/search/serper-search-backend';
+import { createModelPageSummarizer } from '../activities/tools/visit/page-summarizer';
+import { createVisitTool } from '../activities/tools/visit/visit-tool';
+import { loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConfig, loadVisitConfig, type Environment } from '../src/config';
+
+/** What the research tools need from the rest of the composition root. */
+export interface ResearchToolsContext {
+  environment: Environment;
+  /** For visit's goal-directed summaries. */
+  openai: OpenAI;
+  model: string;
+  log: (line: string) => void;
+}
+
+/**
+ * Builds the research tools REACT_AGENT_TOOLS enables (default all), each from its own
+ * configuration. A configuration problem (missing key, unavailable sandbox) throws here, so the
+ * worker fails at start, naming the variable.
+ */
+export function createResearchTools(context: ResearchToolsContext): ToolDefinition[] {
+  const tools: ToolDefinition[] = [];
+  for (const name of loadEnabledTools(context.environment)) {
+    if (name === 'search') {
+      const config = loadSearchConfig(context.environment);
+      let backend: SearchBackend;
+      if (config.backend === 'searxng') backend = createSearxngSearchBackend({ baseUrl: config.searxngUrl });
+      else if (config.backend === 'serper') backend = createSerperSearchBackend({ apiKey: config.serperApiKey });
+      else backend = createLocalSearchBackend(KnowledgeBase.open(config.knowledgeBasePath));
+      tools.push(createSearchTool(backend, { resultsPerQuery: config.resultsPerQuery }));
+      context.log(`search: ${config.backend}${config.backend === 'local' ? ` knowledge base ${config.knowledgeBasePath}` : ''}`);
+    } else if (name === 'visit') {
+      const config = loadVisitConfig(context.environment);
+      tools.push(
+        createVisitTool({
+          maxBytes: config.maxBytes,
+          timeoutMs: config.timeoutSeconds * 1000,
+          allowPrivateNetworks: config.allowPrivateNetworks,
+          allowedHosts: config.allowedHosts,
+          localFileDirectories: config.localFileDirectories,
+          ...(config.summarize ? { summarizer: createModelPageSummarizer({ openai: context.openai, model: context.model }) } : {}),
+        }),
+      );
+    } else if (name === 'python') {
+      const python = createPythonTool(loadPythonConfig(context.environment));
+      tools.push(python);
+      context.log(`python: ${python.isolationDescription}`);
+    } else {
+      const config = loadParseFileConfig(context.environment);
+      for (const directory of config.workspaceDirectories) mkdirSync(directory, { recursive: true });
+      tools.push(createParseFileTool({ workspaceDirectories: config.workspaceDirectories }));
+      context.log(`parse_file: workspace ${config.workspaceDirectories.join(', ')}`);
+    }
+  }
+  return tools;
+}
