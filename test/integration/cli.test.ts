@@ -75,7 +75,8 @@ test('start, status, result, list and cancel work on a run by its id', async () 
   const described = JSON.parse(status.stdout);
   assert.equal(described.status, 'RUNNING');
   assert.equal(described.progress.modelCalls, 1);
-  assert.equal(described.progress.maxModelCalls, 5);
+  assert.equal(described.progress.limits.maxModelCalls, 5);
+  assert.equal(described.progress.remaining.modelCalls, 4);
   assert.deepEqual(described.progress.openToolCalls, ['wait({"seconds":60})']);
 
   const cancelled = await cli(['cancel', id]);
