@@ -1,11 +1,13 @@
+import { Context } from '@temporalio/activity';
 import { appendFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ToolDefinition } from '../../activities/tools/tool-definition';
 
 /**
  * Tools for integration tests, loaded by a worker through REACT_AGENT_TOOL_MODULES. Each run
- * of `wait` appends `start` and `stop` lines (JSON) to the file in REACT_AGENT_TEST_TOOL_LOG,
- * so a test can see whether a tool was still running after a cancel.
+ * of `lookup`, `wait`, `sleepy` and `flaky` appends `start` and `stop` lines (JSON, with the time
+ * and the worker's pid) to the file in REACT_AGENT_TEST_TOOL_LOG, so a test can see whether a
+ * tool was still running after a cancel.
  */
 function log(event: Record<string, unknown>): void {
   const file = process.env.REACT_AGENT_TEST_TOOL_LOG;
@@ -73,4 +75,79 @@ export const guardedLookup: ToolDefinition = {
   requiresApproval: true,
 };
 
+/** The attempt number of the activity the tool runs in (1 outside an activity). */
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
+/**
+ * Fails transiently: attempts 1..`failures` of a call throw (a retryable error), the next one
+ * succeeds after `workMs`. Logs start/stop (reason `failed`, `done` or `cancelled`) with the
+ * attempt. The output repeats `tag`, so a checker can match each response to its call.
+ */
+export const flaky: ToolDefinition = {
+  name: 'flaky',
+  description: 'Fetch a fact from a flaky backend that sometimes fails and must be retried.',
+  parameters: {
+    type: 'object',
+    properties: { failures: { type: 'integer' }, workMs: { type: 'integer' }, tag: { type: 'string' } },
+    required: ['failures'],
+  },
+  activity: { startToCloseSeconds: 30, heartbeatSeconds: 2, maxAttempts: 8, initialRetrySeconds: 0.2 },
+  async run(args, context) {
+    const attempt = currentAttempt();
+    const failures = Number(args.failures);
+    const tag = String(args.tag ?? '');
+    const entry = { tool: 'flaky', callId: context.callId, workflowId: context.workflowId, attempt };
+    log({ ...entry, event: 'start' });
+    if (attempt <= failures) {
+      log({ ...entry, event: 'stop', reason: 'failed' });
+      throw new Error(`transient failure ${attempt} of ${failures} (the backend answered 503)`);
+    }
+    try {
+      await delay(Number(args.workMs ?? 50), undefined, { signal: context.signal });
+    } catch (error) {
+      log({ ...entry, event: 'stop', reason: 'cancelled' });
+      throw error;
+    }
+    log({ ...entry, event: 'stop', reason: 'done' });
+    return `Flaky backend answered on attempt ${attempt} after ${failures} transient failures. ${tag}`.trim();
+  },
+};
+
+/**
+ * Sleeps `ms` milliseconds (the chaos harness picks 200-3000), stopping at once when cancelled.
+ * Logs start/stop with the attempt; the output repeats `tag`.
+ */
+export const sleepy: ToolDefinition = {
+  name: 'sleepy',
+  description: 'Work for the given number of milliseconds, then report.',
+  parameters: { type: 'object', properties: { ms: { type: 'integer' }, tag: { type: 'string' } }, required: ['ms'] },
+  activity: { startToCloseSeconds: 30, heartbeatSeconds: 2, maxAttempts: 8, initialRetrySeconds: 0.2 },
+  async run(args, context) {
+    const ms = Number(args.ms);
+    const tag = String(args.tag ?? '');
+    const entry = { tool: 'sleepy', callId: context.callId, workflowId: context.workflowId, attempt: currentAttempt() };
+    log({ ...entry, event: 'start' });
+    try {
+      await delay(ms, undefined, { signal: context.signal });
+    } catch (error) {
+      log({ ...entry, event: 'stop', reason: 'cancelled' });
+      throw error;
+    }
+    log({ ...entry, event: 'stop', reason: 'done' });
+    return `Slept ${ms} ms. ${tag}`.trim();
+  },
+};
+
 export const tools: ToolDefinition[] = [lookup, wait, bigOutput, broken, guardedLookup];
+
+/**
+ * The chaos harness's tools (`scripts/chaos/`), loaded from `test/fakes/chaos-tools.ts`; kept out
+ * of `tools` so the other tests see the tool list they expect.
+ */
+export const chaosTools: ToolDefinition[] = [lookup, sleepy, flaky];
