@@ -74,7 +74,8 @@ async function main(): Promise<void> {
       const ours = (await client.workflow.execute('researchAgent', {
         taskQueue: 'benchmark',
         workflowId: oursId,
-        args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 } }],
+        // The scripted model repeats one call on purpose, so stuck detection is off; the budget is above the ~110K the context reaches.
+        args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 }, loop: { stuckDetection: false } }],
       })) as ResearchRunResult;
       const oursSeconds = (Date.now() - started) / 1000;
       const oursHistory = await historyFigures(client, oursId);
@@ -95,8 +96,8 @@ async function main(): Promise<void> {
     console.log(`naive: whole transcript/call    ${String(naiveHistory.bytes).padStart(13)}  ${(naiveHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(naiveHistory.events).padStart(7)}  ${figures.naiveSeconds.toFixed(1).padStart(7)}`);
     console.log('');
     console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
-    const withinTarget = oursHistory.bytes < MIB && oursHistory.events < 2_000;
-    console.log(`target (ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
+    const withinTarget = ours.iterations === MODEL_CALLS && ours.termination === 'answer' && oursHistory.bytes < MIB && oursHistory.events < 2_000;
+    console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
     process.exitCode = withinTarget ? 0 : 1;
   } finally {
     await workerConnection.close();
