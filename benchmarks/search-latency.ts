@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { chunkText } from '../activities/tools/search/chunk-text';
 import { KnowledgeBase } from '../activities/tools/search/knowledge-base';
+import { seededRandom } from '../test/fakes/seeded-random';
 
 const TARGET_CHUNKS = Number(process.argv[2] ?? 10_000);
 const QUERIES = Number(process.argv[3] ?? 500);
@@ -21,19 +22,8 @@ const RESULTS_PER_QUERY = 5;
 const SEED = 20_240_101;
 const VOCABULARY_SIZE = 20_000;
 
-/** mulberry32: a small deterministic generator of numbers in [0, 1). */
-function randomGenerator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
-const random = randomGenerator(SEED);
+const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 /** Pronounceable pseudo-words, each distinct. */

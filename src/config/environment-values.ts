@@ -57,3 +57,16 @@ export function readNumberInRange(
   }
   return value;
 }
+
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
+const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
+
+/** Reads `name` as a boolean (true/false, 1/0, yes/no, on/off), or `defaultValue` when unset. */
+export function readBoolean(environment: Environment, name: string, defaultValue: boolean): boolean {
+  const raw = readString(environment, name);
+  if (raw === undefined) return defaultValue;
+  const word = raw.toLowerCase();
+  if (TRUE_WORDS.has(word)) return true;
+  if (FALSE_WORDS.has(word)) return false;
+  throw new ConfigurationError(name, `${name} must be true or false, got ${JSON.stringify(raw)}`);
+}

@@ -1,5 +1,5 @@
 import { ConfigurationError } from './configuration-error';
-import { readPositiveNumber, readString, type Environment } from './environment-values';
+import { type Environment, readBoolean, readPositiveNumber, readString } from './environment-values';
 
 /** Isolation the python tool must get (same values as the tool's `isolation` option). */
 export type PythonIsolationSetting = 'auto' | 'namespaces' | 'rlimits-only';
@@ -29,8 +29,6 @@ export const DEFAULT_PYTHON_EXECUTABLE = 'python3';
 export const DEFAULT_PYTHON_TIMEOUT_SECONDS = 30;
 export const DEFAULT_PYTHON_MEMORY_MB = 1024;
 const ISOLATION_SETTINGS: readonly PythonIsolationSetting[] = ['auto', 'namespaces', 'rlimits-only'];
-const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
-const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
 
 /**
  * Reads the python tool's settings from the environment.
@@ -63,12 +61,3 @@ function readIsolation(environment: Environment): PythonIsolationSetting {
   );
 }
 
-/** Reads `name` as a boolean (true/false, 1/0, yes/no, on/off), or `defaultValue` when unset. */
-function readBoolean(environment: Environment, name: string, defaultValue: boolean): boolean {
-  const raw = readString(environment, name);
-  if (raw === undefined) return defaultValue;
-  const word = raw.toLowerCase();
-  if (TRUE_WORDS.has(word)) return true;
-  if (FALSE_WORDS.has(word)) return false;
-  throw new ConfigurationError(name, `${name} must be true or false, got ${JSON.stringify(raw)}`);
-}

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
-import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { type Environment, readBoolean, readPositiveInteger, readPositiveNumber, readString } from './environment-values';
 
 /** Settings of the `visit` tool, read by {@link loadVisitConfig}. */
 export interface VisitConfig {
@@ -38,18 +38,7 @@ export const DEFAULT_VISIT_MAX_BYTES_SETTING = 5 * 1024 * 1024;
 /** Default of {@link VisitConfig.timeoutSeconds}. */
 export const DEFAULT_VISIT_TIMEOUT_SECONDS = 30;
 
-const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
-const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
 
-/** Reads `name` as a boolean (true/false, 1/0, yes/no, on/off), or `defaultValue` when unset. */
-function readBoolean(environment: Environment, name: string, defaultValue: boolean): boolean {
-  const raw = readString(environment, name);
-  if (raw === undefined) return defaultValue;
-  const word = raw.toLowerCase();
-  if (TRUE_WORDS.has(word)) return true;
-  if (FALSE_WORDS.has(word)) return false;
-  throw new ConfigurationError(name, `${name} must be true or false, got ${JSON.stringify(raw)}`);
-}
 
 function readList(environment: Environment, name: string): string[] {
   return (readString(environment, name) ?? '')

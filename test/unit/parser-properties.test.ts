@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PROTOCOL_NAMES, protocolByName, type ParsedTurn } from '../../src/protocols';
+import { seededRandom as random } from '../fakes/seeded-random';
 
-/** A small seeded PRNG (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FRAGMENTS = [
   '<think>', '</think>', '<tool_call>', '</tool_call>', '<answer>', '</answer>', '<tool_response>', '</tool_response>', '<code>', '</code>',

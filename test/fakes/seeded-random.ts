@@ -1,0 +1,14 @@
+/**
+ * mulberry32: a small deterministic generator of numbers in [0, 1), so generated test data
+ * and benchmark inputs are the same on every run and a failure names a seed that reproduces it.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
