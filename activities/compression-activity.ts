@@ -128,6 +128,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
   };
 
   return async function compressContext(input: CompressContextInput): Promise<CompressContextOutput> {
+    Context.current().heartbeat({ compressing: true });
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     const start = appended.length ? (await appendToConversation(store, input.conversation, appended)).conversation : input.conversation;
     let messages = await loadConversation(store, start);

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
     maxConcurrentActivityTaskExecutions: workerConfig.maxConcurrentActivities,
     maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
     shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
+    stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
   });
   console.log(
     `react-agent worker: task queue "${workerConfig.taskQueue}" on ${temporal.address} (namespace ${temporal.namespace}); ` +

@@ -38,9 +38,17 @@ import {
 } from './definitions';
 import { failureType, rootMessage } from './failures';
 
+/** Opening and closing the transcript: quick store operations, so a lost attempt is retried soon. */
 const bookkeeping = proxyActivities<AgentActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/** Compression may ask the model for a summary; it heartbeats, so a lost attempt shows within 20 s. */
+const compression = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
 /** Rough token estimate of text the workflow writes itself (notes, tags). */
@@ -396,7 +404,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     if (options.compressAtFraction <= 0 || estimate <= options.compressAtFraction * state.limits.maxContextTokens) return;
     phase = 'compressing';
     const before = state.conversation;
-    const compressed = await bookkeeping.compressContext({
+    const compressed = await compression.compressContext({
       workflowId,
       conversation: state.conversation,
       append: state.pending,

@@ -1,10 +1,14 @@
 import { Context } from '@temporalio/activity';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/activity-contracts';
 import { preview } from '../../src/text';
 import type { TokenCounter } from '../token-counter';
 import type { TranscriptStore } from '../transcript-store';
 import { ToolInputError, type ToolDefinition } from './tool-definition';
 import { validateArguments } from './validate-arguments';
+
+/** How long a cancelled tool's handler gets to stop before the activity reports the cancellation anyway. */
+export const CANCELLATION_GRACE_MS = 5_000;
 
 export interface ToolActivityDependencies {
   store: TranscriptStore;
@@ -47,21 +51,26 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
     const heartbeatEveryMs = Math.max(200, Math.floor((context.info.heartbeatTimeoutMs ?? 30_000) / 3));
     const ticker = setInterval(() => context.heartbeat({ callId: input.callId, running: true }), heartbeatEveryMs);
     context.heartbeat({ callId: input.callId, started: true });
+    const running = tool.run(input.arguments ?? {}, {
+      signal: context.cancellationSignal,
+      heartbeat: (details) => context.heartbeat(details),
+      workflowId: input.workflowId,
+      callId: input.callId,
+    });
     try {
-      const output = await Promise.race([
-        tool.run(input.arguments ?? {}, {
-          signal: context.cancellationSignal,
-          heartbeat: (details) => context.heartbeat(details),
-          workflowId: input.workflowId,
-          callId: input.callId,
-        }),
-        context.cancelled,
-      ]);
+      const output = await Promise.race([running, context.cancelled]);
       // A handler may answer the abort by returning; the activity was still cancelled.
       if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
       return await finish(typeof output === 'string' ? output : JSON.stringify(output), false);
     } catch (error) {
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
+      if (context.cancellationSignal.aborted) {
+        // Give the handler time to honour the abort, so "cancelled" means the tool has stopped.
+        await Promise.race([running.then(
+          () => undefined,
+          () => undefined,
+        ), delay(CANCELLATION_GRACE_MS)]);
+        throw context.cancellationSignal.reason ?? error;
+      }
       if (error instanceof ToolInputError) return finish(`Error: ${error.message}`, true);
       throw error;
     } finally {

@@ -15,6 +15,12 @@ export interface WorkerConfig {
   maxConcurrentWorkflowTasks: number;
   /** Seconds running activities get to finish on shutdown. `REACT_AGENT_SHUTDOWN_GRACE_SECONDS`; default 30. */
   shutdownGraceSeconds: number;
+  /**
+   * How long a workflow task waits for the worker that has the run cached before any worker may
+   * take it, in seconds. Short, so a crashed worker delays cancels and recovery little; Temporal's
+   * default is 10. `REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS`; default 3.
+   */
+  stickyQueueTimeoutSeconds: number;
   /** Absolute folder for local state. `REACT_AGENT_DATA_DIR`; default `<projectRoot>/.data`. */
   dataDirectory: string;
   /** Absolute folder of the local transcript store. `REACT_AGENT_TRANSCRIPT_DIR`; default `<dataDirectory>/transcripts`. */
@@ -25,6 +31,7 @@ export const DEFAULT_TASK_QUEUE = 'react-agent';
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 20;
 export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10;
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
+export const DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS = 3;
 /** Default of `REACT_AGENT_DATA_DIR`. */
 export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
 
@@ -50,6 +57,7 @@ export function loadWorkerConfig(environment: Environment = process.env): Worker
       DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
     ),
     shutdownGraceSeconds: readPositiveNumber(environment, 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
+    stickyQueueTimeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS', DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS),
     dataDirectory,
     transcriptDirectory: resolve(readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts')),
   };

@@ -152,6 +152,7 @@ describe('loadWorkerConfig', () => {
       maxConcurrentActivities: 20,
       maxConcurrentWorkflowTasks: 10,
       shutdownGraceSeconds: 30,
+      stickyQueueTimeoutSeconds: 3,
       dataDirectory: join(PROJECT_ROOT, '.data'),
       transcriptDirectory: join(PROJECT_ROOT, '.data', 'transcripts'),
     });
