@@ -144,7 +144,17 @@ export const sleepy: ToolDefinition = {
   },
 };
 
-export const tools: ToolDefinition[] = [lookup, wait, bigOutput, broken, guardedLookup];
+export const hang: ToolDefinition = {
+  name: 'hang',
+  description: 'Never returns (ignores cancellation too); its 2-second start-to-close timeout cuts it.',
+  parameters: { type: 'object', properties: {} },
+  activity: { startToCloseSeconds: 2, heartbeatSeconds: 30, maxAttempts: 1 },
+  run() {
+    return new Promise<string>(() => undefined);
+  },
+};
+
+export const tools: ToolDefinition[] = [lookup, wait, bigOutput, broken, guardedLookup, hang];
 
 /**
  * The chaos harness's tools (`scripts/chaos/`), loaded from `test/fakes/chaos-tools.ts`; kept out

@@ -69,7 +69,7 @@ test('native tool calling: three calls in one turn run in parallel, one fails, o
   assert.equal(result.prediction, 'BYD sold more.');
   assert.equal(result.toolCalls, 3);
   const first = requests[0]?.body;
-  assert.deepEqual(first.tools.map((tool: { function: { name: string } }) => tool.function.name).sort(), ['big_output', 'broken', 'guarded_lookup', 'lookup', 'wait']);
+  assert.deepEqual(first.tools.map((tool: { function: { name: string } }) => tool.function.name).sort(), ['big_output', 'broken', 'guarded_lookup', 'hang', 'lookup', 'wait']);
   assert.equal(first.stop, undefined);
 
   assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'assistant']);

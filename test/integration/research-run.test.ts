@@ -156,6 +156,20 @@ test('a tool that keeps failing becomes an observation naming the error', async 
   assert.match(messages[3]?.content ?? '', /Error: the tool "broken" failed: the backend answered 503/);
 });
 
+test('a tool that hangs is cut by its timeout and the run goes on', async () => {
+  const { result, messages } = await run('hanging-tool', [toolCall('hang', {}), answer('moved on')]);
+  assert.equal(result.termination, 'answer');
+  assert.match(messages[3]?.content ?? '', /Error: the tool "hang" failed: .*(timed out|timeout|StartToClose)/i);
+  assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
+});
+
+test('a question over 20,000 characters is refused before any model call', async () => {
+  const workflowId = scenarios.add(runId('oversized'), [answer('never')]);
+  const handle = await environment.startRun({ question: 'x'.repeat(20_001) }, workflowId);
+  await assert.rejects(handle.result(), (error: Error) => /question is 20001 characters; the most is 20000/.test(String((error as { cause?: Error }).cause?.message)));
+  assert.equal(environment.requestsOf(workflowId).length, 0);
+});
+
 test('a huge tool output is truncated for the model with a note and kept whole in the store', async () => {
   const { result, messages } = await run('big-output', [toolCall('big_output', { characters: 5_000_000 }), answer('ok')], { limits: { maxObservationCharacters: 10_000 } });
   assert.equal(result.termination, 'answer');
