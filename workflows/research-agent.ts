@@ -1,5 +1,4 @@
 import {
-  ActivityCancellationType,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -18,8 +17,8 @@ import type { AgentActivities } from '../activities';
 import type { CallModelOutput, ToolActivityOutput } from '../src/activity-contracts';
 import { FailureTypes } from '../src/failure-types';
 import { parseStructuredAnswer } from '../src/json-schema-validation';
-import { addUsage, withUserText, ZERO_USAGE, type MessagePart, type PendingMessage } from '../src/messages';
-import { protocolByName, type Observation, type ParsedTurn, type ToolCallRequest } from '../src/protocols';
+import { addUsage, withUserText, ZERO_USAGE, type MessagePart } from '../src/messages';
+import { protocolByName, type ParsedTurn, type ToolCallRequest } from '../src/protocols';
 import { validateRunInput, type ResearchRunInput, type ResearchRunResult, type RunLimits } from '../src/run-input';
 import type { RunState } from '../src/run-state';
 import { REACT_ITERATIONS, REACT_TERMINATION } from '../src/search-attributes';
@@ -36,7 +35,10 @@ import {
   type ApprovalDecision,
   type RunProgress,
 } from './definitions';
+import { modelActivityOptions, toolActivityOptions } from './activity-options';
+import { closingReason, finalAnswerReason, noAnswerPrediction, type EndingCause } from './ending-texts';
 import { failureType, rootMessage } from './failures';
+import { answerTurn as answerTurnMessages, estimateTokens, type Turn } from './turns';
 
 /** Opening and closing the transcript: quick store operations, so a lost attempt is retried soon. */
 const bookkeeping = proxyActivities<AgentActivities>({
@@ -51,17 +53,9 @@ const compression = proxyActivities<AgentActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
-/** Rough token estimate of text the workflow writes itself (notes, tags). */
-const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
 /** Why the loop stopped, when it did not end on an answer or error of its own. */
 type StopRequest = 'timeout' | 'finish' | undefined;
-
-/** One turn's tool calls and what came back for each. */
-interface Turn {
-  calls: ToolCallRequest[];
-  results: Map<string, { parts: MessagePart[]; tokens: number }>;
-}
 
 function initialState(input: ResearchRunInput, limits: RunLimits, startedAt: number): RunState {
   return {
@@ -266,15 +260,8 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   const toolsByName = new Map<string, ToolSpec>(setup.tools.map((tool) => [tool.name, tool]));
   const toolNames = setup.tools.map((tool) => tool.name);
   const modelOptions = { ...(input.model ?? {}), model: input.model?.model ?? setup.model };
-  const modelActivityOptions: ActivityOptions = {
-    startToCloseTimeout: `${setup.modelActivity.startToCloseSeconds} seconds`,
-    heartbeatTimeout: `${setup.modelActivity.heartbeatSeconds} seconds`,
-    // The reply of a cancelled call is thrown away: no need to wait for the worker to confirm.
-    cancellationType: ActivityCancellationType.TRY_CANCEL,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: setup.modelActivity.maxAttempts },
-    ...(setup.modelActivity.taskQueue ? { taskQueue: setup.modelActivity.taskQueue } : {}),
-  };
-  const model = proxyActivities<AgentActivities>(modelActivityOptions);
+  const modelOptionsForActivity = modelActivityOptions(setup.modelActivity);
+  const model = proxyActivities<AgentActivities>(modelOptionsForActivity);
 
   const callModel = (finalAnswer: boolean, extraOptions: Partial<ActivityOptions> = {}): Promise<CallModelOutput> => {
     state.modelCalls += 1;
@@ -282,7 +269,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     phase = finalAnswer ? 'final_answer' : 'calling_model';
     setCurrentDetails(`Model call ${state.modelCalls} of ${state.limits.maxModelCalls}; about ${state.contextTokens + state.pendingTokens} context tokens.`);
     return model.callModel.executeWithOptions(
-      { ...modelActivityOptions, ...extraOptions, summary: finalAnswer ? `final answer (call ${state.modelCalls})` : `model call ${state.modelCalls}` },
+      { ...modelOptionsForActivity, ...extraOptions, summary: finalAnswer ? `final answer (call ${state.modelCalls})` : `model call ${state.modelCalls}` },
       [{ workflowId, modelCall: state.modelCalls, conversation: state.conversation, append: state.pending, model: modelOptions, protocol: protocol.name, tools: toolNames, finalAnswer }],
     );
   };
@@ -325,17 +312,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       const refusal = await waitForApproval(call);
       if (refusal) return note(refusal);
     }
-    const settings = spec.activity;
-    const activityOptions: ActivityOptions = {
-      startToCloseTimeout: `${settings.startToCloseSeconds} seconds`,
-      heartbeatTimeout: `${settings.heartbeatSeconds} seconds`,
-      // Wait until the worker confirms the tool stopped, so a cancelled run never leaves a tool running.
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: { initialInterval: `${settings.initialRetrySeconds} seconds`, backoffCoefficient: 2, maximumAttempts: settings.maxAttempts },
-      ...(settings.taskQueue ? { taskQueue: settings.taskQueue } : {}),
-      // The Web UI shows the activity type (the tool name) beside this, so the summary is the arguments.
-      summary: preview(JSON.stringify(call.arguments), 120),
-    };
+    const activityOptions = toolActivityOptions(spec.activity, call.arguments);
     try {
       const tool = proxyActivities<Record<string, (toolInput: unknown) => Promise<ToolActivityOutput>>>(activityOptions)[call.name];
       if (!tool) return note(`Error: there is no tool named "${call.name}".`);
@@ -363,16 +340,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     if (failed) throw failed.reason;
   };
 
-  /** The messages answering every call of the turn, with `reason` for the calls that have no result. */
-  const answerTurn = (current: Turn, reason: string): { messages: PendingMessage[]; tokens: number } => {
-    let tokens = 0;
-    const observations: Observation[] = current.calls.map((call) => {
-      const result = current.results.get(call.id) ?? { parts: [{ text: reason }], tokens: estimateTokens(reason) };
-      tokens += result.tokens + 10;
-      return { callId: call.id, name: call.name, parts: result.parts };
-    });
-    return { messages: protocol.renderObservations(observations), tokens };
-  };
+  const answerTurn = (current: Turn, reason: string) => answerTurnMessages(protocol, current, reason);
 
   /** Checks the answer against the schema; false when the model must try again. */
   const acceptAnswer = (answer: string): boolean => {
@@ -542,17 +510,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
 
   // ---- The final answer phase: one tool-less call for the best answer. ----
   if (stopRequest === 'timeout') budgetEnd = 'timeout';
-  const closingReason = (why: Termination | 'finish'): string =>
-    why === 'timeout'
-      ? 'Not completed: the run reached its time limit while this tool call was open.'
-      : why === 'cancelled'
-        ? 'Not completed: the run was cancelled while this tool call was open.'
-        : why === 'answer'
-          ? 'Not run: the final answer was given in the same reply.'
-          : why === 'finish'
-            ? 'Not completed: the run was asked to finish now.'
-            : `Not run: the run ended (${why}).`;
-  const closeOpenTurn = (why: Termination | 'finish') => {
+  const closeOpenTurn = (why: EndingCause) => {
     if (!turn) return;
     const closed = answerTurn(turn, closingReason(why));
     state.toolCallsAnswered += turn.calls.length;
@@ -564,7 +522,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   const wantsFinalAnswer = termination === undefined && (stopRequest === 'finish' || (budgetEnd !== undefined && options.finalAnswerPhase));
   if (wantsFinalAnswer) {
     ending = true;
-    const why: Termination | 'finish' = stopRequest === 'finish' ? 'finish' : (budgetEnd as Termination);
+    const why: EndingCause = stopRequest === 'finish' ? 'finish' : (budgetEnd as Termination);
     state.details.finalAnswerPhase = why === 'finish' ? 'finish_requested' : why;
     closeOpenTurn(why);
     if (why === 'token_limit' && state.pendingCallIds.length) {
@@ -574,16 +532,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       state.pending = answerTurn(withheld, note).messages;
       state.pendingTokens = 0;
     }
-    const reason =
-      why === 'token_limit'
-        ? 'You have reached the maximum context length you can handle.'
-        : why === 'max_calls'
-          ? 'You have used all the model calls this research may make.'
-          : why === 'timeout'
-            ? 'The time for this research is up.'
-            : why === 'stuck'
-              ? 'The research is going in circles.'
-              : `You are asked to finish now${finishReason ? ` (${finishReason})` : ''}.`;
+    const reason = finalAnswerReason(why, finishReason);
     addPendingText(protocol.finalAnswerRequest(reason));
     try {
       const outcome = await CancellationScope.cancellable(() => callModel(true, { startToCloseTimeout: `${options.finalAnswerTimeoutSeconds} seconds`, retry: { maximumAttempts: 2 } }));
@@ -598,16 +547,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   } else if (termination === undefined) {
     termination = budgetEnd ?? (stopRequest === 'timeout' ? 'timeout' : 'cancelled');
   }
-  if (!prediction) {
-    prediction =
-      termination === 'cancelled'
-        ? 'No answer: the run was cancelled.'
-        : termination === 'timeout'
-          ? `No answer found after ${state.limits.maxDurationMinutes} minutes.`
-          : termination === 'max_calls'
-            ? 'No answer found: the model-call budget ran out.'
-            : 'No answer found.';
-  }
+  if (!prediction) prediction = noAnswerPrediction(termination as Termination, state.limits);
 
   // ---- Finishing: answer every open call, store the last messages, record the ending. ----
   return CancellationScope.nonCancellable(async () => {

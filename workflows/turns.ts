@@ -1,0 +1,28 @@
+import type { MessagePart, PendingMessage } from '../src/messages';
+import type { Observation, Protocol, ToolCallRequest } from '../src/protocols';
+
+/** Rough token estimate of text the workflow writes itself (notes, tags). */
+export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
+
+/** What came back for one tool call: parts to compose the observation from, and its token count. */
+export interface CallResult {
+  parts: MessagePart[];
+  tokens: number;
+}
+
+/** One turn's tool calls and what came back for each. */
+export interface Turn {
+  calls: ToolCallRequest[];
+  results: Map<string, CallResult>;
+}
+
+/** The messages answering every call of the turn, in call order, with `reason` for calls that have no result. */
+export function answerTurn(protocol: Protocol, turn: Turn, reason: string): { messages: PendingMessage[]; tokens: number } {
+  let tokens = 0;
+  const observations: Observation[] = turn.calls.map((call) => {
+    const result = turn.results.get(call.id) ?? { parts: [{ text: reason }], tokens: estimateTokens(reason) };
+    tokens += result.tokens + 10;
+    return { callId: call.id, name: call.name, parts: result.parts };
+  });
+  return { messages: protocol.renderObservations(observations), tokens };
+}
