@@ -3,6 +3,7 @@
  * and times, each returning the violations it found in words (empty when the invariant holds).
  */
 
+import type { ToolLogEntry } from '../../test/integration/support/tool-log';
 /** Marks of the form `@@r7-t2-c1@@` in a text, in order (the chaos tools echo their call's mark). */
 export function tagsIn(text: string): string[] {
   return [...text.matchAll(/@@([A-Za-z0-9_.-]+)@@/g)].map((match) => match[1] as string);
@@ -29,16 +30,7 @@ export interface ModelRequestLogEntry {
 }
 
 /** A start or stop line a test tool wrote (test/fakes/test-tools.ts). */
-export interface ToolLogEntry {
-  tool: string;
-  event: 'start' | 'stop';
-  reason?: string;
-  callId: string;
-  workflowId: string;
-  at: number;
-  pid: number;
-  attempt?: number;
-}
+export type { ToolLogEntry };
 
 /** A worker process SIGKILLed at `at` (ms since the epoch). */
 export interface WorkerKill {

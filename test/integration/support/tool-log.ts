@@ -8,6 +8,8 @@ export interface ToolLogEntry {
   workflowId: string;
   at: number;
   pid: number;
+  /** The activity attempt, for tools that log it (the chaos tools). */
+  attempt?: number;
 }
 
 /** Start/stop lines the test tools wrote (see test/fakes/test-tools.ts), for one run. */
