@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { FailureTypes } from '../src/failure-types';
+import { isContextOverflow } from './context-overflow';
 
-const CONTEXT_LENGTH_PATTERN = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|exceeds? the (?:model'?s? )?(?:maximum|max)/i;
 
 const NON_NEGATIVE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
 
@@ -41,7 +41,7 @@ export function classifyModelError(error: unknown, endpoint: ModelEndpointDescri
     const status = error.status;
     const serverMessage = error.message;
     const code = typeof error.code === 'string' ? error.code : '';
-    if ((status === 400 || status === 413 || status === 422) && (code === 'context_length_exceeded' || CONTEXT_LENGTH_PATTERN.test(serverMessage))) {
+    if (isContextOverflow({ status, code: error.code, type: error.type, message: serverMessage })) {
       return ApplicationFailure.create({
         type: FailureTypes.modelContextLengthExceeded,
         message: `The request did not fit the model's context window: ${serverMessage}`,
