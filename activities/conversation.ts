@@ -16,6 +16,7 @@ export async function putMessage(store: TranscriptStore, message: ChatMessage): 
     JSON.stringify({
       role: message.role,
       content: message.content,
+      ...(message.reasoning ? { reasoning: message.reasoning } : {}),
       ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
       ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
     }),

@@ -13,6 +13,12 @@ export interface NativeToolCall {
 export interface ChatMessage {
   role: Role;
   content: string;
+  /**
+   * The model's reasoning, for an assistant message whose server streams it apart from the
+   * content (`reasoning_content` or `reasoning`). Kept in the transcript and in results (as the
+   * `<think>` part), never sent back to a server.
+   */
+  reasoning?: string;
   /** Native tool calls of an assistant message. */
   toolCalls?: NativeToolCall[];
   /** For a `tool` message: the id of the call it answers. */
