@@ -7,10 +7,18 @@
  * sequences like a real server, can answer with HTTP errors, delays and stalled streams, and
  * records every request it received.
  *
+ * It also has the habits of real servers that clients trip over (issue 8): llama-server's stream
+ * shape (`dialect: 'llama-server'`), reasoning streamed apart from the content
+ * (`reasoning_content` or `reasoning`), SSE comment pings while it "processes the prompt"
+ * (`promptProcessingMs`), servers' own error bodies (`errorBody`, see
+ * `model-server-error-bodies.ts`), and llama-server's refusal of a history tool call whose
+ * arguments are not JSON (HTTP 500; on unless `acceptInvalidToolCallArguments`).
+ *
  * Only files under `test/` and `benchmarks/` may import this module.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { llamaServerInvalidToolArgumentsBody } from './model-server-error-bodies';
 
 /** Name of the one model `GET /v1/models` lists. */
 export const SCRIPTED_MODEL_NAME = 'scripted-model';
@@ -56,6 +64,30 @@ export interface ScriptedReply {
   finishReason?: string;
   /** Streams only: every `INVALID_UTF8_MARKER` in the content is sent as the raw invalid UTF-8 bytes 0xC3 0x28. */
   invalidUtf8?: boolean;
+  /**
+   * Reasoning to return apart from the content, streamed before it (llama-server with a thinking
+   * template, DeepSeek, vLLM's reasoning parsers, Ollama). Not cut by `stop` sequences.
+   */
+  reasoning?: string;
+  /** The field that carries `reasoning`: `reasoning_content` (llama-server, DeepSeek; default) or `reasoning` (vLLM, Ollama). */
+  reasoningField?: 'reasoning_content' | 'reasoning';
+  /**
+   * Whose stream shape to copy. `openai` (default): a first chunk with `role` and `content: ''`,
+   * `refusal` and `logprobs` fields, `usage: null` on every chunk when usage was asked for.
+   * `llama-server`: a first chunk with `role` and `content: null`, no `refusal`/`logprobs`, no
+   * `usage` on content chunks; the usage chunk (`choices: []`) after the finish chunk, as both send.
+   */
+  dialect?: 'openai' | 'llama-server';
+  /**
+   * Streams only: after the response headers, send only SSE comment pings (`:`) for this long
+   * before the first chunk, as llama-server does while it processes a long prompt. The openai
+   * client does not surface pings as chunks. Default 0.
+   */
+  promptProcessingMs?: number;
+  /** Time between those pings in ms; default 1000 (llama-server's `--sse-ping-interval` is 30 s). */
+  pingIntervalMs?: number;
+  /** With `status`: the JSON body to answer with, as a real server sends it (overrides `errorMessage`/`errorCode`). */
+  errorBody?: unknown;
 }
 
 /** Placeholder in `content` replaced on the wire by invalid UTF-8 when `invalidUtf8` is set. */
@@ -100,6 +132,12 @@ export interface ScriptedModelServerOptions {
   host?: string;
   /** Port to listen on; default 0 (a free port). */
   port?: number;
+  /**
+   * Accept a history tool call whose `arguments` is not a JSON object. Default false: such a
+   * request is refused with llama-server's HTTP 500 ("Failed to parse tool call arguments as
+   * JSON"), without asking the script, as llama-server refuses it.
+   */
+  acceptInvalidToolCallArguments?: boolean;
 }
 
 /** Number of messages with role 'assistant' in `messages` (0 for anything that is not an array). */
@@ -162,6 +200,26 @@ function splitIntoPieces(text: string, count: number): string[] {
   return pieces;
 }
 
+/**
+ * Why the first history tool call whose `arguments` is not valid JSON fails to parse, or
+ * undefined when every one parses (llama-server's check, common/chat.cpp `func_args_not_string`).
+ */
+export function invalidToolCallArguments(messages: ReadonlyArray<Record<string, unknown>>): string | undefined {
+  for (const message of messages) {
+    if (!Array.isArray(message?.tool_calls)) continue;
+    for (const call of message.tool_calls as Array<{ function?: { arguments?: unknown } }>) {
+      const args = call?.function?.arguments;
+      if (typeof args !== 'string') continue;
+      try {
+        JSON.parse(args);
+      } catch (error) {
+        return `${(error as Error).message} in ${JSON.stringify(args)}`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** OpenAI error `type` for an HTTP status. */
 function errorTypeForStatus(status: number): string {
   if (status === 401) return 'authentication_error';
@@ -213,6 +271,7 @@ export class ScriptedModelServer {
   readonly requests: ScriptedRequestRecord[] = [];
 
   private script: Script;
+  private readonly acceptInvalidToolCallArguments: boolean;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<RequestWaiter>();
@@ -220,9 +279,10 @@ export class ScriptedModelServer {
   private readonly openResponses = new Map<ServerResponse, Promise<void>>();
   private closing: Promise<void> | undefined;
 
-  private constructor(server: Server, script: Script, host: string, port: number) {
+  private constructor(server: Server, script: Script, host: string, port: number, acceptInvalidToolCallArguments: boolean) {
     this.server = server;
     this.script = script;
+    this.acceptInvalidToolCallArguments = acceptInvalidToolCallArguments;
     this.port = port;
     this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
   }
@@ -257,7 +317,7 @@ export class ScriptedModelServer {
       });
     });
     const address = server.address() as AddressInfo;
-    instance = new ScriptedModelServer(server, options.script, host, address.port);
+    instance = new ScriptedModelServer(server, options.script, host, address.port, options.acceptInvalidToolCallArguments ?? false);
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
   }
@@ -385,6 +445,14 @@ export class ScriptedModelServer {
     this.requests.push(currentRecord);
     this.notifyWaiters(currentRecord);
 
+    const unparsableArguments = this.acceptInvalidToolCallArguments ? undefined : invalidToolCallArguments(scriptedRequest.messages);
+    if (unparsableArguments !== undefined) {
+      currentRecord.status = 500;
+      this.sendJson(response, 500, llamaServerInvalidToolArgumentsBody(unparsableArguments));
+      this.finish(currentRecord, response);
+      return;
+    }
+
     let reply: ScriptedReply;
     try {
       reply = await this.script({ ...scriptedRequest });
@@ -400,7 +468,8 @@ export class ScriptedModelServer {
 
     if (reply.status !== undefined && reply.status !== 200) {
       currentRecord.status = reply.status;
-      this.sendError(response, reply.status, reply.errorMessage ?? `Scripted error ${reply.status}`, reply.errorCode, reply.headers);
+      if (reply.errorBody !== undefined) this.sendJson(response, reply.status, reply.errorBody, reply.headers);
+      else this.sendError(response, reply.status, reply.errorMessage ?? `Scripted error ${reply.status}`, reply.errorCode, reply.headers);
       this.finish(currentRecord, response);
       return;
     }
@@ -410,7 +479,10 @@ export class ScriptedModelServer {
     const toolCalls = reply.toolCalls ?? [];
     const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
     const promptTokens = reply.promptTokens ?? Math.ceil(scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4);
-    const completionTokens = reply.completionTokens ?? Math.ceil(content.length / 4);
+    const reasoning = reply.reasoning ?? '';
+    const reasoningField = reply.reasoningField ?? 'reasoning_content';
+    const llamaServer = reply.dialect === 'llama-server';
+    const completionTokens = reply.completionTokens ?? Math.ceil((reasoning.length + content.length) / 4);
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     const identity = {
       id: `chatcmpl-scripted-${scriptedRequest.sequence}`,
@@ -435,6 +507,7 @@ export class ScriptedModelServer {
               message: {
                 role: 'assistant',
                 content: content === '' && toolCalls.length > 0 ? null : content,
+                ...(reasoning ? { [reasoningField]: reasoning } : {}),
                 refusal: null,
                 ...(toolCalls.length > 0
                   ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
@@ -457,25 +530,31 @@ export class ScriptedModelServer {
       ...identity,
       object: 'chat.completion.chunk',
       choices,
-      ...(includeUsage ? { usage: null } : {}),
+      ...(includeUsage && !llamaServer ? { usage: null } : {}),
       ...extra,
     });
-    const events: unknown[] = [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])];
+    /** One choice of a chunk, in the dialect's shape. */
+    const choice = (delta: Record<string, unknown>, finishReasonOfChunk: string | null = null) =>
+      llamaServer ? { index: 0, delta, finish_reason: finishReasonOfChunk } : { index: 0, delta, logprobs: null, finish_reason: finishReasonOfChunk };
+    const events: unknown[] = [
+      chunk([choice(llamaServer ? { role: 'assistant', content: null } : { role: 'assistant', content: '', refusal: null })]),
+    ];
+    if (reasoning.length > 0) {
+      for (const piece of splitIntoPieces(reasoning, Math.ceil(reasoning.length / 20))) events.push(chunk([choice({ [reasoningField]: piece })]));
+    }
     if (content.length > 0) {
       for (const piece of splitIntoPieces(content, reply.chunks ?? Math.ceil(content.length / 20))) {
-        events.push(chunk([{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }]));
+        events.push(chunk([choice({ content: piece })]));
       }
     }
     toolCalls.forEach((call, index) => {
-      events.push(
-        chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]),
-      );
+      events.push(chunk([choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] })]));
       for (const piece of splitIntoPieces(call.arguments, call.arguments.length > 1 ? 2 : 1)) {
         if (piece === '') continue;
-        events.push(chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, logprobs: null, finish_reason: null }]));
+        events.push(chunk([choice({ tool_calls: [{ index, function: { arguments: piece } }] })]));
       }
     });
-    events.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]));
+    events.push(chunk([choice({}, finishReason)]));
     if (includeUsage) events.push(chunk([], { usage }));
 
     response.writeHead(200, {
@@ -485,6 +564,13 @@ export class ScriptedModelServer {
       ...reply.headers,
     });
     response.flushHeaders();
+
+    // "Processing the prompt": only SSE comment pings until the first chunk.
+    const firstChunkAt = Date.now() + (reply.promptProcessingMs ?? 0);
+    while (Date.now() < firstChunkAt && !disconnect.signal.aborted && !response.destroyed) {
+      await sleep(Math.min(reply.pingIntervalMs ?? 1_000, firstChunkAt - Date.now()), disconnect.signal);
+      if (Date.now() < firstChunkAt && !disconnect.signal.aborted && !response.destroyed) response.write(':\n\n');
+    }
 
     for (let index = 0; index < events.length; index += 1) {
       if (reply.stallAfterChunks !== undefined && index >= reply.stallAfterChunks) {
