@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ScriptedRequestRecord } from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -8,11 +8,11 @@ import { readToolLog, waitForToolLog } from './support/tool-log';
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 
@@ -47,7 +47,7 @@ test('a worker SIGKILLed during a model call: a new worker finishes the run and 
   assert.deepEqual([...completedPerCall(requests).entries()].sort(), [[1, 1], [2, 1], [3, 1]]);
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
   assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start').length, 2, 'each tool ran once');
-});
+}, 300_000);
 
 test('a worker SIGKILLed during a tool call: the tool is retried on a new worker and no model call is repeated', async () => {
   await environment.crashAllWorkers();
@@ -69,7 +69,7 @@ test('a worker SIGKILLed during a tool call: the tool is retried on a new worker
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
   assert.match(messages[3]?.content ?? '', /Waited 3 seconds/);
-});
+}, 300_000);
 
 test('the dev server SIGKILLed mid-run and restarted on the same database file: the run finishes', async () => {
   await environment.crashAllWorkers();
@@ -86,7 +86,7 @@ test('the dev server SIGKILLed mid-run and restarted on the same database file: 
   assert.equal(result.prediction, 'survived');
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
   assert.deepEqual([...completedPerCall(environment.requestsOf(workflowId)).values()], [1, 1, 1]);
-});
+}, 300_000);
 
 test('a worker stopped with SIGTERM gives the running tool its grace time, exits, and another worker finishes the run', async () => {
   await environment.crashAllWorkers();
@@ -104,4 +104,4 @@ test('a worker stopped with SIGTERM gives the running tool its grace time, exits
   const result = await handle.result();
   assert.equal(result.termination, 'answer');
   assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'stop' && entry.reason === 'done').length, 1);
-});
+}, 300_000);

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { afterAll, test } from '@jest/globals';
 import { Connection } from '@temporalio/client';
 import { DevServer, DevServerStartError, findFreePort, isServerReachable } from '../../src/cli/dev-server';
 
 const directory = mkdtempSync(join(tmpdir(), 'react-agent-dev-server-'));
 const servers: DevServer[] = [];
 
-after(async () => {
+afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
   rmSync(directory, { recursive: true, force: true });
 });
@@ -44,12 +44,12 @@ test('isServerReachable is false where nothing listens', async () => {
   assert.equal(await isServerReachable(`127.0.0.1:${port}`, 1000), false);
 });
 
-test('dev server: start, search attributes, SIGKILL, restart on the same file, stop', { timeout: 180_000 }, async (t) => {
+test('dev server: start, search attributes, SIGKILL, restart on the same file, stop', async () => {
   const databaseFile = join(directory, 'crash', 'temporal.sqlite');
   let started = Date.now();
   const server = await DevServer.start({ databaseFile, port: 0, uiPort: false });
   servers.push(server);
-  t.diagnostic(`started in ${Date.now() - started} ms at ${server.address} (pid ${server.pid})`);
+  console.log(`started in ${Date.now() - started} ms at ${server.address} (pid ${server.pid})`);
 
   assert.match(server.address, /^127\.0\.0\.1:\d+$/);
   assert.equal(server.uiUrl, undefined);
@@ -70,7 +70,7 @@ test('dev server: start, search attributes, SIGKILL, restart on the same file, s
 
   started = Date.now();
   await server.restart();
-  t.diagnostic(`restarted in ${Date.now() - started} ms (pid ${server.pid})`);
+  console.log(`restarted in ${Date.now() - started} ms (pid ${server.pid})`);
   assert.notEqual(server.pid, firstPid);
   assert.equal(await isServerReachable(server.address), true);
   const attributesAfterRestart = await customSearchAttributes(server.address);
@@ -79,14 +79,14 @@ test('dev server: start, search attributes, SIGKILL, restart on the same file, s
   const secondPid = server.pid;
   started = Date.now();
   await server.stop();
-  t.diagnostic(`stopped in ${Date.now() - started} ms`);
+  console.log(`stopped in ${Date.now() - started} ms`);
   await server.stop(); // idempotent
   assert.equal(server.running, false);
   assert.equal(processExists(secondPid), false, 'stopped process is gone');
   assert.equal(await isServerReachable(server.address, 1000), false);
-});
+}, 300_000);
 
-test('start fails clearly when the gRPC port is taken', { timeout: 120_000 }, async () => {
+test('start fails clearly when the gRPC port is taken', async () => {
   const first = await DevServer.start({ databaseFile: join(directory, 'busy', 'a.sqlite'), port: 0, uiPort: false });
   servers.push(first);
   const port = Number(first.address.split(':')[1]);
@@ -95,9 +95,9 @@ test('start fails clearly when the gRPC port is taken', { timeout: 120_000 }, as
     (error: unknown) => error instanceof DevServerStartError && /already in use/.test(error.message),
   );
   await first.stop();
-});
+}, 120_000);
 
-test('start fails with the log tail when the server exits early', { timeout: 60_000 }, async () => {
+test('start fails with the log tail when the server exits early', async () => {
   await assert.rejects(
     DevServer.start({
       databaseFile: join(directory, 'bad', 'temporal.sqlite'),
@@ -110,4 +110,4 @@ test('start fails with the log tail when the server exits early', { timeout: 60_
     }),
     (error: unknown) => error instanceof DevServerStartError && /exited with code 1/.test(error.message) && /Last lines of/.test(error.message),
   );
-});
+}, 60_000);

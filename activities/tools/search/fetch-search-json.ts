@@ -38,7 +38,7 @@ export async function fetchSearchJson(request: SearchRequest): Promise<unknown> 
     response = await fetch(url, { ...request.init, signal: AbortSignal.any([request.signal, AbortSignal.timeout(request.timeoutMs)]) });
   } catch (error) {
     if (request.signal.aborted) throw error;
-    const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${request.timeoutMs / 1000} s` : describeNetworkError(error);
+    const reason = isTimeoutError(error) ? `no answer within ${request.timeoutMs / 1000} s` : describeNetworkError(error);
     throw new Error(`${backendName} could not be reached at ${displayUrl} (${reason}).`);
   }
   if (response.status === 401 || response.status === 403) {
@@ -70,4 +70,13 @@ export async function fetchSearchJson(request: SearchRequest): Promise<unknown> 
 function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Whether fetch gave up on its `AbortSignal.timeout`. Read by name: the DOMException may come
+ * from another realm (Node's own, when the caller runs in a sandbox such as jest's), where
+ * `instanceof Error` is false.
+ */
+function isTimeoutError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
 }
