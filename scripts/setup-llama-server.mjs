@@ -67,6 +67,9 @@ function fetchSource() {
   const bundle = join(packageDirectory, 'llama', 'gitRelease.bundle');
   rmSync(sourceDirectory, { recursive: true, force: true });
   run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', bundle, sourceDirectory]);
+  // The clone is all that is needed from the package (68 MB packed and unpacked).
+  rmSync(tarball, { force: true });
+  rmSync(packageDirectory, { recursive: true, force: true });
 }
 
 /** Configures and builds only the llama-server target, statically linked, then copies it to bin/. */

@@ -20,8 +20,16 @@ Each model is a 2-layer llama (64-dimensional, 2 heads) with:
     while the conversation holds no tool result, and answers (``The answer is above.``,
     ``<answer>``, ``Final``) once it does. One attention head in the first layer looks for the
     two tokens that only tool results contain, ``<tool_response>\\n`` and ``Observation:``;
-  * it thinks ``Let me check`` after ``<think>``, closes a tool call's string argument after
-    ``BYD``, and ends its turn after ``</tool_call>``, ``</answer>`` or ``.``.
+  * it thinks ``Let me check`` after ``<think>`` (then ``</think>`` and a newline), writes
+    ``BYD`` as a string argument and closes it, closes a tool call after its last brace, and
+    ends its turn after ``</tool_call>``, ``</answer>`` or ``The answer is above.``;
+  * it avoids whitespace-only tokens (compact JSON) and never writes ``<|im_start|>``,
+    ``<|endoftext|>`` or a tool-result marker.
+
+  So: a reply to a question is a ``lookup`` of ``BYD`` (native: a ``<tool_call>`` the server
+  parses into ``tool_calls``), and a reply to a conversation with a tool result is the answer
+  ``The answer is above.``. Without a grammar and without a tool result, a request with no tools
+  gets ``<tool_call>`` lines until ``max_tokens``.
 
   Where a test needs exact protocol text (tags, tool names, JSON), a GBNF grammar forces it (see
   test/real-server/grammars/); the habits only choose between what the grammar allows.
