@@ -9,6 +9,7 @@ import {
   scriptFromTurns,
   type Script,
 } from '../fakes/scripted-model-server';
+import { llamaServerContextOverflowBody } from '../fakes/model-server-error-bodies';
 
 async function withServer(script: Script, body: (server: ScriptedModelServer, client: OpenAI) => Promise<void>): Promise<void> {
   const server = await ScriptedModelServer.start({ script });
@@ -98,7 +99,8 @@ test('non-streaming completion carries content, usage and tool calls', async () 
       const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
       const message = completion.choices[0]?.message;
       assert.equal(message?.content, null);
-      assert.deepEqual(message?.tool_calls, [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"query":"x"}' } }]);
+      // Parsed by Node's fetch, outside jest's sandbox realm: compare a copy.
+      assert.deepEqual(JSON.parse(JSON.stringify(message?.tool_calls)), [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"query":"x"}' } }]);
       assert.equal(completion.choices[0]?.finish_reason, 'tool_calls');
     },
   );
@@ -312,4 +314,138 @@ test('close() returns promptly while a stalled stream is open', async () => {
   assert.equal(record?.completed, false);
   assert.equal(record?.aborted, true);
   await server.close();
+});
+
+/** The raw SSE text of a streamed reply, for shapes the openai client hides (pings, nulls). */
+async function rawStream(server: ScriptedModelServer, body: Record<string, unknown> = {}): Promise<{ text: string; events: string[]; firstDataAfterMs: number }> {
+  const started = Date.now();
+  const response = await fetch(`${server.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, ...body }),
+  });
+  let text = '';
+  let firstDataAfterMs = -1;
+  const decoder = new TextDecoder();
+  for await (const part of response.body as unknown as AsyncIterable<Uint8Array>) {
+    text += decoder.decode(part, { stream: true });
+    if (firstDataAfterMs < 0 && text.includes('data: ')) firstDataAfterMs = Date.now() - started;
+  }
+  return { text, events: text.split('\n\n').filter(Boolean), firstDataAfterMs };
+}
+
+const dataOf = (events: string[]) => events.filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice('data: '.length)));
+
+test("llama-server's stream shape: first chunk role + content null, no refusal/logprobs, usage chunk with choices [] after the finish chunk", async () => {
+  await withServer(
+    () => ({ content: 'Hello there, world.', dialect: 'llama-server' }),
+    async (server, client) => {
+      const { events } = await rawStream(server);
+      const chunks = dataOf(events);
+      assert.deepEqual(chunks[0].choices, [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }]);
+      assert.ok(chunks.every((chunk) => !('usage' in chunk) || chunk.choices.length === 0), 'no usage: null on content chunks');
+      assert.ok(chunks.every((chunk) => chunk.choices.every((choice: Record<string, unknown>) => !('logprobs' in choice))));
+      assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
+      assert.deepEqual(chunks.at(-1).choices, []);
+      assert.equal(typeof chunks.at(-1).usage.prompt_tokens, 'number');
+      assert.equal(events.at(-1), 'data: [DONE]');
+
+      // The openai client reads it as any other stream.
+      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      let content = '';
+      for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';
+      assert.equal(content, 'Hello there, world.');
+    },
+  );
+});
+
+test('reasoning streams apart from the content, in reasoning_content (default) or reasoning, and is in the non-streamed message too', async () => {
+  const reasoning = 'The user greets me; I should greet back politely.';
+  for (const field of ['reasoning_content', 'reasoning'] as const) {
+    await withServer(
+      () => ({ content: 'Hi!', reasoning, reasoningField: field, dialect: 'llama-server' }),
+      async (server, client) => {
+        const chunks = dataOf((await rawStream(server)).events);
+        const streamed = chunks.map((chunk) => chunk.choices[0]?.delta?.[field] ?? '').join('');
+        assert.equal(streamed, reasoning);
+        const firstContent = chunks.findIndex((chunk) => chunk.choices[0]?.delta?.content);
+        const reasoningAfterContent = chunks.slice(firstContent).some((chunk) => chunk.choices[0]?.delta?.[field]);
+        assert.ok(firstContent > 0 && !reasoningAfterContent, 'the reasoning comes before the content');
+        const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal((completion.choices[0]?.message as unknown as Record<string, unknown>)[field], reasoning);
+        assert.equal(completion.choices[0]?.message.content, 'Hi!');
+      },
+    );
+  }
+});
+
+test('while it "processes the prompt" the server sends only SSE comment pings, which the openai client does not surface', async () => {
+  await withServer(
+    () => ({ content: 'Done.', dialect: 'llama-server', promptProcessingMs: 700, pingIntervalMs: 200 }),
+    async (server, client) => {
+      const { events, firstDataAfterMs } = await rawStream(server);
+      const pingsBeforeData = events.slice(0, events.findIndex((event) => event.startsWith('data: ')));
+      assert.ok(pingsBeforeData.length >= 2, `expected pings first, got ${JSON.stringify(events.slice(0, 4))}`);
+      assert.ok(pingsBeforeData.every((event) => event === ':'));
+      assert.ok(firstDataAfterMs >= 650, `first data after ${firstDataAfterMs} ms`);
+
+      const started = Date.now();
+      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const headersAfterMs = Date.now() - started;
+      let firstChunkAfterMs = -1;
+      for await (const _chunk of stream) if (firstChunkAfterMs < 0) firstChunkAfterMs = Date.now() - started;
+      assert.ok(headersAfterMs < 500, `the response started after ${headersAfterMs} ms`);
+      assert.ok(firstChunkAfterMs >= 650, `the client saw a chunk after ${firstChunkAfterMs} ms: a ping surfaced`);
+    },
+  );
+});
+
+test("errorBody answers with a server's own body: llama-server's context overflow reaches the client with its type", async () => {
+  await withServer(
+    () => ({ status: 400, errorBody: llamaServerContextOverflowBody(8199, 8192) }),
+    async (_server, client) => {
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })
+        .then(() => undefined, (caught: unknown) => caught);
+      assert.ok(error instanceof OpenAI.BadRequestError);
+      assert.equal(error.type, 'exceed_context_size_error');
+      assert.equal(error.code, 400);
+      assert.match(error.message, /request \(8199 tokens\) exceeds the available context size \(8192 tokens\)/);
+    },
+  );
+});
+
+test('a history tool call whose arguments are not JSON is refused with HTTP 500 like llama-server, without asking the script', async () => {
+  let scriptCalls = 0;
+  const history: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'user', content: 'Look it up.' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"query": "BYD 20' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: 'Error: the arguments are not valid JSON.' },
+  ];
+  await withServer(
+    () => {
+      scriptCalls += 1;
+      return { content: 'ok' };
+    },
+    async (server, client) => {
+      const error = await client.chat.completions.create({ model: 'm', messages: history }).then(() => undefined, (caught: unknown) => caught);
+      assert.ok(error instanceof OpenAI.InternalServerError, `expected a 500, got ${String(error)}`);
+      assert.match(error.message, /Failed to parse tool call arguments as JSON/);
+      assert.equal(error.type, 'server_error');
+      assert.equal(scriptCalls, 0);
+      assert.equal(server.requests[0]?.status, 500);
+
+      const fixed = history.map((message) => (message.role === 'assistant' ? { ...message, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }] } : message));
+      const completion = await client.chat.completions.create({ model: 'm', messages: fixed });
+      assert.equal(completion.choices[0]?.message.content, 'ok');
+    },
+  );
+  const lenient = await ScriptedModelServer.start({ script: () => ({ content: 'accepted' }), acceptInvalidToolCallArguments: true });
+  try {
+    const client = new OpenAI({ baseURL: lenient.baseUrl, apiKey: 'k', maxRetries: 0 });
+    const completion = await client.chat.completions.create({ model: 'm', messages: history });
+    assert.equal(completion.choices[0]?.message.content, 'accepted');
+  } finally {
+    await lenient.close();
+  }
 });
