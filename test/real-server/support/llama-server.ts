@@ -23,7 +23,7 @@ export type ReasoningFormat = 'none' | 'deepseek' | 'deepseek-legacy' | 'auto';
 export interface LlamaServerOptions {
   /** A tiny model by name, or the path of any GGUF file. Default `'tiny-chatml'`. */
   model?: TinyModel | string;
-  /** Context size the server serves (`-c`), in tokens. Default 8192. */
+  /** Context each request can use (a slot's `n_ctx`), in tokens; the server gets `-c` contextSize × parallel. Default 8192. */
   contextSize?: number;
   /**
    * Default sampling grammar (`--grammar-file`): a file name in test/real-server/grammars/
@@ -38,7 +38,7 @@ export interface LlamaServerOptions {
   reasoningFormat?: ReasoningFormat;
   /** Sampling seed (`--seed`), so replies repeat. Default 42. */
   seed?: number;
-  /** Slots (`--parallel`); each gets the whole `contextSize`. Default 1. */
+  /** Requests served at once (`--parallel`), each in a slot of `contextSize` tokens. Default 1. */
   parallel?: number;
   /** CPU threads (`--threads`). Default 1 (the tiny model needs no more; the machine is shared). */
   threads?: number;
@@ -160,7 +160,7 @@ export class LlamaServer {
     return this.current.alias;
   }
 
-  /** Context size being served, in tokens. */
+  /** Context each request can use, in tokens (what a context overflow's `n_ctx` says). */
   get contextSize(): number {
     return this.current.contextSize;
   }
@@ -292,7 +292,7 @@ export class LlamaServer {
       '--alias', options.alias,
       '--host', HOST,
       '--port', String(this.port),
-      '--ctx-size', String(options.contextSize),
+      '--ctx-size', String(options.contextSize * options.parallel),
       '--parallel', String(options.parallel),
       '--threads', String(options.threads),
       '--seed', String(options.seed),
