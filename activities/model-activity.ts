@@ -5,10 +5,12 @@ import type { CallModelInput, CallModelOutput } from '../src/activity-contracts'
 import { FailureTypes } from '../src/failure-types';
 import type { ChatMessage, NativeToolCall } from '../src/messages';
 import { protocolByName } from '../src/protocols';
+import { extractThought } from '../src/protocols/deep-research-protocol';
 import { preview } from '../src/text';
 import { appendToConversation, composeMessage, loadConversation } from './conversation';
 import { classifyModelError } from './model-errors';
-import { toOpenAIMessage, toOpenAITool } from './openai-messages';
+import { ModelStreamWatchdog } from './model-stream-watchdog';
+import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TokenCounter } from './token-counter';
 import type { TranscriptStore } from './transcript-store';
@@ -22,7 +24,15 @@ export interface ModelDefaults {
   maxOutputTokens: number;
   /** The endpoint, for error messages (never the key). */
   baseUrl: string;
+  /**
+   * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
+   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, the heartbeat timeout bounds the gaps.
+   */
+  firstTokenSeconds?: number;
 }
+
+/** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
+export const DEFAULT_FIRST_TOKEN_SECONDS = 300;
 
 export interface ModelActivityDependencies {
   openai: OpenAI;
@@ -37,6 +47,11 @@ export interface ModelActivityDependencies {
 export const WORKFLOW_ID_HEADER = 'x-react-agent-workflow-id';
 export const MODEL_CALL_HEADER = 'x-react-agent-model-call';
 
+/** Reasoning shortened for history the way the protocols shorten a `<think>` thought. */
+function thoughtOfReasoning(reasoning: string): string {
+  return extractThought(`<think>${reasoning}</think>`);
+}
+
 function cancellationError(): Error {
   const reason: unknown = Context.current().cancellationSignal.reason;
   return reason instanceof Error ? reason : new CancelledFailure('Activity cancelled');
@@ -44,8 +59,9 @@ function cancellationError(): Error {
 
 /**
  * The model activity: appends the previous turn's observations, streams one chat completion
- * (heartbeating per chunk, abandoning a stream that stalls past the heartbeat timeout), stores
- * the reply, and returns references plus the parsed turn.
+ * (heartbeating while the request is open; giving up when no first chunk comes within the
+ * first-token limit or the stream stalls past the heartbeat timeout), stores the reply with its
+ * reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
   const { openai, store, tokenCounter, modelDefaults, tools } = dependencies;
@@ -58,25 +74,29 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const messages: ChatMessage[] = await loadConversation(store, withObservations);
 
     const stallLimitMs = context.info.heartbeatTimeoutMs ?? 60_000;
+    const firstTokenLimitMs = (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000;
     const requestAbort = new AbortController();
     const signal = AbortSignal.any([context.cancellationSignal, requestAbort.signal]);
-    let stalled = false;
-    let stallTimer: NodeJS.Timeout | undefined;
-    const armStallTimer = () => {
-      clearTimeout(stallTimer);
-      stallTimer = setTimeout(() => {
-        stalled = true;
-        requestAbort.abort();
-      }, stallLimitMs);
-    };
 
     let content = '';
+    let reasoning = '';
     const toolCallParts: Array<{ id: string; name: string; arguments: string }> = [];
     let finishReason = '';
     let reportedUsage: { prompt_tokens: number; completion_tokens: number } | undefined;
     let chunks = 0;
+    const progress = () => ({
+      chunks,
+      characters: content.length,
+      ...(reasoning ? { reasoningCharacters: reasoning.length } : {}),
+      ...(chunks === 0 ? { waitingForFirstTokenSeconds: Math.round(watchdog.waitForFirstChunkMs / 1000) } : {}),
+    });
+    const watchdog = new ModelStreamWatchdog({
+      firstTokenLimitMs,
+      stallLimitMs,
+      heartbeat: () => context.heartbeat(progress()),
+      abandon: () => requestAbort.abort(),
+    });
     try {
-      armStallTimer();
       const stream = await openai.chat.completions.create(
         {
           model: input.model.model,
@@ -95,10 +115,11 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         { signal, headers: { [WORKFLOW_ID_HEADER]: input.workflowId, [MODEL_CALL_HEADER]: String(input.modelCall) } },
       );
       for await (const chunk of stream) {
-        armStallTimer();
+        watchdog.chunkArrived();
         chunks += 1;
         const choice = chunk.choices[0];
         if (choice?.delta?.content) content += choice.delta.content;
+        reasoning += reasoningOfDelta(choice?.delta);
         for (const delta of choice?.delta?.tool_calls ?? []) {
           const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
           if (delta.id) part.id = delta.id;
@@ -107,18 +128,26 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         }
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) reportedUsage = chunk.usage;
-        context.heartbeat({ chunks, characters: content.length });
+        context.heartbeat(progress());
       }
     } catch (error) {
-      if (!context.cancellationSignal.aborted && !stalled) {
+      if (!context.cancellationSignal.aborted && !watchdog.abandoned) {
         throw classifyModelError(error, { baseUrl: modelDefaults.baseUrl, model: input.model.model });
       }
     } finally {
-      clearTimeout(stallTimer);
+      watchdog.stop();
     }
     // An aborted stream can end quietly instead of throwing, so these are checked either way.
     if (context.cancellationSignal.aborted) throw cancellationError();
-    if (stalled) {
+    if (watchdog.abandoned === 'first-token') {
+      throw ApplicationFailure.create({
+        type: FailureTypes.modelFirstTokenTimeout,
+        message:
+          `The model sent no reply within ${firstTokenLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
+          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
+      });
+    }
+    if (watchdog.abandoned === 'stall') {
       throw ApplicationFailure.create({
         type: FailureTypes.modelBadResponse,
         message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
@@ -134,15 +163,21 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const cleaned = protocol.cleanOutput(content);
     const nativeCalls: NativeToolCall[] = toolCallParts.filter(Boolean);
     const withReply = await appendToConversation(store, withObservations, [
-      { role: 'assistant', content: cleaned, ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
+      { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
     ]);
     const assistantReference = withReply.messageReferences[0] as string;
     const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
-    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(content + nativeCalls.map((call) => call.name + call.arguments).join(''));
+    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
+    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
     return {
       conversation: withReply.conversation,
-      assistant: { ref: assistantReference, preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ')), characters: cleaned.length },
-      turn: protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall),
+      assistant: {
+        ref: assistantReference,
+        preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
+        characters: cleaned.length,
+      },
+      // A server that streams the reasoning apart leaves the protocol's own thought empty.
+      turn: turn.thought || !reasoning ? turn : { ...turn, thought: thoughtOfReasoning(reasoning) },
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
       contextTokens: promptTokens + completionTokens,
       finishReason,

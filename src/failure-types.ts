@@ -15,6 +15,8 @@ export const FailureTypes = {
   modelUnreachable: 'ReactAgent.Model.Unreachable',
   /** The stream ended without a finish reason or the response was malformed; retried. */
   modelBadResponse: 'ReactAgent.Model.BadResponse',
+  /** No chunk arrived within the first-token limit (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS), e.g. a long prompt on a slow server; retried. */
+  modelFirstTokenTimeout: 'ReactAgent.Model.FirstTokenTimeout',
   /** A search backend refused the request in a way retrying cannot fix (401/403: key or server settings; 404: wrong address). */
   searchRequestRejected: 'ReactAgent.Search.RequestRejected',
   /** A tool was asked for that this worker does not have. */

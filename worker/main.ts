@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       topP: modelConfig.topP,
       maxOutputTokens: modelConfig.maxOutputTokens,
       baseUrl: modelConfig.baseUrl,
+      firstTokenSeconds: modelConfig.firstTokenSeconds,
     },
     modelActivity: { startToCloseSeconds: modelConfig.timeoutSeconds, heartbeatSeconds: modelConfig.heartbeatSeconds, maxAttempts: modelConfig.maxAttempts },
   });

@@ -17,8 +17,19 @@ export interface ModelConfig {
   model: string;
   /** Start-to-close timeout of one model-call activity, in seconds. `REACT_AGENT_MODEL_TIMEOUT_SECONDS`; default 600. */
   timeoutSeconds: number;
-  /** Heartbeat timeout of a model-call activity, in seconds. `REACT_AGENT_MODEL_HEARTBEAT_SECONDS`; default 60. */
+  /**
+   * Heartbeat timeout of a model-call activity, in seconds: once the reply streams, a gap between
+   * chunks this long abandons the call (it is retried). `REACT_AGENT_MODEL_HEARTBEAT_SECONDS`; default 60.
+   */
   heartbeatSeconds: number;
+  /**
+   * Longest wait for the reply's first chunk, in seconds: a server processing a long prompt sends
+   * nothing (llama-server only SSE comment pings) until it generates the first token, and the
+   * activity heartbeats meanwhile. Past this the call fails with `ReactAgent.Model.FirstTokenTimeout`
+   * and is retried. The start-to-close timeout still bounds the whole call.
+   * `REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS`; default 300.
+   */
+  firstTokenSeconds: number;
   /** Maximum attempts of one model call (Temporal retry policy). `REACT_AGENT_MODEL_MAX_ATTEMPTS`; default 12. */
   maxAttempts: number;
   /** Sampling temperature, 0 to 2. `REACT_AGENT_TEMPERATURE`; default 0.6. */
@@ -36,6 +47,7 @@ export const NO_API_KEY = 'not-needed';
 
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
 export const DEFAULT_MODEL_HEARTBEAT_SECONDS = 60;
+export const DEFAULT_MODEL_FIRST_TOKEN_SECONDS = 300;
 export const DEFAULT_MODEL_MAX_ATTEMPTS = 12;
 export const DEFAULT_TEMPERATURE = 0.6;
 export const DEFAULT_TOP_P = 0.95;
@@ -89,6 +101,7 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     model,
     timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_TIMEOUT_SECONDS', DEFAULT_MODEL_TIMEOUT_SECONDS),
     heartbeatSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', DEFAULT_MODEL_HEARTBEAT_SECONDS),
+    firstTokenSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', DEFAULT_MODEL_FIRST_TOKEN_SECONDS),
     maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
     temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),
     topP: readNumberInRange(environment, 'REACT_AGENT_TOP_P', DEFAULT_TOP_P, 0, 1),

@@ -1,0 +1,82 @@
+/**
+ * Keeps a streamed model call alive while it is healthy and gives up on it when it is not.
+ *
+ * While the HTTP request is open it heartbeats every few seconds, so Temporal does not take a
+ * long silent stretch for a dead worker: a server reading a long prompt sends no chunk at all
+ * (llama-server sends SSE comment pings, which the openai client does not surface) until it has
+ * generated the first token. Two limits end the request instead:
+ *
+ * - no first chunk within `firstTokenLimitMs` ("first-token"), and
+ * - once chunks flow, a gap longer than `stallLimitMs` between two of them ("stall": the heartbeat
+ *   timeout, as before).
+ */
+
+/** Why the watchdog gave up on a request. */
+export type AbandonReason = 'first-token' | 'stall';
+
+/** How often the watchdog heartbeats at most: every few seconds, whatever the heartbeat timeout. */
+export const MAX_HEARTBEAT_INTERVAL_MS = 5_000;
+
+/** The heartbeat interval for a heartbeat timeout: a third of it, at most {@link MAX_HEARTBEAT_INTERVAL_MS}. */
+export function heartbeatIntervalFor(heartbeatTimeoutMs: number): number {
+  return Math.max(1, Math.min(MAX_HEARTBEAT_INTERVAL_MS, Math.floor(heartbeatTimeoutMs / 3)));
+}
+
+export interface ModelStreamWatchdogOptions {
+  /** Longest wait for the first chunk, in milliseconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS). */
+  firstTokenLimitMs: number;
+  /** Longest gap between two chunks once the reply streams, in milliseconds (the heartbeat timeout). */
+  stallLimitMs: number;
+  /** Time between heartbeats while the request is open; default {@link heartbeatIntervalFor}(`stallLimitMs`). */
+  heartbeatIntervalMs?: number;
+  /** Sends one heartbeat; called every `heartbeatIntervalMs` until {@link ModelStreamWatchdog.stop}. */
+  heartbeat: () => void;
+  /** Called once when a limit passes; it should abort the request. */
+  abandon: (reason: AbandonReason) => void;
+}
+
+/** Watches one model request from the moment it is sent until {@link stop}. */
+export class ModelStreamWatchdog {
+  private readonly startedAt = Date.now();
+  private firstChunkAt: number | undefined;
+  private limitTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private abandonReason: AbandonReason | undefined;
+
+  constructor(private readonly options: ModelStreamWatchdogOptions) {
+    this.heartbeatTimer = setInterval(options.heartbeat, options.heartbeatIntervalMs ?? heartbeatIntervalFor(options.stallLimitMs));
+    this.arm('first-token', options.firstTokenLimitMs);
+  }
+
+  /** Call for every chunk that arrives: the first ends the wait for it, each one restarts the stall limit. */
+  chunkArrived(): void {
+    if (this.abandonReason) return;
+    this.firstChunkAt ??= Date.now();
+    this.arm('stall', this.options.stallLimitMs);
+  }
+
+  /** Stops heartbeating and watching; call when the request ended, however it ended. */
+  stop(): void {
+    clearTimeout(this.limitTimer);
+    clearInterval(this.heartbeatTimer);
+  }
+
+  /** Why the request was given up on, if it was. */
+  get abandoned(): AbandonReason | undefined {
+    return this.abandonReason;
+  }
+
+  /** Milliseconds from sending the request to its first chunk, or to now while none came. */
+  get waitForFirstChunkMs(): number {
+    return (this.firstChunkAt ?? Date.now()) - this.startedAt;
+  }
+
+  private arm(reason: AbandonReason, limitMs: number): void {
+    clearTimeout(this.limitTimer);
+    this.limitTimer = setTimeout(() => {
+      this.abandonReason = reason;
+      this.stop();
+      this.options.abandon(reason);
+    }, limitMs);
+  }
+}
