@@ -9,7 +9,7 @@ import { appendToConversation, composeMessage, loadConversation, putConversation
 import { classifyModelError } from './model-errors';
 import type { ModelDefaults } from './model-activity';
 import { WORKFLOW_ID_HEADER } from './model-activity';
-import type { TokenCounter } from './token-counter';
+import { countConversationTokens, type TokenCounter } from './token-counter';
 import type { TranscriptStore } from './transcript-store';
 
 export interface CompressionDependencies {
@@ -44,10 +44,6 @@ function isObservation(message: ChatMessage, protocol: ProtocolName): boolean {
   if (protocol === 'native') return message.role === 'tool';
   if (message.role !== 'user') return false;
   return protocol === 'classic' ? message.content.startsWith('Observation:') : message.content.includes('<tool_response>');
-}
-
-function countTokens(messages: ChatMessage[], counter: TokenCounter): number {
-  return messages.reduce((sum, message) => sum + counter.count(message.content) + (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) + 4, 0);
 }
 
 /**
@@ -147,7 +143,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     }
 
     let summarizedTurns = 0;
-    if (input.summarize && old.length && countTokens(messages, tokenCounter) > input.targetTokens) {
+    if (input.summarize && old.length && countConversationTokens(messages, tokenCounter) > input.targetTokens) {
       const original = await loadConversation(store, start);
       const question = messages[1] as ChatMessage;
       const markerAt = question.content.indexOf(SUMMARY_MARKER);
@@ -167,6 +163,6 @@ export function createCompressContext(dependencies: CompressionDependencies) {
 
     const references = await Promise.all(messages.map((message) => putMessage(store, message)));
     const conversation = await putConversation(store, references);
-    return { conversation, contextTokens: countTokens(messages, tokenCounter), stubbedObservations, summarizedTurns };
+    return { conversation, contextTokens: countConversationTokens(messages, tokenCounter), stubbedObservations, summarizedTurns };
   };
 }

@@ -1,4 +1,5 @@
 import { get_encoding, type Tiktoken } from 'tiktoken';
+import type { ChatMessage } from '../src/messages';
 
 /** Counts tokens of text for budget estimates (the model's own usage is exact; this is for tool output). */
 export interface TokenCounter {
@@ -9,7 +10,8 @@ let sharedEncoder: Tiktoken | undefined;
 
 /**
  * A counter over tiktoken's o200k_base encoding, loaded once per worker process. It is an
- * estimate for models with other tokenizers, close enough for budgets.
+ * estimate for models with other tokenizers; the workflow calibrates it with the ratio the
+ * model server last reported (see src/token-calibration.ts).
  */
 export function createTiktokenCounter(): TokenCounter {
   return {
@@ -22,3 +24,19 @@ export function createTiktokenCounter(): TokenCounter {
 
 /** A cheap estimate (4 characters a token), for tests and when tiktoken is not wanted. */
 export const characterEstimateCounter: TokenCounter = { count: (text) => Math.ceil(text.length / 4) };
+
+/** Tokens a chat template adds around each message, in our estimate. */
+const MESSAGE_OVERHEAD_TOKENS = 4;
+
+/**
+ * Our estimate of a conversation's tokens: every message's content and native tool calls, plus a
+ * little per message. The model activity and compression both count with this, so the ratio of
+ * the server's prompt tokens to this estimate calibrates compression's numbers too.
+ */
+export function countConversationTokens(messages: ChatMessage[], counter: TokenCounter): number {
+  return messages.reduce(
+    (sum, message) =>
+      sum + counter.count(message.content) + (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) + MESSAGE_OVERHEAD_TOKENS,
+    0,
+  );
+}

@@ -63,7 +63,14 @@ export interface CallModelOutput {
   usage: TokenUsage;
   /** Context size after this call: prompt + completion tokens. */
   contextTokens: number;
+  /** The server's finish reason: `stop`, `tool_calls`, or `length` when the reply hit the output token limit. */
   finishReason: string;
+  /**
+   * Our own estimate (o200k) of the prompt this call sent, counted like compression counts. With
+   * `usage.promptTokens` it gives the server-to-estimate ratio the workflow calibrates with.
+   * Absent in histories recorded before it existed.
+   */
+  estimatedPromptTokens?: number;
 }
 
 export interface ToolActivityInput {
@@ -105,7 +112,7 @@ export interface CompressContextInput {
   question: string;
   /** Turns at the end kept whole. */
   keepRecentTurns: number;
-  /** Stop compressing once the estimate is at or under this. */
+  /** Stop compressing once our estimate (o200k, uncalibrated) is at or under this; the workflow converts its target into these units. */
   targetTokens: number;
   /** Whether older turns may be folded into a model-written summary. */
   summarize: boolean;
@@ -114,7 +121,7 @@ export interface CompressContextInput {
 
 export interface CompressContextOutput {
   conversation: string;
-  /** Token estimate (tiktoken) of the compressed conversation. */
+  /** Token estimate (tiktoken o200k, uncalibrated) of the compressed conversation. */
   contextTokens: number;
   stubbedObservations: number;
   summarizedTurns: number;

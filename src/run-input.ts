@@ -48,6 +48,19 @@ export interface LoopOptions {
   answerAttempts: number;
   /** Continue-as-new after this many model calls in one run, besides when Temporal suggests it; 0 = only when suggested. Default 0. */
   continueAsNewAfterModelCalls: number;
+  /**
+   * Truncated replies in a row (cut off at the output token limit, or an `<answer>` never closed)
+   * that end the run: each one before gets an observation asking for a shorter reply; this many
+   * end the run `token_limit` through the final answer phase. Counted since the last usable reply. Default 3.
+   */
+  maxTruncatedReplies: number;
+  /**
+   * Malformed replies in a row (nothing the protocol could read: no answer, no parseable tool call)
+   * that end the run: each one before gets the protocol's format correction; this many end the run
+   * `error` through the final answer phase (the model does not follow this protocol). Counted since
+   * the last usable reply. Default 5.
+   */
+  maxMalformedReplies: number;
 }
 
 export const DEFAULT_LOOP_OPTIONS: LoopOptions = {
@@ -61,6 +74,8 @@ export const DEFAULT_LOOP_OPTIONS: LoopOptions = {
   approvalTimeoutMinutes: 30,
   answerAttempts: 3,
   continueAsNewAfterModelCalls: 0,
+  maxTruncatedReplies: 3,
+  maxMalformedReplies: 5,
 };
 
 /** Sampling settings for the model. Anything left out comes from the worker's configuration. */
@@ -136,6 +151,14 @@ export interface RunDetails {
   finalAnswerPhase?: Termination | 'finish_requested';
   /** Set when someone asked the run to finish early (update `finishNow`). */
   finishRequested?: boolean;
+  /** Replies cut off before they ended (final answer retries included). */
+  truncatedReplies?: number;
+  /** Replies nothing could be read from. */
+  malformedReplies?: number;
+  /** Set when replies the loop could not use ended the run: the loop option whose limit was reached. */
+  replyLimit?: 'maxTruncatedReplies' | 'maxMalformedReplies';
+  /** Set when the final answer stayed cut off after its retry: the prediction is the partial text, marked. */
+  truncatedAnswer?: true;
 }
 
 /** A ResearchRunResult with the transcript materialised, as written by `react-agent result`. */
@@ -186,6 +209,8 @@ export function validateRunInput(input: ResearchRunInput): { limits: RunLimits; 
   checkNumber('approvalTimeoutMinutes', 0.01, 7 * 24 * 60, false);
   checkNumber('answerAttempts', 1, 20, true);
   checkNumber('continueAsNewAfterModelCalls', 0, 10_000, true);
+  checkNumber('maxTruncatedReplies', 1, 1_000, true);
+  checkNumber('maxMalformedReplies', 1, 1_000, true);
   for (const flag of ['finalAnswerPhase', 'stuckDetection', 'summarizeOldTurns'] as const) {
     if (typeof loop[flag] !== 'boolean') problems.push(`loop.${flag} must be true or false`);
   }

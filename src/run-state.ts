@@ -1,6 +1,7 @@
 import type { PendingMessage, TokenUsage } from './messages';
 import type { RunDetails, RunLimits } from './run-input';
 import type { StuckDetectorState } from './stuck-detection';
+import type { UnusableReplyStreak } from './unusable-replies';
 import type { ToolSpec } from './tool-spec';
 import type { ModelActivitySettings } from './activity-contracts';
 
@@ -35,6 +36,13 @@ export interface RunState {
   contextTokens: number;
   lastThought: string;
   stuck: StuckDetectorState;
+  /** Truncated and malformed replies since the last usable one (absent in states carried by older runs: none). */
+  unusableReplies?: UnusableReplyStreak;
+  /**
+   * The model server's tokens per token of our estimate, as the last model call reported
+   * (src/token-calibration.ts); estimates are multiplied by it. Absent until a call reported one: 1.
+   */
+  serverTokensPerEstimatedToken?: number;
   answerAttempts: number;
   details: RunDetails;
 }

@@ -2,8 +2,10 @@
  * Notices a loop that repeats itself: the same tool call (name and arguments) three times in a
  * row, or two calls alternating A-B-A-B. The first time it says `nudge` (the workflow adds an
  * observation asking the model to change course); if the next call repeats the pattern, it
- * says `stuck` and the run ends through the final answer phase. Pure and serialisable, so the
- * workflow carries it across continue-as-new.
+ * says `stuck` and the run ends through the final answer phase. Only calls the protocol could
+ * read are watched ({@link watchedCalls}): an unparseable call has no name or arguments to
+ * compare, and repeating one is a format problem with its own limit (src/unusable-replies.ts).
+ * Pure and serialisable, so the workflow carries it across continue-as-new.
  */
 export interface StuckDetectorState {
   /** Signatures of the most recent tool calls, oldest first (at most 4). */
@@ -16,6 +18,11 @@ export interface StuckDetectorState {
 export type StuckVerdict = { kind: 'ok' } | { kind: 'nudge'; message: string } | { kind: 'stuck'; message: string };
 
 export const INITIAL_STUCK_DETECTOR_STATE: StuckDetectorState = { recent: [], nudgedAbout: [], nudges: 0 };
+
+/** The calls of a turn stuck detection watches: those the protocol could read (no `problem`), in call order. */
+export function watchedCalls<Call extends { problem?: string }>(calls: readonly Call[]): Call[] {
+  return calls.filter((call) => call.problem === undefined);
+}
 
 /** A call's identity for repetition checks: tool name and arguments with keys sorted. */
 export function callSignature(name: string, args: unknown): string {

@@ -5,6 +5,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -17,15 +18,25 @@ import type { AgentActivities } from '../activities';
 import type { CallModelOutput, ToolActivityOutput } from '../src/activity-contracts';
 import { FailureTypes } from '../src/failure-types';
 import { parseStructuredAnswer } from '../src/json-schema-validation';
-import { addUsage, withUserText, ZERO_USAGE, type MessagePart } from '../src/messages';
-import { protocolByName, type ParsedTurn, type ToolCallRequest } from '../src/protocols';
+import { addUsage, withUserText, ZERO_USAGE, type MessagePart, type PendingMessage } from '../src/messages';
+import {
+  decideFinalAnswer,
+  FINAL_ANSWER_RETRIES_WHEN_TRUNCATED,
+  protocolByName,
+  TRUNCATED_REPLY_CALL_NOTE,
+  truncatedReplyNote,
+  type ParsedTurn,
+  type ToolCallRequest,
+} from '../src/protocols';
 import { validateRunInput, type ResearchRunInput, type ResearchRunResult, type RunLimits } from '../src/run-input';
 import type { RunState } from '../src/run-state';
 import { REACT_ITERATIONS, REACT_TERMINATION } from '../src/search-attributes';
-import { callSignature, INITIAL_STUCK_DETECTOR_STATE, observeToolCall } from '../src/stuck-detection';
+import { callSignature, INITIAL_STUCK_DETECTOR_STATE, observeToolCall, watchedCalls } from '../src/stuck-detection';
 import type { Termination } from '../src/termination';
 import { preview } from '../src/text';
+import { calibrationAfterCall, inEstimatedTokens, inServerTokens, UNCALIBRATED } from '../src/token-calibration';
 import type { ToolSpec } from '../src/tool-spec';
+import { NO_UNUSABLE_REPLIES, recordReply, replyKind } from '../src/unusable-replies';
 import {
   approveToolCallUpdate,
   finishNowUpdate,
@@ -36,8 +47,17 @@ import {
   type RunProgress,
 } from './definitions';
 import { modelActivityOptions, toolActivityOptions } from './activity-options';
-import { closingReason, finalAnswerReason, noAnswerPrediction, type EndingCause } from './ending-texts';
+import {
+  closingReason,
+  finalAnswerReason,
+  malformedRepliesError,
+  noAnswerPrediction,
+  terminationOfBudgetEnd,
+  type BudgetEnd,
+  type EndingCause,
+} from './ending-texts';
 import { failureType, rootMessage } from './failures';
+import { LoopPatches } from './patches';
 import { answerTurn as answerTurnMessages, estimateTokens, type Turn } from './turns';
 
 /** Opening and closing the transcript: quick store operations, so a lost attempt is retried soon. */
@@ -72,8 +92,10 @@ function initialState(input: ResearchRunInput, limits: RunLimits, startedAt: num
     contextTokens: 0,
     lastThought: '',
     stuck: INITIAL_STUCK_DETECTOR_STATE,
+    unusableReplies: NO_UNUSABLE_REPLIES,
+    serverTokensPerEstimatedToken: UNCALIBRATED,
     answerAttempts: 0,
-    details: { protocol: input.protocol ?? 'deep-research', compressions: [], stuckNudges: 0, continuedAsNew: 0 },
+    details: { protocol: input.protocol ?? 'deep-research', compressions: [], stuckNudges: 0, continuedAsNew: 0, truncatedReplies: 0, malformedReplies: 0 },
   };
 }
 
@@ -107,19 +129,23 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
 
   const elapsedMs = () => Date.now() - state.startedAt;
   const maxDurationMs = () => Math.round(state.limits.maxDurationMinutes * 60_000);
+  /** Server tokens per token of our estimate, as last reported (src/token-calibration.ts). */
+  const calibration = () => state.serverTokensPerEstimatedToken ?? UNCALIBRATED;
+  /** The context the next model call will send, in the server's tokens. */
+  const nextContextTokens = () => state.contextTokens + inServerTokens(state.pendingTokens, calibration());
 
   // ---- Messages: defined in workflows/definitions.ts, handled here. ----
   setHandler(progressQuery, (): RunProgress => ({
     phase,
     modelCalls: state.modelCalls,
-    contextTokens: state.contextTokens + state.pendingTokens,
+    contextTokens: nextContextTokens(),
     totalTokens: state.usage.totalTokens,
     elapsedMs: elapsedMs(),
     limits: state.limits,
     remaining: {
       modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
       durationMs: Math.max(0, maxDurationMs() - elapsedMs()),
-      contextTokens: Math.max(0, state.limits.maxContextTokens - state.contextTokens - state.pendingTokens),
+      contextTokens: Math.max(0, state.limits.maxContextTokens - nextContextTokens()),
       ...(state.limits.maxTotalTokens ? { totalTokens: Math.max(0, state.limits.maxTotalTokens - state.usage.totalTokens) } : {}),
     },
     lastThought: state.lastThought,
@@ -267,7 +293,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     state.modelCalls += 1;
     state.modelCallsThisRun += 1;
     phase = finalAnswer ? 'final_answer' : 'calling_model';
-    setCurrentDetails(`Model call ${state.modelCalls} of ${state.limits.maxModelCalls}; about ${state.contextTokens + state.pendingTokens} context tokens.`);
+    setCurrentDetails(`Model call ${state.modelCalls} of ${state.limits.maxModelCalls}; about ${nextContextTokens()} context tokens.`);
     return model.callModel.executeWithOptions(
       { ...modelOptionsForActivity, ...extraOptions, summary: finalAnswer ? `final answer (call ${state.modelCalls})` : `model call ${state.modelCalls}` },
       [{ workflowId, modelCall: state.modelCalls, conversation: state.conversation, append: state.pending, model: modelOptions, protocol: protocol.name, tools: toolNames, finalAnswer }],
@@ -282,6 +308,28 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     state.pendingTokens = 0;
     state.pendingCallIds = [];
     state.lastThought = outcome.turn.thought;
+    if (outcome.estimatedPromptTokens !== undefined && patched(LoopPatches.calibratedTokenEstimates)) {
+      state.serverTokensPerEstimatedToken = calibrationAfterCall(calibration(), outcome.usage.promptTokens, outcome.estimatedPromptTokens);
+    }
+  };
+
+  /** Answers a truncated reply: its tool calls are not run, and `note` (if any) asks for a shorter reply. */
+  const answerTruncatedReply = (parsed: ParsedTurn, note: string | undefined) => {
+    let pending: PendingMessage[] = [];
+    let tokens = 0;
+    if (parsed.toolCalls.length) {
+      const answered = answerTurn({ calls: parsed.toolCalls, results: new Map() }, TRUNCATED_REPLY_CALL_NOTE);
+      state.toolCallsAnswered += parsed.toolCalls.length;
+      pending = answered.messages;
+      tokens = answered.tokens;
+    }
+    if (note !== undefined) {
+      pending = pending.length ? withUserText(pending, note) : [protocol.renderCorrection(note)];
+      tokens += estimateTokens(note);
+    }
+    state.pending = pending;
+    state.pendingTokens = tokens;
+    state.pendingCallIds = [];
   };
 
   const addPendingText = (text: string) => {
@@ -368,8 +416,8 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
 
   /** Stubs old observations (and summarises old turns) when the context passes the threshold. */
   const compressIfNeeded = async () => {
-    const estimate = state.contextTokens + state.pendingTokens;
-    if (options.compressAtFraction <= 0 || estimate <= options.compressAtFraction * state.limits.maxContextTokens) return;
+    const ratio = calibration();
+    if (options.compressAtFraction <= 0 || nextContextTokens() <= options.compressAtFraction * state.limits.maxContextTokens) return;
     phase = 'compressing';
     const before = state.conversation;
     const compressed = await compression.compressContext({
@@ -379,7 +427,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
       protocol: protocol.name,
       question: input.question,
       keepRecentTurns: options.keepRecentTurns,
-      targetTokens: Math.floor(options.compressAtFraction * state.limits.maxContextTokens * 0.75),
+      targetTokens: inEstimatedTokens(Math.floor(options.compressAtFraction * state.limits.maxContextTokens * 0.75), ratio),
       summarize: options.summarizeOldTurns,
       model: modelOptions,
     });
@@ -388,14 +436,14 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     state.pending = [];
     state.pendingCallIds = [];
     state.pendingTokens = 0;
-    state.contextTokens = compressed.contextTokens;
+    state.contextTokens = inServerTokens(compressed.contextTokens, ratio);
     state.details.compressions.push({
       atModelCall: state.modelCalls + 1,
       stubbedObservations: compressed.stubbedObservations,
       summarizedTurns: compressed.summarizedTurns,
       before,
       after: compressed.conversation,
-      contextTokensAfter: compressed.contextTokens,
+      contextTokensAfter: state.contextTokens,
     });
   };
 
@@ -403,8 +451,13 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     workflowInfo().continueAsNewSuggested || (options.continueAsNewAfterModelCalls > 0 && state.modelCallsThisRun >= options.continueAsNewAfterModelCalls);
 
   // ---- The loop. ----
-  let budgetEnd: Termination | undefined;
+  let budgetEnd: BudgetEnd | undefined;
   let continueAsNewNow = false;
+  const endOnMalformedReplies = () => {
+    state.details.replyLimit = 'maxMalformedReplies';
+    errorMessage = malformedRepliesError(state.unusableReplies?.malformed ?? options.maxMalformedReplies, protocol.name);
+    budgetEnd = 'malformed_replies';
+  };
   armDeadline();
   try {
     await loopScope.run(async () => {
@@ -427,7 +480,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
         }
         while (injected.length) addPendingText(`[Message from the user] ${injected.shift() as string}`);
         await compressIfNeeded();
-        if (state.contextTokens + state.pendingTokens > state.limits.maxContextTokens) {
+        if (nextContextTokens() > state.limits.maxContextTokens) {
           budgetEnd = 'token_limit';
           return;
         }
@@ -448,6 +501,27 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
         }
         accept(outcome);
         const parsed: ParsedTurn = outcome.turn;
+        const reply = replyKind(protocol.name, parsed, outcome.finishReason);
+        // A run recorded before replies were sorted replays its unusable replies the old way (LoopPatches).
+        let malformedLimitReached = false;
+        if (reply.kind === 'usable' || patched(LoopPatches.unusableReplies)) {
+          const recorded = recordReply(state.unusableReplies ?? NO_UNUSABLE_REPLIES, reply, options);
+          state.unusableReplies = recorded.streak;
+          if (reply.kind === 'truncated') {
+            state.details.truncatedReplies = (state.details.truncatedReplies ?? 0) + 1;
+            answerTruncatedReply(parsed, recorded.limitReached ? undefined : truncatedReplyNote(protocol.name, reply.truncation));
+            if (recorded.limitReached) {
+              state.details.replyLimit = 'maxTruncatedReplies';
+              budgetEnd = 'truncated_replies';
+              return;
+            }
+            continue;
+          }
+          if (reply.kind === 'malformed') {
+            state.details.malformedReplies = (state.details.malformedReplies ?? 0) + 1;
+            malformedLimitReached = recorded.limitReached;
+          }
+        }
         if (parsed.answer !== undefined) {
           if (parsed.toolCalls.length) turn = { calls: parsed.toolCalls, results: new Map() };
           if (acceptAnswer(parsed.answer)) {
@@ -465,6 +539,10 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
         if (parsed.toolCalls.length === 0) {
           state.pending = [protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')];
           state.pendingTokens = estimateTokens(parsed.problem ?? '');
+          if (malformedLimitReached) {
+            endOnMalformedReplies();
+            return;
+          }
           continue;
         }
 
@@ -480,7 +558,8 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
         state.pendingCallIds = current.calls.map((call) => call.id);
 
         if (options.stuckDetection) {
-          for (const call of current.calls) {
+          const unreadable = current.calls.some((call) => call.problem !== undefined);
+          for (const call of unreadable && patched(LoopPatches.unusableReplies) ? watchedCalls(current.calls) : current.calls) {
             const observed = observeToolCall(state.stuck, callSignature(call.name, call.arguments));
             state.stuck = observed.state;
             if (observed.verdict.kind === 'nudge') {
@@ -491,6 +570,10 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
               return;
             }
           }
+        }
+        if (malformedLimitReached) {
+          endOnMalformedReplies();
+          return;
         }
       }
     });
@@ -519,11 +602,38 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     turn = undefined;
   };
 
+  /** One call of the final answer phase; true when its answer was cut off and is asked for again. */
+  const callForFinalAnswer = async (retriesLeft: number): Promise<boolean> => {
+    const outcome = await CancellationScope.cancellable(() => callModel(true, { startToCloseTimeout: `${options.finalAnswerTimeoutSeconds} seconds`, retry: { maximumAttempts: 2 } }));
+    accept(outcome);
+    const decision = decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft);
+    if (decision.kind !== 'accept' && patched(LoopPatches.unusableReplies)) {
+      state.details.truncatedReplies = (state.details.truncatedReplies ?? 0) + 1;
+      switch (decision.kind) {
+        case 'ask_again':
+          answerTruncatedReply(outcome.turn, decision.note);
+          return true;
+        case 'keep_marked':
+          state.details.truncatedAnswer = true;
+          if (outcome.turn.toolCalls.length) turn = { calls: outcome.turn.toolCalls, results: new Map() };
+          if (decision.answer !== undefined) acceptAnswer(decision.answer);
+          return false;
+        default: {
+          const unknown: never = decision;
+          throw new Error(`unknown final answer decision ${JSON.stringify(unknown)}`);
+        }
+      }
+    }
+    if (outcome.turn.toolCalls.length) turn = { calls: outcome.turn.toolCalls, results: new Map() };
+    if (outcome.turn.answer !== undefined) acceptAnswer(outcome.turn.answer);
+    return false;
+  };
+
   const wantsFinalAnswer = termination === undefined && (stopRequest === 'finish' || (budgetEnd !== undefined && options.finalAnswerPhase));
   if (wantsFinalAnswer) {
     ending = true;
-    const why: EndingCause = stopRequest === 'finish' ? 'finish' : (budgetEnd as Termination);
-    state.details.finalAnswerPhase = why === 'finish' ? 'finish_requested' : why;
+    const why: EndingCause = stopRequest === 'finish' ? 'finish' : (budgetEnd as BudgetEnd);
+    state.details.finalAnswerPhase = why === 'finish' ? 'finish_requested' : terminationOfBudgetEnd(why);
     closeOpenTurn(why);
     if (why === 'token_limit' && state.pendingCallIds.length) {
       // Withhold the last observations: they are what pushed the context past its limit.
@@ -535,17 +645,15 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
     const reason = finalAnswerReason(why, finishReason);
     addPendingText(protocol.finalAnswerRequest(reason));
     try {
-      const outcome = await CancellationScope.cancellable(() => callModel(true, { startToCloseTimeout: `${options.finalAnswerTimeoutSeconds} seconds`, retry: { maximumAttempts: 2 } }));
-      accept(outcome);
-      if (outcome.turn.toolCalls.length) turn = { calls: outcome.turn.toolCalls, results: new Map() };
-      if (outcome.turn.answer !== undefined) acceptAnswer(outcome.turn.answer);
+      let retriesLeft = FINAL_ANSWER_RETRIES_WHEN_TRUNCATED;
+      while (await callForFinalAnswer(retriesLeft)) retriesLeft -= 1;
     } catch (error) {
       if (isCancellation(error)) termination = 'cancelled';
-      else errorMessage = rootMessage(error);
+      else errorMessage = errorMessage ? `${errorMessage} The final answer call failed: ${rootMessage(error)}` : rootMessage(error);
     }
-    if (termination === undefined) termination = why === 'finish' ? (prediction ? 'answer' : 'cancelled') : why;
+    if (termination === undefined) termination = why === 'finish' ? (prediction ? 'answer' : 'cancelled') : terminationOfBudgetEnd(why);
   } else if (termination === undefined) {
-    termination = budgetEnd ?? (stopRequest === 'timeout' ? 'timeout' : 'cancelled');
+    termination = budgetEnd !== undefined ? terminationOfBudgetEnd(budgetEnd) : stopRequest === 'timeout' ? 'timeout' : 'cancelled';
   }
   if (!prediction) prediction = noAnswerPrediction(termination as Termination, state.limits);
 

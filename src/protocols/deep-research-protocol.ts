@@ -143,15 +143,16 @@ export const deepResearchProtocol: Protocol = {
     }
     const answerBlock = between(content, '<answer>', '</answer>');
     const answer = answerBlock?.inner.trim();
-    if (answer) return { thought, toolCalls, answer };
-    if (toolCalls.length) return { thought, toolCalls };
+    const unclosed = answerBlock && !answerBlock.closed ? { unclosedAnswer: true as const } : {};
+    if (answer) return { thought, toolCalls, answer, ...unclosed };
+    if (toolCalls.length) return { thought, toolCalls, ...unclosed };
     const problem =
       content.trim() === ''
         ? 'Your reply was empty. Continue the research with a <tool_call>, or give your final answer inside <answer></answer>.'
         : answerBlock
           ? 'Your <answer></answer> was empty. Write the final answer inside it.'
           : 'Your reply had neither a <tool_call> nor an <answer>. Call a tool inside <tool_call></tool_call>, or give your final answer inside <answer></answer>.';
-    return { thought, toolCalls, problem };
+    return { thought, toolCalls, problem, ...unclosed };
   },
 
   renderObservations(observations: Observation[]): PendingMessage[] {

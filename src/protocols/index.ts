@@ -15,3 +15,4 @@ export function protocolByName(name: ProtocolName | undefined): Protocol {
 }
 
 export * from './protocol';
+export * from './truncated-reply';

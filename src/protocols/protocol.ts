@@ -24,6 +24,11 @@ export interface ParsedTurn {
   answer?: string;
   /** Set when the output was neither a tool call nor an answer: the correction to send back. */
   problem?: string;
+  /**
+   * Set when the reply opened an `<answer>` and never closed it (tag protocols): it looks cut off,
+   * and `answer` holds only what was written before the end. Absent in histories recorded before it existed.
+   */
+  unclosedAnswer?: true;
 }
 
 /** The model's raw reply: its text and, for native tool calling, its tool calls. */

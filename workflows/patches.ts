@@ -1,0 +1,16 @@
+/**
+ * Ids of the `patched()` markers that keep runs already in flight replaying on newer workflow
+ * code. Each guards one change of what the loop does; a run recorded before the change replays
+ * the old way, a run that reaches the change live takes the new way. Remove a patch (through
+ * `deprecatePatch`) only once no run from before it can still be replayed.
+ */
+export const LoopPatches = {
+  /**
+   * Replies the loop cannot use (src/unusable-replies.ts): a truncated reply gets a request for a
+   * shorter one instead of being accepted, a truncated final answer is asked for once more, an
+   * unparseable call is left out of stuck detection, and each kind has its limit in a row.
+   */
+  unusableReplies: 'unusable-replies',
+  /** Token estimates converted with the ratio the model server last reported (src/token-calibration.ts). */
+  calibratedTokenEstimates: 'calibrated-token-estimates',
+} as const;
