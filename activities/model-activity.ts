@@ -12,7 +12,7 @@ import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
 import type { ToolRegistry } from './tools/tool-registry';
-import type { TokenCounter } from './token-counter';
+import { countConversationTokens, type TokenCounter } from './token-counter';
 import type { TranscriptStore } from './transcript-store';
 
 /** Sampling defaults the worker applies when a run does not set them. */
@@ -181,6 +181,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
       contextTokens: promptTokens + completionTokens,
       finishReason,
+      estimatedPromptTokens: countConversationTokens(messages, tokenCounter),
     };
   };
 }
