@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test } from '@jest/globals';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
@@ -321,7 +321,10 @@ describe('callModel', () => {
     assert.match(failure.message, /heartbeat timeout/);
     assert.match(failure.message, /after 2 chunks/);
     assert.equal(calls[0]?.options.signal?.aborted, true, 'the request was aborted');
-    assert.equal(heartbeats.length, 2);
+    // One heartbeat per chunk, then the request's own heartbeats while it stayed open: the stall
+    // is ended by the activity itself, not by Temporal's heartbeat timeout.
+    assert.deepEqual(heartbeats.slice(0, 2), [{ chunks: 1, characters: 7 }, { chunks: 2, characters: 14 }]);
+    assert.ok(heartbeats.slice(2).every((details) => (details as { chunks: number }).chunks === 2));
     assert.ok(elapsed >= 140, `abandoned after ${elapsed} ms, before the 150 ms heartbeat timeout`);
     assert.ok(elapsed < 2_000, `took ${elapsed} ms to abandon the stream`);
   });
@@ -336,17 +339,20 @@ describe('callModel', () => {
     assert.match(failure.message, /after 1 chunks/);
   });
 
-  test('a request that never gets a response is abandoned after the heartbeat timeout too', async () => {
+  test('a request that never gets a response is abandoned at the first-token limit, not the heartbeat timeout', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(async ({ options }) => {
       await untilAborted(options.signal);
       return streamOf([]);
     });
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const modelDefaults = { ...MODEL_DEFAULTS, firstTokenSeconds: 0.4 };
+    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults, tools: NO_TOOLS });
+    const started = Date.now();
     const failure = await applicationFailure(runIn(environment(100).env, callModel, callInput(conversation)));
-    assert.equal(failure.type, FailureTypes.modelBadResponse);
-    assert.match(failure.message, /heartbeat timeout/);
-    assert.match(failure.message, /after 0 chunks/);
+    assert.equal(failure.type, FailureTypes.modelFirstTokenTimeout);
+    assert.equal(failure.nonRetryable, false);
+    assert.match(failure.message, /REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS/);
+    assert.ok(Date.now() - started >= 380, 'waited past the 100 ms heartbeat timeout, up to the first-token limit');
   });
 
   test('a slow stream whose chunks come within the heartbeat timeout is not abandoned', async () => {
