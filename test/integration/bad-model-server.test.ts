@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ResearchRunResult } from '../../src/run-input';
 import { INVALID_UTF8_MARKER, ScriptedModelServer, type ScriptedRequestRecord } from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
@@ -14,13 +14,13 @@ let environment: AgentEnvironment;
 let model: ScriptedModelServer;
 const earlierRequests: ScriptedRequestRecord[] = [];
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' } });
   model = environment.model;
   await environment.startWorker();
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
   if (model !== environment?.model) await model?.close();
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { runId, Scenarios, toolCall } from './support/scenarios';
 import { readToolLog, waitForToolLog } from './support/tool-log';
@@ -8,12 +8,12 @@ const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 const TOOL_HEARTBEAT_MS = 2_000; // the `wait` test tool's heartbeat timeout
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   await environment.startWorker();
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 

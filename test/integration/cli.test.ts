@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import { isServerReachable } from '../../src/cli/dev-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -13,12 +13,12 @@ const root = resolve(__dirname, '../..');
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   await environment.startWorker();
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 

@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, test } from 'node:test';
+import { afterAll, test } from '@jest/globals';
 
 const root = resolve(__dirname, '../..');
 const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-kb-cli-test-'));
-after(() => rmSync(dataDirectory, { recursive: true, force: true }));
+afterAll(() => rmSync(dataDirectory, { recursive: true, force: true }));
 
 interface CliOutcome {
   code: number | null;

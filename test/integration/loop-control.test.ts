@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ResearchRunInput, ResearchRunResult } from '../../src/run-input';
 import { followRun } from '../../src/cli/follow-run';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../../workflows/definitions';
@@ -11,12 +11,12 @@ import { readToolLog, waitForToolLog } from './support/tool-log';
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   await environment.startWorker();
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 

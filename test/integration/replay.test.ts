@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import { cachedWorkflowBundle } from './support/workflow-bundle';
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ResearchRunResult } from '../../src/run-input';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -7,12 +7,12 @@ import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   await environment.startWorker();
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import { KnowledgeBase } from '../../activities/tools/search/knowledge-base';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -16,7 +16,7 @@ const scenarios = new Scenarios();
 let environment: AgentEnvironment;
 let workspace: string;
 
-before(async () => {
+beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   const knowledgeBase = join(environment.directory, 'knowledge-base.sqlite');
   const base = KnowledgeBase.open(knowledgeBase);
@@ -28,7 +28,7 @@ before(async () => {
   await environment.startWorker({ REACT_AGENT_TOOLS: 'search,visit,python,parse_file', REACT_AGENT_KNOWLEDGE_BASE: knowledgeBase, REACT_AGENT_WORKSPACE_DIRS: workspace });
 });
 
-after(async () => {
+afterAll(async () => {
   await environment?.close();
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { createSearchTool } from '../../activities/tools/search/search-tool';
 import { createSearxngSearchBackend } from '../../activities/tools/search/searxng-search-backend';
@@ -25,10 +25,10 @@ const signal = () => new AbortController().signal;
 let reply: (request: RecordedSearchRequest) => SearchApiReply = () => ({ status: 500 });
 let server: SearchApiServer;
 
-before(async () => {
+beforeAll(async () => {
   server = await SearchApiServer.start((request) => reply(request));
 });
-after(async () => {
+afterAll(async () => {
   await server?.close();
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { createGzip, gzipSync } from 'node:zlib';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { ToolInputError, type ToolContext } from '../../activities/tools/tool-definition';
@@ -187,10 +187,10 @@ describe('visit tool against a local HTTP server', () => {
   let site: TestServer;
   const loopbackAllowed = (options: VisitToolOptions = {}) => createVisitTool({ allowedHosts: ['127.0.0.1'], ...options });
 
-  before(async () => {
+  beforeAll(async () => {
     site = await startServer(await makePdf());
   });
-  after(async () => {
+  afterAll(async () => {
     site.server.closeAllConnections();
     await new Promise((resolve) => site.server.close(resolve));
   });

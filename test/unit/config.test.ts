@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { TemporalCliNotFoundError, resolveTemporalCli } from '../../src/cli/temporal-cli';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { readPositiveInteger } from '../../src/config/environment-values';
@@ -13,7 +13,7 @@ import { loadWorkerConfig } from '../../src/config/worker-config';
 const PROJECT_ROOT = resolve(__dirname, '../..');
 const SECRET = 'sk-test-SECRET-do-not-print-1234567890';
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-config-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Asserts `fn` throws a ConfigurationError for `variable` whose message matches every pattern. */
 function assertConfigurationError(fn: () => unknown, variable: string, ...patterns: RegExp[]): ConfigurationError {

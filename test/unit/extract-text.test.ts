@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { DocumentExtractionError } from '../../activities/tools/documents/document-extraction-error';
 import { detectDocumentFormat } from '../../activities/tools/documents/document-format';
 import { extractText, extractTextFromBytes } from '../../activities/tools/documents/extract-text';
 import { makeDocx, makePdf } from '../fakes/documents';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-extract-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function file(name: string, content: string | Uint8Array): string {
   const path = join(scratch, name);

@@ -2,15 +2,25 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { joinCjkCharacters, spaceOutCjkCharacters } from '../../activities/tools/search/cjk-segmentation';
 import { chunkText } from '../../activities/tools/search/chunk-text';
 import { buildFullTextQuery } from '../../activities/tools/search/full-text-query';
 import { KnowledgeBase } from '../../activities/tools/search/knowledge-base';
 import { makeDocx, makePdf } from '../fakes/documents';
 
+/** better-sqlite3 builds its rows in Node's own realm, not in jest's sandbox: compare by value, not by prototype. */
+function assertSameValue(actual: unknown, expected: unknown, message?: string): void {
+  try {
+    expect(actual).toEqual(expected);
+  } catch (error) {
+    if (message && error instanceof Error) error.message = `${message}\n${error.message}`;
+    throw error;
+  }
+}
+
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-knowledge-base-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const samples = resolve(__dirname, '../../samples/knowledge-base');
 
 function folder(name: string, files: Record<string, string | Uint8Array>): string {
@@ -66,8 +76,8 @@ describe('chunkText', () => {
     const chinese = '比亚迪二零二四年销量创新高。'.repeat(200);
     const chunks = chunkText(chinese);
     assert.ok(chunks.length > 1 && chunks.every((chunk) => chunk.length <= 1_500 && chunk.endsWith('。')));
-    assert.deepEqual(chunkText('# Title\n\nShort note.'), ['# Title\n\nShort note.']);
-    assert.deepEqual(chunkText('  \n\n '), []);
+    assertSameValue(chunkText('# Title\n\nShort note.'), ['# Title\n\nShort note.']);
+    assertSameValue(chunkText('  \n\n '), []);
   });
 
   test('a heading starts a new chunk rather than ending one', () => {
@@ -123,7 +133,7 @@ describe('KnowledgeBase', () => {
       }
       const results = knowledgeBase.search('Tesla deliveries 2024', 5);
       assert.ok(results.length > 1);
-      assert.deepEqual([...results].sort((left, right) => right.score - left.score), results, 'best score first');
+      assertSameValue([...results].sort((left, right) => right.score - left.score), results, 'best score first');
       assert.equal(new Set(results.map((result) => result.path)).size, results.length, 'one result per document');
       assert.match(results[0]?.snippet ?? '', /\*\*Tesla\*\*/);
       assert.equal(results[0]?.title, 'Tesla deliveries in 2024');
@@ -136,14 +146,14 @@ describe('KnowledgeBase', () => {
     const corpus = folder('re-add', { 'a.md': '# Alpha\n\nThe zeppelin landed at noon.', 'b.txt': 'Bravo talks about submarines.' });
     const knowledgeBase = KnowledgeBase.open(join(scratch, 're-add.sqlite'));
     try {
-      assert.deepEqual((await knowledgeBase.add([corpus])).added, 2);
+      assertSameValue((await knowledgeBase.add([corpus])).added, 2);
       const again = await knowledgeBase.add([corpus, join(corpus, 'a.md')]);
-      assert.deepEqual([again.added, again.updated, again.unchanged, again.chunksWritten], [0, 0, 2, 0], 'each file once, nothing written');
+      assertSameValue([again.added, again.updated, again.unchanged, again.chunksWritten], [0, 0, 2, 0], 'each file once, nothing written');
 
       writeFileSync(join(corpus, 'a.md'), '# Alpha\n\nThe hovercraft arrived at dusk.');
       const changed = await knowledgeBase.add([corpus]);
-      assert.deepEqual([changed.updated, changed.unchanged], [1, 1]);
-      assert.deepEqual(knowledgeBase.search('zeppelin', 5), [], 'the old text is gone from the index');
+      assertSameValue([changed.updated, changed.unchanged], [1, 1]);
+      assertSameValue(knowledgeBase.search('zeppelin', 5), [], 'the old text is gone from the index');
       assert.equal(knowledgeBase.search('hovercraft', 5)[0]?.title, 'Alpha');
       assert.equal(knowledgeBase.list().length, 2);
       assert.equal(knowledgeBase.statistics().chunks, 2);
@@ -158,19 +168,19 @@ describe('KnowledgeBase', () => {
     const names = () => knowledgeBase.list().map((document) => document.path.slice(corpus.length + 1));
     try {
       await knowledgeBase.add([corpus]);
-      assert.deepEqual(names(), ['four.md', 'one.md', 'sub/three.md', 'sub/two.md']);
+      assertSameValue(names(), ['four.md', 'one.md', 'sub/three.md', 'sub/two.md']);
       const four = knowledgeBase.list()[0];
       assert.ok(four);
-      assert.deepEqual(knowledgeBase.remove(String(four.id)).map((document) => document.id), [four.id]);
-      assert.deepEqual(names(), ['one.md', 'sub/three.md', 'sub/two.md']);
+      assertSameValue(knowledgeBase.remove(String(four.id)).map((document) => document.id), [four.id]);
+      assertSameValue(names(), ['one.md', 'sub/three.md', 'sub/two.md']);
       assert.equal(knowledgeBase.remove(join(corpus, 'sub')).length, 2, 'a folder removes everything under it');
-      assert.deepEqual(names(), ['one.md']);
-      assert.deepEqual(knowledgeBase.remove('no/such/file.md'), []);
-      assert.deepEqual(knowledgeBase.remove(99_999), []);
-      assert.deepEqual(knowledgeBase.search('kites', 5).map((result) => result.title), ['one.md']);
+      assertSameValue(names(), ['one.md']);
+      assertSameValue(knowledgeBase.remove('no/such/file.md'), []);
+      assertSameValue(knowledgeBase.remove(99_999), []);
+      assertSameValue(knowledgeBase.search('kites', 5).map((result) => result.title), ['one.md']);
       assert.equal(knowledgeBase.remove(join(corpus, 'one.md')).length, 1);
-      assert.deepEqual(knowledgeBase.search('kites', 5), []);
-      assert.deepEqual(knowledgeBase.statistics(), { documents: 0, chunks: 0 });
+      assertSameValue(knowledgeBase.search('kites', 5), []);
+      assertSameValue(knowledgeBase.statistics(), { documents: 0, chunks: 0 });
     } finally {
       knowledgeBase.close();
     }
@@ -207,7 +217,7 @@ describe('KnowledgeBase', () => {
       assert.match(byd?.snippet ?? '', /\*\*比亚迪\*\*二〇二四年新能源汽车\*\*销量\*\*/);
       assert.equal(knowledgeBase.search('交付', 5)[0]?.title, '特斯拉');
       assert.match(knowledgeBase.search('電気自動車', 5)[0]?.path ?? '', /japan\.txt$/);
-      assert.deepEqual(knowledgeBase.search('亚比', 5), [], 'characters must be consecutive');
+      assertSameValue(knowledgeBase.search('亚比', 5), [], 'characters must be consecutive');
     } finally {
       knowledgeBase.close();
     }
@@ -225,13 +235,13 @@ describe('KnowledgeBase', () => {
     try {
       const outcomes: string[] = [];
       const result = await knowledgeBase.add([corpus, join(corpus, 'missing.md')], { onFile: (outcome) => outcomes.push(outcome.status) });
-      assert.deepEqual([result.added, result.failed], [2, 2]);
+      assertSameValue([result.added, result.failed], [2, 2]);
       assert.equal(outcomes.length, 4);
       assert.match(result.files.find((file) => file.path.endsWith('broken.pdf'))?.reason ?? '', /as a PDF/);
       assert.match(result.files.find((file) => file.path.endsWith('missing.md'))?.reason ?? '', /no such file or folder/);
       assert.equal(knowledgeBase.search('photovoltaic', 5)[0]?.title, 'Solar report');
       assert.equal(knowledgeBase.search('hydroelectric', 5)[0]?.title, 'Memo');
-      assert.deepEqual(knowledgeBase.search('hidden', 5), []);
+      assertSameValue(knowledgeBase.search('hidden', 5), []);
     } finally {
       knowledgeBase.close();
     }
@@ -245,7 +255,7 @@ describe('KnowledgeBase', () => {
         knowledgeBase.addText({ path: `generated/${index}.txt`, title: `Note ${index}`, text: `Common vehicle note number ${index}.${rare}` });
       }
       const results = knowledgeBase.search('vehicle axolotl', 5);
-      assert.deepEqual(results.map((result) => result.path).sort(), ['generated/407.txt', 'generated/7.txt', 'generated/807.txt']);
+      assertSameValue(results.map((result) => result.path).sort(), ['generated/407.txt', 'generated/7.txt', 'generated/807.txt']);
       assert.ok(results.every((result) => result.score > 0));
       assert.equal(knowledgeBase.search('vehicle', 5).length, 5, 'a query of only common words still matches them');
     } finally {
@@ -258,11 +268,11 @@ describe('KnowledgeBase', () => {
     const worker = KnowledgeBase.open(path);
     const cli = KnowledgeBase.open(path);
     try {
-      assert.deepEqual(worker.search('narwhal', 5), []);
+      assertSameValue(worker.search('narwhal', 5), []);
       cli.addText({ path: 'notes/narwhal.md', title: 'Narwhals', text: 'Narwhals have a long tusk.' });
       assert.equal(worker.search('narwhal', 5)[0]?.title, 'Narwhals');
       cli.remove('notes/narwhal.md');
-      assert.deepEqual(worker.search('narwhal', 5), []);
+      assertSameValue(worker.search('narwhal', 5), []);
     } finally {
       cli.close();
       worker.close();
@@ -278,7 +288,7 @@ describe('KnowledgeBase', () => {
     const reopened = KnowledgeBase.open(path);
     try {
       assert.equal(reopened.search('quokka', 5)[0]?.path, 'https://example.com/page');
-      assert.deepEqual(reopened.statistics(), { documents: 1, chunks: 1 });
+      assertSameValue(reopened.statistics(), { documents: 1, chunks: 1 });
     } finally {
       reopened.close();
     }

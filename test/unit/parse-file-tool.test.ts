@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { characterEstimateCounter } from '../../activities/token-counter';
@@ -16,7 +16,7 @@ import { makeDocx, makePdf, toolContext } from '../fakes/documents';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-parse-file-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 // <scratch>/workspace       the workspace: notes.md, reports/ev.pdf, reports/ev.docx, big.txt
 // <scratch>/second          a second workspace: extra.txt

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import { PROTOCOL_NAMES, protocolByName, type ParsedTurn } from '../../src/protocols';
 import { seededRandom as random } from '../fakes/seeded-random';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test } from '@jest/globals';
 import { progressLines } from '../../src/cli/progress-lines';
 import type { RunEvent } from '../../src/cli/run-events';
 import type { CallModelOutput, ToolActivityOutput } from '../../src/activity-contracts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join, resolve } from 'node:path';
-import { describe, test } from 'node:test';
+import { describe, test } from '@jest/globals';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { loadKnowledgeBasePath, loadParseFileConfig, loadSearchConfig } from '../../src/config/research-tools-config';
 import { DEFAULT_DATA_DIRECTORY } from '../../src/config/worker-config';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test } from '@jest/globals';
 import { DEFAULT_LIMITS, MAX_QUESTION_CHARACTERS, validateRunInput, type ResearchRunInput, type RunLimits } from '../../src/run-input';
 
 /** Problems for a valid question with these limits. */

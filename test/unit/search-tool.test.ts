@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { formatSearchResults } from '../../activities/tools/search/format-search-results';
 import { KnowledgeBase } from '../../activities/tools/search/knowledge-base';
 import { createLocalSearchBackend } from '../../activities/tools/search/local-search-backend';
@@ -14,7 +14,7 @@ import { validateArguments } from '../../activities/tools/validate-arguments';
 import { toolContext } from '../fakes/documents';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-search-tool-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A backend that answers from a table and records its calls. */
 function fakeBackend(answers: Record<string, SearchResult[]>): SearchBackend & { calls: Array<{ query: string; limit: number; signal: AbortSignal }> } {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../../activities/conversation';
 import { LocalDirectoryTranscriptStore } from '../../activities/local-directory-transcript-store';
 import { TranscriptMissingError, isReference } from '../../activities/transcript-store';
@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../src/messages';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-transcript-test-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 let stores = 0;
 function freshStore(): LocalDirectoryTranscriptStore {

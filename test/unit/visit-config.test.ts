@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { loadVisitConfig } from '../../src/config/visit-config';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-visit-config-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function configurationError(environment: Record<string, string>, variable: string, pattern: RegExp): void {
   assert.throws(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
-import { describe, test } from 'node:test';
+import { describe, test } from '@jest/globals';
 import {
   checkDestination,
   classifyAddress,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from '@jest/globals';
 import { ToolInputError, type ToolContext } from '../../activities/tools/tool-definition';
 import type { PageSummarizer, PageToSummarize } from '../../activities/tools/visit/page-summarizer';
 import { extractReadableContent, sniffFormat } from '../../activities/tools/visit/readable-content';
@@ -24,7 +24,7 @@ writeFileSync(join(allowed, 'image.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0
 writeFileSync(join(allowed, 'big.txt'), 'a'.repeat(5_000));
 writeFileSync(join(outside, 'secret.txt'), 'the secret');
 symlinkSync(join(outside, 'secret.txt'), join(allowed, 'link-to-secret.txt'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function context(): ToolContext & { heartbeats: unknown[] } {
   const heartbeats: unknown[] = [];

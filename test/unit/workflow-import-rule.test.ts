@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 
 /**
  * The folder rule from DESIGN.md, enforced: workflow code (and the shared code it reaches)
