@@ -11,6 +11,7 @@
  * incompatible. `unusable-replies-before-patch.json` was recorded with the code before the
  * `unusable-replies` patch (the `unusable-replies` scenario, renamed), so it replays the old way.
  */
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import { AgentEnvironment } from '../test/integration/support/agent-environment'
 import { answer, runId, Scenarios, toolCall } from '../test/integration/support/scenarios';
 import { waitForToolLog } from '../test/integration/support/tool-log';
 import type { ResearchRunInput } from '../src/run-input';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../workflows/definitions';
+import type { ScriptedRequest } from '../test/fakes/scripted-model-server';
 
 const directory = join(__dirname, '..', 'test', 'fixtures', 'histories');
 const only = process.argv.slice(2);
@@ -29,16 +32,45 @@ async function main(): Promise<void> {
   const environment = await AgentEnvironment.start({ script: scenarios.script });
   try {
     await environment.startWorker();
-    const record = async (name: string, replies: Parameters<Scenarios['add']>[1], input: Partial<ResearchRunInput> = {}, during?: (workflowId: string) => Promise<void>) => {
+    const record = async (
+      name: string,
+      replies: Parameters<Scenarios['add']>[1],
+      input: Partial<ResearchRunInput> = {},
+      during?: (workflowId: string, handle: WorkflowHandle) => Promise<void>,
+      { everyRun = false }: { everyRun?: boolean } = {},
+    ) => {
       if (only.length && !only.includes(name)) return;
       const workflowId = scenarios.add(runId(name), replies);
       const handle = await environment.startRun({ question: `Replay fixture: ${name}`, ...input }, workflowId);
-      if (during) await during(workflowId);
+      if (during) await during(workflowId, handle);
       await handle.result().catch(() => undefined);
-      const history = await handle.fetchHistory();
-      writeFileSync(join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
-      console.log(`recorded ${name}: ${history.events?.length} events`);
+      if (!everyRun) {
+        const history = await handle.fetchHistory();
+        writeFileSync(join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
+        console.log(`recorded ${name}: ${history.events?.length} events`);
+        return;
+      }
+      // A chain of runs (continue-as-new): one fixture per run, following each run to the next.
+      let runIdOfRun: string | undefined = (handle as WorkflowHandleWithFirstExecutionRunId).firstExecutionRunId;
+      for (let index = 1; runIdOfRun; index += 1) {
+        const history = await environment.client.workflow.getHandle(workflowId, runIdOfRun).fetchHistory();
+        writeFileSync(join(directory, `${name}-run${index}.json`), `${historyToJSON(history)}\n`);
+        console.log(`recorded ${name}-run${index}: ${history.events?.length} events`);
+        runIdOfRun = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      }
     };
+    const untilTool = (workflowId: string, tool?: string) =>
+      waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start' && (tool === undefined || entry.tool === tool)));
+    const waitFor = async <T>(probe: () => Promise<T | undefined>): Promise<T> => {
+      for (let tries = 0; tries < 300; tries += 1) {
+        const value = await probe().catch(() => undefined);
+        if (value !== undefined) return value;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error('condition not met in time');
+    };
+    const lastMessage = (request: ScriptedRequest) => String(request.messages.at(-1)?.content ?? '');
+    const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now/.test(lastMessage(request));
     await record('deep-research-answer', [toolCall('lookup', { query: 'BYD' }), { content: '<tool_call>{"name": "nope"}</tool_call>' }, answer('BYD')]);
     await record(
       'native-parallel',
@@ -65,6 +97,118 @@ async function main(): Promise<void> {
         return { ...reply, promptTokens: Math.round(1.5 * estimate) };
       },
       { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
+    );
+
+    // ---- Recorded before the run became a state machine (issue 10): every path the refactor touches. ----
+    // Steering: a message injected during a tool call, the call budget raised and the deadline re-armed.
+    await record(
+      'steering-inject-limits',
+      (turn) => (turn === 1 ? toolCall('wait', { seconds: 2 }) : toolCall('lookup', { query: `step ${turn}` })),
+      { limits: { maxModelCalls: 2 }, loop: { stuckDetection: false } },
+      async (workflowId, handle) => {
+        await untilTool(workflowId);
+        await handle.executeUpdate(injectMessageUpdate, { args: [{ text: 'Focus on 2024 only.' }] });
+        await handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 3, maxDurationMinutes: 30 }] });
+      },
+    );
+    // finishNow during a long tool: the tool is cancelled and the final answer phase asks for the best answer.
+    await record(
+      'finish-now',
+      (_turn, request) => (asksForFinalAnswer(request) ? answer('partial answer') : toolCall('wait', { seconds: 60 })),
+      {},
+      async (workflowId, handle) => {
+        await untilTool(workflowId);
+        await handle.executeUpdate(finishNowUpdate, { args: [{ reason: 'the user has enough' }] });
+      },
+    );
+    // Approvals: two guarded calls in one turn (one approved, one denied), then one that times out.
+    const guarded = (query: string) => `<tool_call>\n${JSON.stringify({ name: 'guarded_lookup', arguments: { query } })}\n</tool_call>`;
+    await record(
+      'approvals',
+      [{ content: `<think>Two lookups.</think>\n${guarded('a')}\n${guarded('b')}` }, { content: `<think>One more.</think>\n${guarded('c')}` }, answer('approved and denied')],
+      { loop: { approvalTimeoutMinutes: 0.1 } },
+      async (_workflowId, handle) => {
+        const waiting = await waitFor(async () => {
+          const calls = (await handle.query(progressQuery)).awaitingApproval;
+          return calls.length === 2 ? calls : undefined;
+        });
+        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }] });
+        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[1]?.callId as string, approved: false, reason: 'not this one', reviewer: 'bob' }] });
+      },
+    );
+    // Continue-as-new every 2 model calls, with a message injected on the way: one fixture per run.
+    await record(
+      'continue-as-new',
+      (turn) => (turn === 1 ? toolCall('wait', { seconds: 2 }) : turn <= 5 ? toolCall('lookup', { query: `step ${turn}` }) : answer('all steps done')),
+      { loop: { continueAsNewAfterModelCalls: 2, stuckDetection: false } },
+      async (workflowId, handle) => {
+        await untilTool(workflowId);
+        await handle.executeUpdate(injectMessageUpdate, { args: [{ text: 'Keep going.' }] });
+      },
+      { everyRun: true },
+    );
+    // The wall-time budget ends during a tool call: the deadline timer cancels the loop.
+    await record('timeout-during-tool', [toolCall('wait', { seconds: 60 })], { limits: { maxDurationMinutes: 0.05 } });
+    // The context passes its limit: the last observations are withheld from the final answer call.
+    await record(
+      'token-limit-withheld',
+      (turn, request) => (lastMessage(request).includes('maximum context length') ? answer('best guess: BYD') : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 }),
+      { limits: { maxContextTokens: 2_000 }, loop: { compressAtFraction: 0 } },
+    );
+    // The model server's context-length 400: token_limit through the final answer.
+    await record('context-length-error', (turn, request) =>
+      asksForFinalAnswer(request)
+        ? answer('short answer')
+        : turn === 1
+          ? toolCall('lookup', { query: 'a' })
+          : { status: 400, errorCode: 'context_length_exceeded', errorMessage: "This model's maximum context length is 8192 tokens." },
+    );
+    // A rejected API key: error at once.
+    await record('model-error', [{ status: 401, errorMessage: 'Incorrect API key provided' }]);
+    // The same call again after the warning: stuck through the final answer.
+    await record('stuck', (_turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : toolCall('lookup', { query: 'same' })));
+    // A model that never writes the format: error through the final answer after loop.maxMalformedReplies.
+    await record('malformed-replies-limit', (_turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' }), { loop: { maxMalformedReplies: 2 } });
+    // Every reply cut off: token_limit, the final answer retried once, then kept marked.
+    await record('always-truncated', () => ({ content: '<think>Enough.</think>\n<answer>BYD sold more cars th', finishReason: 'length' }));
+    // An answer that never matches the schema: error after the attempts.
+    await record('structured-answer-fails', [answer('not json')], { answerSchema: { type: 'object' }, loop: { answerAttempts: 2 } });
+    // No final answer phase: max_calls ends at once.
+    await record('max-calls-no-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 2 }, loop: { finalAnswerPhase: false } });
+    // Classic protocol with a broken format and its correction; an answer together with a tool call.
+    await record(
+      'classic-correction',
+      [
+        { content: 'Thought: Look it up.\nAction: lookup\nAction Input: {"query": "BYD 2024"}' },
+        { content: 'I think the answer is BYD.' },
+        { content: 'Thought: Enough.\nFinal Answer: BYD, by 2.48 million.' },
+      ],
+      { protocol: 'classic' },
+    );
+    await record('answer-with-tool-call', [{ content: `<think>Both.</think>\n<tool_call>\n${JSON.stringify({ name: 'lookup', arguments: { query: 'x' } })}\n</tool_call>\n<answer>BYD</answer>` }]);
+    // Cancelled during a model call, and during the final answer call.
+    await record('cancelled-during-model', [toolCall('lookup', { query: 'kept' }), { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 }], {}, async (workflowId, handle) => {
+      await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
+      await handle.cancel();
+    });
+    await record(
+      'cancelled-during-final-answer',
+      (turn, request) => (asksForFinalAnswer(request) ? { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 } : toolCall('lookup', { query: `step ${turn}` })),
+      { limits: { maxModelCalls: 1 } },
+      async (workflowId, handle) => {
+        await environment.model.waitForRequest((request) => request.workflowId === workflowId && asksForFinalAnswer(request));
+        await handle.cancel();
+      },
+    );
+    // Compression with a model-written summary of old turns.
+    await record(
+      'compression-summary',
+      (turn, request) => {
+        if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' };
+        const call = request.modelCall ?? turn;
+        return call <= 6 ? toolCall('big_output', { characters: 3_000 }, `step ${call}`) : answer('BYD');
+      },
+      { limits: { maxContextTokens: 4_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
     );
   } finally {
     await environment.close();
