@@ -10,6 +10,9 @@
  * for a new path through the loop; re-record an old one only when a change is meant to be
  * incompatible. `unusable-replies-before-patch.json` was recorded with the code before the
  * `unusable-replies` patch (the `unusable-replies` scenario, renamed), so it replays the old way.
+ * The fixtures from `steering-inject-limits` on were recorded with the code before the run became
+ * a state machine (issue 10). A continue-as-new scenario records one fixture per run of its chain
+ * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';

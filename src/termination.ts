@@ -17,3 +17,34 @@
 export const TERMINATIONS = ['answer', 'max_calls', 'timeout', 'token_limit', 'cancelled', 'stuck', 'error'] as const;
 
 export type Termination = (typeof TERMINATIONS)[number];
+
+/**
+ * A budget or limit that ran out, ending the loop without an answer of its own: the
+ * terminations that are budgets, and two limits on replies the loop could not use —
+ * `truncated_replies` (cut off at the output token limit `loop.maxTruncatedReplies` times in a
+ * row) and `malformed_replies` (unreadable `loop.maxMalformedReplies` times in a row).
+ */
+export type BudgetEnd = 'max_calls' | 'timeout' | 'token_limit' | 'stuck' | 'truncated_replies' | 'malformed_replies';
+
+/**
+ * The termination a budget end is recorded as. Truncated replies end `token_limit` (a token
+ * limit ran out: the one on a reply's length); malformed replies end `error` (the model does not
+ * follow the protocol, which retrying does not fix; the result's `error` says so).
+ */
+export function terminationOfBudgetEnd(end: BudgetEnd): Termination {
+  switch (end) {
+    case 'truncated_replies':
+      return 'token_limit';
+    case 'malformed_replies':
+      return 'error';
+    case 'max_calls':
+    case 'timeout':
+    case 'token_limit':
+    case 'stuck':
+      return end;
+    default: {
+      const unknown: never = end;
+      throw new Error(`unknown budget end ${String(unknown)}`);
+    }
+  }
+}

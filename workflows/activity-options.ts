@@ -28,3 +28,11 @@ export function toolActivityOptions(settings: ToolActivitySettings, args: Record
     summary: preview(JSON.stringify(args), 120),
   };
 }
+
+/**
+ * How the final answer call is scheduled: as a model call, with its own start-to-close timeout
+ * (`loop.finalAnswerTimeoutSeconds`) and at most 2 attempts, the rest of the retry policy kept.
+ */
+export function finalAnswerActivityOptions(model: ActivityOptions, timeoutSeconds: number): ActivityOptions {
+  return { ...model, startToCloseTimeout: `${timeoutSeconds} seconds`, retry: { ...model.retry, maximumAttempts: 2 } };
+}

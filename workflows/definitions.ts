@@ -1,11 +1,15 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { ResearchPhase } from '../src/research-phase';
 import type { RunLimits } from '../src/run-input';
+import type { ApprovalDecision, LimitChanges } from '../src/run-steering';
 import type { Termination } from '../src/termination';
+
+export type { ApprovalDecision, LimitChanges } from '../src/run-steering';
 
 /** A live view of a run, answered by the `progress` query. */
 export interface RunProgress {
-  /** 'starting' | 'calling_model' | 'running_tools' | 'compressing' | 'final_answer' | 'finishing' | 'done' */
-  phase: string;
+  /** What the run is doing now (src/research-phase.ts). */
+  phase: ResearchPhase;
   modelCalls: number;
   contextTokens: number;
   totalTokens: number;
@@ -24,18 +28,6 @@ export interface RunProgress {
   /** Runs this workflow continued as new. */
   continuedAsNew: number;
   termination?: Termination;
-}
-
-/** A change of budgets while the run goes; each field is optional. */
-export type LimitChanges = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens'>>;
-
-export interface ApprovalDecision {
-  callId: string;
-  approved: boolean;
-  /** Why, shown to the model when denied. */
-  reason?: string;
-  /** Who decided, for the record. */
-  reviewer?: string;
 }
 
 // Defined once here so the workflow and every client agree on names and types.

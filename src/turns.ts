@@ -1,5 +1,6 @@
-import type { MessagePart, PendingMessage } from '../src/messages';
-import type { Observation, Protocol, ToolCallRequest } from '../src/protocols';
+import type { MessagePart, PendingMessage } from './messages';
+import type { Observation, Protocol, ToolCallRequest } from './protocols';
+import { preview } from './text';
 
 /** Rough token estimate of text the workflow writes itself (notes, tags). */
 export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
@@ -25,4 +26,10 @@ export function answerTurn(protocol: Protocol, turn: Turn, reason: string): { me
     return { callId: call.id, name: call.name, parts: result.parts };
   });
   return { messages: protocol.renderObservations(observations), tokens };
+}
+
+/** The calls of a turn not yet answered, as `name(arguments preview)`, for the `progress` query. */
+export function openCallsPreview(turn: Turn | undefined): string[] {
+  if (!turn) return [];
+  return turn.calls.filter((call) => !turn.results.has(call.id)).map((call) => `${call.name || '?'}(${preview(JSON.stringify(call.arguments), 80)})`);
 }

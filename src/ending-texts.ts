@@ -1,43 +1,9 @@
-import type { ProtocolName } from '../src/protocols';
-import type { RunLimits } from '../src/run-input';
-import type { Termination } from '../src/termination';
+import type { ProtocolName } from './protocols';
+import type { RunLimits } from './run-input';
+import { terminationOfBudgetEnd, type BudgetEnd, type Termination } from './termination';
 
-/**
- * Why a run stopped looping without an answer of its own: a budget or limit ran out. Besides the
- * terminations, replies the loop could not use can end it: `truncated_replies` (cut off at the
- * output token limit `loop.maxTruncatedReplies` times in a row) and `malformed_replies`
- * (unreadable `loop.maxMalformedReplies` times in a row).
- */
-export type BudgetEnd = Termination | 'truncated_replies' | 'malformed_replies';
-
-/** Why a run is ending: a budget or limit, or someone asked it to finish now. */
-export type EndingCause = BudgetEnd | 'finish';
-
-/**
- * The termination a budget end is recorded as. Truncated replies end `token_limit` (a token
- * limit ran out: the one on a reply's length); malformed replies end `error` (the model does not
- * follow the protocol, which retrying does not fix; the result's `error` says so).
- */
-export function terminationOfBudgetEnd(end: BudgetEnd): Termination {
-  switch (end) {
-    case 'truncated_replies':
-      return 'token_limit';
-    case 'malformed_replies':
-      return 'error';
-    case 'answer':
-    case 'max_calls':
-    case 'timeout':
-    case 'token_limit':
-    case 'cancelled':
-    case 'stuck':
-    case 'error':
-      return end;
-    default: {
-      const unknown: never = end;
-      throw new Error(`unknown budget end ${String(unknown)}`);
-    }
-  }
-}
+/** Why a run is ending, for the texts the model and the transcript get: a termination, a budget end, or a request to finish now. */
+export type EndingCause = Termination | BudgetEnd | 'finish';
 
 /** The observation for a tool call the run answers without its result because it is ending. */
 export function closingReason(why: EndingCause): string {
@@ -54,6 +20,7 @@ export function closingReason(why: EndingCause): string {
     case 'token_limit':
     case 'stuck':
     case 'error':
+      return `Not run: the run ended (${why}).`;
     case 'truncated_replies':
     case 'malformed_replies':
       return `Not run: the run ended (${terminationOfBudgetEnd(why)}).`;
@@ -65,7 +32,7 @@ export function closingReason(why: EndingCause): string {
 }
 
 /** Why the final answer phase asks for the answer now, in words for the model. */
-export function finalAnswerReason(why: EndingCause, finishReason: string): string {
+export function finalAnswerReason(why: BudgetEnd | 'finish', finishReason: string): string {
   switch (why) {
     case 'token_limit':
       return 'You have reached the maximum context length you can handle.';
@@ -80,9 +47,6 @@ export function finalAnswerReason(why: EndingCause, finishReason: string): strin
     case 'malformed_replies':
       return 'Your last replies could not be read.';
     case 'finish':
-    case 'answer':
-    case 'cancelled':
-    case 'error':
       return `You are asked to finish now${finishReason ? ` (${finishReason})` : ''}.`;
     default: {
       const unknown: never = why;

@@ -1,0 +1,62 @@
+import type { LoopOptions } from './run-input';
+import type { RunState } from './run-state';
+import type { BudgetEnd } from './termination';
+import { inEstimatedTokens, inServerTokens, UNCALIBRATED } from './token-calibration';
+
+/**
+ * The budget checks of a run as small named predicates over its state, and the numbers the
+ * `progress` query reports. `now` is workflow time. Pure and workflow-safe.
+ */
+
+export const elapsedMs = (state: RunState, now: number): number => now - state.startedAt;
+
+export const maxDurationMs = (state: RunState): number => Math.round(state.limits.maxDurationMinutes * 60_000);
+
+/** Server tokens per token of our estimate, as last reported (src/token-calibration.ts). */
+export const calibration = (state: RunState): number => state.serverTokensPerEstimatedToken ?? UNCALIBRATED;
+
+/** The context the next model call will send, in the server's tokens. */
+export const nextContextTokens = (state: RunState): number => state.contextTokens + inServerTokens(state.pendingTokens, calibration(state));
+
+export const timeIsUp = (state: RunState, now: number): boolean => elapsedMs(state, now) >= maxDurationMs(state);
+
+export const modelCallsUsedUp = (state: RunState): boolean => state.modelCalls >= state.limits.maxModelCalls;
+
+/** The optional total-token budget (0 = none) is used up. */
+export const totalTokensUsedUp = (state: RunState): boolean => state.limits.maxTotalTokens > 0 && state.usage.totalTokens >= state.limits.maxTotalTokens;
+
+/** The next call would send more context than the budget allows. */
+export const contextOverLimit = (state: RunState): boolean => nextContextTokens(state) > state.limits.maxContextTokens;
+
+/** The context passed the compression threshold (`loop.compressAtFraction` of the budget; 0 = never). */
+export const compressionDue = (state: RunState, options: LoopOptions): boolean =>
+  options.compressAtFraction > 0 && nextContextTokens(state) > options.compressAtFraction * state.limits.maxContextTokens;
+
+/** What compression aims for, in our estimate's units: three quarters of the threshold. */
+export const compressionTarget = (state: RunState, options: LoopOptions): number =>
+  inEstimatedTokens(Math.floor(options.compressAtFraction * state.limits.maxContextTokens * 0.75), calibration(state));
+
+/** Time to continue as new: this run made a call, and Temporal suggests it or `loop.continueAsNewAfterModelCalls` calls were made. */
+export const continueAsNewDue = (state: RunState, options: LoopOptions, suggested: boolean): boolean =>
+  state.modelCallsThisRun > 0 && (suggested || (options.continueAsNewAfterModelCalls > 0 && state.modelCallsThisRun >= options.continueAsNewAfterModelCalls));
+
+/** The budget that ends the loop before its next model call, checked in this order: time, model calls, total tokens. */
+export function budgetEndBeforeModelCall(state: RunState, now: number): BudgetEnd | undefined {
+  if (timeIsUp(state, now)) return 'timeout';
+  if (modelCallsUsedUp(state)) return 'max_calls';
+  if (totalTokensUsedUp(state)) return 'token_limit';
+  return undefined;
+}
+
+/** How long until the time budget runs out (at least 1 ms, so the deadline timer always fires). */
+export const msUntilDeadline = (state: RunState, now: number): number => Math.max(1, maxDurationMs(state) - elapsedMs(state, now));
+
+/** What is left of each budget. */
+export function remainingBudgets(state: RunState, now: number): { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number } {
+  return {
+    modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
+    durationMs: Math.max(0, maxDurationMs(state) - elapsedMs(state, now)),
+    contextTokens: Math.max(0, state.limits.maxContextTokens - nextContextTokens(state)),
+    ...(state.limits.maxTotalTokens ? { totalTokens: Math.max(0, state.limits.maxTotalTokens - state.usage.totalTokens) } : {}),
+  };
+}

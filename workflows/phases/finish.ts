@@ -1,0 +1,73 @@
+import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { afterStoreFailure, concludeRun, type FinalEnding } from '../../src/run-ending';
+import type { ResearchRunInput, ResearchRunResult } from '../../src/run-input';
+import { closingState, continuedRunState } from '../../src/run-transitions';
+import { REACT_ITERATIONS, REACT_TERMINATION } from '../../src/search-attributes';
+import { runActivities } from '../activities';
+import { rootMessage } from '../failures';
+import type { ResearchRun } from '../research-run';
+
+/**
+ * Finishing, whatever ended the run: the ending concluded into termination and prediction, every
+ * open tool call answered, the last messages stored, the search attributes set, and the result
+ * built, in a scope no cancellation reaches. A run cancelled before its transcript was opened has
+ * nothing to store.
+ */
+export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchRunResult> {
+  return CancellationScope.nonCancellable(async () => {
+    run.close();
+    run.disarmDeadline();
+    run.enter('finishing');
+    let conclusion = concludeRun(ending, { answer: run.given, error: run.error }, run.state.limits);
+    const { termination } = conclusion;
+    run.termination = termination;
+    let transcript = '';
+    if (!run.state.setup) {
+      upsertSearchAttributes([{ key: REACT_TERMINATION, value: termination }]);
+    } else {
+      run.state = closingState(run.state, run.takeOpenTurn(), termination, run.takeInjected(), run.protocol);
+      transcript = run.state.conversation;
+      try {
+        transcript = (await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })).conversation;
+      } catch (error) {
+        conclusion = afterStoreFailure(conclusion, rootMessage(error));
+      }
+      run.enter('done');
+      upsertSearchAttributes([
+        { key: REACT_TERMINATION, value: termination },
+        { key: REACT_ITERATIONS, value: run.state.modelCalls },
+      ]);
+      setCurrentDetails(`Ended: ${termination} after ${run.state.modelCalls} model calls.`);
+    }
+    await condition(allHandlersFinished);
+    const { state, input } = run;
+    return {
+      question: input.question,
+      answer: input.answer ?? '',
+      prediction: conclusion.prediction,
+      termination,
+      transcript,
+      iterations: state.modelCalls,
+      toolCalls: state.toolCallsAnswered,
+      usage: state.usage,
+      contextTokens: state.contextTokens,
+      durationMs: Date.now() - state.startedAt,
+      ...(conclusion.error ? { error: conclusion.error } : {}),
+      ...(conclusion.parsedAnswer !== undefined ? { parsedAnswer: conclusion.parsedAnswer } : {}),
+      details: state.details,
+    };
+  });
+}
+
+/**
+ * Continues as new when the history is long: after every handler finished, with the state (and
+ * the messages injected since the last call) carried into the next run of the same workflow.
+ */
+export async function continueAsNewRun(run: ResearchRun): Promise<never> {
+  run.close();
+  run.disarmDeadline();
+  await condition(allHandlersFinished);
+  run.state = continuedRunState(run.state, run.takeInjected());
+  upsertSearchAttributes([{ key: REACT_ITERATIONS, value: run.state.modelCalls }]);
+  return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({ ...run.input, resume: run.state });
+}

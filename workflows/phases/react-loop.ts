@@ -1,0 +1,87 @@
+import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import type { CallModelOutput } from '../../src/activity-contracts';
+import { FailureTypes } from '../../src/failure-types';
+import { readReply, type ReplyStep } from '../../src/reply-steps';
+import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/run-budgets';
+import type { Ending } from '../../src/run-ending';
+import { applyCompression, applyModelReply } from '../../src/run-transitions';
+import { runActivities } from '../activities';
+import { failureType, rootMessage } from '../failures';
+import { LoopPatches } from '../patches';
+import type { ResearchRun } from '../research-run';
+import { runToolTurn } from './tool-turn';
+
+/**
+ * The ReAct loop: model call after model call until a step ends it. Runs in the run's loop
+ * scope, which a stop request (deadline, `finishNow`) cancels; the deadline timer runs meanwhile
+ * (the next phase cancels it: `ResearchRun.disarmDeadline`).
+ */
+export async function reactLoop(run: ResearchRun): Promise<Ending> {
+  run.armDeadline();
+  return run.runLoop(async () => {
+    for (;;) {
+      const ended = await iterate(run);
+      if (ended) return ended;
+    }
+  });
+}
+
+/** One iteration: budgets checked, injected messages delivered, the context compressed if due, one model call, its step taken. */
+async function iterate(run: ResearchRun): Promise<Ending | undefined> {
+  const budget = budgetEndBeforeModelCall(run.state, Date.now());
+  if (budget) return { kind: 'budget_ended', budget };
+  if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested)) return { kind: 'continue_as_new' };
+  run.deliverInjected();
+  await compressIfDue(run);
+  if (contextOverLimit(run.state)) return { kind: 'budget_ended', budget: 'token_limit' };
+
+  let outcome: CallModelOutput;
+  try {
+    outcome = await run.callModel(false);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    if (failureType(error) === FailureTypes.modelContextLengthExceeded) return { kind: 'budget_ended', budget: 'token_limit' };
+    return { kind: 'failed', message: rootMessage(error) };
+  }
+  run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
+  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, () => patched(LoopPatches.unusableReplies));
+  run.state = read.state;
+  if (read.given) run.given = read.given;
+  return takeStep(run, read.step);
+}
+
+/** Applies a reply's step: call again, run the tools, or end (keeping the error and the calls the reply left open). */
+async function takeStep(run: ResearchRun, step: ReplyStep): Promise<Ending | undefined> {
+  switch (step.kind) {
+    case 'call_again':
+      return undefined;
+    case 'run_tools':
+      return runToolTurn(run, step.calls, step.malformedLimitReached);
+    case 'end':
+      if (step.error !== undefined) run.error = step.error;
+      if (step.openCalls) run.turn = { calls: step.openCalls, results: new Map() };
+      return step.ending;
+    default: {
+      const unknown: never = step;
+      throw new Error(`unknown reply step ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** Stubs old observations (and summarises old turns) when the context passed the threshold. */
+async function compressIfDue(run: ResearchRun): Promise<void> {
+  if (!compressionDue(run.state, run.options)) return;
+  run.enter('compressing');
+  const compressed = await runActivities.compressContext({
+    workflowId: run.workflowId,
+    conversation: run.state.conversation,
+    append: run.state.pending,
+    protocol: run.protocol.name,
+    question: run.input.question,
+    keepRecentTurns: run.options.keepRecentTurns,
+    targetTokens: compressionTarget(run.state, run.options),
+    summarize: run.options.summarizeOldTurns,
+    model: run.modelOptions(),
+  });
+  run.state = applyCompression(run.state, compressed);
+}

@@ -1,0 +1,74 @@
+import { isCancellation, patched } from '@temporalio/workflow';
+import { malformedRepliesEnd } from '../../src/reply-steps';
+import type { ToolCallRequest } from '../../src/protocols';
+import type { Ending } from '../../src/run-ending';
+import { approvalRefusal } from '../../src/run-steering';
+import { answerToolTurn, observeRepeats } from '../../src/run-transitions';
+import { estimateTokens, type CallResult, type Turn } from '../../src/turns';
+import { toolActivityOptions } from '../activity-options';
+import { runActivities } from '../activities';
+import { rootMessage } from '../failures';
+import { LoopPatches } from '../patches';
+import type { ResearchRun } from '../research-run';
+
+/**
+ * One turn's tool calls: at most `loop.maxParallelToolCalls` at a time, each waiting for approval
+ * when its tool requires it, results kept in call order; then stuck detection over the turn.
+ * Returns `stuck` or the malformed-replies end when one applies, nothing when the loop goes on.
+ */
+export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], malformedLimitReached: boolean): Promise<Ending | undefined> {
+  const turn: Turn = { calls, results: new Map() };
+  run.turn = turn;
+  run.enter('running_tools');
+  await runCalls(run, turn);
+  run.turn = undefined;
+  run.state = answerToolTurn(run.state, turn, run.protocol);
+  if (run.options.stuckDetection) {
+    const observed = observeRepeats(run.state, calls, () => patched(LoopPatches.unusableReplies));
+    run.state = observed.state;
+    if (observed.stuck) return { kind: 'budget_ended', budget: 'stuck' };
+  }
+  if (!malformedLimitReached) return undefined;
+  const ended = malformedRepliesEnd(run.state, { protocol: run.protocol, options: run.options });
+  run.state = ended.state;
+  run.error = ended.error;
+  return ended.ending;
+}
+
+/** Runs the calls in lanes; waits for every lane, even after a cancellation, so no tool still runs when the run reports its end. */
+async function runCalls(run: ResearchRun, turn: Turn): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(run.options.maxParallelToolCalls, turn.calls.length) }, async () => {
+    while (next < turn.calls.length) {
+      const call = turn.calls[next++] as ToolCallRequest;
+      turn.results.set(call.id, await runToolCall(run, call));
+    }
+  });
+  const settled = await Promise.allSettled(lanes);
+  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, or its failure. */
+async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<CallResult> {
+  const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
+  if (call.problem) return note(call.problem);
+  const spec = run.toolSpec(call.name);
+  if (!spec) return note(`Error: there is no tool named "${call.name}". Available tools: ${run.toolNames().join(', ') || 'none'}.`);
+  if (spec.requiresApproval) {
+    const refusal = approvalRefusal(call.name, await run.awaitApproval(call), run.options.approvalTimeoutMinutes);
+    if (refusal) return note(refusal);
+  }
+  try {
+    const outcome = await runActivities.runTool(call.name, toolActivityOptions(spec.activity, call.arguments), {
+      workflowId: run.workflowId,
+      callId: call.id,
+      arguments: call.arguments,
+      maxObservationCharacters: run.state.limits.maxObservationCharacters,
+    });
+    return { parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens };
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return note(`Error: the tool "${call.name}" failed: ${rootMessage(error)}`);
+  }
+}

@@ -1,0 +1,243 @@
+import { CancellationScope, condition, isCancellation, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import type { CallModelOutput } from '../src/activity-contracts';
+import { protocolByName, type Protocol, type ToolCallRequest } from '../src/protocols';
+import type { ResearchPhase } from '../src/research-phase';
+import { deliverInjectedMessages } from '../src/pending';
+import { elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/run-budgets';
+import { endingAfterLoop, requestStop, type Ending, type GivenAnswer, type StopRequest } from '../src/run-ending';
+import type { LoopOptions, ModelOptions, ResearchRunInput, RunLimits } from '../src/run-input';
+import type { RunSetup, RunState } from '../src/run-state';
+import {
+  approvalDecisionProblem,
+  injectedMessageProblem,
+  limitChangesProblem,
+  RUN_ENDING_PROBLEM,
+  type ApprovalDecision,
+  type LimitChanges,
+} from '../src/run-steering';
+import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/run-transitions';
+import type { Termination } from '../src/termination';
+import { preview } from '../src/text';
+import type { ToolSpec } from '../src/tool-spec';
+import { openCallsPreview, type Turn } from '../src/turns';
+import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
+import { runActivities } from './activities';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from './definitions';
+
+/** Throws a validator's problem, so the update is refused with it. */
+function refuse(problem: string | undefined): void {
+  if (problem !== undefined) throw new Error(problem);
+}
+
+/**
+ * One research run: its state, its phase, the messages injected for the next model call, the
+ * tool calls waiting for approval, its deadline, and the message handlers with their validators.
+ * The phases (workflows/phases/) read and change it; every change of `state` is a pure function
+ * from src/. Handlers are synchronous, so `allHandlersFinished` holds as soon as the last one ran.
+ */
+export class ResearchRun {
+  readonly workflowId = workflowInfo().workflowId;
+  readonly protocol: Protocol;
+  state: RunState;
+  phase: ResearchPhase = 'starting';
+  /** The tool calls of the turn in progress, or of the reply that ended the run (answered when it finishes). */
+  turn?: Turn;
+  /** The last answer the model gave, and the error so far: what the run concludes with besides its ending. */
+  given?: GivenAnswer;
+  error?: string;
+  termination?: Termination;
+  private readonly inbox: string[] = [];
+  private readonly decisions = new Map<string, ApprovalDecision>();
+  private readonly awaitingApproval = new Map<string, { tool: string; arguments: string }>();
+  private stop?: StopRequest;
+  /** Set once the loop is over (final answer, continue-as-new, finishing): steering is refused. */
+  private closed = false;
+  private readonly loopScope = new CancellationScope();
+  private deadline?: CancellationScope;
+
+  constructor(
+    readonly input: ResearchRunInput,
+    readonly options: LoopOptions,
+    limits: RunLimits,
+  ) {
+    this.protocol = protocolByName(input.protocol);
+    this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
+  }
+
+  /** Messages: defined in workflows/definitions.ts, handled by the methods below. */
+  register(): void {
+    setHandler(progressQuery, () => this.progress());
+    setHandler(injectMessageUpdate, (message) => this.injectMessage(message), { validator: (message) => refuse(this.injectMessageProblem(message)) });
+    setHandler(finishNowUpdate, (request) => this.finishNow(request), { validator: (_request) => refuse(this.endingProblem()) });
+    setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), { validator: (changes) => refuse(this.limitsProblem(changes)) });
+    setHandler(approveToolCallUpdate, (decision) => this.approveToolCall(decision), { validator: (decision) => refuse(this.approvalProblem(decision)) });
+  }
+
+  progress(): RunProgress {
+    const now = Date.now();
+    return {
+      phase: this.phase,
+      modelCalls: this.state.modelCalls,
+      contextTokens: nextContextTokens(this.state),
+      totalTokens: this.state.usage.totalTokens,
+      elapsedMs: elapsedMs(this.state, now),
+      limits: this.state.limits,
+      remaining: remainingBudgets(this.state, now),
+      lastThought: this.state.lastThought,
+      openToolCalls: openCallsPreview(this.turn),
+      awaitingApproval: [...this.awaitingApproval.entries()].map(([callId, call]) => ({ callId, tool: call.tool, arguments: call.arguments })),
+      toolCalls: this.state.toolCallsAnswered,
+      continuedAsNew: this.state.details.continuedAsNew,
+      termination: this.termination,
+    };
+  }
+
+  injectMessage({ text }: { text: string }): { modelCall: number } {
+    this.inbox.push(text);
+    return { modelCall: this.state.modelCalls + 1 };
+  }
+
+  finishNow(request: { reason?: string } | undefined): { modelCalls: number } {
+    this.state = finishRequested(this.state);
+    this.requestStop({ kind: 'finish', reason: typeof request?.reason === 'string' ? request.reason.slice(0, 500) : '' });
+    return { modelCalls: this.state.modelCalls };
+  }
+
+  setLimits(changes: LimitChanges): RunLimits {
+    this.state = changeLimits(this.state, changes);
+    if (changes.maxDurationMinutes !== undefined) this.armDeadline();
+    return this.state.limits;
+  }
+
+  approveToolCall(decision: ApprovalDecision): { callId: string; approved: boolean } {
+    this.decisions.set(decision.callId, decision);
+    return { callId: decision.callId, approved: decision.approved };
+  }
+
+  /** Steering is refused once the run is stopping (a stop was requested) or its loop is over. */
+  private endingProblem(): string | undefined {
+    return this.closed || this.stop ? RUN_ENDING_PROBLEM : undefined;
+  }
+
+  private injectMessageProblem(message: { text?: unknown } | undefined): string | undefined {
+    return injectedMessageProblem(message) ?? this.endingProblem();
+  }
+
+  private limitsProblem(changes: LimitChanges | undefined): string | undefined {
+    return this.endingProblem() ?? limitChangesProblem(this.state, changes, Date.now());
+  }
+
+  private approvalProblem(decision: ApprovalDecision | undefined): string | undefined {
+    return approvalDecisionProblem(decision, [...this.awaitingApproval.keys()]);
+  }
+
+  /** The messages injected since the last model call, taken out of the inbox. */
+  takeInjected(): string[] {
+    return this.inbox.splice(0);
+  }
+
+  /** Injected messages go into what is pending for the next model call. */
+  deliverInjected(): void {
+    this.state = deliverInjectedMessages(this.state, this.takeInjected());
+  }
+
+  /** The open turn, taken to be answered. */
+  takeOpenTurn(): Turn | undefined {
+    const turn = this.turn;
+    this.turn = undefined;
+    return turn;
+  }
+
+  /** The loop is over: no more steering. */
+  close(): void {
+    this.closed = true;
+  }
+
+  enter(phase: ResearchPhase): void {
+    this.phase = phase;
+  }
+
+  private requestStop(stop: StopRequest): void {
+    this.stop = requestStop(this.stop, stop);
+    this.loopScope.cancel();
+  }
+
+  /** (Re)starts the deadline timer for the time budget; when it fires, the loop stops with `timeout`. */
+  armDeadline(): void {
+    this.deadline?.cancel();
+    const scope = new CancellationScope();
+    this.deadline = scope;
+    scope
+      .run(() => sleep(msUntilDeadline(this.state, Date.now())))
+      .then(() => {
+        if (this.deadline !== scope || this.closed) return;
+        this.requestStop({ kind: 'timeout' });
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Cancels the deadline timer once the loop is over. The phase after the loop calls this in the
+   * same synchronous step that schedules its first activity, so the CancelTimer command follows
+   * that activity (a scope's cancellation reaches its timer a microtask later), as in every run
+   * recorded before the phases had their own files; an await in between would swap the two and
+   * fail replay.
+   */
+  disarmDeadline(): void {
+    this.deadline?.cancel();
+    this.deadline = undefined;
+  }
+
+  /** Runs the ReAct loop in the scope a stop request cancels; its ending, with the stop request (if any) taken into account. */
+  async runLoop(loop: () => Promise<Ending>): Promise<Ending> {
+    try {
+      return endingAfterLoop(await this.loopScope.run(loop), this.stop);
+    } catch (error) {
+      if (!isCancellation(error)) throw error;
+      return endingAfterLoop({ kind: 'cancelled' }, this.stop);
+    }
+  }
+
+  /** Waits for a decision on a call that requires approval; undefined when none came within `loop.approvalTimeoutMinutes`. */
+  async awaitApproval(call: ToolCallRequest): Promise<ApprovalDecision | undefined> {
+    this.awaitingApproval.set(call.id, { tool: call.name, arguments: preview(JSON.stringify(call.arguments), 300) });
+    try {
+      const decided = await condition(() => this.decisions.has(call.id), `${this.options.approvalTimeoutMinutes * 60} seconds`);
+      return decided ? this.decisions.get(call.id) : undefined;
+    } finally {
+      this.awaitingApproval.delete(call.id);
+    }
+  }
+
+  /** What the transcript's opening recorded: tools, model activity settings, model. */
+  get setup(): RunSetup {
+    if (!this.state.setup) throw new Error('the transcript is not open yet');
+    return this.state.setup;
+  }
+
+  toolSpec(name: string): ToolSpec | undefined {
+    return this.setup.tools.find((tool) => tool.name === name);
+  }
+
+  toolNames(): string[] {
+    return this.setup.tools.map((tool) => tool.name);
+  }
+
+  modelOptions(): ModelOptions & { model: string } {
+    return { ...(this.input.model ?? {}), model: this.input.model?.model ?? this.setup.model };
+  }
+
+  /** One model call (the final answer call when `finalAnswer`) with what is pending appended. */
+  callModel(finalAnswer: boolean): Promise<CallModelOutput> {
+    this.state = countModelCall(this.state);
+    const { modelCalls, limits, conversation, pending } = this.state;
+    this.enter(finalAnswer ? 'final_answer' : 'calling_model');
+    setCurrentDetails(`Model call ${modelCalls} of ${limits.maxModelCalls}; about ${nextContextTokens(this.state)} context tokens.`);
+    const model = modelActivityOptions(this.setup.modelActivity);
+    const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
+    return runActivities.callModel(
+      { ...options, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` },
+      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), finalAnswer },
+    );
+  }
+}
