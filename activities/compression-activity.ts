@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
-import type { CompressContextInput, CompressContextOutput } from '../src/activity-contracts';
-import type { ChatMessage } from '../src/messages';
-import type { ProtocolName } from '../src/protocols';
-import { preview } from '../src/text';
-import { appendToConversation, composeMessage, loadConversation, putConversation, putMessage } from './conversation';
+import type { CompressContextInput, CompressContextOutput } from '../src/core/activity-contracts';
+import type { ChatMessage } from '../src/core/messages';
+import type { ProtocolName } from '../src/core/protocols';
+import { preview } from '../src/core/text';
+import { appendToConversation, composeMessage, loadConversation, putConversation, putMessage } from '../src/storage/conversation';
 import { classifyModelError } from './model-errors';
 import type { ModelDefaults } from './model-activity';
 import { WORKFLOW_ID_HEADER } from './model-activity';
 import { countConversationTokens, type TokenCounter } from './token-counter';
-import type { TranscriptStore } from './transcript-store';
+import type { TranscriptStore } from '../src/storage/transcript-store';
 
 export interface CompressionDependencies {
   openai: OpenAI;

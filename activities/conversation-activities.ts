@@ -5,13 +5,13 @@ import type {
   ModelActivitySettings,
   StartConversationInput,
   StartConversationOutput,
-} from '../src/activity-contracts';
-import { FailureTypes } from '../src/failure-types';
-import { protocolByName } from '../src/protocols';
-import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage } from './conversation';
+} from '../src/core/activity-contracts';
+import { FailureTypes } from '../src/core/failure-types';
+import { protocolByName } from '../src/core/protocols';
+import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage } from '../src/storage/conversation';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
-import type { TranscriptStore } from './transcript-store';
+import type { TranscriptStore } from '../src/storage/transcript-store';
 
 export interface ConversationActivityDependencies {
   store: TranscriptStore;

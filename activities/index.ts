@@ -1,12 +1,12 @@
 import type OpenAI from 'openai';
-import type { ModelActivitySettings } from '../src/activity-contracts';
+import type { ModelActivitySettings } from '../src/core/activity-contracts';
 import { createConversationActivities } from './conversation-activities';
 import { createCompressContext } from './compression-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import type { ToolRegistry } from './tools/tool-registry';
-import type { TranscriptStore } from './transcript-store';
+import type { TranscriptStore } from '../src/storage/transcript-store';
 
 /** Everything the activities need, injected by the worker (or a test). */
 export interface ActivityDependencies {
@@ -51,7 +51,7 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
 }
 
 export type { ModelDefaults } from './model-activity';
-export { LocalDirectoryTranscriptStore } from './local-directory-transcript-store';
-export type { TranscriptStore } from './transcript-store';
+export { LocalDirectoryTranscriptStore } from '../src/storage/local-directory-transcript-store';
+export type { TranscriptStore } from '../src/storage/transcript-store';
 export { ToolRegistry } from './tools/tool-registry';
 export { ToolInputError, type ToolDefinition, type ToolContext } from './tools/tool-definition';

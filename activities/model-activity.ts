@@ -1,19 +1,19 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
-import type { CallModelInput, CallModelOutput } from '../src/activity-contracts';
-import { FailureTypes } from '../src/failure-types';
-import type { ChatMessage, NativeToolCall } from '../src/messages';
-import { protocolByName } from '../src/protocols';
-import { extractThought } from '../src/protocols/deep-research-protocol';
-import { preview } from '../src/text';
-import { appendToConversation, composeMessage, loadConversation } from './conversation';
+import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
+import { FailureTypes } from '../src/core/failure-types';
+import type { ChatMessage, NativeToolCall } from '../src/core/messages';
+import { protocolByName } from '../src/core/protocols';
+import { extractThought } from '../src/core/protocols/deep-research-protocol';
+import { preview } from '../src/core/text';
+import { appendToConversation, composeMessage, loadConversation } from '../src/storage/conversation';
 import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
 import type { ToolRegistry } from './tools/tool-registry';
 import { countConversationTokens, type TokenCounter } from './token-counter';
-import type { TranscriptStore } from './transcript-store';
+import type { TranscriptStore } from '../src/storage/transcript-store';
 
 /** Sampling defaults the worker applies when a run does not set them. */
 export interface ModelDefaults {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import { FailureTypes } from '../src/failure-types';
+import { FailureTypes } from '../src/core/failure-types';
 import { isContextOverflow } from './context-overflow';
 
 

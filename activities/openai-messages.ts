@@ -1,7 +1,7 @@
 import JSON5 from 'json5';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ChatMessage } from '../src/messages';
-import type { ToolSpec } from '../src/tool-spec';
+import type { ChatMessage } from '../src/core/messages';
+import type { ToolSpec } from '../src/core/tool-spec';
 
 /**
  * Our stored message in the OpenAI chat API's shape, as it is sent back to the server.

@@ -1,5 +1,5 @@
 import { get_encoding, type Tiktoken } from 'tiktoken';
-import type { ChatMessage } from '../src/messages';
+import type { ChatMessage } from '../src/core/messages';
 
 /** Counts tokens of text for budget estimates (the model's own usage is exact; this is for tool output). */
 export interface TokenCounter {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import { DevServer } from '../src/cli/dev-server';
-import type { ResearchRunResult } from '../src/run-input';
+import type { ResearchRunResult } from '../src/core/run-result';
 import { bigOutput } from '../test/fakes/test-tools';
 import { countAssistantMessages, ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import { createNaiveActivities } from './naive-baseline/activities';

@@ -22,8 +22,8 @@ import { countConversationTokens, createTiktokenCounter } from '../activities/to
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from '../test/integration/support/scenarios';
 import { waitForToolLog } from '../test/integration/support/tool-log';
-import type { ResearchRunInput } from '../src/run-input';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../workflows/definitions';
+import type { ResearchRunInput } from '../src/core/run-input';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../src/core/message-definitions';
 import type { ScriptedRequest } from '../test/fakes/scripted-model-server';
 
 const directory = join(__dirname, '..', 'test', 'fixtures', 'histories');

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadWorkerConfig } from '../src/config';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
-import { PROJECT_SEARCH_ATTRIBUTES } from '../src/search-attributes';
+import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
 import { createResearchTools } from './research-tools';
 

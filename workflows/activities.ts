@@ -1,6 +1,6 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities';
-import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../src/activity-contracts';
+import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../src/core/activity-contracts';
 
 /**
  * The activities a research run schedules, typed, each proxy built once. Model and tool calls

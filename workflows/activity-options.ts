@@ -1,7 +1,7 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import type { ModelActivitySettings } from '../src/activity-contracts';
-import { preview } from '../src/text';
-import type { ToolActivitySettings } from '../src/tool-spec';
+import type { ModelActivitySettings } from '../src/core/activity-contracts';
+import { preview } from '../src/core/text';
+import type { ToolActivitySettings } from '../src/core/tool-spec';
 
 /** How model calls are scheduled, from the worker's settings recorded when the run started. */
 export function modelActivityOptions(settings: ModelActivitySettings): ActivityOptions {

@@ -1,2 +1,2 @@
 export { researchAgent } from './research-agent';
-export { progressQuery, type RunProgress } from './definitions';
+export { progressQuery, type RunProgress } from '../src/core/message-definitions';

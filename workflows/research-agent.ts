@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import { FailureTypes } from '../src/failure-types';
-import { validateRunInput, type ResearchRunInput, type ResearchRunResult } from '../src/run-input';
+import { FailureTypes } from '../src/core/failure-types';
+import { validateRunInput, type ResearchRunInput } from '../src/core/run-input';
+import type { ResearchRunResult } from '../src/core/run-result';
 import { continueAsNewRun, finish } from './phases/finish';
 import { finalAnswer } from './phases/final-answer';
 import { openTranscript } from './phases/open-transcript';
 import { reactLoop } from './phases/react-loop';
 import { ResearchRun } from './research-run';
+import type { ResearchAgentWorkflow } from '../src/core/workflow-types';
 
 /**
  * A ReAct research run: the model thinks and calls tools until it answers or a budget ends the
@@ -15,7 +17,7 @@ import { ResearchRun } from './research-run';
  * returns a normal result saying why it ended. Long runs continue as new, carrying their state.
  *
  * The run is a small state machine: `ResearchRun` holds the state and answers the messages, each
- * phase returns an `Ending`, and `concludeRun` (src/run-ending.ts) turns the last into the result.
+ * phase returns an `Ending`, and `concludeRun` (src/core/run-ending.ts) turns the last into the result.
  */
 export async function researchAgent(input: ResearchRunInput): Promise<ResearchRunResult> {
   const { limits, loop, problems } = validateRunInput(input);
@@ -28,3 +30,5 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   if (ending.kind === 'continue_as_new') return continueAsNewRun(run);
   return finish(run, await finalAnswer(run, ending));
 }
+
+researchAgent satisfies ResearchAgentWorkflow;

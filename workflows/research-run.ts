@@ -1,12 +1,14 @@
 import { CancellationScope, condition, isCancellation, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import type { CallModelOutput } from '../src/activity-contracts';
-import { protocolByName, type Protocol, type ToolCallRequest } from '../src/protocols';
-import type { ResearchPhase } from '../src/research-phase';
-import { deliverInjectedMessages } from '../src/pending';
-import { elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/run-budgets';
-import { endingAfterLoop, requestStop, type Ending, type GivenAnswer, type StopRequest } from '../src/run-ending';
-import type { LoopOptions, ModelOptions, ResearchRunInput, RunLimits } from '../src/run-input';
-import type { RunSetup, RunState } from '../src/run-state';
+import type { CallModelOutput } from '../src/core/activity-contracts';
+import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
+import type { ResearchPhase } from '../src/core/research-phase';
+import { deliverInjectedMessages } from '../src/core/pending';
+import { elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/core/run-budgets';
+import { endingAfterLoop, requestStop, type Ending, type GivenAnswer, type StopRequest } from '../src/core/run-ending';
+import type { ModelOptions } from '../src/core/model-options';
+import type { ResearchRunInput } from '../src/core/run-input';
+import type { LoopOptions, RunLimits } from '../src/core/run-limits';
+import type { RunSetup, RunState } from '../src/core/run-state';
 import {
   approvalDecisionProblem,
   injectedMessageProblem,
@@ -14,15 +16,15 @@ import {
   RUN_ENDING_PROBLEM,
   type ApprovalDecision,
   type LimitChanges,
-} from '../src/run-steering';
-import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/run-transitions';
-import type { Termination } from '../src/termination';
-import { preview } from '../src/text';
-import type { ToolSpec } from '../src/tool-spec';
-import { openCallsPreview, type Turn } from '../src/turns';
+} from '../src/core/run-steering';
+import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
+import type { Termination } from '../src/core/termination';
+import { preview } from '../src/core/text';
+import type { ToolSpec } from '../src/core/tool-spec';
+import { openCallsPreview, type Turn } from '../src/core/turns';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { runActivities } from './activities';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from './definitions';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from '../src/core/message-definitions';
 
 /** Throws a validator's problem, so the update is refused with it. */
 function refuse(problem: string | undefined): void {
@@ -64,7 +66,7 @@ export class ResearchRun {
     this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
   }
 
-  /** Messages: defined in workflows/definitions.ts, handled by the methods below. */
+  /** Messages: defined in src/core/message-definitions.ts, handled by the methods below. */
   register(): void {
     setHandler(progressQuery, () => this.progress());
     setHandler(injectMessageUpdate, (message) => this.injectMessage(message), { validator: (message) => refuse(this.injectMessageProblem(message)) });

@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ToolActivityInput, ToolActivityOutput } from '../../src/activity-contracts';
-import { preview } from '../../src/text';
+import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
+import { preview } from '../../src/core/text';
 import type { TokenCounter } from '../token-counter';
-import type { TranscriptStore } from '../transcript-store';
+import type { TranscriptStore } from '../../src/storage/transcript-store';
 import { ToolInputError, type ToolDefinition } from './tool-definition';
 import { validateArguments } from './validate-arguments';
 

@@ -1,4 +1,4 @@
-import type { JsonSchema, ToolActivitySettings } from '../../src/tool-spec';
+import type { JsonSchema, ToolActivitySettings } from '../../src/core/tool-spec';
 
 /** What a tool's handler gets besides its arguments. */
 export interface ToolContext {

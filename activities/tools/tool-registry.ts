@@ -1,4 +1,4 @@
-import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type ToolSpec } from '../../src/tool-spec';
+import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type ToolSpec } from '../../src/core/tool-spec';
 import type { ToolDefinition } from './tool-definition';
 
 /** Activity names the agent itself uses; a tool may not take them. */

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../src/tool-spec';
+import type { JsonSchema } from '../../src/core/tool-spec';
 
 function typeOf(value: unknown): string {
   if (Array.isArray(value)) return 'array';

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { LocalDirectoryTranscriptStore } from '../../activities/local-directory-transcript-store';
+import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
 import { DevServer } from '../../src/cli/dev-server';
 import { ScriptedModelServer, type Script } from '../../test/fakes/scripted-model-server';
 import { cachedWorkflowBundle } from '../../test/integration/support/workflow-bundle';

@@ -1,4 +1,4 @@
-import type { ResearchRunResult } from '../../src/run-input';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ChaosOptions } from './chaos-options';
 import type { CancelVia, RunPlan } from './chaos-scenario';
 import { percentile } from './invariants';

@@ -1,5 +1,5 @@
-import type { ProtocolName } from '../../src/protocols/protocol';
-import type { ResearchRunInput } from '../../src/run-input';
+import type { ProtocolName } from '../../src/core/protocols/protocol';
+import type { ResearchRunInput } from '../../src/core/run-input';
 import { countAssistantMessages, type Script, type ScriptedReply, type ScriptedRequest } from '../../test/fakes/scripted-model-server';
 import type { ChaosOptions } from './chaos-options';
 export { tagsIn } from './invariants';

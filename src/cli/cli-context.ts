@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { LocalDirectoryTranscriptStore } from '../../activities/local-directory-transcript-store';
-import type { TranscriptStore } from '../../activities/transcript-store';
+import { LocalDirectoryTranscriptStore } from '../storage/local-directory-transcript-store';
+import type { TranscriptStore } from '../storage/transcript-store';
 import { loadTemporalConnection, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
 import { connectClient } from './temporal-client';
 

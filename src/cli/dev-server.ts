@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { PROJECT_SEARCH_ATTRIBUTES } from '../search-attributes';
+import { PROJECT_SEARCH_ATTRIBUTES } from '../core/search-attributes';
 import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
 
 /** Search-attribute types `temporal server start-dev --search-attribute` accepts. */

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { ResearchRunResult } from '../run-input';
+import type { ResearchRunResult } from '../core/run-result';
 import { progressLines } from './progress-lines';
 import { RunEventReader, runHistory } from './run-events';
 

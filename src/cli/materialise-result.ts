@@ -1,7 +1,7 @@
-import { loadConversation } from '../../activities/conversation';
-import type { TranscriptStore } from '../../activities/transcript-store';
-import type { ChatMessage } from '../messages';
-import type { MaterialisedRunResult, ResearchRunResult } from '../run-input';
+import { loadConversation } from '../storage/conversation';
+import type { TranscriptStore } from '../storage/transcript-store';
+import type { ChatMessage } from '../core/messages';
+import type { MaterialisedRunResult, ResearchRunResult } from '../core/run-result';
 
 /** The run result with `messages` read from the transcript store: DeepResearch's evaluation shape. */
 export async function materialiseResult(store: TranscriptStore, result: ResearchRunResult): Promise<MaterialisedRunResult> {

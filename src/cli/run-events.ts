@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../activity-contracts';
-import type { ResearchRunResult } from '../run-input';
+import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
+import type { ResearchRunResult } from '../core/run-result';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;

@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { researchAgent } from '../../workflows/research-agent';
-import { validateRunInput, type ResearchRunInput } from '../run-input';
-import { preview } from '../text';
+import { validateRunInput, type ResearchRunInput } from '../core/run-input';
+import { preview } from '../core/text';
+import { WorkflowTypes, type ResearchAgentWorkflow } from '../core/workflow-types';
 import type { CliContext } from './cli-context';
 import { newRunId } from './run-identifiers';
 import { UsageError } from './usage-error';
@@ -49,8 +49,8 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
 }
 
 /** Starts a `researchAgent` run on the worker's task queue with the question as its Web UI summary. */
-export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId()): Promise<WorkflowHandle<typeof researchAgent>> {
-  return context.client.workflow.start<typeof researchAgent>('researchAgent', {
+export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId()): Promise<WorkflowHandle<ResearchAgentWorkflow>> {
+  return context.client.workflow.start<ResearchAgentWorkflow>(WorkflowTypes.researchAgent, {
     taskQueue: context.worker.taskQueue,
     workflowId,
     args: [input],

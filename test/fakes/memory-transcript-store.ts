@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type TranscriptStore } from '../../activities/transcript-store';
+import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type TranscriptStore } from '../../src/storage/transcript-store';
 
 /**
  * An in-memory `TranscriptStore` for unit tests: the same `sha256:<hex>` content addresses as

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import type { ResearchRunResult } from '../../src/run-input';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import { INVALID_UTF8_MARKER, ScriptedModelServer, type ScriptedRequestRecord } from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import type { ResearchRunInput, ResearchRunResult } from '../../src/run-input';
+import type { ResearchRunInput } from '../../src/core/run-input';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import { followRun } from '../../src/cli/follow-run';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../../workflows/definitions';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../../src/core/message-definitions';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { countConversationTokens, createTiktokenCounter } from '../../activities/token-counter';
-import type { ProtocolName } from '../../src/protocols';
-import type { ResearchRunInput, ResearchRunResult } from '../../src/run-input';
+import type { ProtocolName } from '../../src/core/protocols';
+import type { ResearchRunInput } from '../../src/core/run-input';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';

@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createSearchTool } from '../../activities/tools/search/search-tool';
 import { createSearxngSearchBackend } from '../../activities/tools/search/searxng-search-backend';
 import { createSerperSearchBackend } from '../../activities/tools/search/serper-search-backend';
-import { FailureTypes } from '../../src/failure-types';
+import { FailureTypes } from '../../src/core/failure-types';
 import { toolContext } from '../fakes/documents';
 import { SearchApiServer, searxngResponse, serperResponse, type RecordedSearchRequest, type SearchApiReply } from '../fakes/search-api-server';
 

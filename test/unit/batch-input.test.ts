@@ -3,9 +3,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { batchInputFormatOf, describeBatchInputProblems, parseBatchInput } from '../../src/batch-input';
-import { BatchInputFileError, loadBatchInput, readBatchInputFile, storeBatchInput } from '../../src/batch-input-file';
-import { MAX_QUESTION_CHARACTERS } from '../../src/run-input';
+import { batchInputFormatOf, describeBatchInputProblems, parseBatchInput } from '../../src/core/batch-input';
+import { BatchInputFileError, loadBatchInput, readBatchInputFile, storeBatchInput } from '../../src/storage/batch-input-file';
+import { MAX_QUESTION_CHARACTERS } from '../../src/core/run-input';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const directory = mkdtempSync(join(tmpdir(), 'batch-input-'));

@@ -3,7 +3,7 @@ import { describe, test } from '@jest/globals';
 import OpenAI from 'openai';
 import { isContextOverflow } from '../../activities/context-overflow';
 import { classifyModelError } from '../../activities/model-errors';
-import { FailureTypes } from '../../src/failure-types';
+import { FailureTypes } from '../../src/core/failure-types';
 import { CONTEXT_OVERFLOW_RESPONSES, OTHER_REJECTIONS, type ServerErrorResponse } from '../fakes/model-server-error-bodies';
 
 const ENDPOINT = { baseUrl: 'http://localhost:8080/v1', model: 'local-model' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
-import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/protocols/deep-research-protocol';
+import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/core/protocols/deep-research-protocol';
 
 const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { putConversation, putMessage } from '../../activities/conversation';
+import { putConversation, putMessage } from '../../src/storage/conversation';
 import { materialiseResult } from '../../src/cli/materialise-result';
-import type { ChatMessage } from '../../src/messages';
-import type { ResearchRunResult } from '../../src/run-input';
+import type { ChatMessage } from '../../src/core/messages';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 async function materialised(messages: ChatMessage[]) {

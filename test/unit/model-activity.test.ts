@@ -4,14 +4,14 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import OpenAI from 'openai';
-import { loadConversation, loadMessageReferences, putConversation, putMessage } from '../../activities/conversation';
+import { loadConversation, loadMessageReferences, putConversation, putMessage } from '../../src/storage/conversation';
 import { MODEL_CALL_HEADER, WORKFLOW_ID_HEADER, createCallModel, type ModelDefaults } from '../../activities/model-activity';
 import { characterEstimateCounter, type TokenCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput } from '../../src/activity-contracts';
-import { FailureTypes } from '../../src/failure-types';
-import type { ChatMessage } from '../../src/messages';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
+import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
+import { FailureTypes } from '../../src/core/failure-types';
+import type { ChatMessage } from '../../src/core/messages';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 // ---------------------------------------------------------------------------------------------

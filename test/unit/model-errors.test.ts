@@ -3,7 +3,7 @@ import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { classifyModelError, retryAfterMilliseconds } from '../../activities/model-errors';
-import { FailureTypes } from '../../src/failure-types';
+import { FailureTypes } from '../../src/core/failure-types';
 
 const ENDPOINT = { baseUrl: 'http://models.internal:8000/v1', model: 'qwen-test-model' };
 const SECRET = 'sk-test-SECRET-never-print-0123456789';

@@ -3,13 +3,13 @@ import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { putConversation, putMessage } from '../../activities/conversation';
+import { putConversation, putMessage } from '../../src/storage/conversation';
 import { createCallModel, type ModelDefaults } from '../../activities/model-activity';
 import { heartbeatIntervalFor } from '../../activities/model-stream-watchdog';
 import { characterEstimateCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput } from '../../src/activity-contracts';
-import { FailureTypes } from '../../src/failure-types';
+import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
+import { FailureTypes } from '../../src/core/failure-types';
 import { deltaChunk, fakeOpenAI, stallingStream, streamOf, type ChatResponder } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { loadConversation, putConversation, putMessage } from '../../activities/conversation';
+import { loadConversation, putConversation, putMessage } from '../../src/storage/conversation';
 import { createCallModel, type ModelDefaults } from '../../activities/model-activity';
 import { characterEstimateCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput } from '../../src/activity-contracts';
-import type { ProtocolName } from '../../src/protocols';
+import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
+import type { ProtocolName } from '../../src/core/protocols';
 import { deltaChunk, fakeOpenAI, streamOf, usageChunk } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 

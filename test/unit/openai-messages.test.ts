@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { reasoningOfDelta, toOpenAIMessage, toolCallArgumentsForRequest } from '../../activities/openai-messages';
-import { nativeToolProtocol } from '../../src/protocols/native-tool-protocol';
+import { nativeToolProtocol } from '../../src/core/protocols/native-tool-protocol';
 
 describe('tool-call arguments sent back to the server are always a JSON object', () => {
   test.each([

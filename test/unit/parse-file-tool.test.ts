@@ -11,7 +11,7 @@ import { createToolActivity } from '../../activities/tools/tool-activity';
 import { ToolInputError } from '../../activities/tools/tool-definition';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import { validateArguments } from '../../activities/tools/validate-arguments';
-import type { ToolActivityOutput } from '../../src/activity-contracts';
+import type { ToolActivityOutput } from '../../src/core/activity-contracts';
 import { makeDocx, makePdf, toolContext } from '../fakes/documents';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
-import { PROTOCOL_NAMES, protocolByName, type ParsedTurn } from '../../src/protocols';
+import { PROTOCOL_NAMES, protocolByName, type ParsedTurn } from '../../src/core/protocols';
 import { seededRandom as random } from '../fakes/seeded-random';
 
 

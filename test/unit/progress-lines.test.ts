@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { progressLines } from '../../src/cli/progress-lines';
 import type { RunEvent } from '../../src/cli/run-events';
-import type { CallModelOutput, ToolActivityOutput } from '../../src/activity-contracts';
-import type { ParsedTurn } from '../../src/protocols/protocol';
+import type { CallModelOutput, ToolActivityOutput } from '../../src/core/activity-contracts';
+import type { ParsedTurn } from '../../src/core/protocols/protocol';
 
 function completed(modelCall: number, turn: ParsedTurn, contextTokens = 12_345, completionTokens = 678): RunEvent {
   const output: CallModelOutput = {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import type { CallModelOutput } from '../../src/activity-contracts';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
-import { readFinalReply, readReply, type ReplyContext } from '../../src/reply-steps';
-import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/run-input';
-import type { RunState } from '../../src/run-state';
-import { initialRunState } from '../../src/run-transitions';
+import type { CallModelOutput } from '../../src/core/activity-contracts';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
+import { readFinalReply, readReply, type ReplyContext } from '../../src/core/reply-steps';
+import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
+import type { RunState } from '../../src/core/run-state';
+import { initialRunState } from '../../src/core/run-transitions';
 
 const protocol = deepResearchProtocol;
 const context: ReplyContext = { protocol, options: DEFAULT_LOOP_OPTIONS };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
-import { checkAnswer } from '../../src/reply-steps';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
+import { checkAnswer } from '../../src/core/reply-steps';
 import {
   afterStoreFailure,
   concludeRun,
@@ -14,9 +14,9 @@ import {
   type FinalAnswerCalls,
   type RunRecord,
   type StopRequest,
-} from '../../src/run-ending';
-import { DEFAULT_LIMITS } from '../../src/run-input';
-import { askForFinalAnswer, continuedRunState, initialRunState } from '../../src/run-transitions';
+} from '../../src/core/run-ending';
+import { DEFAULT_LIMITS } from '../../src/core/run-limits';
+import { askForFinalAnswer, continuedRunState, initialRunState } from '../../src/core/run-transitions';
 
 /**
  * How a run ends, without a server: the same steps the workflow takes after its loop

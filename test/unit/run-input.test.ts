@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { DEFAULT_LIMITS, MAX_QUESTION_CHARACTERS, validateRunInput, type ResearchRunInput, type RunLimits } from '../../src/run-input';
+import { MAX_QUESTION_CHARACTERS, validateRunInput, type ResearchRunInput } from '../../src/core/run-input';
+import { DEFAULT_LIMITS, type RunLimits } from '../../src/core/run-limits';
 
 /** Problems for a valid question with these limits. */
 function limitProblems(limits: Partial<Record<keyof RunLimits, unknown>>): string[] {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { DEFAULT_LIMITS } from '../../src/run-input';
-import { approvalDecisionProblem, approvalRefusal, injectedMessageProblem, limitChangesProblem, type LimitChanges } from '../../src/run-steering';
-import { initialRunState } from '../../src/run-transitions';
+import { DEFAULT_LIMITS } from '../../src/core/run-limits';
+import { approvalDecisionProblem, approvalRefusal, injectedMessageProblem, limitChangesProblem, type LimitChanges } from '../../src/core/run-steering';
+import { initialRunState } from '../../src/core/run-transitions';
 
 describe('what the message validators refuse', () => {
   test('injectMessage: empty, blank or oversized text', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import type { CallModelOutput } from '../../src/activity-contracts';
-import { appendPending, appendPendingText, clearPending, deliverInjectedMessages, prependPendingUncounted, setPending } from '../../src/pending';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
+import type { CallModelOutput } from '../../src/core/activity-contracts';
+import { appendPending, appendPendingText, clearPending, deliverInjectedMessages, prependPendingUncounted, setPending } from '../../src/core/pending';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
 import {
   budgetEndBeforeModelCall,
   compressionDue,
@@ -12,9 +12,9 @@ import {
   msUntilDeadline,
   nextContextTokens,
   remainingBudgets,
-} from '../../src/run-budgets';
-import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/run-input';
-import type { RunState } from '../../src/run-state';
+} from '../../src/core/run-budgets';
+import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
+import type { RunState } from '../../src/core/run-state';
 import {
   answerToolTurn,
   applyCompression,
@@ -27,8 +27,8 @@ import {
   observeRepeats,
   openedRunState,
   resumedRunState,
-} from '../../src/run-transitions';
-import { estimateTokens, type Turn } from '../../src/turns';
+} from '../../src/core/run-transitions';
+import { estimateTokens, type Turn } from '../../src/core/turns';
 
 const protocol = deepResearchProtocol;
 const fresh = (limits = DEFAULT_LIMITS): RunState => initialRunState('deep-research', limits, 1_000);

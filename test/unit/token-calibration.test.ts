@@ -8,7 +8,7 @@ import {
   MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
   MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
   UNCALIBRATED,
-} from '../../src/token-calibration';
+} from '../../src/core/token-calibration';
 
 describe('token calibration', () => {
   test('the ratio is the server\'s prompt tokens over our estimate of the same prompt', () => {

@@ -8,8 +8,8 @@ import { createToolActivity, truncateForModel } from '../../activities/tools/too
 import { ToolInputError, type ToolContext, type ToolDefinition } from '../../activities/tools/tool-definition';
 import { RESERVED_ACTIVITY_NAMES, ToolRegistry } from '../../activities/tools/tool-registry';
 import { validateArguments } from '../../activities/tools/validate-arguments';
-import type { ToolActivityInput } from '../../src/activity-contracts';
-import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type JsonSchema } from '../../src/tool-spec';
+import type { ToolActivityInput } from '../../src/core/activity-contracts';
+import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type JsonSchema } from '../../src/core/tool-spec';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 /** `env.run` with the activity's own argument and result types. */

@@ -4,10 +4,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../../activities/conversation';
-import { LocalDirectoryTranscriptStore } from '../../activities/local-directory-transcript-store';
-import { TranscriptMissingError, isReference } from '../../activities/transcript-store';
-import type { ChatMessage } from '../../src/messages';
+import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../../src/storage/conversation';
+import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
+import { TranscriptMissingError, isReference } from '../../src/storage/transcript-store';
+import type { ChatMessage } from '../../src/core/messages';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-transcript-test-'));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
-import type { ParsedTurn, ProtocolName } from '../../src/protocols';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
+import type { ParsedTurn, ProtocolName } from '../../src/core/protocols';
 import {
   decideFinalAnswer,
   FINAL_ANSWER_RETRIES_WHEN_TRUNCATED,
@@ -9,7 +9,7 @@ import {
   truncatedFinalAnswerNote,
   truncatedReplyNote,
   truncationOf,
-} from '../../src/protocols/truncated-reply';
+} from '../../src/core/protocols/truncated-reply';
 
 const parseTags = (content: string) => deepResearchProtocol.parse({ content, toolCalls: [] }, 1);
 const answered = (answer: string): ParsedTurn => ({ thought: '', toolCalls: [], answer });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { deepResearchProtocol } from '../../src/protocols/deep-research-protocol';
-import { DEFAULT_LOOP_OPTIONS, validateRunInput } from '../../src/run-input';
-import { isMalformed, NO_UNUSABLE_REPLIES, recordReply, replyKind, type ReplyKind, type UnusableReplyStreak } from '../../src/unusable-replies';
+import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
+import { validateRunInput } from '../../src/core/run-input';
+import { DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
+import { isMalformed, NO_UNUSABLE_REPLIES, recordReply, replyKind, type ReplyKind, type UnusableReplyStreak } from '../../src/core/unusable-replies';
 
 const parse = (content: string) => deepResearchProtocol.parse({ content, toolCalls: [] }, 1);
 const limits = { maxTruncatedReplies: 3, maxMalformedReplies: 5 };

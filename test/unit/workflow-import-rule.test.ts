@@ -1,49 +1,18 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { test } from '@jest/globals';
+import { importsOf, PROJECT_ROOT, resolveFile, typeScriptFilesUnder } from './support/source-imports';
 
 /**
  * The folder rule from DESIGN.md, enforced: workflow code (and the shared code it reaches)
  * imports nothing with side effects, and only `import type` from activities/.
  */
-const root = resolve(__dirname, '../..');
+const root = PROJECT_ROOT;
 const PACKAGES_ALLOWED_IN_WORKFLOW_CODE = new Set(['@temporalio/workflow', '@temporalio/common', 'json5']);
 
-interface ImportStatement {
-  specifier: string;
-  typeOnly: boolean;
-}
-
-function importsOf(file: string): ImportStatement[] {
-  const source = readFileSync(file, 'utf8');
-  const found: ImportStatement[] = [];
-  for (const match of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+['"]([^'"]+)['"]/gm)) {
-    found.push({ specifier: match[3] as string, typeOnly: Boolean(match[2]) });
-  }
-  for (const match of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ specifier: match[1] as string, typeOnly: false });
-  for (const match of source.matchAll(/require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
-    found.push({ specifier: (match[1] ?? match[2]) as string, typeOnly: false });
-  }
-  return found;
-}
-
-function resolveFile(from: string, specifier: string): string {
-  const base = resolve(dirname(from), specifier);
-  for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) {
-    try {
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // try the next
-    }
-  }
-  throw new Error(`cannot resolve ${specifier} from ${from}`);
-}
-
 function workflowFiles(): string[] {
-  return readdirSync(join(root, 'workflows'))
-    .filter((name) => name.endsWith('.ts'))
-    .map((name) => join(root, 'workflows', name));
+  return typeScriptFilesUnder('workflows');
 }
 
 function violations(): string[] {

@@ -1,9 +1,9 @@
 import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
-import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/protocols';
-import { checkAnswer, readFinalReply } from '../../src/reply-steps';
-import { endingAfterFinalAnswer, finalAnswerCause, type FinalAnswerCalls, type FinalEnding } from '../../src/run-ending';
-import { appendPendingText } from '../../src/pending';
-import { applyModelReply, askForFinalAnswer } from '../../src/run-transitions';
+import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/core/protocols';
+import { checkAnswer, readFinalReply } from '../../src/core/reply-steps';
+import { endingAfterFinalAnswer, finalAnswerCause, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
+import { appendPendingText } from '../../src/core/pending';
+import { applyModelReply, askForFinalAnswer } from '../../src/core/run-transitions';
 import { rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';

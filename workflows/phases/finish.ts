@@ -1,8 +1,9 @@
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { afterStoreFailure, concludeRun, type FinalEnding } from '../../src/run-ending';
-import type { ResearchRunInput, ResearchRunResult } from '../../src/run-input';
-import { closingState, continuedRunState } from '../../src/run-transitions';
-import { REACT_ITERATIONS, REACT_TERMINATION } from '../../src/search-attributes';
+import { afterStoreFailure, concludeRun, type FinalEnding } from '../../src/core/run-ending';
+import type { ResearchRunInput } from '../../src/core/run-input';
+import type { ResearchRunResult } from '../../src/core/run-result';
+import { closingState, continuedRunState } from '../../src/core/run-transitions';
+import { REACT_ITERATIONS, REACT_TERMINATION } from '../../src/core/search-attributes';
 import { runActivities } from '../activities';
 import { rootMessage } from '../failures';
 import type { ResearchRun } from '../research-run';

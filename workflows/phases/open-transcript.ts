@@ -1,8 +1,8 @@
 import { ApplicationFailure, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
-import { FailureTypes } from '../../src/failure-types';
-import type { Ending } from '../../src/run-ending';
-import { openedRunState } from '../../src/run-transitions';
-import { REACT_ITERATIONS } from '../../src/search-attributes';
+import { FailureTypes } from '../../src/core/failure-types';
+import type { Ending } from '../../src/core/run-ending';
+import { openedRunState } from '../../src/core/run-transitions';
+import { REACT_ITERATIONS } from '../../src/core/search-attributes';
 import { runActivities } from '../activities';
 import { failureType, rootMessage } from '../failures';
 import type { ResearchRun } from '../research-run';

@@ -1,10 +1,10 @@
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
-import type { CallModelOutput } from '../../src/activity-contracts';
-import { FailureTypes } from '../../src/failure-types';
-import { readReply, type ReplyStep } from '../../src/reply-steps';
-import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/run-budgets';
-import type { Ending } from '../../src/run-ending';
-import { applyCompression, applyModelReply } from '../../src/run-transitions';
+import type { CallModelOutput } from '../../src/core/activity-contracts';
+import { FailureTypes } from '../../src/core/failure-types';
+import { readReply, type ReplyStep } from '../../src/core/reply-steps';
+import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
+import type { Ending } from '../../src/core/run-ending';
+import { applyCompression, applyModelReply } from '../../src/core/run-transitions';
 import { runActivities } from '../activities';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';

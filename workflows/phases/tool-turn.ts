@@ -1,10 +1,10 @@
 import { isCancellation, patched } from '@temporalio/workflow';
-import { malformedRepliesEnd } from '../../src/reply-steps';
-import type { ToolCallRequest } from '../../src/protocols';
-import type { Ending } from '../../src/run-ending';
-import { approvalRefusal } from '../../src/run-steering';
-import { answerToolTurn, observeRepeats } from '../../src/run-transitions';
-import { estimateTokens, type CallResult, type Turn } from '../../src/turns';
+import { malformedRepliesEnd } from '../../src/core/reply-steps';
+import type { ToolCallRequest } from '../../src/core/protocols';
+import type { Ending } from '../../src/core/run-ending';
+import { approvalRefusal } from '../../src/core/run-steering';
+import { answerToolTurn, observeRepeats } from '../../src/core/run-transitions';
+import { estimateTokens, type CallResult, type Turn } from '../../src/core/turns';
 import { toolActivityOptions } from '../activity-options';
 import { runActivities } from '../activities';
 import { rootMessage } from '../failures';

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureTypes } from '../../../src/failure-types';
+import { FailureTypes } from '../../../src/core/failure-types';
 
 /** How to call a web search API and what to say when it refuses. */
 export interface SearchRequest {

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { ResearchRunResult } from '../../run-input';
+import type { ResearchRunResult } from '../../core/run-result';
 import { openCliContext, printJson } from '../cli-context';
 import { materialiseResult } from '../materialise-result';
 import { UsageError } from '../usage-error';

@@ -1,4 +1,4 @@
-import { progressQuery } from '../../../workflows/definitions';
+import { progressQuery } from '../../core/message-definitions';
 import { openCliContext, printJson } from '../cli-context';
 import { webUiLink } from '../temporal-client';
 import { UsageError } from '../usage-error';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, setLimitsUpdate, type LimitChanges } from '../../../workflows/definitions';
+import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, setLimitsUpdate, type LimitChanges } from '../../core/message-definitions';
 import { openCliContext, printJson } from '../cli-context';
 import { UsageError } from '../usage-error';
 

@@ -1,4 +1,5 @@
-import { validateRunInput, type RunLimits } from './run-input';
+import { validateRunInput } from './run-input';
+import type { RunLimits } from './run-limits';
 import type { RunState } from './run-state';
 import { elapsedMs } from './run-budgets';
 

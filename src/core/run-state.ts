@@ -1,5 +1,6 @@
 import type { PendingMessage, TokenUsage } from './messages';
-import type { RunDetails, RunLimits } from './run-input';
+import type { RunLimits } from './run-limits';
+import type { RunDetails } from './run-result';
 import type { StuckDetectorState } from './stuck-detection';
 import type { UnusableReplyStreak } from './unusable-replies';
 import type { ToolSpec } from './tool-spec';

@@ -5,7 +5,7 @@ import { withUserText, type PendingMessage } from './messages';
 import { appendPendingText, prependPendingUncounted, setPending } from './pending';
 import { decideFinalAnswer, TRUNCATED_REPLY_CALL_NOTE, truncatedReplyNote, type ParsedTurn, type Protocol, type ToolCallRequest } from './protocols';
 import type { Ending, GivenAnswer } from './run-ending';
-import type { LoopOptions } from './run-input';
+import type { LoopOptions } from './run-limits';
 import type { RunState } from './run-state';
 import { withDetails } from './run-transitions';
 import type { JsonSchema } from './tool-spec';

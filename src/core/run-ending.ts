@@ -1,5 +1,5 @@
 import { noAnswerPrediction } from './ending-texts';
-import type { RunLimits } from './run-input';
+import type { RunLimits } from './run-limits';
 import { terminationOfBudgetEnd, type BudgetEnd, type Termination } from './termination';
 
 /**

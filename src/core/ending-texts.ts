@@ -1,5 +1,5 @@
 import type { ProtocolName } from './protocols';
-import type { RunLimits } from './run-input';
+import type { RunLimits } from './run-limits';
 import { terminationOfBudgetEnd, type BudgetEnd, type Termination } from './termination';
 
 /** Why a run is ending, for the texts the model and the transcript get: a termination, a budget end, or a request to finish now. */

@@ -1,10 +1,10 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { ResearchPhase } from '../src/research-phase';
-import type { RunLimits } from '../src/run-input';
-import type { ApprovalDecision, LimitChanges } from '../src/run-steering';
-import type { Termination } from '../src/termination';
+import type { ResearchPhase } from './research-phase';
+import type { RunLimits } from './run-limits';
+import type { ApprovalDecision, LimitChanges } from './run-steering';
+import type { Termination } from './termination';
 
-export type { ApprovalDecision, LimitChanges } from '../src/run-steering';
+export type { ApprovalDecision, LimitChanges } from './run-steering';
 
 /** A live view of a run, answered by the `progress` query. */
 export interface RunProgress {

@@ -1,6 +1,6 @@
 import type { PendingMessage, StoredText, TokenUsage } from './messages';
 import type { ParsedTurn, ProtocolName } from './protocols/protocol';
-import type { ModelOptions } from './run-input';
+import type { ModelOptions } from './model-options';
 import type { JsonSchema, ToolSpec } from './tool-spec';
 
 /**

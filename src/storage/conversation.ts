@@ -1,4 +1,4 @@
-import type { ChatMessage, MessagePart, PendingMessage } from '../src/messages';
+import type { ChatMessage, MessagePart, PendingMessage } from '../core/messages';
 import type { TranscriptStore } from './transcript-store';
 
 /**

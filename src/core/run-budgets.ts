@@ -1,4 +1,4 @@
-import type { LoopOptions } from './run-input';
+import type { LoopOptions } from './run-limits';
 import type { RunState } from './run-state';
 import type { BudgetEnd } from './termination';
 import { inEstimatedTokens, inServerTokens, UNCALIBRATED } from './token-calibration';

@@ -1,0 +1,73 @@
+/** Budgets that end a run. Defaults follow DeepResearch. */
+export interface RunLimits {
+  /** Model calls per run. Default 100. */
+  maxModelCalls: number;
+  /** Wall time per run in minutes, measured in workflow time. Default 150. */
+  maxDurationMinutes: number;
+  /** Context size in tokens past which the run asks for its final answer. Default 110,000. */
+  maxContextTokens: number;
+  /** Longest tool output the model sees, in characters; the rest stays in the transcript store. Default 40,000. */
+  maxObservationCharacters: number;
+  /** Prompt plus completion tokens over all model calls; 0 means no budget. Default 0. */
+  maxTotalTokens: number;
+}
+
+export const DEFAULT_LIMITS: RunLimits = {
+  maxModelCalls: 100,
+  maxDurationMinutes: 150,
+  maxContextTokens: 110_000,
+  maxObservationCharacters: 40_000,
+  maxTotalTokens: 0,
+};
+
+/** How the loop behaves. Defaults follow AgentScope's ReAct agent where it has one. */
+export interface LoopOptions {
+  /** When a budget runs out, make one last tool-less call asking for the best answer. Default true. */
+  finalAnswerPhase: boolean;
+  /** Start-to-close timeout of that last call, in seconds. Default 120. */
+  finalAnswerTimeoutSeconds: number;
+  /** Tool calls of one turn run at most this many at a time. Default 4. */
+  maxParallelToolCalls: number;
+  /** Warn on repeated calls, then end `stuck`. Default true. */
+  stuckDetection: boolean;
+  /** Compress the context when it passes this fraction of maxContextTokens; 0 turns compression off. Default 0.8. */
+  compressAtFraction: number;
+  /** Turns kept whole when compressing. Default 3. */
+  keepRecentTurns: number;
+  /** Fold older turns into a model-written summary when stubbing observations is not enough. Default true. */
+  summarizeOldTurns: boolean;
+  /** How long a tool call that requires approval waits for one, in minutes. Default 30. */
+  approvalTimeoutMinutes: number;
+  /** Attempts the model gets to produce an answer matching `answerSchema`. Default 3. */
+  answerAttempts: number;
+  /** Continue-as-new after this many model calls in one run, besides when Temporal suggests it; 0 = only when suggested. Default 0. */
+  continueAsNewAfterModelCalls: number;
+  /**
+   * Truncated replies in a row (cut off at the output token limit, or an `<answer>` never closed)
+   * that end the run: each one before gets an observation asking for a shorter reply; this many
+   * end the run `token_limit` through the final answer phase. Counted since the last usable reply. Default 3.
+   */
+  maxTruncatedReplies: number;
+  /**
+   * Malformed replies in a row (nothing the protocol could read: no answer, no parseable tool call)
+   * that end the run: each one before gets the protocol's format correction; this many end the run
+   * `error` through the final answer phase (the model does not follow this protocol). Counted since
+   * the last usable reply. Default 5.
+   */
+  maxMalformedReplies: number;
+}
+
+export const DEFAULT_LOOP_OPTIONS: LoopOptions = {
+  finalAnswerPhase: true,
+  finalAnswerTimeoutSeconds: 120,
+  maxParallelToolCalls: 4,
+  stuckDetection: true,
+  compressAtFraction: 0.8,
+  keepRecentTurns: 3,
+  summarizeOldTurns: true,
+  approvalTimeoutMinutes: 30,
+  answerAttempts: 3,
+  continueAsNewAfterModelCalls: 0,
+  maxTruncatedReplies: 3,
+  maxMalformedReplies: 5,
+};

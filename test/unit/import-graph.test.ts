@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { describe, test } from '@jest/globals';
+import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './support/source-imports';
+
+/*
+ * The floors of DESIGN.md, enforced over the import graph of the product code (src/, workflows/,
+ * activities/, worker/): each floor imports only the floors below it, nothing imports worker/,
+ * workflows/ import activities only as types, and no module reaches itself through its imports.
+ */
+
+/** The floor a file is on, or undefined outside the product code. */
+type Floor = 'core' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
+
+function floorOf(path: string): Floor | undefined {
+  for (const [prefix, floor] of [
+    ['src/core/', 'core'],
+    ['src/storage/', 'storage'],
+    ['src/config/', 'config'],
+    ['src/cli/', 'cli'],
+    ['workflows/', 'workflows'],
+    ['activities/', 'activities'],
+    ['worker/', 'worker'],
+  ] as const) {
+    if (path.startsWith(prefix)) return floor;
+  }
+  return undefined;
+}
+
+/** Which floors each floor may import at run time (itself included). */
+const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
+  core: new Set(['core']),
+  storage: new Set(['core', 'storage']),
+  config: new Set(['core', 'config']),
+  cli: new Set(['core', 'storage', 'config', 'cli']),
+  workflows: new Set(['core', 'workflows']),
+  activities: new Set(['core', 'storage', 'activities']),
+  worker: new Set(['core', 'storage', 'config', 'activities', 'workflows', 'worker']),
+};
+
+/** Floors a floor may import with `import type` only, besides ALLOWED. */
+const TYPE_ONLY: Partial<Record<Floor, ReadonlySet<Floor>>> = {
+  workflows: new Set(['activities']),
+};
+
+/** Packages src/core may import: workflow-safe ones only. */
+const CORE_PACKAGES = new Set(['@temporalio/workflow', '@temporalio/common', 'json5']);
+
+interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+function productFiles(): string[] {
+  return ['src', 'workflows', 'activities', 'worker'].flatMap((folder) => typeScriptFilesUnder(folder));
+}
+
+function graph(): { edges: Edge[]; packages: Array<{ from: string; specifier: string }> } {
+  const edges: Edge[] = [];
+  const packages: Array<{ from: string; specifier: string }> = [];
+  for (const file of productFiles()) {
+    for (const { specifier, typeOnly } of importsOf(file)) {
+      if (specifier.startsWith('.')) edges.push({ from: projectPath(file), to: projectPath(resolveFile(file, specifier)), typeOnly });
+      else packages.push({ from: projectPath(file), specifier });
+    }
+  }
+  return { edges, packages };
+}
+
+/** Problems of the floor rule in a list of edges (pure, so the checker itself can be tested). */
+function floorViolations(edges: Edge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to, typeOnly } of edges) {
+    const source = floorOf(from);
+    const target = floorOf(to);
+    if (!source || !target) {
+      problems.push(`${from} imports ${to}, outside the floors`);
+      continue;
+    }
+    if (ALLOWED[source].has(target)) continue;
+    if (typeOnly && TYPE_ONLY[source]?.has(target)) continue;
+    problems.push(`${from} (${source}) imports ${to} (${target})${TYPE_ONLY[source]?.has(target) ? ' by value; use import type' : ''}`);
+  }
+  return problems;
+}
+
+/** Every cycle in the graph, each as the list of files around it (type-only imports count too). */
+function cycles(edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const target of next.get(node) ?? []) {
+      if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of [...next.keys()].sort()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+describe('the import graph', () => {
+  const { edges, packages } = graph();
+
+  test('covers every floor', () => {
+    const floors = new Set(edges.map((edge) => floorOf(edge.from)));
+    for (const floor of Object.keys(ALLOWED)) assert.ok(floors.has(floor as Floor), `no file found on floor ${floor}`);
+  });
+
+  test('each floor imports only the floors below it; workflows/ imports activities only as types', () => {
+    assert.deepEqual(floorViolations(edges), []);
+  });
+
+  test('nothing imports worker/', () => {
+    assert.deepEqual(edges.filter((edge) => floorOf(edge.to) === 'worker' && floorOf(edge.from) !== 'worker'), []);
+  });
+
+  test('src/core uses no Node built-ins and only workflow-safe packages', () => {
+    const offenders = packages.filter(({ from, specifier }) => floorOf(from) === 'core' && !CORE_PACKAGES.has(specifier));
+    assert.deepEqual(offenders, []);
+  });
+
+  test('has no cycles', () => {
+    assert.deepEqual(cycles(edges).map((cycle) => cycle.join(' → ')), []);
+  });
+
+  test('the checkers notice what they look for', () => {
+    assert.deepEqual(floorViolations([{ from: 'src/core/a.ts', to: 'src/storage/b.ts', typeOnly: true }]), ['src/core/a.ts (core) imports src/storage/b.ts (storage)']);
+    assert.equal(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: false }]).length, 1);
+    assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: true }]), []);
+    assert.equal(floorViolations([{ from: 'src/cli/a.ts', to: 'workflows/b.ts', typeOnly: true }]).length, 1);
+    assert.deepEqual(cycles([{ from: 'a', to: 'b', typeOnly: true }, { from: 'b', to: 'a', typeOnly: false }]), [['a', 'b', 'a']]);
+  });
+});
