@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../core/search-attributes';
+import { OwnedProcess, type ExitInfo } from './owned-process';
 import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
 
 /** Search-attribute types `temporal server start-dev --search-attribute` accepts. */
@@ -51,71 +51,6 @@ export class DevServerStartError extends Error {
     super(message);
   }
 }
-
-interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  error?: Error;
-}
-
-interface RunningProcess {
-  child: ChildProcess;
-  pid: number;
-  /** Resolves when the process has exited (or failed to spawn). */
-  exited: Promise<ExitInfo>;
-  exitInfo?: ExitInfo;
-  /** Kills the server if this Node process dies without cleaning up (SIGKILL included). */
-  watchdog?: ChildProcess;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Children never outlive this process: SIGKILL them on exit; the per-child watchdog covers the
-// cases where 'exit' handlers do not run (fatal signals).
-
-const liveProcesses = new Set<RunningProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const running of liveProcesses) {
-      killQuietly(running.watchdog, 'SIGKILL');
-      killQuietly(running.child, 'SIGKILL');
-    }
-  });
-}
-
-function killQuietly(child: ChildProcess | undefined, signal: NodeJS.Signals): void {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    child.kill(signal);
-  } catch {
-    // already gone
-  }
-}
-
-/**
- * A tiny `sh` that holds the read end of a pipe from this process. When this process dies for
- * any reason the pipe closes, `read` sees EOF and the shell SIGKILLs the server.
- */
-function startWatchdog(serverPid: number): ChildProcess | undefined {
-  if (process.platform === 'win32') return undefined;
-  try {
-    const watchdog = spawn('/bin/sh', ['-c', 'while read -r _; do :; done; kill -KILL "$1" 2>/dev/null', 'dev-server-watchdog', String(serverPid)], {
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
-    watchdog.on('error', () => undefined);
-    watchdog.stdin?.on('error', () => undefined);
-    watchdog.unref();
-    (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-    return watchdog;
-  } catch {
-    return undefined;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 const recentlyIssuedPorts = new Set<number>();
 
@@ -215,7 +150,9 @@ function validatePort(name: string, port: number): void {
 
 /**
  * A local Temporal dev server (`temporal server start-dev`) run as a child process, with SQLite
- * persistence, bound to 127.0.0.1. It never outlives the Node process that started it.
+ * persistence, bound to 127.0.0.1. It runs in its own process group (a terminal's Ctrl-C reaches
+ * only the CLI, which stops it in order) and never outlives the Node process that started it
+ * (see {@link OwnedProcess}).
  */
 export class DevServer {
   /** `127.0.0.1:PORT` of the gRPC frontend. */
@@ -229,7 +166,7 @@ export class DevServer {
   /** Namespace the server was started with and waited for. */
   readonly namespace: string;
 
-  private current: RunningProcess | undefined;
+  private current: OwnedProcess | undefined;
   private stopping: Promise<void> | undefined;
 
   private constructor(
@@ -250,12 +187,12 @@ export class DevServer {
   /** Process id of the running server (of the last one after it exited). */
   get pid(): number {
     if (this.current === undefined) throw new Error('DevServer has no process');
-    return this.current.pid;
+    return this.current.pid ?? -1;
   }
 
   /** True while the server process has not exited. */
   get running(): boolean {
-    return this.current !== undefined && this.current.exitInfo === undefined;
+    return this.current !== undefined && this.current.running;
   }
 
   /**
@@ -328,9 +265,8 @@ export class DevServer {
   /** SIGKILL the process (for crash tests); resolves when it has exited. */
   async kill(): Promise<void> {
     const running = this.current;
-    if (running === undefined || running.exitInfo !== undefined) return;
-    killQuietly(running.watchdog, 'SIGKILL');
-    killQuietly(running.child, 'SIGKILL');
+    if (running === undefined || !running.running) return;
+    running.killNow();
     await running.exited;
   }
 
@@ -343,22 +279,9 @@ export class DevServer {
   /** SIGTERM, then SIGKILL after 5 s; resolves when exited. Idempotent. */
   stop(): Promise<void> {
     const running = this.current;
-    if (running === undefined || running.exitInfo !== undefined) return Promise.resolve();
+    if (running === undefined || !running.running) return Promise.resolve();
     this.stopping ??= (async () => {
-      killQuietly(running.watchdog, 'SIGKILL');
-      killQuietly(running.child, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const exitedInTime = await Promise.race([
-        running.exited.then(() => true),
-        new Promise<boolean>((resolveTimeout) => {
-          timer = setTimeout(() => resolveTimeout(false), STOP_GRACE_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!exitedInTime) {
-        killQuietly(running.child, 'SIGKILL');
-        await running.exited;
-      }
+      await running.stop(STOP_GRACE_MS);
     })().finally(() => {
       this.stopping = undefined;
     });
@@ -397,36 +320,13 @@ export class DevServer {
       }
     })();
     const logFd = openSync(this.logFile, 'a');
-    let child: ChildProcess;
+    let running: OwnedProcess;
     try {
-      child = spawn(this.temporalCli, this.args, {
-        cwd: dirname(this.databaseFile),
-        stdio: ['ignore', logFd, logFd],
-        windowsHide: true,
-      });
+      running = OwnedProcess.spawn(this.temporalCli, this.args, { cwd: dirname(this.databaseFile), stdio: ['ignore', logFd, logFd] });
     } finally {
       closeSync(logFd);
     }
-    const running: RunningProcess = {
-      child,
-      pid: child.pid ?? -1,
-      exited: new Promise<ExitInfo>((resolveExit) => {
-        child.once('exit', (code, signal) => resolveExit({ code, signal }));
-        child.once('error', (error) => resolveExit({ code: null, signal: null, error }));
-      }),
-    };
-    void running.exited.then((info) => {
-      running.exitInfo = info;
-      liveProcesses.delete(running);
-      killQuietly(running.watchdog, 'SIGKILL');
-    });
     this.current = running;
-    if (child.pid !== undefined) {
-      installExitHook();
-      liveProcesses.add(running);
-      const watchdog = startWatchdog(child.pid);
-      if (watchdog !== undefined) running.watchdog = watchdog;
-    }
 
     const fail = async (reason: string): Promise<never> => {
       await this.kill();
@@ -440,7 +340,8 @@ export class DevServer {
     const deadline = Date.now() + this.startTimeoutMs;
     let lastProblem = 'no answer yet';
     for (;;) {
-      if (running.exitInfo !== undefined) return fail(describeExit(running.exitInfo));
+      const exitInfo = running.exitInfo;
+      if (exitInfo !== undefined) return fail(describeExit(exitInfo));
       const remaining = deadline - Date.now();
       if (remaining <= 0) return fail(`was not ready within ${this.startTimeoutMs} ms (last problem: ${lastProblem})`);
       const problem = await Promise.race([this.probe(Math.min(remaining, 3000)), running.exited.then(() => 'exited')]);

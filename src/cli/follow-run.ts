@@ -1,24 +1,102 @@
 import type { Client } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ResearchRunResult } from '../core/run-result';
+import { isConnectionProblem } from './connection-problems';
 import { progressLines } from './progress-lines';
-import { RunEventReader, runHistory } from './run-events';
+import { RunEventReader, runHistory, type HistoryEvent, type RunEvent } from './run-events';
+
+/** The run closed without a result (failed, terminated, timed out, cancelled by force). */
+export class RunEndedWithoutResultError extends Error {
+  override readonly name = 'RunEndedWithoutResultError';
+  constructor(
+    readonly workflowId: string,
+    /** How it closed, e.g. 'terminated'. */
+    readonly status: string,
+  ) {
+    super(`Run ${workflowId} ended without a result (${status}).`);
+  }
+}
+
+/** A failed attempt to read a run's history, as {@link FollowRunOptions.keepTrying} sees it. */
+export interface FollowProblem {
+  error: unknown;
+  /** Attempts that failed in a row, this one included (1 for the first). */
+  failedAttempts: number;
+}
+
+export interface FollowRunOptions {
+  /**
+   * Whether to try reading the history again after `problem`; the reader resumes after the last
+   * event it saw. Default: retry connection problems ({@link isConnectionProblem}) up to 10
+   * times in a row, give up on anything else.
+   */
+  keepTrying?: (problem: FollowProblem) => boolean;
+  /** Wait between attempts, in ms. Default 2,000. */
+  retryDelayMs?: number;
+}
+
+const keepTryingConnectionProblems = ({ error, failedAttempts }: FollowProblem) => isConnectionProblem(error) && failedAttempts <= 10;
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] as string;
+
+/** The id of the workflow's latest run, so a resumed read continues the same run. */
+async function latestRunId(client: Client, workflowId: string): Promise<string> {
+  const description = await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId } });
+  return description.workflowExecutionInfo?.execution?.runId ?? '';
+}
+
+/** Reads one history event; a reader bug shows as a line instead of stopping the command. */
+function readSafely(reader: RunEventReader, historyEvent: HistoryEvent, print: (line: string) => void): RunEvent[] {
+  try {
+    return reader.read(historyEvent);
+  } catch (error) {
+    print(`  (history event ${String(historyEvent.eventId)} not shown: ${messageOf(error)})`);
+    return [];
+  }
+}
 
 /**
  * Prints a run's steps from its history as they happen (model calls with thoughts and tool
- * calls, tool results, failures) and resolves to its result. Works for a finished run too.
+ * calls, compressions, tool results, failures) and resolves to its result. Works for a finished
+ * run too. An event it does not know is shown generically, never thrown on; a lost connection
+ * is retried (see {@link FollowRunOptions.keepTrying}), resuming after the last event shown.
+ * @throws RunEndedWithoutResultError when the run closed without a result; the last read error when it gives up.
  */
-export async function followRun(client: Client, workflowId: string, print: (line: string) => void): Promise<ResearchRunResult> {
+export async function followRun(client: Client, workflowId: string, print: (line: string) => void, options: FollowRunOptions = {}): Promise<ResearchRunResult> {
+  const keepTrying = options.keepTrying ?? keepTryingConnectionProblems;
+  const retryDelayMs = options.retryDelayMs ?? 2_000;
   let runId: string | undefined;
+  let failedAttempts = 0;
   // Each continue-as-new starts a new run under the same workflow id; follow the chain.
   for (;;) {
     const reader = new RunEventReader();
+    let lastEventId = 0;
     let next: string | undefined;
-    for await (const historyEvent of runHistory(client, workflowId, runId)) {
-      for (const event of reader.read(historyEvent)) {
-        for (const line of progressLines(event)) print(line);
-        if (event.kind === 'run_completed') return event.result;
-        if (event.kind === 'run_closed') throw new Error(`Run ${workflowId} ended without a result (${event.status}).`);
-        if (event.kind === 'continued_as_new') next = event.newRunId;
+    for (;;) {
+      try {
+        runId ||= await latestRunId(client, workflowId);
+        for await (const historyEvent of runHistory(client, workflowId, runId || undefined)) {
+          const eventId = Number(historyEvent.eventId ?? 0);
+          if (eventId !== 0 && eventId <= lastEventId) continue;
+          lastEventId = eventId;
+          if (failedAttempts > 0) {
+            print('  (connected again)');
+            failedAttempts = 0;
+          }
+          for (const event of readSafely(reader, historyEvent, print)) {
+            for (const line of progressLines(event)) print(line);
+            if (event.kind === 'run_completed') return event.result;
+            if (event.kind === 'run_closed') throw new RunEndedWithoutResultError(workflowId, event.status);
+            if (event.kind === 'continued_as_new') next = event.newRunId;
+          }
+        }
+        break;
+      } catch (error) {
+        if (error instanceof RunEndedWithoutResultError) throw error;
+        failedAttempts += 1;
+        if (!keepTrying({ error, failedAttempts })) throw error;
+        if (failedAttempts === 1) print(`  (lost the connection to Temporal: ${messageOf(error)}; trying again every ${retryDelayMs / 1000} s)`);
+        await delay(retryDelayMs);
       }
     }
     if (!next) break;
@@ -29,8 +107,9 @@ export async function followRun(client: Client, workflowId: string, print: (line
 
 /** The closing lines `run` and `follow` print. */
 export function describeResult(result: ResearchRunResult): string {
-  const seconds = (result.durationMs / 1000).toFixed(1);
-  const head = `Ended: ${result.termination} after ${result.iterations} model calls, ${result.toolCalls} tool calls, ${seconds} s, ${result.usage.totalTokens.toLocaleString('en-US')} tokens.`;
+  const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
+  const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
+  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens.`;
   const error = result.error ? `\nError: ${result.error}` : '';
   return `${head}${error}\n\nAnswer:\n${result.prediction}`;
 }

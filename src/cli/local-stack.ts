@@ -2,11 +2,11 @@ import type { Client } from '@temporalio/client';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ChildProcess } from 'node:child_process';
 import { temporal as proto } from '@temporalio/proto';
 import type { TemporalConnection, WorkerConfig } from '../config';
 import { DevServer, isServerReachable } from './dev-server';
-import { spawnTypescript } from './typescript-process';
+import { OwnedProcess } from './owned-process';
+import { PROJECT_ROOT, typescriptEntryArguments } from './typescript-process';
 
 /** Whether some worker polled the task queue for workflow tasks in the last `withinMs`. */
 export async function hasLiveWorker(client: Client, namespace: string, taskQueue: string, withinMs = 60_000): Promise<boolean> {
@@ -35,25 +35,39 @@ export async function ensureLocalServer(temporal: TemporalConnection, worker: Wo
   return server;
 }
 
-/** A worker started by the CLI as a child process, stopped with SIGTERM (graceful) when the CLI is done. */
+/**
+ * A worker started by the CLI as a child process in its own process group (see
+ * {@link OwnedProcess}): a terminal's Ctrl-C does not reach it, so the CLI can cancel the run
+ * and let the worker finish the cancellation before stopping it with SIGTERM (graceful).
+ */
 export class ChildWorker {
-  private constructor(private readonly child: ChildProcess, readonly logFile: string) {}
+  private constructor(private readonly owned: OwnedProcess, readonly logFile: string) {}
+
+  /** Process id of the worker. */
+  get pid(): number | undefined {
+    return this.owned.pid;
+  }
+
+  /** True while the worker process has not exited. */
+  get running(): boolean {
+    return this.owned.running;
+  }
 
   static async start(client: Client, temporal: TemporalConnection, worker: WorkerConfig, log: (line: string) => void, timeoutMs = 120_000): Promise<ChildWorker> {
     mkdirSync(worker.dataDirectory, { recursive: true });
     const logFile = join(worker.dataDirectory, 'worker.log');
     const output = openSync(logFile, 'a');
-    const child = spawnTypescript('worker/main.ts', { stdio: ['ignore', output, output], env: process.env });
-    closeSync(output);
+    let child: OwnedProcess;
+    try {
+      child = OwnedProcess.spawn(process.execPath, typescriptEntryArguments('worker/main.ts'), { cwd: PROJECT_ROOT, stdio: ['ignore', output, output], env: process.env });
+    } finally {
+      closeSync(output);
+    }
     const started = new ChildWorker(child, logFile);
-    let exited = false;
-    child.once('exit', () => {
-      exited = true;
-    });
     log(`Starting a worker on task queue "${worker.taskQueue}" (log: ${logFile}) ...`);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (exited) {
+      if (!child.running) {
         const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
         throw new Error(`The worker exited while starting. Last lines of ${logFile}:\n${tail}`);
       }
@@ -64,13 +78,39 @@ export class ChildWorker {
     throw new Error(`The worker did not start polling within ${timeoutMs / 1000} s; see ${logFile}.`);
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  /** SIGTERM (the worker shuts down gracefully), then SIGKILL to its process group if it has not exited within `graceMs` (default 40 s). */
   async stop(graceMs = 40_000): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
+    await this.owned.stop(graceMs);
+  }
+}
+
+/** What `run` started for itself (a dev server, a worker), stopped in order when it is done. */
+export class StartedStack {
+  server: DevServer | undefined;
+  worker: ChildWorker | undefined;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  /** Whether the dev server it started has exited on its own. */
+  get serverExited(): boolean {
+    return this.server !== undefined && !this.server.running;
+  }
+
+  /**
+   * Stops the worker (SIGTERM: running activities get their grace time; `quickly`: 3 s), then
+   * the dev server. Idempotent.
+   */
+  async stop(quickly = false): Promise<void> {
+    const { worker, server } = this;
+    this.worker = undefined;
+    this.server = undefined;
+    if (worker?.running) {
+      this.log('Stopping the worker this command started ...');
+      await (quickly ? worker.stop(3_000) : worker.stop());
+    }
+    if (server?.running) {
+      this.log('Stopping the dev server this command started ...');
+      await server.stop();
+    }
   }
 }

@@ -13,6 +13,7 @@ import { serverCommand, serverHelp } from './commands/server-command';
 import { startCommand, startHelp } from './commands/start-command';
 import { statusCommand, statusHelp } from './commands/status-command';
 import { approveCommand, approveHelp, finishCommand, finishHelp, injectCommand, injectHelp, limitsCommand, limitsHelp } from './commands/steering-commands';
+import { exitWhenFlushed, ignoreOutputErrors, printText } from './standard-output';
 import { UsageError } from './usage-error';
 
 const commands: Record<string, { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> }> = {
@@ -44,9 +45,10 @@ Model: OPENAI_BASE_URL, OPENAI_API_KEY, REACT_AGENT_MODEL. Temporal: TEMPORAL_AD
 TEMPORAL_NAMESPACE, TEMPORAL_API_KEY (default: a local dev server on localhost:7233).`;
 
 export async function main(argv: string[]): Promise<number> {
+  ignoreOutputErrors();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(overview);
+    printText(overview);
     return name ? 0 : 2;
   }
   const command = commands[name];
@@ -55,7 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(command.help);
+    printText(command.help);
     return 0;
   }
   try {
@@ -76,11 +78,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) => {
+    console.error(error);
+    exitWhenFlushed(1);
+  });
 }

@@ -2,7 +2,7 @@ import type { ModelConfig } from '../config';
 
 /**
  * Checks that the model endpoint answers before a run is started, so `react-agent run` fails
- * in seconds with a clear paragraph instead of a run that retries for minutes.
+ * in seconds with a few clear lines instead of a run that retries for minutes.
  * Returns undefined when the endpoint looks usable, else the message to print.
  */
 export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000): Promise<string | undefined> {
@@ -12,11 +12,11 @@ export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000)
     response = await fetch(url, { headers: { authorization: `Bearer ${config.apiKey}` }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
-    return (
-      `The model endpoint ${config.baseUrl} cannot be reached (${reason}). ` +
-      'Start your model server (vLLM, Ollama, llama-server) or fix OPENAI_BASE_URL; for OpenAI leave OPENAI_BASE_URL unset and set OPENAI_API_KEY. ' +
-      'Then run the command again.'
-    );
+    return [
+      `The model endpoint ${config.baseUrl} cannot be reached (${reason}).`,
+      'Start your model server (vLLM, Ollama, llama-server) or fix OPENAI_BASE_URL;',
+      'for OpenAI leave OPENAI_BASE_URL unset and set OPENAI_API_KEY. Then run the command again.',
+    ].join('\n');
   }
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403) {

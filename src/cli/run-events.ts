@@ -1,34 +1,78 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
+import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
 import type { ResearchRunResult } from '../core/run-result';
+import { activityRole } from './activity-roles';
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
 
 /** One step of a run as read from its workflow history. */
 export type RunEvent =
   | { kind: 'model_call_started'; modelCall: number; finalAnswer: boolean }
   | { kind: 'model_call_completed'; modelCall: number; output: CallModelOutput }
+  | { kind: 'compression_started'; targetTokens: number; summarize: boolean }
+  | { kind: 'context_compressed'; output: CompressContextOutput }
   | { kind: 'tool_started'; tool: string; input: ToolActivityInput }
   | { kind: 'tool_completed'; tool: string; callId: string; output: ToolActivityOutput }
+  /** An activity this reader does not know, or whose result it cannot read, completed. */
+  | { kind: 'activity_completed'; activity: string }
   | { kind: 'activity_failed'; activity: string; message: string }
+  /** An activity was cancelled (the run is being cancelled, or it gave up waiting). */
+  | { kind: 'activity_cancelled'; activity: string }
   | { kind: 'run_completed'; result: ResearchRunResult }
   | { kind: 'run_closed'; status: string }
   | { kind: 'continued_as_new'; newRunId: string };
 
-function decode<T>(payloads: temporal.api.common.v1.IPayloads | null | undefined): T | undefined {
+/** The first payload, decoded; undefined when there is none or it cannot be decoded (an unknown encoding, an encrypted payload). */
+function decode(payloads: temporal.api.common.v1.IPayloads | null | undefined): unknown {
   const first = payloads?.payloads?.[0];
-  return first ? (defaultPayloadConverter.fromPayload(first) as T) : undefined;
+  if (!first) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(first);
+  } catch {
+    return undefined;
+  }
 }
 
-const AGENT_ACTIVITIES = new Set(['startConversation', 'finishTranscript']);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+function isCallModelInput(value: unknown): value is CallModelInput {
+  return isRecord(value) && isNumber(value.modelCall);
+}
+
+function isCallModelOutput(value: unknown): value is CallModelOutput {
+  return isRecord(value) && isNumber(value.contextTokens) && isRecord(value.usage) && isNumber(value.usage.completionTokens) && isRecord(value.turn) && Array.isArray(value.turn.toolCalls);
+}
+
+function isCompressContextInput(value: unknown): value is CompressContextInput {
+  return isRecord(value) && isNumber(value.targetTokens);
+}
+
+function isCompressContextOutput(value: unknown): value is CompressContextOutput {
+  return isRecord(value) && isNumber(value.contextTokens) && isNumber(value.stubbedObservations) && isNumber(value.summarizedTurns);
+}
+
+function isToolActivityInput(value: unknown): value is ToolActivityInput {
+  return isRecord(value) && typeof value.callId === 'string';
+}
+
+function isToolActivityOutput(value: unknown): value is ToolActivityOutput {
+  return isRecord(value) && isRecord(value.observation) && typeof value.observation.preview === 'string' && isNumber(value.observation.characters);
+}
+
+function isResearchRunResult(value: unknown): value is ResearchRunResult {
+  return isRecord(value) && typeof value.termination === 'string' && typeof value.prediction === 'string';
+}
 
 /**
  * Turns a run's history into steps. Everything a reader wants is already in history: the
  * model's parsed turn and the previews the activities return, so this works live and after the
- * fact, from any machine, without the transcript store.
+ * fact, from any machine, without the transcript store. It never throws on an event it does not
+ * know: an activity that is neither the agent's own nor shaped like a tool becomes a generic
+ * `activity_completed`, and any other event is skipped.
  */
 export class RunEventReader {
   private readonly scheduled = new Map<string, { activity: string; input: unknown }>();
@@ -38,24 +82,15 @@ export class RunEventReader {
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const attributes = event.activityTaskScheduledEventAttributes;
         const activity = attributes?.activityType?.name ?? '';
-        const input = decode<unknown>(attributes?.input);
+        const input = decode(attributes?.input);
         this.scheduled.set(String(event.eventId), { activity, input });
-        if (activity === 'callModel') {
-          const modelInput = input as CallModelInput;
-          return [{ kind: 'model_call_started', modelCall: modelInput.modelCall, finalAnswer: Boolean(modelInput.finalAnswer) }];
-        }
-        if (AGENT_ACTIVITIES.has(activity)) return [];
-        return [{ kind: 'tool_started', tool: activity, input: input as ToolActivityInput }];
+        return this.started(activity, input);
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
         const attributes = event.activityTaskCompletedEventAttributes;
         const origin = this.scheduled.get(String(attributes?.scheduledEventId));
         if (!origin) return [];
-        if (origin.activity === 'callModel') {
-          return [{ kind: 'model_call_completed', modelCall: (origin.input as CallModelInput).modelCall, output: decode<CallModelOutput>(attributes?.result) as CallModelOutput }];
-        }
-        if (AGENT_ACTIVITIES.has(origin.activity)) return [];
-        return [{ kind: 'tool_completed', tool: origin.activity, callId: (origin.input as ToolActivityInput).callId, output: decode<ToolActivityOutput>(attributes?.result) as ToolActivityOutput }];
+        return this.completed(origin.activity, origin.input, decode(attributes?.result));
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
       case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {
@@ -67,10 +102,17 @@ export class RunEventReader {
           failure = failure.cause;
           if (failure.applicationFailureInfo && failure.message) message = failure.message;
         }
-        return [{ kind: 'activity_failed', activity: origin?.activity ?? 'activity', message }];
+        return [{ kind: 'activity_failed', activity: origin?.activity || 'activity', message }];
       }
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-        return [{ kind: 'run_completed', result: decode<ResearchRunResult>(event.workflowExecutionCompletedEventAttributes?.result) as ResearchRunResult }];
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
+        const origin = this.scheduled.get(String(event.activityTaskCanceledEventAttributes?.scheduledEventId));
+        if (!origin || activityRole(origin.activity) === 'bookkeeping') return [];
+        return [{ kind: 'activity_cancelled', activity: origin.activity || 'activity' }];
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: {
+        const result = decode(event.workflowExecutionCompletedEventAttributes?.result);
+        return [isResearchRunResult(result) ? { kind: 'run_completed', result } : { kind: 'run_closed', status: 'completed, with a result this command cannot read' }];
+      }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
         return [{ kind: 'continued_as_new', newRunId: event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? '' }];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
@@ -83,6 +125,34 @@ export class RunEventReader {
         return [{ kind: 'run_closed', status: 'cancelled' }];
       default:
         return [];
+    }
+  }
+
+  private started(activity: string, input: unknown): RunEvent[] {
+    switch (activityRole(activity)) {
+      case 'model':
+        return isCallModelInput(input) ? [{ kind: 'model_call_started', modelCall: input.modelCall, finalAnswer: Boolean(input.finalAnswer) }] : [];
+      case 'compression':
+        return isCompressContextInput(input) ? [{ kind: 'compression_started', targetTokens: input.targetTokens, summarize: Boolean(input.summarize) }] : [];
+      case 'bookkeeping':
+        return [];
+      case 'other':
+        return isToolActivityInput(input) ? [{ kind: 'tool_started', tool: activity, input }] : [];
+    }
+  }
+
+  private completed(activity: string, input: unknown, result: unknown): RunEvent[] {
+    switch (activityRole(activity)) {
+      case 'model':
+        return isCallModelInput(input) && isCallModelOutput(result) ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result }] : [{ kind: 'activity_completed', activity }];
+      case 'compression':
+        return isCompressContextOutput(result) ? [{ kind: 'context_compressed', output: result }] : [{ kind: 'activity_completed', activity }];
+      case 'bookkeeping':
+        return [];
+      case 'other':
+        return isToolActivityOutput(result)
+          ? [{ kind: 'tool_completed', tool: activity, callId: isToolActivityInput(input) ? input.callId : '', output: result }]
+          : [{ kind: 'activity_completed', activity: activity || 'activity' }];
     }
   }
 }

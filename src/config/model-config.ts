@@ -53,13 +53,17 @@ export const DEFAULT_TEMPERATURE = 0.6;
 export const DEFAULT_TOP_P = 0.95;
 export const DEFAULT_MAX_OUTPUT_TOKENS = 10000;
 
-const NO_ENDPOINT_MESSAGE =
-  'No model endpoint is configured: neither OPENAI_BASE_URL nor OPENAI_API_KEY is set. ' +
-  'Set OPENAI_BASE_URL to an OpenAI-compatible API (and OPENAI_API_KEY if that server needs one) and REACT_AGENT_MODEL to the model it serves, for example: ' +
-  'OpenAI: OPENAI_API_KEY=sk-... REACT_AGENT_MODEL=gpt-4o-mini (OPENAI_BASE_URL defaults to https://api.openai.com/v1); ' +
-  'vLLM: OPENAI_BASE_URL=http://localhost:8000/v1 REACT_AGENT_MODEL=Qwen/Qwen3-8B; ' +
-  'Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 REACT_AGENT_MODEL=qwen3:8b; ' +
-  'llama-server: OPENAI_BASE_URL=http://localhost:8080/v1 REACT_AGENT_MODEL=local-model.';
+/** Printed when no endpoint is configured: a few short lines, one example per line. */
+const NO_ENDPOINT_MESSAGE = [
+  'No model endpoint is configured: neither OPENAI_BASE_URL nor OPENAI_API_KEY is set.',
+  'Set OPENAI_BASE_URL to an OpenAI-compatible API (and OPENAI_API_KEY if that server needs one)',
+  'and REACT_AGENT_MODEL to the model it serves. For OpenAI itself OPENAI_API_KEY is enough',
+  '(OPENAI_BASE_URL defaults to https://api.openai.com/v1). For example:',
+  '  OpenAI:        OPENAI_API_KEY=sk-... REACT_AGENT_MODEL=gpt-4o-mini',
+  '  vLLM:          OPENAI_BASE_URL=http://localhost:8000/v1 REACT_AGENT_MODEL=Qwen/Qwen3-8B',
+  '  Ollama:        OPENAI_BASE_URL=http://localhost:11434/v1 REACT_AGENT_MODEL=qwen3:8b',
+  '  llama-server:  OPENAI_BASE_URL=http://localhost:8080/v1 REACT_AGENT_MODEL=local-model',
+].join('\n');
 
 /**
  * Reads the model endpoint and sampling settings from the environment and validates them.

@@ -98,23 +98,29 @@ test('without a model endpoint, run says how to configure one and exits non-zero
   const outcome = await cli(['run', 'anything'], { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, REACT_AGENT_MODEL: undefined, OPENAI_MODEL: undefined });
   assert.equal(outcome.code, 1);
   assert.match(outcome.stderr, /No model endpoint is configured.*OPENAI_BASE_URL.*REACT_AGENT_MODEL.*llama-server/s);
-  assert.equal(outcome.stderr.trim().split('\n').length, 1, 'one paragraph');
+  const lines = outcome.stderr.trim().split('\n');
+  for (const line of lines) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
+  for (const server of ['OpenAI', 'vLLM', 'Ollama', 'llama-server']) assert.equal(lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length, 1, `one line with the ${server} example`);
   assert.ok(outcome.milliseconds < 15_000);
 });
 
 test('with an unreachable model endpoint, run says so and exits non-zero without starting anything', async () => {
   const outcome = await cli(['run', 'anything'], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
   assert.equal(outcome.code, 1);
-  assert.match(outcome.stderr, /The model endpoint http:\/\/127\.0\.0\.1:9\/v1 cannot be reached .*OPENAI_BASE_URL/);
+  assert.match(outcome.stderr, /The model endpoint http:\/\/127\.0\.0\.1:9\/v1 cannot be reached .*OPENAI_BASE_URL/s);
+  for (const line of outcome.stderr.trim().split('\n')) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
   assert.ok(outcome.milliseconds < 15_000);
 });
 
 test('every command has --help, and bad usage exits 2 with the help', async () => {
-  for (const command of ['run', 'start', 'follow', 'status', 'result', 'cancel', 'list', 'server']) {
+  for (const command of ['run', 'start', 'follow', 'status', 'result', 'cancel', 'inject', 'finish', 'limits', 'approve', 'list', 'kb', 'server']) {
     const outcome = await cli([command, '--help']);
     assert.equal(outcome.code, 0);
     assert.match(outcome.stdout, new RegExp(`^Usage: react-agent ${command}`));
+    assert.ok(outcome.stdout.endsWith('\n') && !outcome.stdout.endsWith('\n\n'), `${command} --help ends with ${JSON.stringify(outcome.stdout.slice(-20))}`);
   }
+  const overview = await cli(['--help']);
+  assert.ok(overview.stdout.startsWith('Usage: react-agent <command>') && overview.stdout.endsWith('.\n'), JSON.stringify(overview.stdout.slice(-20)));
   const bad = await cli(['run', 'q', '--max-calls', '0']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /limits\.maxModelCalls must be a positive integer/);

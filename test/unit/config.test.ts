@@ -82,7 +82,7 @@ describe('loadModelConfig', () => {
     assert.equal(config.topP, 0.95);
   });
 
-  test('no endpoint: one paragraph naming the variables with examples', () => {
+  test('no endpoint: short lines naming the variables, one example per line', () => {
     const error = assertConfigurationError(
       () => loadModelConfig({ REACT_AGENT_MODEL: 'm' }),
       'OPENAI_BASE_URL',
@@ -95,7 +95,11 @@ describe('loadModelConfig', () => {
       /http:\/\/localhost:11434\/v1/,
       /http:\/\/localhost:8080\/v1/,
     );
-    assert.ok(!error.message.includes('\n'), 'one paragraph');
+    const lines = error.message.split('\n');
+    for (const line of lines) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
+    for (const server of ['OpenAI', 'vLLM', 'Ollama', 'llama-server']) {
+      assert.equal(lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length, 1, `one line with the ${server} example`);
+    }
   });
 
   test('no model: names both variables and gives an example', () => {

@@ -4,6 +4,7 @@ import { progressLines } from '../../src/cli/progress-lines';
 import type { RunEvent } from '../../src/cli/run-events';
 import type { CallModelOutput, ToolActivityOutput } from '../../src/core/activity-contracts';
 import type { ParsedTurn } from '../../src/core/protocols/protocol';
+import { seededRandom } from '../fakes/seeded-random';
 
 function completed(modelCall: number, turn: ParsedTurn, contextTokens = 12_345, completionTokens = 678): RunEvent {
   const output: CallModelOutput = {
@@ -87,5 +88,45 @@ describe('progressLines', () => {
 
   test('a failed activity prints its message on one line', () => {
     assert.deepEqual(progressLines({ kind: 'activity_failed', activity: 'callModel', message: 'The model endpoint\nis rate limiting' }), ['  callModel failed: The model endpoint is rate limiting']);
+  });
+});
+
+describe('progressLines on events it does not know', () => {
+  const isLines = (value: unknown) => Array.isArray(value) && value.every((line) => typeof line === 'string' && !line.includes('\n'));
+
+  test('a "tool" result without an observation (what compressContext returns) is shown generically, not thrown on', () => {
+    const compressionResult = { conversation: `sha256:${'d'.repeat(64)}`, contextTokens: 40_000, stubbedObservations: 3, summarizedTurns: 1 };
+    const lines = progressLines({ kind: 'tool_completed', tool: 'compressContext', callId: '', output: compressionResult as never });
+    assert.ok(isLines(lines), String(lines));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] as string, /tool_completed/);
+  });
+
+  test('an event kind it does not know becomes one generic line', () => {
+    assert.deepEqual(progressLines({ kind: 'timer_fired', timer: 3 } as never), ['  (timer_fired)']);
+  });
+
+  test('compression and unknown activities have their own lines', () => {
+    assert.deepEqual(progressLines({ kind: 'compression_started', targetTokens: 66_000, summarize: true }), ['  compressing the context (target 66,000 tokens, may summarise old turns) ...']);
+    assert.deepEqual(progressLines({ kind: 'context_compressed', output: { conversation: 'c', contextTokens: 1_234, stubbedObservations: 1, summarizedTurns: 0 } }), [
+      '  context compressed: 1 observation stubbed, 0 turns summarised; now 1,234 tokens',
+    ]);
+    assert.deepEqual(progressLines({ kind: 'activity_completed', activity: 'auditTrail' }), ['  auditTrail completed']);
+  });
+
+  test('never throws, whatever shape an event of any kind has (500 random events)', () => {
+    const random = seededRandom(8);
+    const kinds = ['model_call_started', 'model_call_completed', 'compression_started', 'context_compressed', 'tool_started', 'tool_completed', 'activity_completed', 'activity_failed', 'run_completed', 'run_closed', 'continued_as_new', 'something_new'];
+    const values = [undefined, null, 0, -1, Number.NaN, '', 'text', [], {}, { preview: 3 }, { toolCalls: 'x' }, [null]];
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const field = (depth: number): unknown => (depth > 0 && random() < 0.4 ? Object.fromEntries(['turn', 'usage', 'observation', 'toolCalls', 'preview', 'characters', 'thought', 'answer'].filter(() => random() < 0.5).map((name) => [name, field(depth - 1)])) : pick(values));
+    for (let index = 0; index < 500; index += 1) {
+      const event = { kind: pick(kinds), modelCall: field(1), output: field(3), tool: field(0), activity: field(0), message: field(0), input: field(2) };
+      let lines: unknown;
+      assert.doesNotThrow(() => {
+        lines = progressLines(event as never);
+      }, JSON.stringify(event));
+      assert.ok(isLines(lines), `${JSON.stringify(event)} gave ${String(lines)}`);
+    }
   });
 });
