@@ -41,6 +41,7 @@ describe('loadModelConfig', () => {
       model: 'gpt-4o-mini',
       timeoutSeconds: 600,
       heartbeatSeconds: 60,
+      firstTokenSeconds: 300,
       maxAttempts: 12,
       temperature: 0.6,
       topP: 0.95,
