@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
     shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
     stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
+    maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
   });
   console.log(
     `react-agent worker: task queue "${workerConfig.taskQueue}" on ${temporal.address} (namespace ${temporal.namespace}); ` +

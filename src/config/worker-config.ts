@@ -21,6 +21,14 @@ export interface WorkerConfig {
    * default is 10. `REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS`; default 3.
    */
   stickyQueueTimeoutSeconds: number;
+  /**
+   * Longest gap, in seconds, between the heartbeats an activity sends to the server (the SDK's
+   * `maxHeartbeatThrottleInterval`; its default is 60, capped at 80% of the heartbeat timeout).
+   * An activity learns of a cancellation only when a heartbeat reaches the server, so this bounds
+   * how long a cancelled model call keeps the model server generating.
+   * `REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS`; default 5.
+   */
+  heartbeatThrottleSeconds: number;
   /** Absolute folder for local state. `REACT_AGENT_DATA_DIR`; default `<projectRoot>/.data`. */
   dataDirectory: string;
   /** Absolute folder of the local transcript store. `REACT_AGENT_TRANSCRIPT_DIR`; default `<dataDirectory>/transcripts`. */
@@ -32,6 +40,7 @@ export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 20;
 export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10;
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
 export const DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS = 3;
+export const DEFAULT_HEARTBEAT_THROTTLE_SECONDS = 5;
 /** Default of `REACT_AGENT_DATA_DIR`. */
 export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
 
@@ -58,6 +67,7 @@ export function loadWorkerConfig(environment: Environment = process.env): Worker
     ),
     shutdownGraceSeconds: readPositiveNumber(environment, 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
     stickyQueueTimeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS', DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS),
+    heartbeatThrottleSeconds: readPositiveNumber(environment, 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', DEFAULT_HEARTBEAT_THROTTLE_SECONDS),
     dataDirectory,
     transcriptDirectory: resolve(readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts')),
   };

@@ -158,6 +158,7 @@ describe('loadWorkerConfig', () => {
       maxConcurrentWorkflowTasks: 10,
       shutdownGraceSeconds: 30,
       stickyQueueTimeoutSeconds: 3,
+      heartbeatThrottleSeconds: 5,
       dataDirectory: join(PROJECT_ROOT, '.data'),
       transcriptDirectory: join(PROJECT_ROOT, '.data', 'transcripts'),
     });
@@ -188,6 +189,7 @@ describe('loadWorkerConfig', () => {
     );
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '-2' }), 'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS', /positive integer/);
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_SHUTDOWN_GRACE_SECONDS: 'x' }), 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', /positive number/);
+    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS: '0' }), 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', /positive number/);
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_TASK_QUEUE: 'a b' }), 'REACT_AGENT_TASK_QUEUE', /whitespace/);
   });
 });
