@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
+import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createCompressContext } from './compression-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
@@ -42,7 +43,10 @@ export type AgentActivities = ReturnType<typeof createAgentActivities>;
 /** All activities a worker registers: the agent's plus one per tool. */
 export function createActivities(dependencies: ActivityDependencies): Record<string, (...args: never[]) => Promise<unknown>> {
   const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
-  const activities: Record<string, (...args: never[]) => Promise<unknown>> = { ...createAgentActivities({ ...dependencies, tokenCounter }) };
+  const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
+    ...createAgentActivities({ ...dependencies, tokenCounter }),
+    ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model }),
+  };
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);
     if (tool) activities[name] = createToolActivity(tool, { store: dependencies.store, tokenCounter });

@@ -1,5 +1,6 @@
 import type { ResearchRunInput } from './run-input';
 import type { ResearchRunResult } from './run-result';
+import type { BatchSummary, ResearchBatchInput } from './batch-contract';
 
 /**
  * The workflows as clients see them: a type name and a signature. Clients (the CLI, tests,
@@ -7,7 +8,11 @@ import type { ResearchRunResult } from './run-result';
  */
 export const WorkflowTypes = {
   researchAgent: 'researchAgent',
+  researchBatch: 'researchBatch',
 } as const;
 
 /** Signature of the `researchAgent` workflow (workflows/research-agent.ts satisfies it). */
 export type ResearchAgentWorkflow = (input: ResearchRunInput) => Promise<ResearchRunResult>;
+
+/** Signature of the `researchBatch` workflow (workflows/research-batch.ts satisfies it). */
+export type ResearchBatchWorkflow = (input: ResearchBatchInput) => Promise<BatchSummary>;

@@ -1,0 +1,212 @@
+import type { BatchCounts, RolloutSummary } from './batch-progress';
+import { validateRunInput, type ResearchRunInput } from './run-input';
+import type { Termination } from './termination';
+
+/**
+ * The `researchBatch` workflow's contract (issue 11, DESIGN decision 11), workflow-safe: its
+ * input, the ids and ordering of its runs, the activities' inputs and outputs, its summary.
+ *
+ * A batch runs every (question, rollout) pair once as a child `researchAgent` with the id
+ * `<batch id>/q<index>-r<rollout>` (index 0-based, rollout 1-based, as `iter<rollout>.jsonl`).
+ * Pairs are taken rollout by rollout: ordinal `o` is question `o % questions` of rollout
+ * `floor(o / questions) + 1`, so iter1 fills first.
+ */
+
+/** What every run of the batch gets besides its question and answer. */
+export type BatchRunTemplate = Omit<ResearchRunInput, 'question' | 'answer' | 'resume'>;
+
+export const DEFAULT_BATCH_CONCURRENCY = 8;
+export const MAX_BATCH_CONCURRENCY = 1_000;
+export const MAX_BATCH_ROLLOUTS = 100;
+export const MAX_BATCH_QUESTIONS = 1_000_000;
+/** Runs one workflow run of the batch starts before it continues as new (fewer if Temporal suggests it sooner). */
+export const DEFAULT_RUNS_PER_CONTINUATION = 200;
+
+/** Input of the `researchBatch` workflow. */
+export interface ResearchBatchInput {
+  /** Reference (`sha256:…`) of the stored questions (src/batch-input-file.ts). */
+  input: string;
+  /** How many questions the stored input holds. */
+  questions: number;
+  /** Runs per question; run r of every question goes to `iter<r>.jsonl`. */
+  rollouts: number;
+  /** Runs at once. Default 8. */
+  concurrency?: number;
+  /** Output directory (absolute, reachable by the workers). */
+  output: string;
+  /** Options of every run: limits, model, tools, protocol, loop. */
+  run?: BatchRunTemplate;
+  /** A name for people: in batch.json and the summary. */
+  name?: string;
+  /** Where the questions came from (a file name), for batch.json. */
+  source?: string;
+  /**
+   * Skip (question, rollout) pairs the output directory already has a line for, unless that
+   * line ended `error`; rerun those, the new line replacing the old.
+   */
+  resume?: boolean;
+  /**
+   * Set by a schedule: the batch writes to `<output>/<schedule id>/<scheduled start time>/`,
+   * the time taken from the schedule's `TemporalScheduledStartTime` (so a backfill writes
+   * where that night would have).
+   */
+  schedule?: { id: string };
+  /** Runs started per workflow run before continuing as new. Default 200. */
+  runsPerContinuation?: number;
+  /** Internal: what a continued batch resumes from (set by continue-as-new, never by callers). */
+  carry?: BatchCarry;
+}
+
+/** The small state a batch carries into its next run. */
+export interface BatchCarry {
+  /** The first ordinal not yet started. */
+  cursor: number;
+  counts: BatchCounts;
+  /** Workflow time the batch started, ms since the epoch. */
+  startedAt: number;
+  /** The output directory resolved at the start (the dated folder, for a scheduled batch). */
+  output: string;
+  continuedAsNew: number;
+}
+
+/** Child workflow id of a run of the batch. */
+export function batchRunId(batchId: string, index: number, rollout: number): string {
+  return `${batchId}/q${index}-r${rollout}`;
+}
+
+/** The (index, rollout) of a run id made by {@link batchRunId}, or undefined. */
+export function parseBatchRunId(runId: string): { batchId: string; index: number; rollout: number } | undefined {
+  const match = /^(.+)\/q(\d+)-r(\d+)$/.exec(runId);
+  return match ? { batchId: match[1] as string, index: Number(match[2]), rollout: Number(match[3]) } : undefined;
+}
+
+/** The (question index, rollout) of an ordinal. */
+export function pairOfOrdinal(ordinal: number, questions: number): { index: number; rollout: number } {
+  return { index: ordinal % questions, rollout: Math.floor(ordinal / questions) + 1 };
+}
+
+/** Folder name of a scheduled batch: its scheduled start time, `2026-01-02T03-00-00Z` (no colons). */
+export function scheduledFolderName(scheduledStart: Date): string {
+  return scheduledStart.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+}
+
+/** The directory a batch writes to. */
+export function batchOutputDirectory(output: string, schedule: { id: string } | undefined, scheduledStart: Date): string {
+  return schedule ? `${output.replace(/\/+$/, '')}/${schedule.id}/${scheduledFolderName(scheduledStart)}` : output;
+}
+
+/** Problems with a batch's input (empty when valid), so the CLI and the workflow refuse the same things. */
+export function validateBatchInput(input: ResearchBatchInput): string[] {
+  const problems: string[] = [];
+  if (typeof input?.input !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input?.input)}`);
+  const integer = (name: string, value: unknown, minimum: number, maximum: number) => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
+      problems.push(`${name} must be an integer from ${minimum} to ${maximum}, got ${JSON.stringify(value)}`);
+    }
+  };
+  integer('questions', input?.questions, 1, MAX_BATCH_QUESTIONS);
+  integer('rollouts', input?.rollouts, 1, MAX_BATCH_ROLLOUTS);
+  if (input?.concurrency !== undefined) integer('concurrency', input.concurrency, 1, MAX_BATCH_CONCURRENCY);
+  if (input?.runsPerContinuation !== undefined) integer('runsPerContinuation', input.runsPerContinuation, 1, 100_000);
+  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push(`output must be an absolute directory path, got ${JSON.stringify(input?.output)}`);
+  if (input?.schedule !== undefined && (typeof input.schedule?.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id))) {
+    problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule?.id)}`);
+  }
+  const run = input?.run ?? {};
+  if (typeof run !== 'object' || run === null || Array.isArray(run)) problems.push('run must be an object of run options');
+  else {
+    if ('question' in run || 'answer' in run || 'resume' in run) problems.push('run options must not carry question, answer or resume (they come from the input)');
+    problems.push(...validateRunInput({ ...run, question: 'q' }).problems.map((problem) => `run.${problem}`));
+  }
+  return problems;
+}
+
+/** Everything batch.json records about a batch. */
+export interface BatchRecord {
+  id: string;
+  name?: string;
+  /** Reference of the stored questions. */
+  input: string;
+  source?: string;
+  questions: number;
+  rollouts: number;
+  concurrency: number;
+  run: BatchRunTemplate;
+  /** The model the runs use (the run options', else the worker's default). */
+  model?: string;
+  output: string;
+  schedule?: { id: string; scheduledStart: string };
+  startedAt: string;
+  endedAt?: string;
+  status: 'running' | 'completed' | 'cancelled';
+  counts?: RolloutSummary[];
+}
+
+export interface OpenBatchOutputInput {
+  record: BatchRecord;
+  resume: boolean;
+}
+
+export interface OpenBatchOutputOutput {
+  model: string;
+}
+
+export interface PrepareBatchChunkInput {
+  input: string;
+  output: string;
+  questions: number;
+  rollouts: number;
+  /** Ordinals [from, to). */
+  from: number;
+  to: number;
+  resume: boolean;
+}
+
+/** One (question, rollout) pair of a chunk: to run (with its question), or kept from an earlier batch. */
+export interface BatchChunkItem {
+  ordinal: number;
+  question?: string;
+  answer?: string;
+  /** Set when resuming and the output already has a line for the pair that did not end `error`. */
+  kept?: Termination;
+}
+
+export interface WriteBatchLineInput {
+  output: string;
+  batchId: string;
+  /** The run's workflow id and first run id; the activity reads the run's result through Temporal. */
+  workflowId: string;
+  runId?: string;
+  index: number;
+  rollout: number;
+  /** When the run failed instead of returning a result: what went wrong (the line ends `error`). */
+  failure?: { message: string; question: string; answer?: string };
+}
+
+export interface WriteBatchLineOutput {
+  termination: Termination;
+}
+
+export interface FinishBatchOutputInput {
+  output: string;
+  summary: BatchSummary;
+}
+
+/** What a batch returns, and summary.json holds. */
+export interface BatchSummary {
+  batchId: string;
+  name?: string;
+  output: string;
+  input: string;
+  questions: number;
+  rollouts: number;
+  /** True when the batch was cancelled: pairs not started have no line. */
+  cancelled: boolean;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  continuedAsNew: number;
+  /** Lines in the iter files altogether. */
+  lines: number;
+  perRollout: RolloutSummary[];
+}

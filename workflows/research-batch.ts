@@ -1,0 +1,254 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch-activities';
+import {
+  batchOutputDirectory,
+  batchRunId,
+  DEFAULT_BATCH_CONCURRENCY,
+  DEFAULT_RUNS_PER_CONTINUATION,
+  pairOfOrdinal,
+  validateBatchInput,
+  type BatchCarry,
+  type BatchChunkItem,
+  type BatchSummary,
+  type ResearchBatchInput,
+} from '../src/core/batch-contract';
+import { BatchFailureTypes, batchProgressQuery } from '../src/core/batch-messages';
+import { batchProgress, emptyBatchCounts, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout, type BatchState } from '../src/core/batch-progress';
+import type { ResearchRunResult } from '../src/core/run-result';
+import { REACT_BATCH_ID, REACT_ROLLOUT, TEMPORAL_SCHEDULED_START_TIME } from '../src/core/search-attributes';
+import { preview } from '../src/core/text';
+import type { Termination } from '../src/core/termination';
+import { WorkflowTypes, type ResearchAgentWorkflow } from '../src/core/workflow-types';
+
+/** Output bookkeeping: quick file operations, except assembling the iter files at the end (which heartbeats). */
+const bookkeeping = proxyActivities<Pick<BatchActivities, 'openBatchOutput' | 'prepareBatchChunk'>>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+const assembly = proxyActivities<Pick<BatchActivities, 'finishBatchOutput'>>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+/** One run's line: reads the run's result and transcript, writes one file. Retried a while: a lost line is a lost result. */
+const lines = proxyActivities<Pick<BatchActivities, 'writeBatchLine'>>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '60 seconds', maximumAttempts: 20 },
+});
+
+/**
+ * A batch of research runs (issue 11, DESIGN decision 11): one child `researchAgent` per
+ * (question, rollout), id `<batch id>/q<index>-r<rollout>`, at most `concurrency` at a time,
+ * each tagged with the search attributes `ReactBatchId` and `ReactRollout`.
+ *
+ * Results stay out of the batch's history: when a run ends, `writeBatchLine` reads its result
+ * and writes its line to the output directory; the batch keeps counts only. Every
+ * `runsPerContinuation` runs (or sooner, when Temporal suggests it) the batch lets its running
+ * children finish and continues as new with its counts and the next ordinal, so any number of
+ * questions fits in Temporal's history limits. At the end the iter files are assembled from the
+ * run lines, each pair exactly once.
+ *
+ * Cancelling the batch starts no new runs, cancels the running ones (each ends `cancelled` with
+ * a valid transcript and gets its line), and returns the summary as a normal result.
+ */
+export async function researchBatch(input: ResearchBatchInput): Promise<BatchSummary> {
+  const problems = validateBatchInput(input);
+  if (problems.length) {
+    throw ApplicationFailure.create({ type: BatchFailureTypes.invalidInput, message: `Invalid batch input: ${problems.join('; ')}.`, nonRetryable: true });
+  }
+  const info = workflowInfo();
+  const batchId = info.workflowId;
+  const total = input.questions * input.rollouts;
+  const concurrency = input.concurrency ?? DEFAULT_BATCH_CONCURRENCY;
+  const runsThisContinuation = input.runsPerContinuation ?? DEFAULT_RUNS_PER_CONTINUATION;
+  const scheduledStart = info.typedSearchAttributes.get(TEMPORAL_SCHEDULED_START_TIME) ?? info.startTime;
+  const carry: BatchCarry = input.carry ?? {
+    cursor: 0,
+    counts: emptyBatchCounts(input.rollouts),
+    startedAt: Date.now(),
+    output: batchOutputDirectory(input.output, input.schedule, scheduledStart),
+    continuedAsNew: 0,
+  };
+  const { counts } = carry;
+  let state: BatchState = input.carry ? 'running' : 'starting';
+  let cancelled = false;
+  let fatal: unknown;
+
+  setHandler(batchProgressQuery, () =>
+    batchProgress({
+      batchId,
+      ...(input.name ? { name: input.name } : {}),
+      state,
+      output: carry.output,
+      questions: input.questions,
+      concurrency,
+      counts,
+      startedAt: carry.startedAt,
+      now: Date.now(),
+      continuedAsNew: carry.continuedAsNew,
+    }),
+  );
+  CancellationScope.current().cancelRequested.catch(() => {
+    cancelled = true;
+    if (state === 'running') state = 'cancelling';
+  });
+
+  // Everything runs in a non-cancellable scope: a cancellation is noticed through `cancelled`
+  // and handled here (no new runs, the running ones cancelled one by one), so the batch's own
+  // bookkeeping and every ended run's line still get written.
+  return CancellationScope.nonCancellable(async () => {
+    if (!input.carry) {
+      await bookkeeping.openBatchOutput({
+        record: {
+          id: batchId,
+          ...(input.name ? { name: input.name } : {}),
+          input: input.input,
+          ...(input.source ? { source: input.source } : {}),
+          questions: input.questions,
+          rollouts: input.rollouts,
+          concurrency,
+          run: input.run ?? {},
+          output: carry.output,
+          ...(input.schedule ? { schedule: { id: input.schedule.id, scheduledStart: scheduledStart.toISOString() } } : {}),
+          startedAt: new Date(carry.startedAt).toISOString(),
+          status: 'running',
+        },
+        resume: input.resume === true,
+      });
+      if (!cancelled) state = 'running';
+    }
+
+    /** Runs started and not yet cancelled: workflow id, by start order. */
+    const children = new Set<string>();
+    let cancelsSent = false;
+    let running = 0;
+    const cancelRun = (workflowId: string) => {
+      void getExternalWorkflowHandle(workflowId)
+        .cancel()
+        .catch(() => undefined); // it may have ended meanwhile
+    };
+
+    const runPair = async (item: BatchChunkItem): Promise<void> => {
+      const { index, rollout } = pairOfOrdinal(item.ordinal, input.questions);
+      const workflowId = batchRunId(batchId, index, rollout);
+      const question = item.question as string;
+      let outcome: { termination: Termination; usage: ResearchRunResult['usage']; durationMs: number } | { failed: true };
+      let runId: string | undefined;
+      let failure: { message: string; question: string; answer?: string } | undefined;
+      try {
+        const child = await startChild<ResearchAgentWorkflow>(WorkflowTypes.researchAgent, {
+          workflowId,
+          args: [{ ...(input.run ?? {}), question, ...(item.answer !== undefined ? { answer: item.answer } : {}) }],
+          typedSearchAttributes: [
+            { key: REACT_BATCH_ID, value: batchId },
+            { key: REACT_ROLLOUT, value: rollout },
+          ],
+          staticSummary: preview(question, 200),
+        });
+        runId = child.firstExecutionRunId;
+        children.add(workflowId);
+        if (cancelsSent) cancelRun(workflowId);
+        const result = await child.result();
+        outcome = { termination: result.termination, usage: result.usage, durationMs: result.durationMs };
+      } catch (error) {
+        failure = { message: failureMessage(error), question, ...(item.answer !== undefined ? { answer: item.answer } : {}) };
+        outcome = { failed: true };
+      } finally {
+        children.delete(workflowId);
+      }
+      try {
+        await lines.writeBatchLine({ output: carry.output, batchId, workflowId, ...(runId ? { runId } : {}), index, rollout, ...(failure ? { failure } : {}) });
+      } catch (error) {
+        fatal ??= error;
+      }
+      recordFinished(counts, rollout, outcome);
+      running -= 1;
+    };
+
+    let cursor = carry.cursor;
+    const chunkEnd = Math.min(total, cursor + runsThisContinuation);
+    if (!cancelled && cursor < total) {
+      const { items } = await bookkeeping.prepareBatchChunk({
+        input: input.input,
+        output: carry.output,
+        questions: input.questions,
+        rollouts: input.rollouts,
+        from: cursor,
+        to: chunkEnd,
+        resume: input.resume === true,
+      });
+      let startedHere = 0;
+      for (const item of items) {
+        if (item.kept) {
+          recordKept(counts, pairOfOrdinal(item.ordinal, input.questions).rollout, item.kept);
+          cursor = item.ordinal + 1;
+          continue;
+        }
+        await condition(() => running < concurrency || cancelled || fatal !== undefined);
+        if (cancelled || fatal !== undefined) break;
+        if (startedHere > 0 && workflowInfo().continueAsNewSuggested) break;
+        running += 1;
+        startedHere += 1;
+        recordStarted(counts, pairOfOrdinal(item.ordinal, input.questions).rollout);
+        void runPair(item);
+        cursor = item.ordinal + 1;
+      }
+    }
+
+    // Let the running runs end; on a cancellation, cancel each once.
+    while (running > 0) {
+      await condition(() => running === 0 || (cancelled && !cancelsSent));
+      if (cancelled && !cancelsSent) {
+        cancelsSent = true;
+        for (const workflowId of children) cancelRun(workflowId);
+      }
+    }
+    if (fatal !== undefined) throw fatal;
+
+    if (!cancelled && cursor < total) {
+      return continueAsNew<typeof researchBatch>({ ...input, carry: { ...carry, cursor, counts, continuedAsNew: carry.continuedAsNew + 1 } });
+    }
+
+    state = 'finishing';
+    const endedAt = Date.now();
+    const summary: BatchSummary = {
+      batchId,
+      ...(input.name ? { name: input.name } : {}),
+      output: carry.output,
+      input: input.input,
+      questions: input.questions,
+      rollouts: input.rollouts,
+      cancelled,
+      startedAt: new Date(carry.startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs: endedAt - carry.startedAt,
+      continuedAsNew: carry.continuedAsNew,
+      lines: linesOf(counts),
+      perRollout: summaryPerRollout(counts, input.questions),
+    };
+    const written = await assembly.finishBatchOutput({ output: carry.output, summary });
+    state = 'finished';
+    return { ...summary, lines: written.lines.reduce((sum, count) => sum + count, 0) };
+  });
+}
+
+/** What went wrong with a run that failed instead of returning a result: the innermost message. */
+function failureMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  let current: Error | undefined = error instanceof Error ? error : undefined;
+  while (current?.cause instanceof Error) {
+    current = current.cause;
+    message = current.message || message;
+  }
+  return message;
+}
