@@ -23,7 +23,7 @@ import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
 import { openCallsPreview, type Turn } from '../src/core/turns';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
-import { runActivities } from './activities';
+import { runActivities } from './activity-proxies';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from '../src/core/message-definitions';
 
 /** Throws a validator's problem, so the update is refused with it. */

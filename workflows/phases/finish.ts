@@ -4,7 +4,7 @@ import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import { closingState, continuedRunState } from '../../src/core/run-transitions';
 import { REACT_ITERATIONS, REACT_TERMINATION } from '../../src/core/search-attributes';
-import { runActivities } from '../activities';
+import { runActivities } from '../activity-proxies';
 import { rootMessage } from '../failures';
 import type { ResearchRun } from '../research-run';
 

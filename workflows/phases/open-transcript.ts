@@ -3,7 +3,7 @@ import { FailureTypes } from '../../src/core/failure-types';
 import type { Ending } from '../../src/core/run-ending';
 import { openedRunState } from '../../src/core/run-transitions';
 import { REACT_ITERATIONS } from '../../src/core/search-attributes';
-import { runActivities } from '../activities';
+import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import type { ResearchRun } from '../research-run';
 

@@ -5,7 +5,7 @@ import { readReply, type ReplyStep } from '../../src/core/reply-steps';
 import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
 import { applyCompression, applyModelReply } from '../../src/core/run-transitions';
-import { runActivities } from '../activities';
+import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';

@@ -6,7 +6,7 @@ import { approvalRefusal } from '../../src/core/run-steering';
 import { answerToolTurn, observeRepeats } from '../../src/core/run-transitions';
 import { estimateTokens, type CallResult, type Turn } from '../../src/core/turns';
 import { toolActivityOptions } from '../activity-options';
-import { runActivities } from '../activities';
+import { runActivities } from '../activity-proxies';
 import { rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';
