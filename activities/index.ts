@@ -8,6 +8,7 @@ import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
+import { withTranscriptFailures } from './transcript-failures';
 
 /** Everything the activities need, injected by the worker (or a test). */
 export interface ActivityDependencies {
@@ -23,8 +24,10 @@ export interface ActivityDependencies {
 }
 
 /** The agent's own activities, by name. Tool activities are added under each tool's name. */
-export function createAgentActivities(dependencies: ActivityDependencies) {
-  const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
+export function createAgentActivities(input: ActivityDependencies) {
+  const tokenCounter = input.tokenCounter ?? createTiktokenCounter();
+  // Store errors become typed Temporal failures: missing/corrupt blobs are not retried, a store that is down is.
+  const dependencies = { ...input, store: withTranscriptFailures(input.store) };
   return {
     ...createConversationActivities({
       store: dependencies.store,
@@ -49,13 +52,14 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   };
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);
-    if (tool) activities[name] = createToolActivity(tool, { store: dependencies.store, tokenCounter });
+    if (tool) activities[name] = createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter });
   }
   return activities;
 }
 
 export type { ModelDefaults } from './model-activity';
 export { LocalDirectoryTranscriptStore } from '../src/storage/local-directory-transcript-store';
+export { transcriptFailure, withTranscriptFailures } from './transcript-failures';
 export type { TranscriptStore } from '../src/storage/transcript-store';
 export { ToolRegistry } from './tools/tool-registry';
 export { ToolInputError, type ToolDefinition, type ToolContext } from './tools/tool-definition';

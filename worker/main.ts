@@ -6,8 +6,11 @@
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
-import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
-import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadWorkerConfig } from '../src/config';
+import { createActivities, ToolRegistry } from '../activities';
+import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadTranscriptStoreConfig, loadWorkerConfig } from '../src/config';
+import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
+import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
+import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
@@ -36,6 +39,18 @@ async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConn
   }
 }
 
+/** An S3 store must be reachable with these credentials before the worker takes work: a wrong key or a missing bucket stops it at start. */
+async function checkTranscriptStore(store: TranscriptStore): Promise<void> {
+  if (!(store instanceof S3TranscriptStore)) return;
+  try {
+    await store.checkAccess();
+  } catch (error) {
+    const variable = (error as { variable?: string }).variable;
+    if (variable) throw new ConfigurationError(variable, (error as Error).message);
+    throw error;
+  }
+}
+
 async function main(): Promise<void> {
   const workerConfig = loadWorkerConfig();
   const modelConfig = loadModelConfig();
@@ -46,10 +61,12 @@ async function main(): Promise<void> {
     ...(await loadToolModules(loadToolModulePaths())),
   ]);
 
+  const store = openTranscriptStore(loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory));
+  await checkTranscriptStore(store);
   await checkSearchAttributes(temporal);
   const activities = createActivities({
     openai,
-    store: new LocalDirectoryTranscriptStore(workerConfig.transcriptDirectory),
+    store,
     tools,
     modelDefaults: {
       model: modelConfig.model,
@@ -78,7 +95,7 @@ async function main(): Promise<void> {
   });
   console.log(
     `react-agent worker: task queue "${workerConfig.taskQueue}" on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; pid ${process.pid}`,
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; transcripts ${describeTranscriptStore(store)}; pid ${process.pid}`,
   );
   try {
     await worker.run();

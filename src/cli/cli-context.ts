@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { LocalDirectoryTranscriptStore } from '../storage/local-directory-transcript-store';
+import { openTranscriptStore } from '../storage/open-transcript-store';
 import type { TranscriptStore } from '../storage/transcript-store';
-import { loadTemporalConnection, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
+import { loadTemporalConnection, loadTranscriptStoreConfig, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
 import { connectClient } from './temporal-client';
 
 /** What every command that talks to Temporal needs: configuration, a client, the transcript store. */
@@ -16,8 +16,9 @@ export interface CliContext {
 export async function openCliContext(): Promise<CliContext> {
   const temporal = loadTemporalConnection();
   const worker = loadWorkerConfig();
+  const store = openTranscriptStore(loadTranscriptStoreConfig(process.env, worker.transcriptDirectory));
   const { client, close } = await connectClient(temporal);
-  return { temporal, worker, client, store: new LocalDirectoryTranscriptStore(worker.transcriptDirectory), close };
+  return { temporal, worker, client, store, close };
 }
 
 /** Prints a value as indented JSON on stdout. */

@@ -8,3 +8,4 @@ export * from './research-tools-config';
 export * from './visit-config';
 export * from './python-config';
 export * from './enabled-tools-config';
+export * from './transcript-store-config';

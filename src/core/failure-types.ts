@@ -25,6 +25,10 @@ export const FailureTypes = {
   invalidRunInput: 'ReactAgent.Run.InvalidInput',
   /** A transcript reference did not resolve. */
   transcriptMissing: 'ReactAgent.Transcript.Missing',
+  /** A transcript blob's content does not hash to its reference (changed or damaged in the store); not retried. */
+  transcriptCorrupt: 'ReactAgent.Transcript.Corrupt',
+  /** The transcript store is down, slow or refused this worker's credentials; retried, so the run resumes when it is back. */
+  transcriptUnavailable: 'ReactAgent.Transcript.Unavailable',
 } as const;
 
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

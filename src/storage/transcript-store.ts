@@ -15,8 +15,33 @@ export interface TranscriptStore {
 
 export class TranscriptMissingError extends Error {
   override readonly name = 'TranscriptMissingError';
-  constructor(readonly reference: string, where: string) {
-    super(`Transcript blob ${reference} is not in ${where}. Every worker and the CLI must use the same transcript store (REACT_AGENT_TRANSCRIPT_DIR).`);
+  constructor(readonly reference: string, where: string, setting = 'REACT_AGENT_TRANSCRIPT_DIR') {
+    super(`Transcript blob ${reference} is not in ${where}. Every worker and the CLI must use the same transcript store (${setting}).`);
+  }
+}
+
+/** A blob came back whose SHA-256 is not its reference: the stored object was changed or damaged. Retrying cannot fix it. */
+export class TranscriptCorruptError extends Error {
+  override readonly name = 'TranscriptCorruptError';
+  constructor(readonly reference: string, where: string, actual: string) {
+    super(`Transcript blob ${reference} in ${where} is corrupt: its content hashes to ${actual}. The object was changed or damaged in the store.`);
+  }
+}
+
+/**
+ * The store could not be reached or did not answer (connection refused, timeout, 5xx, throttling),
+ * or refused this worker's credentials. Worth retrying: the run resumes once the store is back or
+ * the worker's settings are fixed.
+ */
+export class TranscriptStoreUnavailableError extends Error {
+  override readonly name = 'TranscriptStoreUnavailableError';
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+    /** The setting to fix when the cause is configuration (credentials, bucket), e.g. `AWS_ACCESS_KEY_ID`. */
+    readonly variable?: string,
+  ) {
+    super(message);
   }
 }
 
