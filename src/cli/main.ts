@@ -3,6 +3,7 @@
  * turns errors into one clear message and an exit code (2 for usage, 1 for anything else).
  */
 import { ConfigurationError } from '../config';
+import { registerBatchCommands } from './commands/batch-command';
 import { cancelCommand, cancelHelp } from './commands/cancel-command';
 import { followCommand, followHelp } from './commands/follow-command';
 import { kbCommand, kbHelp } from './commands/kb-command';
@@ -31,6 +32,7 @@ const commands: Record<string, { help: string; summary: string; run: (argumentsL
   kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
   server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
 };
+registerBatchCommands(commands);
 
 const overview = `Usage: react-agent <command> [options]   (react-agent <command> --help for details)
 

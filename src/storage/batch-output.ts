@@ -43,9 +43,29 @@ export class BatchOutputError extends Error {
   override readonly name = 'BatchOutputError';
 }
 
+/**
+ * `mkdir -p`, one level at a time. (Node 20's `mkdir(path, { recursive: true })` spins forever
+ * on some paths it cannot create, e.g. under /proc; this fails with the parent's error instead.)
+ */
+export async function makeDirectories(path: string): Promise<void> {
+  try {
+    if ((await stat(path)).isDirectory()) return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const parent = dirname(path);
+  if (parent !== path) await makeDirectories(parent);
+  try {
+    await mkdir(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (!(await stat(path)).isDirectory()) throw error;
+  }
+}
+
 /** Writes a file so a reader sees the old content or the new, never part of it. */
 export async function writeFileAtomically(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeDirectories(dirname(path));
   const temporary = `${path}.${randomUUID()}.tmp`;
   const handle = await open(temporary, 'w');
   try {
@@ -60,7 +80,7 @@ export async function writeFileAtomically(path: string, text: string): Promise<v
 /** Creates the directory if needed and checks it is a directory this process can list and write. */
 export async function checkOutputDirectory(output: string): Promise<void> {
   try {
-    await mkdir(output, { recursive: true });
+    await makeDirectories(output);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new BatchOutputError(`The output path ${output} is not a directory.`);
     throw new BatchOutputError(`Cannot create the output directory ${output} (${describeFsError(error)}).`);

@@ -1,0 +1,163 @@
+import { isAbsolute, resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
+import { describeBatchInputProblems } from '../core/batch-input';
+import { validateRunInput } from '../core/run-input';
+import { PROTOCOL_NAMES } from '../core/protocols/protocol';
+import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
+import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
+import type { TranscriptStore } from '../storage/transcript-store';
+import { UsageError } from './usage-error';
+
+/**
+ * What `batch` and `schedule create|update` share: the run options every run of a batch gets,
+ * the batch's own numbers, and the checks of the input file and the output directory that come
+ * before anything starts.
+ */
+
+export const batchRunOptionsHelp = `Run options (every run of the batch):
+  --max-calls N          model-call budget per run (default 100)
+  --max-minutes N        wall-time budget per run in minutes (default 150)
+  --max-tokens N         context budget in tokens (default 110000)
+  --tools a,b            tools the runs may use (default: all the worker has)
+  --model NAME           model (default: the worker's REACT_AGENT_MODEL)
+  --protocol NAME        ${PROTOCOL_NAMES.join(', ')} (default deep-research)
+  --temperature T        sampling temperature (default the worker's, 0.6)
+  --top-p P              nucleus sampling (default the worker's, 0.95)
+  --max-output-tokens N  longest reply (default the worker's, 10000)`;
+
+export const batchRunOptionSpecs = {
+  'max-calls': { type: 'string' },
+  'max-minutes': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  tools: { type: 'string' },
+  model: { type: 'string' },
+  protocol: { type: 'string' },
+  temperature: { type: 'string' },
+  'top-p': { type: 'string' },
+  'max-output-tokens': { type: 'string' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** parseArgs, with unknown options and missing values as usage errors (exit 2 with the help). */
+export function parseCommandLine<T extends NonNullable<ParseArgsConfig['options']>>(argumentsList: string[], options: T, help: string) {
+  try {
+    return parseArgs({ args: argumentsList, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}`, help);
+  }
+}
+
+/** A number option: undefined when absent; a usage error when it is not a number in range. */
+export function numberOption(values: Values, name: string, help: string, range: { minimum: number; maximum: number; integer: boolean }): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value < range.minimum || value > range.maximum) {
+    throw new UsageError(`--${name} must be ${range.integer ? 'a whole number' : 'a number'} from ${range.minimum} to ${range.maximum}, got ${JSON.stringify(raw)}.`, help);
+  }
+  return value;
+}
+
+/** The options every run of a batch gets, checked as the workflow will check them. */
+export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
+  const number = (name: string, maximum: number, integer: boolean, minimum = integer ? 1 : 0) => numberOption(values, name, help, { minimum, maximum, integer });
+  const limits = Object.fromEntries(
+    Object.entries({ maxModelCalls: number('max-calls', 10_000, true), maxDurationMinutes: number('max-minutes', 7 * 24 * 60, false, 0.01), maxContextTokens: number('max-tokens', 10_000_000, true) }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
+  const model = Object.fromEntries(
+    Object.entries({
+      model: typeof values.model === 'string' && values.model.trim() ? values.model.trim() : undefined,
+      temperature: number('temperature', 2, false),
+      topP: number('top-p', 1, false),
+      maxOutputTokens: number('max-output-tokens', 1_000_000, true),
+    }).filter(([, value]) => value !== undefined),
+  );
+  const protocol = values.protocol as BatchRunTemplate['protocol'] | undefined;
+  const template: BatchRunTemplate = {
+    ...(Object.keys(limits).length ? { limits } : {}),
+    ...(Object.keys(model).length ? { model } : {}),
+    ...(typeof values.tools === 'string' ? { tools: values.tools.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
+    ...(protocol ? { protocol } : {}),
+  };
+  const { problems } = validateRunInput({ ...template, question: 'q' });
+  if (problems.length) throw new UsageError(`Invalid run options: ${problems.join('; ')}.`, help);
+  return template;
+}
+
+/** `--rollouts` (default 1) and `--concurrency` (default 8). */
+export function batchNumbersFrom(values: Values, help: string, defaults = true): { rollouts?: number; concurrency?: number } {
+  const rollouts = numberOption(values, 'rollouts', help, { minimum: 1, maximum: MAX_BATCH_ROLLOUTS, integer: true }) ?? (defaults ? 1 : undefined);
+  const concurrency = numberOption(values, 'concurrency', help, { minimum: 1, maximum: MAX_BATCH_CONCURRENCY, integer: true }) ?? (defaults ? DEFAULT_BATCH_CONCURRENCY : undefined);
+  return { ...(rollouts !== undefined ? { rollouts } : {}), ...(concurrency !== undefined ? { concurrency } : {}) };
+}
+
+/** The input was refused: the lines to print (every problem, with its line), exit 2. */
+export class BatchInputRejected extends Error {
+  constructor(readonly lines: string[]) {
+    super(lines.join('\n'));
+  }
+}
+
+/** Reads and checks the input file; refuses it with every problem. Returns it with notes on duplicates. */
+export async function checkedInputFile(path: string): Promise<{ file: BatchInputFile; notes: string[] }> {
+  let file: BatchInputFile;
+  try {
+    file = await readBatchInputFile(path);
+  } catch (error) {
+    if (error instanceof BatchInputFileError) throw new BatchInputRejected([error.message, 'Nothing was started.']);
+    throw error;
+  }
+  if (file.problems.length) {
+    const count = file.problems.length;
+    throw new BatchInputRejected([...describeBatchInputProblems(path, file.problems), `${path}: ${count} problem${count === 1 ? '' : 's'}; nothing was started.`]);
+  }
+  const notes = file.duplicates.map(
+    (duplicate) => `${path}: the question "${duplicate.question}" appears ${duplicate.indices.length} times (lines ${duplicate.lines.join(', ')}); each is kept as its own item (q${duplicate.indices.join(', q')}).`,
+  );
+  return { file, notes };
+}
+
+export async function storeInput(store: TranscriptStore, file: BatchInputFile): Promise<string> {
+  return storeBatchInput(store, file.items);
+}
+
+/** The output directory as an absolute path, checked: creatable, writable, and not holding other results unless resuming the same input. */
+export async function checkedOutputDirectory(directory: string, options: { resume: boolean; input?: string }): Promise<string> {
+  const output = isAbsolute(directory) ? directory : resolve(directory);
+  try {
+    await checkOutputDirectory(output);
+  } catch (error) {
+    if (error instanceof BatchOutputError) throw new BatchInputRejected([`${error.message} Nothing was started.`]);
+    throw error;
+  }
+  const record = await readBatchRecord(output).catch(() => undefined);
+  if (!options.resume && (await hasBatchResults(output))) {
+    throw new BatchInputRejected([
+      `${output} already holds results${record ? ` of batch ${record.id}` : ''}. Add --resume to keep them and rerun only what is missing or ended in error, or choose another --output. Nothing was started.`,
+    ]);
+  }
+  if (options.resume && record && options.input && record.input !== options.input) {
+    throw new BatchInputRejected([`${output} holds results of batch ${record.id} over other questions (${record.input}); --resume needs the same input. Nothing was started.`]);
+  }
+  return output;
+}
+
+/** A readable, unique batch id: `batch-<name>-20261130-184501-k3f9`. */
+export function newBatchId(name?: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const slug = name
+    ?.toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return `batch-${slug ? `${slug}-` : ''}${stamp}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** The batch's Web UI summary: "20 questions × 3 rollouts → DIR". */
+export function batchSummaryText(questions: number, rollouts: number, output: string): string {
+  return `${questions} question${questions === 1 ? '' : 's'} × ${rollouts} rollout${rollouts === 1 ? '' : 's'} → ${output}`;
+}

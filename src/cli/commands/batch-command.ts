@@ -1,0 +1,267 @@
+import { basename } from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { BatchSummary, ResearchBatchInput } from '../../core/batch-contract';
+import { batchProgressQuery } from '../../core/batch-messages';
+import { WorkflowTypes, type ResearchBatchWorkflow } from '../../core/workflow-types';
+import { describeBatchSummary, followBatch, remainingMsAt } from '../batch-follow';
+import {
+  BatchInputRejected,
+  batchNumbersFrom,
+  batchRunOptionSpecs,
+  batchRunOptionsHelp,
+  batchRunTemplateFrom,
+  batchSummaryText,
+  checkedInputFile,
+  checkedOutputDirectory,
+  newBatchId,
+  parseCommandLine,
+  storeInput,
+} from '../batch-options';
+import { openCliContext, printJson, type CliContext } from '../cli-context';
+import { hasLiveWorker } from '../local-stack';
+import { webUiLink } from '../temporal-client';
+import { UsageError } from '../usage-error';
+
+export const batchHelp = `Usage: react-agent batch <questions.jsonl|.json|.csv> --output DIR [options] [run options]
+
+Runs every question of the file as a durable batch: a researchBatch workflow that starts one
+researchAgent run per (question, rollout), id <batch-id>/q<index>-r<rollout>, at most N at a time.
+Prints the batch id (stdout) and its Web UI link (stderr). A worker must be running.
+
+The file is checked first (.jsonl: an object a line; .json: a list of objects; each with
+"question" and optional "answer"; .csv: a header naming question and answer). Every bad line is
+reported with its line number and nothing starts (exit 2). Duplicate questions are kept and noted.
+The questions are stored by content hash, so editing the file later changes nothing.
+
+Output, written by the workers: DIR/iter1.jsonl … iterK.jsonl (one line per run, DeepResearch's
+shape: question, answer, messages, prediction, termination, then runId, index, rollout, usage, …),
+DIR/batch.json, and at the end DIR/summary.json.
+
+  --output DIR         output directory the workers can reach (created if missing)
+  --rollouts K         runs per question, 1 to 100 (default 1)
+  --concurrency N      runs at once (default 8)
+  --name NAME          a name, kept in batch.json; the id becomes batch-NAME-<time>-<random>
+  --id ID              the batch's workflow id
+  --resume             DIR has results of this input: keep them, rerun only missing pairs and
+                       those that ended "error" (their new line replaces the old)
+  --wait               follow the batch until it ends; exit 0 when every run reached a
+                       termination, 1 when the batch failed or was cancelled
+${batchRunOptionsHelp}
+
+Follow it with 'react-agent follow <batch-id>', see counts with 'react-agent status <batch-id>',
+stop it with 'react-agent cancel <batch-id>', list batches with 'react-agent list --batches'.`;
+
+const batchOptionSpecs = {
+  output: { type: 'string' },
+  rollouts: { type: 'string' },
+  concurrency: { type: 'string' },
+  name: { type: 'string' },
+  id: { type: 'string' },
+  resume: { type: 'boolean' },
+  wait: { type: 'boolean' },
+  ...batchRunOptionSpecs,
+} as const;
+
+/** Prints refused input (every problem) and returns exit code 2. */
+export function reportRejected(error: unknown): number {
+  if (!(error instanceof BatchInputRejected)) throw error;
+  for (const line of error.lines) console.error(line);
+  return 2;
+}
+
+export async function batchCommand(argumentsList: string[]): Promise<number> {
+  const { values, positionals } = parseCommandLine(argumentsList, batchOptionSpecs, batchHelp);
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `Give one input file, got ${positionals.length}.` : 'Give the questions file (.jsonl, .json or .csv).', batchHelp);
+  if (!values.output) throw new UsageError('--output DIR is required: where the iter files go.', batchHelp);
+  const { rollouts, concurrency } = batchNumbersFrom(values, batchHelp);
+  const run = batchRunTemplateFrom(values, batchHelp);
+  const path = positionals[0] as string;
+  let prepared: { file: Awaited<ReturnType<typeof checkedInputFile>>['file']; notes: string[]; output: string };
+  try {
+    const { file, notes } = await checkedInputFile(path);
+    const output = await checkedOutputDirectory(values.output, { resume: values.resume === true });
+    prepared = { file, notes, output };
+  } catch (error) {
+    return reportRejected(error);
+  }
+  const context = await openCliContext();
+  try {
+    const input = await storeInput(context.store, prepared.file);
+    try {
+      await checkedOutputDirectory(prepared.output, { resume: values.resume === true, input });
+    } catch (error) {
+      return reportRejected(error);
+    }
+    for (const note of prepared.notes) console.error(note);
+    const batchInput: ResearchBatchInput = {
+      input,
+      questions: prepared.file.items.length,
+      rollouts: rollouts as number,
+      concurrency: concurrency as number,
+      output: prepared.output,
+      run,
+      ...(values.name ? { name: values.name } : {}),
+      source: basename(path),
+      ...(values.resume ? { resume: true } : {}),
+    };
+    const id = values.id ?? newBatchId(values.name);
+    await startBatch(context, id, batchInput);
+    console.log(id);
+    const link = webUiLink(context.temporal, id);
+    console.error(`Batch ${id} started: ${batchSummaryText(batchInput.questions, batchInput.rollouts, batchInput.output)}${link ? `\nWeb UI: ${link}` : ''}`);
+    if (!(await hasLiveWorker(context.client, context.temporal.namespace, context.worker.taskQueue).catch(() => true))) {
+      console.error(`No worker is polling task queue "${context.worker.taskQueue}"; start one with 'npm run worker'.`);
+    }
+    if (!values.wait) return 0;
+    return await followToEnd(context, id);
+  } finally {
+    await context.close();
+  }
+}
+
+/** Starts a `researchBatch` with its summary ("20 questions × 3 rollouts → DIR") and a memo for `list --batches`. */
+export async function startBatch(context: CliContext, id: string, input: ResearchBatchInput) {
+  return context.client.workflow.start<ResearchBatchWorkflow>(WorkflowTypes.researchBatch, {
+    taskQueue: context.worker.taskQueue,
+    workflowId: id,
+    args: [input],
+    staticSummary: batchSummaryText(input.questions, input.rollouts, input.output),
+    memo: { questions: input.questions, rollouts: input.rollouts, output: input.output, ...(input.name ? { name: input.name } : {}) },
+  });
+}
+
+/** Follows a batch to its end and prints its summary: 0 when every pair reached a termination, 1 otherwise. */
+async function followToEnd(context: CliContext, id: string): Promise<number> {
+  let summary: BatchSummary;
+  try {
+    summary = await followBatch(context.client, id, { tty: process.stderr.isTTY === true, write: (text) => process.stderr.write(text) });
+  } catch (error) {
+    console.error(`react-agent: ${(error as Error).message}`);
+    return 1;
+  }
+  console.log(describeBatchSummary(summary));
+  return summary.cancelled ? 1 : 0;
+}
+
+/** Whether a workflow id names a batch (false when it names a run, or nothing, or Temporal cannot say). */
+async function isBatch(id: string | undefined): Promise<boolean> {
+  if (!id || id.startsWith('-')) return false;
+  let context: CliContext;
+  try {
+    context = await openCliContext();
+  } catch {
+    return false;
+  }
+  try {
+    return (await context.client.workflow.getHandle(id).describe()).type === WorkflowTypes.researchBatch;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    return false;
+  } finally {
+    await context.close();
+  }
+}
+
+async function followBatchCommand(id: string): Promise<number> {
+  const context = await openCliContext();
+  try {
+    return await followToEnd(context, id);
+  } finally {
+    await context.close();
+  }
+}
+
+async function batchStatusCommand(id: string): Promise<number> {
+  const context = await openCliContext();
+  try {
+    const handle = context.client.workflow.getHandle<ResearchBatchWorkflow>(id);
+    const description = await handle.describe();
+    let progress: unknown;
+    try {
+      const answered = await handle.query(batchProgressQuery);
+      const etaMs = description.status.name === 'RUNNING' ? remainingMsAt(answered, Date.now()) : 0;
+      progress = { ...answered, ...(etaMs !== undefined ? { etaMs, eta: new Date(Date.now() + etaMs).toISOString() } : {}) };
+    } catch (error) {
+      progress = `unavailable (${(error as Error).message})`;
+    }
+    printJson({
+      batchId: id,
+      runId: description.runId,
+      status: description.status.name,
+      summary: await description.staticSummary().catch(() => undefined),
+      startTime: description.startTime,
+      closeTime: description.closeTime,
+      webUi: webUiLink(context.temporal, id),
+      progress,
+      ...(description.status.name === 'COMPLETED' ? { result: await handle.result() } : {}),
+    });
+    return 0;
+  } finally {
+    await context.close();
+  }
+}
+
+async function cancelBatchCommand(id: string): Promise<number> {
+  const context = await openCliContext();
+  try {
+    await context.client.workflow.getHandle(id).cancel();
+    console.log(`Cancellation requested for batch ${id}: no new runs start; the running ones end "cancelled" with their lines written, then the batch writes its summary.`);
+    return 0;
+  } finally {
+    await context.close();
+  }
+}
+
+export const listBatchesHelp = `  --batches   list recent batches instead: id, status, questions × rollouts, output, start time`;
+
+async function listBatchesCommand(argumentsList: string[]): Promise<number> {
+  const { values } = parseCommandLine(argumentsList, { batches: { type: 'boolean' }, limit: { type: 'string', default: '20' }, query: { type: 'string' } }, listBatchesHelp);
+  const limit = Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive whole number, got ${JSON.stringify(values.limit)}.`, listBatchesHelp);
+  const query = `WorkflowType = '${WorkflowTypes.researchBatch}'${values.query ? ` AND (${values.query})` : ''}`;
+  const context = await openCliContext();
+  try {
+    let count = 0;
+    console.log(['BATCH ID', 'STATUS', 'PAIRS', 'OUTPUT', 'STARTED'].join('\t'));
+    for await (const batch of context.client.workflow.list({ query })) {
+      const memo = (batch.memo ?? {}) as { questions?: number; rollouts?: number; output?: string };
+      console.log([batch.workflowId, batch.status.name, memo.questions ? `${memo.questions}×${memo.rollouts ?? 1}` : '-', memo.output ?? '-', batch.startTime.toISOString()].join('\t'));
+      if (++count >= limit) break;
+    }
+    return 0;
+  } finally {
+    await context.close();
+  }
+}
+
+type Command = { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> };
+
+/**
+ * Adds `batch` (and `schedule`, given) to the command table and teaches `follow`, `status`,
+ * `cancel` and `list` about batches: an id that names a `researchBatch` gets the batch's view,
+ * anything else goes to the run command as before.
+ */
+export function registerBatchCommands(commands: Record<string, Command>, extra: Record<string, Command> = {}): void {
+  const aware = (name: string, forBatch: (id: string) => Promise<number>, note: string) => {
+    const original = commands[name];
+    if (!original) return;
+    commands[name] = {
+      help: `${original.help}\n\nGiven a batch id: ${note}`,
+      summary: original.summary.replace(/a run's|a run/, (found) => `${found.replace('a run', 'a run or batch')}`),
+      run: async (argumentsList) => ((await isBatch(argumentsList[0])) ? forBatch(argumentsList[0] as string) : original.run(argumentsList)),
+    };
+  };
+  aware('follow', followBatchCommand, 'a progress bar (a plain line every few seconds when not a terminal) until the batch ends, then its summary.');
+  aware('status', batchStatusCommand, 'counts by state and termination per rollout, runs per minute and the ETA (query `progress`).');
+  aware('cancel', cancelBatchCommand, 'no new runs start; running runs end "cancelled" with their lines; the batch ends with its summary.');
+  const list = commands.list;
+  if (list) {
+    commands.list = {
+      help: `${list.help}\n${listBatchesHelp}`,
+      summary: 'list recent runs (--batches: batches)',
+      run: (argumentsList) => (argumentsList.includes('--batches') ? listBatchesCommand(argumentsList) : list.run(argumentsList)),
+    };
+  }
+  commands.batch = { help: batchHelp, summary: 'run a file of questions as a durable batch (rollouts, resume)', run: batchCommand };
+  Object.assign(commands, extra);
+}
