@@ -19,6 +19,8 @@ export interface ConversationActivityDependencies {
   tokenCounter: TokenCounter;
   modelActivity: ModelActivitySettings;
   defaultModel: string;
+  /** Queue of the tool fleet, stamped on each tool's spec unless the tool names its own; default the run's own. */
+  toolTaskQueue?: string;
 }
 
 /** Activities that open and close a run's transcript. */
@@ -31,6 +33,8 @@ export function createConversationActivities(dependencies: ConversationActivityD
       let specs;
       try {
         specs = tools.specs(input.tools);
+        const toolTaskQueue = dependencies.toolTaskQueue;
+        if (toolTaskQueue) specs = specs.map((spec) => (spec.activity.taskQueue ? spec : { ...spec, activity: { ...spec.activity, taskQueue: toolTaskQueue } }));
       } catch (error) {
         throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: (error as Error).message, nonRetryable: true });
       }

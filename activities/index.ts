@@ -19,6 +19,8 @@ export interface ActivityDependencies {
   modelDefaults: ModelDefaults;
   /** How the workflow schedules model calls. */
   modelActivity: ModelActivitySettings;
+  /** Queue of the tool fleet (REACT_AGENT_TOOL_TASK_QUEUE); default the run's own. */
+  toolTaskQueue?: string;
   /** Default: tiktoken o200k_base, loaded once. */
   tokenCounter?: TokenCounter;
 }
@@ -35,6 +37,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       tokenCounter,
       modelActivity: dependencies.modelActivity,
       defaultModel: dependencies.modelDefaults.model,
+      ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
     callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools }),

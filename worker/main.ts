@@ -7,7 +7,16 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, ToolRegistry } from '../activities';
-import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadTranscriptStoreConfig, loadWorkerConfig } from '../src/config';
+import {
+  ConfigurationError,
+  loadModelConfig,
+  loadTemporalConnection,
+  loadTranscriptStoreConfig,
+  loadWorkerConfig,
+  loadWorkerFleetConfig,
+  planWorkerQueues,
+  type WorkerQueuePlan,
+} from '../src/config';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
@@ -51,8 +60,24 @@ async function checkTranscriptStore(store: TranscriptStore): Promise<void> {
   }
 }
 
+/** The activities one Worker registers: bookkeeping with the workflows, `callModel` for the model queue, each tool for the tool queue. */
+function activitiesFor(plan: WorkerQueuePlan, all: Record<string, (...args: never[]) => Promise<unknown>>, toolNames: string[]) {
+  const tools = new Set(toolNames);
+  return Object.fromEntries(
+    Object.entries(all).filter(([name]) => (name === 'callModel' ? plan.model : tools.has(name) ? plan.tools : plan.workflows)),
+  );
+}
+
+function describePlan(plan: WorkerQueuePlan): string {
+  const kinds = [plan.workflows && 'workflows', plan.model && 'model calls', plan.tools && 'tools'].filter(Boolean).join(', ');
+  const rate = plan.maxActivitiesPerSecond === undefined ? '' : `, ${plan.maxActivitiesPerSecond}/s`;
+  return `"${plan.taskQueue}" (${kinds}; ${plan.maxConcurrentActivities} activity slots${rate})`;
+}
+
 async function main(): Promise<void> {
   const workerConfig = loadWorkerConfig();
+  const fleet = loadWorkerFleetConfig(process.env, workerConfig.taskQueue);
+  const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
   const modelConfig = loadModelConfig();
   const temporal = loadTemporalConnection();
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
@@ -76,29 +101,53 @@ async function main(): Promise<void> {
       baseUrl: modelConfig.baseUrl,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
     },
-    modelActivity: { startToCloseSeconds: modelConfig.timeoutSeconds, heartbeatSeconds: modelConfig.heartbeatSeconds, maxAttempts: modelConfig.maxAttempts },
+    // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
+    modelActivity: {
+      startToCloseSeconds: modelConfig.timeoutSeconds,
+      heartbeatSeconds: modelConfig.heartbeatSeconds,
+      maxAttempts: modelConfig.maxAttempts,
+      ...(fleet.modelTaskQueue !== fleet.taskQueue ? { taskQueue: fleet.modelTaskQueue } : {}),
+    },
+    ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
   });
 
   const connection = await NativeConnection.connect(temporal.connectionOptions);
   const workflowBundle = loadWorkflowBundlePath();
-  const worker = await Worker.create({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue: workerConfig.taskQueue,
-    ...(workflowBundle ? { workflowBundle: { codePath: workflowBundle } } : { workflowsPath: require.resolve('../workflows') }),
-    activities,
-    maxConcurrentActivityTaskExecutions: workerConfig.maxConcurrentActivities,
-    maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
-    shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
-    stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
-    maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
-  });
+  const workers = await Promise.all(
+    plans.map((plan) =>
+      Worker.create({
+        connection,
+        namespace: temporal.namespace,
+        taskQueue: plan.taskQueue,
+        ...(plan.workflows
+          ? workflowBundle
+            ? { workflowBundle: { codePath: workflowBundle } }
+            : { workflowsPath: require.resolve('../workflows') }
+          : {}),
+        activities: activitiesFor(plan, activities, tools.names()),
+        maxConcurrentActivityTaskExecutions: plan.maxConcurrentActivities,
+        ...(plan.maxActivitiesPerSecond === undefined ? {} : { maxTaskQueueActivitiesPerSecond: plan.maxActivitiesPerSecond }),
+        maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
+        shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
+        stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
+        maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
+      }),
+    ),
+  );
   console.log(
-    `react-agent worker: task queue "${workerConfig.taskQueue}" on ${temporal.address} (namespace ${temporal.namespace}); ` +
+    `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
       `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; transcripts ${describeTranscriptStore(store)}; pid ${process.pid}`,
   );
   try {
-    await worker.run();
+    // Each Worker stops on SIGINT/SIGTERM; if one fails, the others are shut down too.
+    await Promise.all(
+      workers.map((worker) =>
+        worker.run().catch((error: unknown) => {
+          for (const other of workers) if (other !== worker && other.getState() === 'RUNNING') other.shutdown();
+          throw error;
+        }),
+      ),
+    );
   } finally {
     await connection.close();
   }

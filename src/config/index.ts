@@ -9,3 +9,4 @@ export * from './visit-config';
 export * from './python-config';
 export * from './enabled-tools-config';
 export * from './transcript-store-config';
+export * from './worker-fleet-config';
