@@ -4,6 +4,7 @@
  */
 import { ConfigurationError } from '../config';
 import { registerBatchCommands } from './commands/batch-command';
+import { scheduleCommand, scheduleHelp } from './commands/schedule-command';
 import { cancelCommand, cancelHelp } from './commands/cancel-command';
 import { followCommand, followHelp } from './commands/follow-command';
 import { kbCommand, kbHelp } from './commands/kb-command';
@@ -32,7 +33,7 @@ const commands: Record<string, { help: string; summary: string; run: (argumentsL
   kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
   server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
 };
-registerBatchCommands(commands);
+registerBatchCommands(commands, { schedule: { help: scheduleHelp, summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)', run: scheduleCommand } });
 
 const overview = `Usage: react-agent <command> [options]   (react-agent <command> --help for details)
 
