@@ -40,10 +40,11 @@ export interface BatchActivityDependencies {
   resultOf?: (workflowId: string, runId?: string) => Promise<ResearchRunResult>;
 }
 
-/** Heartbeats when running as an activity (a lost attempt then shows within the heartbeat timeout); a no-op in a direct call. */
+/** Heartbeats when running as an activity (a lost attempt then shows within the heartbeat timeout); a no-op in a local activity or a direct call. */
 function beat(details?: unknown): void {
   try {
-    Context.current().heartbeat(details);
+    const context = Context.current();
+    if (!context.info.isLocal) context.heartbeat(details);
   } catch {
     // not inside an activity
   }

@@ -20,7 +20,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let directories = 0;
 const freshDirectory = () => join(root, `out-${++directories}`);
 
-const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('WARN') });
+const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
 const run = <A extends unknown[], R>(activity: (...args: A) => Promise<R>, ...args: A): Promise<R> => environment.run(activity, ...args) as Promise<R>;
 
 async function setUp(questions = [{ question: 'q0', answer: 'a0' }, { question: 'q1' }, { question: 'q2', answer: 'a2' }]) {
