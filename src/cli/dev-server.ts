@@ -67,6 +67,9 @@ function bindAndRelease(port: number): Promise<number> {
   });
 }
 
+/** How often a start that lost a race for a port it picked is tried with new ports. */
+const PORT_RACE_ATTEMPTS = 3;
+
 /** A TCP port on 127.0.0.1 that is free right now; never the same one twice within this process. */
 export async function findFreePort(): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
@@ -215,51 +218,60 @@ export class DevServer {
     }
     const requestedPort = options.port ?? 7233;
     validatePort('port', requestedPort);
-    const port = requestedPort === 0 ? await findFreePort() : requestedPort;
-    let uiPort: number | undefined;
-    if (options.uiPort !== false) {
-      if (options.uiPort !== undefined) validatePort('uiPort', options.uiPort);
-      if (options.uiPort === undefined) uiPort = requestedPort === 0 ? await findFreePort() : port + 1000;
-      else uiPort = options.uiPort === 0 ? await findFreePort() : options.uiPort;
-    }
-    const httpPort = await findFreePort();
-    const metricsPort = await findFreePort();
     const temporalCli = options.temporalCli ?? resolveTemporalCli().path;
+    // Ports picked here are free when picked, but another process may bind one before the server
+    // does; such a start is tried again with new ports (a port the caller chose is never changed).
+    for (let attempt = 1; ; attempt += 1) {
+      const port = requestedPort === 0 ? await findFreePort() : requestedPort;
+      let uiPort: number | undefined;
+      if (options.uiPort !== false) {
+        if (options.uiPort !== undefined) validatePort('uiPort', options.uiPort);
+        if (options.uiPort === undefined) uiPort = requestedPort === 0 ? await findFreePort() : port + 1000;
+        else uiPort = options.uiPort === 0 ? await findFreePort() : options.uiPort;
+      }
+      const httpPort = await findFreePort();
+      const metricsPort = await findFreePort();
 
-    const args = [
-      'server',
-      'start-dev',
-      '--db-filename',
-      databaseFile,
-      '--ip',
-      HOST,
-      '--port',
-      String(port),
-      '--http-port',
-      String(httpPort),
-      '--metrics-port',
-      String(metricsPort),
-      ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
-      ...(namespace === 'default' ? [] : ['--namespace', namespace]),
-      ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-      '--log-level',
-      'warn',
-    ];
-    const ports = [
-      { name: 'gRPC port', port },
-      ...(uiPort === undefined ? [] : [{ name: 'UI port', port: uiPort }]),
-      { name: 'HTTP port', port: httpPort },
-      { name: 'metrics port', port: metricsPort },
-    ];
-    const server = new DevServer(temporalCli, args, ports, Object.keys(searchAttributes), options.startTimeoutMs ?? 60_000, {
-      address: `${HOST}:${port}`,
-      ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
-      databaseFile,
-      logFile,
-      namespace,
-    });
-    await server.launch(0);
-    return server;
+      const args = [
+        'server',
+        'start-dev',
+        '--db-filename',
+        databaseFile,
+        '--ip',
+        HOST,
+        '--port',
+        String(port),
+        '--http-port',
+        String(httpPort),
+        '--metrics-port',
+        String(metricsPort),
+        ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
+        ...(namespace === 'default' ? [] : ['--namespace', namespace]),
+        ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+        '--log-level',
+        'warn',
+      ];
+      const ports = [
+        { name: 'gRPC port', port },
+        ...(uiPort === undefined ? [] : [{ name: 'UI port', port: uiPort }]),
+        { name: 'HTTP port', port: httpPort },
+        { name: 'metrics port', port: metricsPort },
+      ];
+      const server = new DevServer(temporalCli, args, ports, Object.keys(searchAttributes), options.startTimeoutMs ?? 60_000, {
+        address: `${HOST}:${port}`,
+        ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
+        databaseFile,
+        logFile,
+        namespace,
+      });
+      try {
+        await server.launch(0);
+        return server;
+      } catch (error) {
+        const lostPortRace = error instanceof DevServerStartError && /bind: address already in use/.test(error.message);
+        if (!lostPortRace || attempt >= PORT_RACE_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /** SIGKILL the process (for crash tests); resolves when it has exited. */
