@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ResearchRunResult } from '../../src/core/run-result';
-import { CliRun } from './support/cli';
+import { CliProcess } from '../integration/support/cli-process';
 import { RealServerEnvironment } from './support/real-server-environment';
 import { realServerToolsEnvironment } from './support/real-server-tools';
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 test('run shows the compression step and the answer, exits 0; follow shows the same run the same way', async () => {
   const id = `real-cli-compression-${Date.now().toString(36)}`;
-  const ran = await CliRun.complete(['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-tokens', String(MAX_TOKENS), '--max-calls', '6'], {
+  const ran = await CliProcess.complete(['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-tokens', String(MAX_TOKENS), '--max-calls', '6'], {
     environment: environment.environment,
   });
   assert.equal(ran.code, 0, `run exited ${ran.code}:\n${ran.stderr}`);
@@ -52,7 +52,7 @@ test('run shows the compression step and the answer, exits 0; follow shows the s
   assert.equal(result.details.compressions.length, 1);
   assert.equal(result.details.compressions[0]?.atModelCall, 2);
 
-  const followed = await CliRun.complete(['follow', id], { environment: environment.environment });
+  const followed = await CliProcess.complete(['follow', id], { environment: environment.environment });
   assert.equal(followed.code, 0, `follow exited ${followed.code}:\n${followed.stderr}`);
   assert.match(followed.stderr, COMPRESSION_LINES);
   assert.match(followed.stdout, /Ended: answer after 2 model calls[\s\S]*Answer:\nThe answer is above\./);

@@ -8,7 +8,7 @@ import { loadConversation } from '../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
 import { isServerReachable } from '../../src/cli/dev-server';
 import { readToolLog, waitForToolLog } from '../integration/support/tool-log';
-import { CliRun, commandLine, descendantsOf, isAlive, runFromDatabase } from './support/cli';
+import { CliProcess, commandLine, descendantsOf, isAlive, runFromDatabase } from '../integration/support/cli-process';
 import { RealServerEnvironment } from './support/real-server-environment';
 import { realServerToolsEnvironment } from './support/real-server-tools';
 import { transcriptProblems } from './support/transcript-checks';
@@ -43,7 +43,7 @@ test('SIGINT to run\'s process group cancels the run, which ends cancelled with 
   const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-real-cli-interrupt-'));
   directories.push(dataDirectory);
   const id = `real-cli-interrupt-${Date.now().toString(36)}`;
-  const cli = CliRun.start(['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-calls', '6'], {
+  const cli = CliProcess.start(['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-calls', '6'], {
     ownProcessGroup: true,
     environment: {
       ...environment.environment,

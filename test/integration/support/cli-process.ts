@@ -7,6 +7,12 @@ import type { ResearchRunResult } from '../../../src/core/run-result';
 
 const root = resolve(__dirname, '../../..');
 
+/** CLI processes still running: SIGKILLed (with their groups) when the test process exits. */
+const running = new Set<CliProcess>();
+process.on('exit', () => {
+  for (const cli of running) cli.kill('SIGKILL');
+});
+
 export interface CliOptions {
   /** Environment of the command; `undefined` values are removed. */
   environment: Record<string, string | undefined>;
@@ -27,6 +33,7 @@ export class CliProcess {
   private readonly timer: NodeJS.Timeout;
 
   private constructor(readonly child: ChildProcessWithoutNullStreams, private readonly ownGroup: boolean, timeoutMs: number) {
+    running.add(this);
     child.stdout.on('data', (data: Buffer) => (this.stdout += data.toString()));
     child.stderr.on('data', (data: Buffer) => (this.stderr += data.toString()));
     child.stdout.on('error', () => undefined);
@@ -35,6 +42,7 @@ export class CliProcess {
     this.exited = new Promise((resolveExit) =>
       child.once('exit', (code, signal) => {
         clearTimeout(this.timer);
+        running.delete(this);
         resolveExit({ code, signal });
       }),
     );
@@ -49,6 +57,13 @@ export class CliProcess {
       detached: options.ownProcessGroup ?? false,
     });
     return new CliProcess(child, options.ownProcessGroup ?? false, options.timeoutMs ?? 180_000);
+  }
+
+  /** Runs the command to its end. */
+  static async complete(argumentsList: string[], options: CliOptions): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const cli = CliProcess.start(argumentsList, options);
+    const { code } = await cli.exited;
+    return { code, stdout: cli.stdout, stderr: cli.stderr };
   }
 
   get pid(): number {
@@ -109,6 +124,15 @@ export function isAlive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** The command line of `pid`, for messages. */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 200);
+  } catch {
+    return '(gone)';
   }
 }
 
