@@ -108,7 +108,7 @@ export function namedMetrics(report: EvaluationReport): Array<{ name: string; va
   const ks = Object.keys(metrics.unbiasedPassAtK)
     .map(Number)
     .sort((x, y) => x - y);
-  for (const k of ks) named.push({ name: `unbiased_pass_at_${k}`, value: metrics.unbiasedPassAtK[String(k)] });
+  for (const k of ks) named.push({ name: `unbiased_pass_at_${k}`, value: metrics.unbiasedPassAtK[String(k)] ?? 0 });
   for (const rollout of metrics.perRollout) {
     named.push({ name: `round${rollout.rollout}_pass_at_1`, value: rollout.passAt1 });
     if (rollout.exactMatch !== undefined) named.push({ name: `round${rollout.rollout}_exact_match`, value: rollout.exactMatch });
