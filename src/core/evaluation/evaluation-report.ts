@@ -51,10 +51,18 @@ export interface Distribution {
 
 /** Trajectory statistics over all runs, and the same over correctly solved ones. */
 export interface TrajectoryStatistics {
+  /** Runs these statistics are over. */
+  runs?: number;
   /** Count of runs by termination (answer, max_calls, token_limit, timeout, error, ...). */
   terminations: Record<string, number>;
+  /** Share of runs by termination (count / runs, 0..1). */
+  terminationFrequencies?: Record<string, number>;
   /** Tool calls per question by tool name (mean over runs), parsed from transcripts. */
   toolCallsPerQuestion: Record<string, number>;
+  /** Tool calls by tool name, summed over the runs. */
+  toolCallTotals?: Record<string, number>;
+  /** Tool calls of all tools per run. */
+  toolCalls?: Distribution;
   modelCalls: Distribution;
   tokens: Distribution;
   durationsMs: Distribution;
@@ -97,6 +105,18 @@ export interface EvaluationReport {
   /** Lines skipped (no question, error lines) and verdicts that did not parse, listed. */
   skipped: Array<{ file: string; line: number; reason: string }>;
   unparsedVerdicts: Array<{ question: string; rollout: number; text: string }>;
+  /** Lines dropped because their question had a later (or better) line in the same rollout file, per rollout. */
+  duplicates?: Array<{ rollout: number; lines: number }>;
+  /**
+   * (question, rollout) pairs with no line: the rollout files cover different question sets.
+   * Every metric's denominator is the union of unique questions, so a missing pair counts as
+   * not correct in that rollout.
+   */
+  missingRuns?: Array<{ question: string; rollout: number }>;
+  /** Judge calls this evaluation made, and verdicts it found already stored (judge only). */
+  judgeCalls?: { made: number; stored: number };
+  /** Why EM/F1 or the judge were not computed (e.g. no reference answers), for people. */
+  notes?: string[];
   /** Web UI base address for run links, when known (e.g. http://localhost:8233/namespaces/default). */
   webUiBase?: string;
 }
