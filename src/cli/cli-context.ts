@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { openTranscriptStore } from '../storage/open-transcript-store';
-import type { TranscriptStore } from '../storage/transcript-store';
+import type { ListableTranscriptStore } from '../storage/transcript-store';
 import { loadTemporalConnection, loadTranscriptStoreConfig, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
 import { connectClient } from './temporal-client';
 
@@ -9,7 +9,8 @@ export interface CliContext {
   temporal: TemporalConnection;
   worker: WorkerConfig;
   client: Client;
-  store: TranscriptStore;
+  /** The configured transcript store (reads, writes, and the listing and deletes `react-agent gc` uses). */
+  store: ListableTranscriptStore;
   close(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import { registerBatchCommands } from './commands/batch-command';
 import { scheduleCommand, scheduleHelp } from './commands/schedule-command';
 import { cancelCommand, cancelHelp } from './commands/cancel-command';
 import { followCommand, followHelp } from './commands/follow-command';
+import { gcCommand, gcHelp } from './commands/gc-command';
 import { kbCommand, kbHelp } from './commands/kb-command';
 import { listCommand, listHelp } from './commands/list-command';
 import { resultCommand, resultHelp } from './commands/result-command';
@@ -32,6 +33,7 @@ const commands: Record<string, { help: string; summary: string; run: (argumentsL
   list: { help: listHelp, summary: 'list recent runs', run: listCommand },
   kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
   server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
+  gc: { help: gcHelp, summary: 'remove transcripts of runs closed longer ago than --older-than', run: gcCommand },
 };
 registerBatchCommands(commands, { schedule: { help: scheduleHelp, summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)', run: scheduleCommand } });
 

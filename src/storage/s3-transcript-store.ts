@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   REFERENCE_PREFIX,
   TranscriptCorruptError,
   TranscriptMissingError,
   TranscriptStoreUnavailableError,
   isReference,
-  type TranscriptStore,
+  type ListableTranscriptStore,
+  type StoredBlob,
 } from './transcript-store';
 
 /** Where an S3 transcript store lives: `s3://<bucket>/<prefix>`, with the client settings that are not the SDK's own defaults. */
@@ -58,8 +59,9 @@ function statusOf(error: unknown): number | undefined {
  * A transcript store in an S3 bucket: `<prefix>/<first two hex digits>/<hash>`, the same layout
  * as the local directory. Puts are conditional (`If-None-Match: *`), so a blob is written once
  * whatever retries and concurrent workers do; reads check the SHA-256 against the reference.
+ * A put that finds the blob already there (412) does not change its `LastModified`.
  */
-export class S3TranscriptStore implements TranscriptStore {
+export class S3TranscriptStore implements ListableTranscriptStore {
   readonly client: S3Client;
   readonly bucket: string;
   readonly prefix: string;
@@ -116,6 +118,35 @@ export class S3TranscriptStore implements TranscriptStore {
     const actual = REFERENCE_PREFIX + createHash('sha256').update(bytes).digest('hex');
     if (actual !== reference) throw new TranscriptCorruptError(reference, this.url, actual);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  }
+
+  /** Lists the blob keys under the prefix (`<prefix>/<two hex>/<hash>`), a page of up to 1,000 at a time; other keys are skipped. */
+  async *listBlobs(): AsyncIterable<StoredBlob> {
+    const keyPrefix = this.prefix ? `${this.prefix}/` : '';
+    let continuationToken: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: keyPrefix, ContinuationToken: continuationToken }));
+      } catch (error) {
+        throw this.classify(error, 'listing the blobs');
+      }
+      for (const object of page.Contents ?? []) {
+        const match = /^([0-9a-f]{2})\/([0-9a-f]{64})$/.exec((object.Key ?? '').slice(keyPrefix.length));
+        if (!match || !(match[2] as string).startsWith(match[1] as string)) continue;
+        yield { reference: REFERENCE_PREFIX + match[2], sizeBytes: object.Size ?? 0, lastModified: new Date(object.LastModified?.getTime() ?? 0) };
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken);
+  }
+
+  async deleteBlob(reference: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.keyOf(reference) }));
+    } catch (error) {
+      if ((error as SdkError).name === 'NoSuchKey' || statusOf(error) === 404) return;
+      throw this.classify(error, `deleting ${reference}`);
+    }
   }
 
   /** Whether a blob is stored (HEAD). */

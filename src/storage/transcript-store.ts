@@ -13,6 +13,26 @@ export interface TranscriptStore {
   getText(reference: string): Promise<string>;
 }
 
+/** One stored blob, as a listing sees it. */
+export interface StoredBlob {
+  reference: string;
+  /** Size of the stored bytes. */
+  sizeBytes: number;
+  /** When the blob was last written (for the local directory: also when a put found it already there). */
+  lastModified: Date;
+}
+
+/**
+ * A transcript store that can also list and delete its blobs: what retention (`react-agent gc`)
+ * needs. Runs never delete; only gc does, and only blobs no open or recent run references.
+ */
+export interface ListableTranscriptStore extends TranscriptStore {
+  /** Every blob in the store, in no particular order; objects that are not blobs (other keys or files) are skipped. */
+  listBlobs(): AsyncIterable<StoredBlob>;
+  /** Removes a blob; removing one that is not there is not an error. */
+  deleteBlob(reference: string): Promise<void>;
+}
+
 export class TranscriptMissingError extends Error {
   override readonly name = 'TranscriptMissingError';
   constructor(readonly reference: string, where: string, setting = 'REACT_AGENT_TRANSCRIPT_DIR') {

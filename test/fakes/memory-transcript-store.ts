@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type TranscriptStore } from '../../src/storage/transcript-store';
+import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type ListableTranscriptStore, type StoredBlob } from '../../src/storage/transcript-store';
 
 /**
  * An in-memory `TranscriptStore` for unit tests: the same `sha256:<hex>` content addresses as
  * `LocalDirectoryTranscriptStore`, the same errors, no filesystem. It counts writes and reads
  * so tests can check what an activity stored.
  */
-export class MemoryTranscriptStore implements TranscriptStore {
+export class MemoryTranscriptStore implements ListableTranscriptStore {
   readonly blobs = new Map<string, string>();
   /** Every `putText` call's text, in order (including repeats of stored texts). */
   readonly puts: string[] = [];
   /** Every `getText` call's reference, in order. */
   readonly gets: string[] = [];
+  /** When each blob was last put; tests may set an older time to age a blob. */
+  readonly writtenAt = new Map<string, Date>();
 
   static referenceOf(text: string): string {
     return REFERENCE_PREFIX + createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
@@ -22,6 +24,7 @@ export class MemoryTranscriptStore implements TranscriptStore {
     this.puts.push(text);
     const reference = MemoryTranscriptStore.referenceOf(text);
     if (!this.blobs.has(reference)) this.blobs.set(reference, text);
+    this.writtenAt.set(reference, new Date());
     return reference;
   }
 
@@ -31,5 +34,16 @@ export class MemoryTranscriptStore implements TranscriptStore {
     const text = this.blobs.get(reference);
     if (text === undefined) throw new TranscriptMissingError(reference, 'the in-memory test store');
     return text;
+  }
+
+  async *listBlobs(): AsyncIterable<StoredBlob> {
+    for (const [reference, text] of this.blobs) {
+      yield { reference, sizeBytes: Buffer.byteLength(text, 'utf8'), lastModified: this.writtenAt.get(reference) ?? new Date(0) };
+    }
+  }
+
+  async deleteBlob(reference: string): Promise<void> {
+    this.blobs.delete(reference);
+    this.writtenAt.delete(reference);
   }
 }

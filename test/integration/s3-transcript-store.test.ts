@@ -124,6 +124,45 @@ describe('S3TranscriptStore on SeaweedFS', () => {
     });
   }, 30_000);
 
+  test('listBlobs pages through more than 1,000 blobs under the prefix only, skipping other keys; deleteBlob removes one, twice is fine', async () => {
+    const credentials = { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey };
+    const s3 = storeWith(credentials, 'gc-listing');
+    const texts = Array.from({ length: 1_050 }, (_, index) => `listed blob ${index}`);
+    for (let start = 0; start < texts.length; start += 50) await Promise.all(texts.slice(start, start + 50).map((text) => s3.putText(text)));
+    await storeWith(credentials, 'gc-other').putText('a blob under another prefix');
+    const client = seaweed.client();
+    try {
+      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'gc-listing/batches/batch-1/batch.json', Body: '{}' }));
+      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `gc-listing/00/${'1'.repeat(64)}`, Body: 'a key whose shard does not match its hash' }));
+    } finally {
+      client.destroy();
+    }
+    const listed = [];
+    for await (const blob of s3.listBlobs()) listed.push(blob);
+    expect(listed.map((blob) => blob.reference).sort()).toEqual(texts.map(sha256).sort());
+    const first = listed.find((blob) => blob.reference === sha256('listed blob 0'));
+    assert.equal(first?.sizeBytes, Buffer.byteLength('listed blob 0'));
+    assert.ok(Math.abs((first?.lastModified.getTime() ?? 0) - Date.now()) < 120_000, 'LastModified is the put time');
+
+    await s3.deleteBlob(sha256('listed blob 0'));
+    await s3.deleteBlob(sha256('listed blob 0'));
+    await s3.deleteBlob(sha256('never stored anywhere'));
+    await assert.rejects(s3.getText(sha256('listed blob 0')), (error: unknown) => (error as Error).name === 'TranscriptMissingError');
+    assert.equal(await s3.getText(sha256('listed blob 1')), 'listed blob 1');
+    let count = 0;
+    for await (const blob of s3.listBlobs()) if (blob.reference) count += 1;
+    assert.equal(count, texts.length - 1);
+  }, 120_000);
+
+  test('listBlobs and deleteBlob with wrong credentials fail as TranscriptStoreUnavailableError naming AWS_ACCESS_KEY_ID', async () => {
+    const wrong = storeWith({ accessKeyId: seaweed.accessKeyId, secretAccessKey: 'not-the-secret' }, 'gc-listing');
+    const isCredentialError = (error: unknown) => (error as Error).name === 'TranscriptStoreUnavailableError' && (error as { variable?: string }).variable === 'AWS_ACCESS_KEY_ID';
+    await assert.rejects(async () => {
+      for await (const blob of wrong.listBlobs()) void blob;
+    }, isCredentialError);
+    await assert.rejects(wrong.deleteBlob(sha256('listed blob 1')), isCredentialError);
+  }, 60_000);
+
   test('server down: retryable ReactAgent.Transcript.Unavailable; after a restart on the same folder every blob is back', async () => {
     const s3 = store();
     const kept = await s3.putText('stored before the outage');

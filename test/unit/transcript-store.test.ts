@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
 import { TranscriptMissingError, isReference } from '../../src/storage/transcript-store';
@@ -46,12 +46,12 @@ describe('LocalDirectoryTranscriptStore', () => {
     const store = freshStore();
     const first = await store.putText('same text');
     const path = filesUnder(store.directory)[0] as string;
-    const writtenAt = statSync(path).mtimeMs;
+    const writtenAs = statSync(path).ino;
     await new Promise((resolve) => setTimeout(resolve, 20));
     const second = await store.putText('same text');
     assert.equal(second, first);
     assert.equal(filesUnder(store.directory).length, 1);
-    assert.equal(statSync(path).mtimeMs, writtenAt, 'a repeated put does not rewrite the blob');
+    assert.equal(statSync(path).ino, writtenAs, 'a repeated put does not rewrite the blob (same file; only its time is refreshed)');
     assert.notEqual(await store.putText('same text '), first);
     assert.equal(filesUnder(store.directory).length, 2);
   });
@@ -129,6 +129,61 @@ describe('LocalDirectoryTranscriptStore', () => {
     for (const text of ['', 'abc', '研究🧪']) assert.equal(await memory.putText(text), await local.putText(text));
     await assert.rejects(memory.getText(sha256('missing')), TranscriptMissingError);
     await assert.rejects(memory.getText('sha256:nope'), TypeError);
+  });
+});
+
+describe('LocalDirectoryTranscriptStore listing and deleting (for gc)', () => {
+  async function listed(store: LocalDirectoryTranscriptStore) {
+    const blobs = [];
+    for await (const blob of store.listBlobs()) blobs.push(blob);
+    return blobs;
+  }
+
+  test('lists every blob with its size and modification time, and nothing else in the directory', async () => {
+    const store = freshStore();
+    const first = await store.putText('first');
+    const second = await store.putText('the second, longer text');
+    mkdirSync(join(store.directory, 'zz'), { recursive: true });
+    writeFileSync(join(store.directory, 'zz', 'notes.txt'), 'not a blob');
+    writeFileSync(join(store.directory, 'README'), 'not a blob either');
+    writeFileSync(join(store.directory, first.slice(7, 9), `${first.slice(7)}.1234.tmp`), 'an unfinished write');
+    const blobs = await listed(store);
+    expect(blobs.map((blob) => blob.reference).sort()).toEqual([first, second].sort());
+    const byReference = new Map(blobs.map((blob) => [blob.reference, blob]));
+    assert.equal(byReference.get(first)?.sizeBytes, 5);
+    assert.equal(byReference.get(second)?.sizeBytes, Buffer.byteLength('the second, longer text'));
+    assert.ok(Math.abs((byReference.get(first)?.lastModified.getTime() ?? 0) - Date.now()) < 60_000);
+  });
+
+  test('a store whose directory does not exist lists nothing', async () => {
+    assert.deepEqual(await listed(new LocalDirectoryTranscriptStore(join(scratch, 'never-created'))), []);
+  });
+
+  test('deleteBlob removes one blob; deleting it again, or one never stored, is not an error', async () => {
+    const store = freshStore();
+    const gone = await store.putText('to be removed');
+    const stays = await store.putText('to stay');
+    await store.deleteBlob(gone);
+    await store.deleteBlob(gone);
+    await store.deleteBlob(`sha256:${'0'.repeat(64)}`);
+    await assert.rejects(store.getText(gone), (error: unknown) => (error as Error).name === 'TranscriptMissingError');
+    assert.equal(await store.getText(stays), 'to stay');
+    expect((await listed(store)).map((blob) => blob.reference)).toEqual([stays]);
+  });
+
+  test('deleteBlob refuses what is not a reference (no path outside the store)', async () => {
+    await assert.rejects(freshStore().deleteBlob('../../etc/passwd'), /Not a transcript reference/);
+  });
+
+  test('putting a text that is already stored refreshes its modification time (gc then counts it as just written)', async () => {
+    const store = freshStore();
+    const reference = await store.putText('reused');
+    const path = join(store.directory, reference.slice(7, 9), reference.slice(7));
+    const longAgo = new Date(Date.now() - 40 * 86_400_000);
+    utimesSync(path, longAgo, longAgo);
+    expect((await listed(store))[0]?.lastModified.getTime()).toBeLessThan(Date.now() - 39 * 86_400_000);
+    await store.putText('reused');
+    expect((await listed(store))[0]?.lastModified.getTime()).toBeGreaterThan(Date.now() - 60_000);
   });
 });
 
