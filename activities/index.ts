@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
 import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
+import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
@@ -23,6 +24,8 @@ export interface ActivityDependencies {
   toolTaskQueue?: string;
   /** Default: tiktoken o200k_base, loaded once. */
   tokenCounter?: TokenCounter;
+  /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
+  evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens'>;
 }
 
 /** The agent's own activities, by name. Tool activities are added under each tool's name. */
@@ -52,6 +55,9 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
     ...createAgentActivities({ ...dependencies, tokenCounter }),
     ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model }),
+    ...(dependencies.evaluation
+      ? createEvaluationActivities({ ...dependencies.evaluation, store: withTranscriptFailures(dependencies.store), countTokens: (text) => tokenCounter.count(text) })
+      : {}),
   };
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);

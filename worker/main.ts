@@ -3,12 +3,14 @@
  * `npm run worker`. Stops gracefully on SIGINT/SIGTERM: polling stops, running activities get
  * REACT_AGENT_SHUTDOWN_GRACE_SECONDS to finish, then are cancelled and retried by another worker.
  */
+import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, ToolRegistry } from '../activities';
 import {
   ConfigurationError,
+  loadJudgeConfig,
   loadModelConfig,
   loadTemporalConnection,
   loadTranscriptStoreConfig,
@@ -19,6 +21,7 @@ import {
 } from '../src/config';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
+import { LocalDirectoryVerdictStore } from '../src/storage/verdict-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
   const fleet = loadWorkerFleetConfig(process.env, workerConfig.taskQueue);
   const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
   const modelConfig = loadModelConfig();
+  const judgeConfig = loadJudgeConfig();
   const temporal = loadTemporalConnection();
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
   const tools = new ToolRegistry([
@@ -109,6 +113,12 @@ async function main(): Promise<void> {
       ...(fleet.modelTaskQueue !== fleet.taskQueue ? { taskQueue: fleet.modelTaskQueue } : {}),
     },
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
+    // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
+    evaluation: {
+      openai: new OpenAI({ baseURL: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, maxRetries: 0, timeout: judgeConfig.timeoutSeconds * 1000 }),
+      endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
+      verdicts: new LocalDirectoryVerdictStore(join(workerConfig.dataDirectory, 'verdicts')),
+    },
   });
 
   const connection = await NativeConnection.connect(temporal.connectionOptions);

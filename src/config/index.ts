@@ -10,3 +10,4 @@ export * from './python-config';
 export * from './enabled-tools-config';
 export * from './transcript-store-config';
 export * from './worker-fleet-config';
+export * from './judge-config';

@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import { ApplicationFailure } from '@temporalio/activity';
+import type OpenAI from 'openai';
+import {
+  EvaluationFailureTypes,
+  headlineOf,
+  type PrepareEvaluationInput,
+  type PrepareEvaluationOutput,
+  type StoredEvaluationInput,
+  type StoredJudge,
+  type WriteEvaluationInput,
+  type WriteEvaluationOutput,
+} from '../src/core/evaluation/evaluation-contract';
+import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/core/evaluation/evaluation-scoring';
+import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
+import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
+import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
+import type { TranscriptStore } from '../src/storage/transcript-store';
+import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
+import { createJudgeRuns, verdictKeyOf, type JudgeEndpoint } from './judge-activity';
+
+export interface EvaluationActivityDependencies {
+  /** The judge's OpenAI-compatible client (`maxRetries: 0`). */
+  openai: OpenAI;
+  endpoint: JudgeEndpoint;
+  store: TranscriptStore;
+  verdicts: VerdictStore;
+  /** Token counter for lines without recorded usage (tiktoken in the worker). Default: none. */
+  countTokens?: (text: string) => number;
+}
+
+const CACHE_SIZE = 4;
+
+/** Reads a judge choice: a built-in name, or a prompt file's template (format: either). */
+export async function judgeTemplate(judge: string, model: string): Promise<StoredJudge> {
+  if (judge === 'gaia' || judge === 'browsecomp') {
+    const { template, format } = builtInJudge(judge as BuiltInJudge);
+    return { name: judge, template, format, model, promptHash: promptHash(template) };
+  }
+  let template: string;
+  try {
+    template = await readFile(judge, 'utf8');
+  } catch (error) {
+    throw new EvaluationInputError(`Cannot read the judge prompt file ${judge} (${(error as Error).message}).`);
+  }
+  if (!/\{(prediction|response)\}/.test(template)) throw new EvaluationInputError(`The judge prompt file ${judge} has no {prediction} (or {response}) placeholder.`);
+  return { name: judge, template, format: 'either', model, promptHash: promptHash(template) };
+}
+
+/**
+ * The evaluation's activities (issue 12): `prepareEvaluation` reads and dedupes the rollout
+ * files and stores the runs' facts by hash; `judgeRuns` (judge-activity.ts) judges a range of
+ * them; `writeEvaluation` reads the stored verdicts back and writes report.json, scored/ and
+ * summary.jsonl.
+ */
+export function createEvaluationActivities(dependencies: EvaluationActivityDependencies) {
+  const cache = new Map<string, StoredEvaluationInput>();
+  async function loadInput(reference: string): Promise<StoredEvaluationInput> {
+    const hit = cache.get(reference);
+    if (hit) return hit;
+    const input = JSON.parse(await dependencies.store.getText(reference)) as StoredEvaluationInput;
+    cache.set(reference, input);
+    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    return input;
+  }
+  const invalid = (error: unknown) =>
+    error instanceof EvaluationInputError ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true }) : error;
+
+  return {
+    async prepareEvaluation(input: PrepareEvaluationInput): Promise<PrepareEvaluationOutput> {
+      try {
+        const resolved = await resolveEvaluationFiles(input.paths);
+        const read = await readEvaluationInputs(resolved.files, dependencies.countTokens ? { countTokens: dependencies.countTokens } : {});
+        const judge = await judgeTemplate(input.judge, dependencies.endpoint.model);
+        const stored: StoredEvaluationInput = {
+          version: 1,
+          source: { paths: input.paths, ...(input.batchId ? { batchId: input.batchId } : {}) },
+          files: read.files,
+          rollouts: read.rollouts,
+          skipped: read.skipped,
+          duplicates: read.duplicates,
+          judge,
+        };
+        const reference = await dependencies.store.putText(JSON.stringify(stored));
+        return {
+          input: reference,
+          runs: read.rollouts.reduce((sum, runs) => sum + runs.length, 0),
+          judge: { name: judge.name, model: judge.model, promptHash: judge.promptHash },
+          ...(hasReferences(read.rollouts) ? {} : { refused: NO_REFERENCES_MESSAGE }),
+        };
+      } catch (error) {
+        throw invalid(error);
+      }
+    },
+
+    judgeRuns: createJudgeRuns({ openai: dependencies.openai, endpoint: dependencies.endpoint, verdicts: dependencies.verdicts, loadInput }),
+
+    async writeEvaluation(input: WriteEvaluationInput): Promise<WriteEvaluationOutput> {
+      const stored = await loadInput(input.input);
+      const verdicts = new Map<string, RunVerdict>();
+      if (!input.refused) {
+        for (const run of stored.rollouts.flat()) {
+          if (run.reference.trim() === '') continue;
+          const verdict = await dependencies.verdicts.get(verdictKeyOf(stored.judge, run));
+          const matched = exactMatchVerdict(run);
+          verdicts.set(
+            runKey(run),
+            verdict
+              ? { isCorrect: verdict.isCorrect, judgement: verdict.judgement, ...(verdict.unparsed ? { unparsed: true } : {}), exactMatch: matched.exactMatch as number, f1: matched.f1 as number }
+              : { isCorrect: false, judgement: 'no verdict stored', exactMatch: matched.exactMatch as number, f1: matched.f1 as number },
+          );
+        }
+      }
+      const report = buildEvaluationReport({
+        rollouts: stored.rollouts,
+        verdicts,
+        method: 'judge',
+        judge: { name: stored.judge.name, model: stored.judge.model, promptHash: stored.judge.promptHash },
+        createdAt: input.createdAt,
+        source: stored.source,
+        skipped: stored.skipped,
+        duplicates: stored.duplicates,
+        judgeCalls: input.judgeCalls,
+        notes: input.refused ? [input.refused] : [],
+        ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
+      });
+      const written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts);
+      return { reportPath: written.report, headline: headlineOf(report) };
+    },
+  };
+}
+
+export type EvaluationActivities = ReturnType<typeof createEvaluationActivities>;

@@ -1,0 +1,71 @@
+import { ConfigurationError } from './configuration-error';
+import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { loadModelConfig, NO_API_KEY, type ModelConfig } from './model-config';
+
+/** The LLM judge's endpoint and model (issue 12), read by {@link loadJudgeConfig}. */
+export interface JudgeConfig {
+  /** OpenAI-compatible base URL. `REACT_AGENT_JUDGE_BASE_URL`; default the run model's (`OPENAI_BASE_URL`). */
+  baseUrl: string;
+  /** Bearer key. `REACT_AGENT_JUDGE_API_KEY`; default the run model's (`OPENAI_API_KEY`), or `not-needed` with its own base URL. Never logged. */
+  apiKey: string;
+  /** Judge model. `REACT_AGENT_JUDGE_MODEL`; default the run model (`REACT_AGENT_MODEL`). */
+  model: string;
+  /** Timeout of one judge request, in seconds. `REACT_AGENT_JUDGE_TIMEOUT_SECONDS`; default 120. */
+  timeoutSeconds: number;
+  /** Attempts of a judge activity before the evaluation fails. `REACT_AGENT_JUDGE_MAX_ATTEMPTS`; default 5. */
+  maxAttempts: number;
+  /** Judge activities at once. `REACT_AGENT_JUDGE_CONCURRENCY`; default 8. */
+  concurrency: number;
+}
+
+export const DEFAULT_JUDGE_TIMEOUT_SECONDS = 120;
+export const DEFAULT_JUDGE_MAX_ATTEMPTS = 5;
+export const DEFAULT_JUDGE_CONCURRENCY = 8;
+
+function checkedUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new ConfigurationError('REACT_AGENT_JUDGE_BASE_URL', `REACT_AGENT_JUDGE_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/**
+ * Reads the judge's settings; each unset one falls back to the run model's configuration.
+ *
+ * @param environment Variables to read; default `process.env`.
+ * @throws ConfigurationError naming the variable (a bad URL or number; no model named anywhere).
+ */
+export function loadJudgeConfig(environment: Environment = process.env): JudgeConfig {
+  const ownBaseUrl = readString(environment, 'REACT_AGENT_JUDGE_BASE_URL');
+  const ownModel = readString(environment, 'REACT_AGENT_JUDGE_MODEL');
+  const ownKey = readString(environment, 'REACT_AGENT_JUDGE_API_KEY');
+  let runModel: ModelConfig | undefined;
+  const runModelConfig = (): ModelConfig => {
+    if (runModel) return runModel;
+    try {
+      runModel = loadModelConfig(environment);
+      return runModel;
+    } catch (error) {
+      if (!(error instanceof ConfigurationError)) throw error;
+      const variable = ownBaseUrl === undefined ? 'REACT_AGENT_JUDGE_BASE_URL' : 'REACT_AGENT_JUDGE_MODEL';
+      throw new ConfigurationError(variable, `The judge has no ${variable === 'REACT_AGENT_JUDGE_MODEL' ? 'model' : 'endpoint'}: set ${variable} (it defaults to the run model's settings, which are not usable: ${error.message.split('\n')[0]})`);
+    }
+  };
+  const baseUrl = ownBaseUrl !== undefined ? checkedUrl(ownBaseUrl) : runModelConfig().baseUrl;
+  const model = ownModel ?? runModelConfig().model;
+  const apiKey = ownKey ?? (ownBaseUrl !== undefined ? (readString(environment, 'OPENAI_API_KEY') ?? NO_API_KEY) : runModelConfig().apiKey);
+  return {
+    baseUrl,
+    apiKey,
+    model,
+    timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_JUDGE_TIMEOUT_SECONDS', DEFAULT_JUDGE_TIMEOUT_SECONDS),
+    maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_JUDGE_MAX_ATTEMPTS', DEFAULT_JUDGE_MAX_ATTEMPTS),
+    concurrency: readPositiveInteger(environment, 'REACT_AGENT_JUDGE_CONCURRENCY', DEFAULT_JUDGE_CONCURRENCY),
+  };
+}

@@ -1,0 +1,164 @@
+import type { EvaluationReport } from './evaluation-report';
+import type { EvaluationRun } from './evaluation-runs';
+import type { VerdictFormat } from './judge-prompts';
+
+/**
+ * The `evaluation` workflow's contract (issue 12), workflow-safe: its input, its activities'
+ * inputs and outputs, its outcome. Transcripts never enter its history: an activity reads the
+ * rollout files and stores the runs' facts (no messages) by hash in the transcript store; judge
+ * activities read that blob and judge a range of runs each; verdicts go to the verdict store,
+ * and the last activity reads them back to write the report.
+ */
+
+/** Judge concurrency: judge activities at once (each judges its runs one after another). Default 8. */
+export const DEFAULT_EVALUATION_CONCURRENCY = 8;
+/** Runs judged by one judge activity. Default 10. */
+export const DEFAULT_RUNS_PER_JUDGE_ACTIVITY = 10;
+/** Attempts of a judge activity (Temporal retries) before the evaluation fails. Default 5. */
+export const DEFAULT_JUDGE_ATTEMPTS = 5;
+
+/** Input of the `evaluation` workflow. */
+export interface EvaluationWorkflowInput {
+  /** Absolute paths the workers can read: one batch output directory, or rollout files (iter*.jsonl) in rollout order. */
+  paths: string[];
+  /** Absolute output directory (report.json, scored/, summary.jsonl). */
+  output: string;
+  /** `gaia`, `browsecomp`, or the absolute path of a prompt file (placeholders: src/core/evaluation/judge-prompts.ts). */
+  judge: string;
+  /** The batch evaluated, for the report. */
+  batchId?: string;
+  /** Judge activities at once. Default {@link DEFAULT_EVALUATION_CONCURRENCY}. */
+  concurrency?: number;
+  /** Runs per judge activity. Default {@link DEFAULT_RUNS_PER_JUDGE_ACTIVITY}. */
+  runsPerActivity?: number;
+  /** Attempts per judge activity. Default {@link DEFAULT_JUDGE_ATTEMPTS}. */
+  judgeAttempts?: number;
+  /** Web UI base for run links in the report (e.g. http://localhost:8233/namespaces/default). */
+  webUiBase?: string;
+}
+
+/** What the stored evaluation input holds (the blob `prepareEvaluation` writes). */
+export interface StoredEvaluationInput {
+  version: 1;
+  source: EvaluationReport['source'];
+  files: string[];
+  rollouts: EvaluationRun[][];
+  skipped: EvaluationReport['skipped'];
+  duplicates: NonNullable<EvaluationReport['duplicates']>;
+  judge: StoredJudge;
+}
+
+/** The judge an evaluation uses, as stored with its input. */
+export interface StoredJudge {
+  name: string;
+  template: string;
+  format: VerdictFormat;
+  model: string;
+  promptHash: string;
+}
+
+export interface PrepareEvaluationInput {
+  paths: string[];
+  judge: string;
+  batchId?: string;
+}
+
+export interface PrepareEvaluationOutput {
+  /** Reference (`sha256:…`) of the stored {@link StoredEvaluationInput}. */
+  input: string;
+  /** Runs over all rollouts, in order: rollout 1's, then rollout 2's, … */
+  runs: number;
+  judge: { name: string; model: string; promptHash: string };
+  /** Set when nothing can be judged (no reference answers): the message; statistics are still written. */
+  refused?: string;
+}
+
+/** Judge runs [from, to) of the stored input (skipping runs without a reference). */
+export interface JudgeRunsInput {
+  input: string;
+  from: number;
+  to: number;
+}
+
+export interface JudgeRunsOutput {
+  /** Judge calls made (a reminder counts as a call). */
+  made: number;
+  /** Verdicts found already stored. */
+  stored: number;
+  unparsed: number;
+}
+
+export interface WriteEvaluationInput {
+  input: string;
+  output: string;
+  createdAt: string;
+  judgeCalls: { made: number; stored: number };
+  refused?: string;
+  webUiBase?: string;
+}
+
+/** The headline an evaluation returns (also what the CLI prints). */
+export interface EvaluationHeadline {
+  questions: number;
+  rollouts: number;
+  meanPassAt1: number;
+  bestPassAt1: { rollout: number; passAt1: number };
+  passAtAllRollouts: number;
+  perRolloutPassAt1: number[];
+  unparsedVerdicts: number;
+  skippedLines: number;
+}
+
+export interface WriteEvaluationOutput {
+  reportPath: string;
+  headline: EvaluationHeadline;
+}
+
+/** Result of the `evaluation` workflow. */
+export interface EvaluationOutcome extends WriteEvaluationOutput {
+  output: string;
+  judge: { name: string; model: string; promptHash: string };
+  judgeCalls: { made: number; stored: number };
+  refused?: string;
+}
+
+/** The headline of a report. */
+export function headlineOf(report: EvaluationReport): EvaluationHeadline {
+  return {
+    questions: report.metrics.questions,
+    rollouts: report.metrics.rollouts,
+    meanPassAt1: report.metrics.meanPassAt1,
+    bestPassAt1: report.metrics.bestPassAt1,
+    passAtAllRollouts: report.metrics.passAtAllRollouts,
+    perRolloutPassAt1: report.metrics.perRollout.map((rollout) => rollout.passAt1),
+    unparsedVerdicts: report.unparsedVerdicts.length,
+    skippedLines: report.skipped.length,
+  };
+}
+
+/** Failure types of the evaluation. */
+export const EvaluationFailureTypes = {
+  invalidInput: 'ReactAgent.Evaluation.InvalidInput',
+  judgeUnreachable: 'ReactAgent.Judge.Unreachable',
+  judgeRejected: 'ReactAgent.Judge.RequestRejected',
+  judgeServerError: 'ReactAgent.Judge.ServerError',
+  judgeRateLimited: 'ReactAgent.Judge.RateLimited',
+  judgeBadResponse: 'ReactAgent.Judge.BadResponse',
+} as const;
+
+/** Problems with the workflow's input (empty when valid). */
+export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
+  const problems: string[] = [];
+  if (!Array.isArray(input?.paths) || input.paths.length === 0 || input.paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
+    problems.push('paths must be a non-empty list of absolute paths');
+  }
+  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push('output must be an absolute directory path');
+  if (typeof input?.judge !== 'string' || (input.judge !== 'gaia' && input.judge !== 'browsecomp' && !input.judge.startsWith('/'))) {
+    problems.push('judge must be gaia, browsecomp or the absolute path of a prompt file');
+  }
+  for (const name of ['concurrency', 'runsPerActivity', 'judgeAttempts'] as const) {
+    const value = input?.[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 1000)) problems.push(`${name} must be an integer from 1 to 1000`);
+  }
+  return problems;
+}

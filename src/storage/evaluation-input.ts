@@ -1,0 +1,155 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { dedupeRollout, modelCallsOfMessages, terminationOfLine, toolCallsOfMessages, type EvaluationRun } from '../core/evaluation/evaluation-runs';
+import type { EvaluationReport } from '../core/evaluation/evaluation-report';
+
+/**
+ * Reading an evaluation's inputs (Node-only): a batch output directory (its `iter<k>.jsonl`,
+ * in rollout order) or explicit rollout files, each line this project's iter line or
+ * DeepResearch's result line (`question`, `answer`, `messages`, `prediction`, `termination`;
+ * its error lines `{error, prediction: "[Failed]", messages: []}` have no termination).
+ *
+ * - A line that is not JSON fails the whole read, naming the file and line.
+ * - A line that is not an object, or lacks the `question` or the `answer` key, is skipped and
+ *   listed (an empty `answer` is kept: the run has no reference answer).
+ * - A question twice in one file counts once: the last line that is not an error wins.
+ * - Rollout files may cover different question sets; the report lists the missing pairs.
+ */
+
+/** The input cannot be read; the message names the file (and line). */
+export class EvaluationInputError extends Error {
+  override readonly name = 'EvaluationInputError';
+}
+
+const ITER_FILE = /^iter(\d+)\.jsonl$/;
+
+/** The rollout files of the given paths: one directory (its iter files by number) or files. */
+export async function resolveEvaluationFiles(paths: string[]): Promise<{ files: string[]; directory?: string }> {
+  if (paths.length === 0) throw new EvaluationInputError('Give a batch output directory or iter*.jsonl files to evaluate.');
+  const absolute = paths.map((path) => resolve(path));
+  const infos = await Promise.all(
+    absolute.map((path) =>
+      stat(path).catch(() => {
+        throw new EvaluationInputError(`${path} does not exist.`);
+      }),
+    ),
+  );
+  if (infos.some((info) => info.isDirectory())) {
+    if (absolute.length > 1) throw new EvaluationInputError('Give one batch output directory, or rollout files, not both.');
+    const directory = absolute[0] as string;
+    const names = (await readdir(directory))
+      .flatMap((name) => {
+        const match = ITER_FILE.exec(name);
+        return match ? [{ name, rollout: Number(match[1]) }] : [];
+      })
+      .sort((left, right) => left.rollout - right.rollout);
+    if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files.`);
+    return { files: names.map((entry) => join(directory, entry.name)), directory };
+  }
+  return { files: absolute };
+}
+
+/** What was read: each rollout's runs, deduplicated, and what was left out. */
+export interface EvaluationInputs {
+  files: string[];
+  rollouts: EvaluationRun[][];
+  skipped: EvaluationReport['skipped'];
+  duplicates: NonNullable<EvaluationReport['duplicates']>;
+}
+
+export interface ReadEvaluationOptions {
+  /** Counts tokens of a text (tiktoken in the CLI and worker), for lines that record no usage. Default: no count. */
+  countTokens?: (text: string) => number;
+}
+
+function numberOr(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function tokensOf(line: Record<string, unknown>, messages: unknown, countTokens: ((text: string) => number) | undefined): { tokens?: number; tokensCounted?: boolean } {
+  const usage = line.usage as Record<string, unknown> | undefined;
+  const recorded = numberOr(usage?.totalTokens) ?? numberOr(usage?.total_tokens);
+  if (recorded !== undefined && recorded > 0) return { tokens: recorded };
+  if (!countTokens || !Array.isArray(messages) || messages.length === 0) return {};
+  const text = messages.map((message) => (typeof (message as { content?: unknown })?.content === 'string' ? (message as { content: string }).content : '')).join('\n');
+  return { tokens: countTokens(text), tokensCounted: true };
+}
+
+/** One line as a run, or why it is skipped. */
+export function runOfLine(value: unknown, where: { file: string; line: number; rollout: number }, options: ReadEvaluationOptions = {}): EvaluationRun | { skip: string } {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { skip: 'not a JSON object' };
+  const line = value as Record<string, unknown>;
+  if (typeof line.question !== 'string' || line.question.trim() === '') return { skip: 'no "question"' };
+  if (!('answer' in line)) return { skip: 'no "answer" key (write "answer": "" when there is no reference)' };
+  const prediction = typeof line.prediction === 'string' ? line.prediction : '';
+  const hasError = line.error !== undefined && line.error !== null && line.error !== '';
+  const isError = line.termination === 'error' || (line.termination === undefined && (hasError || prediction === '[Failed]'));
+  const { termination, originalTermination } = terminationOfLine(line.termination, isError);
+  const messages = line.messages;
+  const modelCalls = Array.isArray(messages) && messages.length > 0 ? modelCallsOfMessages(messages) : (numberOr(line.iterations) ?? 0);
+  const durationMs = numberOr(line.durationMs);
+  return {
+    rollout: where.rollout,
+    question: line.question,
+    reference: typeof line.answer === 'string' ? line.answer : line.answer === null || line.answer === undefined ? '' : JSON.stringify(line.answer),
+    prediction,
+    termination,
+    ...(originalTermination ? { originalTermination } : {}),
+    isError,
+    modelCalls,
+    toolCalls: toolCallsOfMessages(messages),
+    ...tokensOf(line, messages, options.countTokens),
+    ...(durationMs !== undefined ? { durationMs } : {}),
+    ...(typeof line.runId === 'string' ? { runId: line.runId } : {}),
+    file: where.file,
+    line: where.line,
+  };
+}
+
+/** Reads the rollout files (file i is rollout i + 1). Throws {@link EvaluationInputError} for a line that is not JSON. */
+export async function readEvaluationInputs(files: string[], options: ReadEvaluationOptions = {}): Promise<EvaluationInputs> {
+  const rollouts: EvaluationRun[][] = [];
+  const skipped: EvaluationReport['skipped'] = [];
+  const duplicates: NonNullable<EvaluationReport['duplicates']> = [];
+  for (const [index, file] of files.entries()) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new EvaluationInputError(`Cannot read ${file} (${(error as Error).message}).`);
+    }
+    const runs: EvaluationRun[] = [];
+    const lines = text.split('\n');
+    for (const [lineIndex, raw] of lines.entries()) {
+      if (raw.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        throw new EvaluationInputError(`${file} line ${lineIndex + 1} is not JSON (${(error as Error).message}); an evaluation reads JSON lines, one result object a line.`);
+      }
+      const runOrSkip = runOfLine(value, { file, line: lineIndex + 1, rollout: index + 1 }, options);
+      if ('skip' in runOrSkip) skipped.push({ file, line: lineIndex + 1, reason: runOrSkip.skip });
+      else runs.push(runOrSkip);
+    }
+    const deduplicated = dedupeRollout(runs);
+    rollouts.push(deduplicated.runs);
+    if (deduplicated.duplicates > 0) duplicates.push({ rollout: index + 1, lines: deduplicated.duplicates });
+  }
+  return { files, rollouts, skipped, duplicates };
+}
+
+/** Sentences about the input for people: skipped lines, duplicates, different question sets. */
+export function describeInputs(inputs: EvaluationInputs): string[] {
+  const notes: string[] = [];
+  for (const skip of inputs.skipped) notes.push(`Skipped ${basename(skip.file)} line ${skip.line}: ${skip.reason}.`);
+  if (inputs.skipped.length) notes.push(`${inputs.skipped.length} line${inputs.skipped.length === 1 ? '' : 's'} skipped.`);
+  for (const duplicate of inputs.duplicates) notes.push(`Rollout ${duplicate.rollout}: ${duplicate.lines} duplicate line${duplicate.lines === 1 ? '' : 's'} of the same question (a resume?) counted once: the last line that is not an error.`);
+  const sets = inputs.rollouts.map((runs) => new Set(runs.map((run) => run.question)));
+  const union = new Set(sets.flatMap((set) => [...set]));
+  sets.forEach((set, index) => {
+    const missing = union.size - set.size;
+    if (missing > 0) notes.push(`Rollout ${index + 1} (${basename(inputs.files[index] ?? '')}) lacks ${missing} of the ${union.size} questions; they count as not correct in it.`);
+  });
+  return notes;
+}

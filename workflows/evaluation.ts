@@ -1,0 +1,76 @@
+import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
+import type { EvaluationActivities } from '../activities/evaluation-activities';
+import {
+  DEFAULT_EVALUATION_CONCURRENCY,
+  DEFAULT_JUDGE_ATTEMPTS,
+  DEFAULT_RUNS_PER_JUDGE_ACTIVITY,
+  EvaluationFailureTypes,
+  validateEvaluationInput,
+  type EvaluationOutcome,
+  type EvaluationWorkflowInput,
+} from '../src/core/evaluation/evaluation-contract';
+
+/** Reading the rollout files and writing the report: file work, retried a few times. */
+const files = proxyActivities<Pick<EvaluationActivities, 'prepareEvaluation' | 'writeEvaluation'>>({
+  startToCloseTimeout: '30 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+/**
+ * An evaluation (issue 12, DESIGN decision 12): an activity reads and dedupes the rollout files
+ * and stores the runs' facts by hash (no transcripts in history); judge activities judge
+ * `runsPerActivity` runs each, at most `concurrency` at a time, with retries; verdicts are kept in
+ * the verdict store, so a retried activity or a second evaluation of the same runs makes no judge
+ * call for what was judged; the last activity writes report.json, scored/ and summary.jsonl.
+ * History: a few events per judge activity, whatever the transcripts' size.
+ */
+export async function evaluation(input: EvaluationWorkflowInput): Promise<EvaluationOutcome> {
+  const problems = validateEvaluationInput(input);
+  if (problems.length) {
+    throw ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: `Invalid evaluation input: ${problems.join('; ')}.`, nonRetryable: true });
+  }
+  const judging = proxyActivities<Pick<EvaluationActivities, 'judgeRuns'>>({
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: input.judgeAttempts ?? DEFAULT_JUDGE_ATTEMPTS },
+  });
+  const prepared = await files.prepareEvaluation({ paths: input.paths, judge: input.judge, ...(input.batchId ? { batchId: input.batchId } : {}) });
+  const judgeCalls = { made: 0, stored: 0 };
+  if (!prepared.refused) {
+    const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;
+    const concurrency = input.concurrency ?? DEFAULT_EVALUATION_CONCURRENCY;
+    let running = 0;
+    let failure: unknown;
+    const pending: Promise<void>[] = [];
+    for (let from = 0; from < prepared.runs; from += size) {
+      await condition(() => running < concurrency || failure !== undefined);
+      if (failure !== undefined) break;
+      running += 1;
+      pending.push(
+        judging
+          .judgeRuns({ input: prepared.input, from, to: Math.min(prepared.runs, from + size) })
+          .then((judged) => {
+            judgeCalls.made += judged.made;
+            judgeCalls.stored += judged.stored;
+          })
+          .catch((error: unknown) => {
+            failure ??= error;
+          })
+          .finally(() => {
+            running -= 1;
+          }),
+      );
+    }
+    await Promise.all(pending);
+    if (failure !== undefined) throw failure;
+  }
+  const written = await files.writeEvaluation({
+    input: prepared.input,
+    output: input.output,
+    createdAt: new Date().toISOString(),
+    judgeCalls,
+    ...(prepared.refused ? { refused: prepared.refused } : {}),
+    ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
+  });
+  return { ...written, output: input.output, judge: prepared.judge, judgeCalls, ...(prepared.refused ? { refused: prepared.refused } : {}) };
+}
