@@ -44,12 +44,29 @@ export class AgentEnvironment {
 
   static async start(options: AgentEnvironmentOptions): Promise<AgentEnvironment> {
     const directory = mkdtempSync(join(tmpdir(), 'react-agent-test-'));
-    const [server, model, bundle] = await Promise.all([
+    // When one part fails to start, the parts that did start are stopped before the error is
+    // thrown: a model server left listening would keep jest from ever exiting.
+    const [serverStart, modelStart, bundleStart] = await Promise.allSettled([
       DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
       ScriptedModelServer.start({ script: options.script }),
       cachedWorkflowBundle(),
     ]);
-    const connection = await Connection.connect({ address: server.address });
+    const failure = [serverStart, modelStart, bundleStart].find((start) => start.status === 'rejected');
+    let connection: Connection | undefined;
+    try {
+      if (failure !== undefined) throw failure.reason;
+      connection = await Connection.connect({ address: (serverStart as PromiseFulfilledResult<DevServer>).value.address });
+    } catch (error) {
+      await Promise.all([
+        serverStart.status === 'fulfilled' ? serverStart.value.stop() : undefined,
+        modelStart.status === 'fulfilled' ? modelStart.value.close() : undefined,
+      ]);
+      rmSync(directory, { recursive: true, force: true });
+      throw error;
+    }
+    const server = (serverStart as PromiseFulfilledResult<DevServer>).value;
+    const model = (modelStart as PromiseFulfilledResult<ScriptedModelServer>).value;
+    const bundle = (bundleStart as PromiseFulfilledResult<string>).value;
     const client = new Client({ connection });
     const taskQueue = `test-${process.pid}-${++AgentEnvironment.counter}`;
     const transcripts = join(directory, 'transcripts');

@@ -63,7 +63,10 @@ export class RealServerEnvironment {
         DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
         cachedWorkflowBundle(),
       ]);
-      const connection = await Connection.connect({ address: server.address });
+      const connection = await Connection.connect({ address: server.address }).catch(async (error: unknown) => {
+        await server.stop();
+        throw error;
+      });
       const client = new Client({ connection });
       const taskQueue = `real-server-${process.pid}-${++RealServerEnvironment.counter}`;
       const transcripts = join(directory, 'transcripts');
