@@ -6,6 +6,7 @@ import { ConfigurationError } from '../config';
 import { registerBatchCommands } from './commands/batch-command';
 import { scheduleCommand, scheduleHelp } from './commands/schedule-command';
 import { cancelCommand, cancelHelp } from './commands/cancel-command';
+import { evalCommand, evalHelp } from './commands/eval-command';
 import { followCommand, followHelp } from './commands/follow-command';
 import { gcCommand, gcHelp } from './commands/gc-command';
 import { kbCommand, kbHelp } from './commands/kb-command';
@@ -34,6 +35,7 @@ const commands: Record<string, { help: string; summary: string; run: (argumentsL
   kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
   server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
   gc: { help: gcHelp, summary: 'remove transcripts of runs closed longer ago than --older-than', run: gcCommand },
+  eval: { help: evalHelp, summary: 'score a batch (exact match, F1, an LLM judge); eval compare A B', run: evalCommand },
 };
 registerBatchCommands(commands, { schedule: { help: scheduleHelp, summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)', run: scheduleCommand } });
 
