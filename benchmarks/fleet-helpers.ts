@@ -1,0 +1,116 @@
+/**
+ * Helpers shared by the many-machines benchmarks (scale, overhead, store): percentiles, the
+ * machine's load, worker processes as production runs them, resident memory sampling, and
+ * schedule-to-start times read from workflow histories.
+ */
+import type { Client } from '@temporalio/client';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
+import { WorkerProcess } from '../test/integration/support/worker-process';
+
+const root = resolve(__dirname, '..');
+
+/** The value at quantile `q` (0..1) of `values`, nearest rank; NaN for none. */
+export function percentile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
+/** `load 1.52 / 1.20 / 0.90 on 2 cores` (1, 5 and 15-minute load averages), printed beside every figure. */
+export function describeLoad(): string {
+  const [one, five, fifteen] = loadavg().map((value) => value.toFixed(2));
+  return `load ${one} / ${five} / ${fifteen} on ${cpus().length} cores`;
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or 0 once it is gone. */
+export function residentBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples the resident memory of some processes every `intervalMs` and keeps each one's peak. */
+export class ResidentMemorySampler {
+  readonly peaks = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pids: number[], intervalMs = 250) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  private sample(): void {
+    for (const pid of this.pids) this.peaks.set(pid, Math.max(this.peaks.get(pid) ?? 0, residentBytes(pid)));
+  }
+
+  /** Stops sampling; returns the sum of the peaks. */
+  stop(): number {
+    clearInterval(this.timer);
+    this.sample();
+    return [...this.peaks.values()].reduce((total, value) => total + value, 0);
+  }
+}
+
+/** What a benchmark worker process needs besides its queues: the server, the model, the test tools, a transcript directory. */
+export async function workerEnvironment(options: { temporalAddress: string; modelBaseUrl: string; directory: string; taskQueue: string }): Promise<Record<string, string>> {
+  return {
+    TEMPORAL_ADDRESS: options.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    OPENAI_BASE_URL: options.modelBaseUrl,
+    OPENAI_API_KEY: 'sk-benchmark',
+    REACT_AGENT_MODEL: 'scripted-model',
+    REACT_AGENT_TASK_QUEUE: options.taskQueue,
+    REACT_AGENT_TRANSCRIPT_DIR: join(options.directory, 'transcripts'),
+    REACT_AGENT_DATA_DIR: options.directory,
+    REACT_AGENT_TOOL_MODULES: join(root, 'test/fakes/test-tools.ts'),
+    REACT_AGENT_TOOLS: 'none',
+    REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(),
+    REACT_AGENT_TEST_TOOL_LOG: join(options.directory, 'tools.log'),
+    REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
+  };
+}
+
+/** Starts a real worker (worker/main.ts) in its own process and resolves once it polls. */
+export async function startWorkerProcess(environment: Record<string, string>): Promise<WorkerProcess> {
+  return WorkerProcess.start(environment, 120_000);
+}
+
+/**
+ * Milliseconds from each activity's scheduling to its start (ActivityTaskScheduled →
+ * ActivityTaskStarted event times) of the given activity type, over the given workflows.
+ */
+export async function scheduleToStartMs(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<number[]> {
+  const delays: number[] = [];
+  const queue = [...workflowIds];
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        const history = await client.workflow.getHandle(id).fetchHistory();
+        const scheduled = new Map<string, number>();
+        for (const event of history.events ?? []) {
+          const attributes = event.activityTaskScheduledEventAttributes;
+          if (attributes && attributes.activityType?.name === activityType) scheduled.set(String(event.eventId), millis(event.eventTime));
+          const started = event.activityTaskStartedEventAttributes;
+          if (started) {
+            const at = scheduled.get(String(started.scheduledEventId));
+            if (at !== undefined) delays.push(millis(event.eventTime) - at);
+          }
+        }
+      }
+    }),
+  );
+  return delays;
+}
+
+/** Reads `--name value` from the command line, else `fallback`. */
+export function argument(name: string, fallback: string): string {
+  const index = process.argv.indexOf(`--${name}`);
+  return index !== -1 && process.argv[index + 1] !== undefined ? (process.argv[index + 1] as string) : fallback;
+}

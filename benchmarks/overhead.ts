@@ -1,0 +1,145 @@
+/**
+ * Orchestration overhead: the same scripted run (29 tool calls, then an answer: 30 model calls)
+ * as a bare in-process loop (the openai client streaming from the scripted server, the same
+ * `lookup` tool called directly, messages kept in memory; no Temporal, no transcript store) and
+ * through Temporal (researchAgent on an in-process worker with the real activities and a local
+ * transcript store), at 0 ms and 1,000 ms scripted model latency, in the same process.
+ *
+ *   npm run benchmark:overhead                               (30 calls; 0 and 1,000 ms; 1 repeat)
+ *   npm run benchmark:overhead -- --calls 30 --latencies 0,1000 --repeat 3
+ *
+ * Prints the wall time of each, the overhead per step ((Temporal − bare) / model calls) in ms and
+ * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), beside the machine's load.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import JSON5 from 'json5';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
+import { DevServer } from '../src/cli/dev-server';
+import type { ResearchRunResult } from '../src/core/run-result';
+import { lookup } from '../test/fakes/test-tools';
+import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import { argument, describeLoad } from './fleet-helpers';
+
+const CALLS = Number(argument('calls', '30'));
+const LATENCIES = argument('latencies', '0,1000').split(',').map(Number);
+const REPEAT = Number(argument('repeat', '1'));
+const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
+
+let latencyMs = 0;
+
+/** The bare loop: think → call the tool → observe, with nothing durable around it. */
+async function bareLoop(openai: OpenAI, workflowId: string): Promise<number> {
+  const messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }> = [
+    { role: 'system', content: 'You are a research assistant. Use <tool_call> to call tools and <answer> to answer.' },
+    { role: 'user', content: QUESTION },
+  ];
+  for (let call = 1; call <= CALLS; call += 1) {
+    const stream = await openai.chat.completions.create(
+      { model: 'scripted-model', messages, stream: true, stream_options: { include_usage: true }, stop: ['\n<tool_response>', '<tool_response>'], temperature: 0.6, top_p: 0.95, max_tokens: 1000 },
+      { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
+    );
+    let content = '';
+    for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+    messages.push({ role: 'assistant', content });
+    if (/<answer>/.test(content)) return call;
+    const body = /<tool_call>([\s\S]*?)<\/tool_call>/.exec(content)?.[1];
+    if (!body) throw new Error(`bare loop: no tool call in ${JSON.stringify(content)}`);
+    const parsed = JSON5.parse(body) as { name: string; arguments: Record<string, unknown> };
+    const observation = await lookup.run(parsed.arguments, { signal: new AbortController().signal, heartbeat() {}, workflowId, callId: `call-${call}` });
+    messages.push({ role: 'user', content: `<tool_response>\n${observation}\n</tool_response>` });
+  }
+  return CALLS;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const directory = mkdtempSync(join(tmpdir(), 'react-agent-overhead-benchmark-'));
+  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+  const model = await ScriptedModelServer.start({
+    script: scriptFromTurns((call) =>
+      call >= CALLS
+        ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>', delayBeforeFirstChunkMs: latencyMs }
+        : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: latencyMs },
+    ),
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    taskQueue: 'overhead',
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({
+      openai,
+      store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
+      tools: new ToolRegistry([lookup]),
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
+      modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
+    }),
+  });
+  let sequence = 0;
+  const durable = async (): Promise<number> => {
+    const result = (await client.workflow.execute('researchAgent', {
+      taskQueue: 'overhead',
+      workflowId: `overhead-${Date.now()}-${(sequence += 1)}`,
+      args: [{ question: QUESTION, limits: { maxModelCalls: CALLS + 5 }, loop: { stuckDetection: false } }],
+    })) as ResearchRunResult;
+    if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
+    return result.iterations;
+  };
+  const timed = async (run: () => Promise<number>) => {
+    const started = process.hrtime.bigint();
+    const calls = await run();
+    if (calls !== CALLS) throw new Error(`${calls} calls, expected ${CALLS}`);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  };
+
+  try {
+    await worker.runUntil(async () => {
+      // Warm both paths (connections, tiktoken, the worker's caches) at 0 ms before measuring.
+      await bareLoop(openai, 'warm-up');
+      await durable();
+      for (const latency of LATENCIES) {
+        latencyMs = latency;
+        for (let repeat = 1; repeat <= REPEAT; repeat += 1) {
+          const bare = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
+          const temporal = await timed(durable);
+          const perStep = (temporal - bare) / CALLS;
+          console.log(
+            [
+              `${latency} ms`.padStart(8),
+              String(repeat).padStart(6),
+              `${(bare / 1000).toFixed(2)} s`.padStart(9),
+              `${(temporal / 1000).toFixed(2)} s`.padStart(10),
+              `${perStep.toFixed(1)} ms`.padStart(12),
+              `${((100 * (temporal - bare)) / temporal).toFixed(1)} %`.padStart(9),
+              `  ${describeLoad()}`,
+            ].join('  '),
+          );
+        }
+      }
+    });
+    console.log('');
+    console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
+  } finally {
+    await workerConnection.close();
+    await connection.close();
+    await model.close();
+    await server.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+console.log(`Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal (in-process worker, local transcript store)`);
+console.log('');
+console.log(['latency'.padStart(8), 'repeat'.padStart(6), 'bare'.padStart(9), 'Temporal'.padStart(10), 'overhead/step'.padStart(12), 'share'.padStart(9), '  load (1/5/15 min)'].join('  '));
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,124 @@
+/**
+ * Many runs at once: N concurrent runs of 10 model calls each (9 tool calls, then an answer)
+ * with 2,000 ms scripted model latency, on real worker processes (worker/main.ts):
+ *
+ * - `default slots` (the baseline, the behaviour before issue 13): one worker, one queue,
+ *   Temporal's default 20 activity slots shared by model and tool calls;
+ * - `sized slots`: one worker, model calls on their own queue with 200 slots
+ *   (REACT_AGENT_MAX_CONCURRENT_MODEL_CALLS' default), tools and bookkeeping on the main queue;
+ * - `sized, two workers`: the same on two worker processes.
+ *
+ *   npm run benchmark:scale                                   (100 and 300 runs, all three setups)
+ *   npm run benchmark:scale -- --runs 100,300,1000 --setups sized,two --latency 2000 --calls 10
+ *
+ * Prints per setup and size: wall time, runs finished per minute, p50/p95 of a model call's
+ * schedule-to-start (ActivityTaskScheduled → ActivityTaskStarted in history), the workers' peak
+ * RSS and RSS per run in flight (peak above idle, divided by the runs). Every run must finish
+ * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DevServer } from '../src/cli/dev-server';
+import type { ResearchRunResult } from '../src/core/run-result';
+import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import type { WorkerProcess } from '../test/integration/support/worker-process';
+import { argument, describeLoad, percentile, ResidentMemorySampler, residentBytes, scheduleToStartMs, startWorkerProcess, workerEnvironment } from './fleet-helpers';
+
+const SIZES = argument('runs', '100,300').split(',').map(Number);
+const SETUPS = argument('setups', 'default,sized,two').split(',');
+const LATENCY_MS = Number(argument('latency', '2000'));
+const CALLS = Number(argument('calls', '10'));
+const MIB = 1024 * 1024;
+
+const SETUP_LABELS: Record<string, string> = {
+  default: 'default slots (20), 1 worker',
+  sized: 'sized slots (200 model), 1 worker',
+  two: 'sized slots, 2 workers',
+};
+
+async function main(): Promise<void> {
+  for (const setup of SETUPS) if (!SETUP_LABELS[setup]) throw new Error(`unknown setup ${setup}; use ${Object.keys(SETUP_LABELS).join(', ')}`);
+  const directory = mkdtempSync(join(tmpdir(), 'react-agent-scale-benchmark-'));
+  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+  const model = await ScriptedModelServer.start({
+    script: scriptFromTurns((call) =>
+      call >= CALLS
+        ? { content: '<think>Enough.</think>\n<answer>42</answer>', delayBeforeFirstChunkMs: LATENCY_MS }
+        : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: LATENCY_MS },
+    ),
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const rows: string[] = [];
+  let failed = false;
+  console.log(`Scale: N concurrent runs of ${CALLS} model calls (${CALLS - 1} tool calls, then an answer), scripted model latency ${LATENCY_MS} ms; ${describeLoad()} at start`);
+  console.log('');
+  const header = ['setup'.padEnd(34), 'runs'.padStart(5), 'wall s'.padStart(7), 'runs/min'.padStart(9), 'sched→start p50'.padStart(16), 'p95'.padStart(8), 'RSS peak'.padStart(9), 'per run'.padStart(9), '  load (1/5/15 min)'].join('  ');
+  console.log(header);
+
+  try {
+    let sequence = 0;
+    for (const runs of SIZES) {
+      for (const setup of SETUPS) {
+        sequence += 1;
+        const taskQueue = `scale-${sequence}-${setup}`;
+        const base = await workerEnvironment({ temporalAddress: server.address, modelBaseUrl: model.baseUrl, directory: join(directory, taskQueue), taskQueue });
+        const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
+        const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, () => startWorkerProcess({ ...base, ...queues })));
+        const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
+        const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
+        const ids = Array.from({ length: runs }, (_, index) => `${taskQueue}-run-${index}`);
+        const started = Date.now();
+        let answered = 0;
+        let seconds = 0;
+        let peak = 0;
+        try {
+          const handles = [];
+          for (let index = 0; index < ids.length; index += 50) {
+            handles.push(...(await Promise.all(ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })))));
+          }
+          const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
+          answered = results.filter((result) => result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS).length;
+        } finally {
+          seconds = (Date.now() - started) / 1000;
+          peak = sampler.stop();
+          await Promise.all(workers.map((worker) => worker.stop()));
+        }
+        const delays = await scheduleToStartMs(client, ids, 'callModel');
+        if (answered !== runs) {
+          failed = true;
+          console.error(`${SETUP_LABELS[setup]}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
+        }
+        const row = [
+          SETUP_LABELS[setup]!.padEnd(34),
+          String(runs).padStart(5),
+          seconds.toFixed(1).padStart(7),
+          ((answered / seconds) * 60).toFixed(0).padStart(9),
+          `${(percentile(delays, 0.5) / 1000).toFixed(2)} s`.padStart(16),
+          `${(percentile(delays, 0.95) / 1000).toFixed(2)} s`.padStart(8),
+          `${(peak / MIB).toFixed(0)} MiB`.padStart(9),
+          `${((peak - idle) / runs / 1024).toFixed(0)} KiB`.padStart(9),
+          `  ${describeLoad()}`,
+        ].join('  ');
+        rows.push(row);
+        console.log(row);
+      }
+    }
+    console.log('');
+    console.log(`sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run); RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`);
+    console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(0)} s per run when nothing waits.`);
+  } finally {
+    await connection.close();
+    await model.close();
+    await server.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+  if (failed) process.exit(1);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
