@@ -68,7 +68,7 @@ function bindAndRelease(port: number): Promise<number> {
 }
 
 /** How often a start that lost a race for a port it picked is tried with new ports. */
-const PORT_RACE_ATTEMPTS = 3;
+const START_ATTEMPTS = 3;
 
 /** A TCP port on 127.0.0.1 that is free right now; never the same one twice within this process. */
 export async function findFreePort(): Promise<number> {
@@ -221,6 +221,7 @@ export class DevServer {
     const temporalCli = options.temporalCli ?? resolveTemporalCli().path;
     // Ports picked here are free when picked, but another process may bind one before the server
     // does; such a start is tried again with new ports (a port the caller chose is never changed).
+    // A start the Go runtime itself crashed (see isTransientStartFailure) is tried again too.
     for (let attempt = 1; ; attempt += 1) {
       const port = requestedPort === 0 ? await findFreePort() : requestedPort;
       let uiPort: number | undefined;
@@ -268,8 +269,7 @@ export class DevServer {
         await server.launch(0);
         return server;
       } catch (error) {
-        const lostPortRace = error instanceof DevServerStartError && /bind: address already in use/.test(error.message);
-        if (!lostPortRace || attempt >= PORT_RACE_ATTEMPTS) throw error;
+        if (!(error instanceof DevServerStartError) || !isTransientStartFailure(error.message) || attempt >= START_ATTEMPTS) throw error;
       }
     }
   }
@@ -382,4 +382,15 @@ export class DevServer {
       await connection.close().catch(() => undefined);
     }
   }
+}
+
+/**
+ * Whether a failed start is worth trying again: the server lost a race for a port it was given
+ * (`bind: address already in use`), or the Go runtime crashed while the server started (`fatal
+ * error: concurrent map read and map write` and other `fatal error:`/`panic:` lines, an
+ * intermittent fault of the temporal CLI reported upstream as temporalio/cli#212). A server that
+ * was not ready in time, or exited with an ordinary error (a bad flag, an unusable database), is not.
+ */
+export function isTransientStartFailure(message: string): boolean {
+  return /bind: address already in use/.test(message) || /^(fatal error|panic): /m.test(message);
 }
