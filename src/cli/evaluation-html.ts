@@ -127,14 +127,13 @@ ${charts.join('\n')}
 }
 
 async function terminationsSection(all: TrajectoryStatistics, solved: TrajectoryStatistics): Promise<string> {
-  const runs = runsIn(all.terminations);
+  const runs = all.runs ?? runsIn(all.terminations);
+  const shareOf = (termination: string, count: number) => all.terminationFrequencies?.[termination] ?? (runs === 0 ? undefined : count / runs);
   const entries = Object.entries(all.terminations).sort(([, x], [, y]) => y - x);
   const rows = entries
     .map(
       ([termination, count]) =>
-        `<tr data-termination="${escapeHtml(termination)}"><td><code>${escapeHtml(termination)}</code></td><td class="number">${count}</td><td class="number">${formatPercent(
-          runs === 0 ? undefined : count / runs,
-        )}</td><td class="number">${solved.terminations[termination] ?? 0}</td></tr>`,
+        `<tr data-termination="${escapeHtml(termination)}"><td><code>${escapeHtml(termination)}</code></td><td class="number">${count}</td><td class="number">${formatPercent(shareOf(termination, count))}</td><td class="number">${solved.terminations[termination] ?? 0}</td></tr>`,
     )
     .join('\n');
   const figure =
@@ -149,7 +148,7 @@ async function terminationsSection(all: TrajectoryStatistics, solved: Trajectory
 <tbody>
 ${rows}
 </tbody>
-<tfoot><tr><th>all</th><td class="number">${runs}</td><td class="number">${runs === 0 ? '–' : '100.0%'}</td><td class="number">${runsIn(solved.terminations)}</td></tr></tfoot>
+<tfoot><tr><th>all</th><td class="number">${runs}</td><td class="number">${runs === 0 ? '–' : '100.0%'}</td><td class="number">${solved.runs ?? runsIn(solved.terminations)}</td></tr></tfoot>
 </table>
 ${figure}
 </div>
@@ -157,7 +156,7 @@ ${figure}
 }
 
 const DISTRIBUTIONS: Array<{
-  key: 'modelCalls' | 'tokens' | 'durationsMs' | 'answerLengths';
+  key: 'modelCalls' | 'toolCalls' | 'tokens' | 'durationsMs' | 'answerLengths';
   name: string;
   title: string;
   scale?: number;
@@ -165,10 +164,13 @@ const DISTRIBUTIONS: Array<{
   decimals: number;
 }> = [
   { key: 'modelCalls', name: 'model-calls', title: 'model calls per run', wholeNumbers: true, decimals: 1 },
+  { key: 'toolCalls', name: 'tool-calls', title: 'tool calls per run', wholeNumbers: true, decimals: 1 },
   { key: 'tokens', name: 'tokens', title: 'tokens per run', decimals: 0 },
   { key: 'durationsMs', name: 'durations', title: 'run duration (seconds)', scale: 1000, decimals: 1 },
   { key: 'answerLengths', name: 'answer-lengths', title: 'answer length (characters)', decimals: 0 },
 ];
+
+const EMPTY_DISTRIBUTION: Distribution = { count: 0, mean: 0, median: 0, min: 0, max: 0, values: [] };
 
 function distributionCells(distribution: Distribution, scale: number, decimals: number): string {
   if (distribution.count === 0) return '<td class="number">0</td><td class="number">–</td><td class="number">–</td><td class="number">–</td><td class="number">–</td>';
@@ -181,25 +183,29 @@ async function trajectoriesSection(all: TrajectoryStatistics, solved: Trajectory
   const rows: string[] = [];
   const figures: string[] = [];
   for (const quantity of DISTRIBUTIONS) {
+    const allValues = all[quantity.key];
+    const solvedValues = solved[quantity.key] ?? EMPTY_DISTRIBUTION;
+    // tool calls per run is optional in report.json (older reports lack it)
+    if (allValues === undefined) continue;
     const scale = quantity.scale ?? 1;
-    for (const [group, statistics] of [
-      [ALL_RUNS, all],
-      [SOLVED_RUNS, solved],
+    for (const [group, distribution] of [
+      [ALL_RUNS, allValues],
+      [SOLVED_RUNS, solvedValues],
     ] as const) {
       rows.push(
         `<tr data-quantity="${quantity.name}" data-group="${group}"><th scope="row">${escapeHtml(quantity.title)}</th><td>${group}</td>${distributionCells(
-          statistics[quantity.key],
+          distribution,
           scale,
           quantity.decimals,
         )}</tr>`,
       );
     }
     figures.push(
-      all[quantity.key].values.length > 0
+      allValues.values.length > 0
         ? await chart(
             quantity.name,
             `${quantity.title}: histogram`,
-            histogramSpec(quantity.title, all[quantity.key], solved[quantity.key], { scale, wholeNumbers: quantity.wholeNumbers }),
+            histogramSpec(quantity.title, allValues, solvedValues, { scale, wholeNumbers: quantity.wholeNumbers }),
           )
         : emptyChart(quantity.name, `${quantity.title}: histogram`, 'No runs recorded this.'),
     );
@@ -303,7 +309,26 @@ ${rows.join('\n')}
 }
 
 function problemsSection(report: EvaluationReport): string {
-  if (report.skipped.length === 0 && report.unparsedVerdicts.length === 0) return '';
+  const duplicates = (report.duplicates ?? []).filter((entry) => entry.lines > 0);
+  const missingRuns = report.missingRuns ?? [];
+  if (report.skipped.length === 0 && report.unparsedVerdicts.length === 0 && duplicates.length === 0 && missingRuns.length === 0) return '';
+  const duplicateList =
+    duplicates.length === 0
+      ? ''
+      : `<h3>Duplicate lines dropped (${duplicates.reduce((sum, entry) => sum + entry.lines, 0)})</h3>
+<p class="note">A question answered twice in one rollout file (after a resume) counts once: the later line that is not an error.</p>
+<table class="duplicates"><thead><tr><th class="number">rollout</th><th class="number">lines dropped</th></tr></thead><tbody>
+${duplicates.map((entry) => `<tr><td class="number">${entry.rollout}</td><td class="number">${entry.lines}</td></tr>`).join('\n')}
+</tbody></table>`;
+  const missingList =
+    missingRuns.length === 0
+      ? ''
+      : `<h3>Questions missing from a rollout (${missingRuns.length}), counted as not correct there</h3>
+<table class="missing-runs"><thead><tr><th>question</th><th class="number">rollout</th></tr></thead><tbody>
+${missingRuns
+  .map((entry) => `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td></tr>`)
+  .join('\n')}
+</tbody></table>`;
   const skipped =
     report.skipped.length === 0
       ? ''
@@ -328,6 +353,8 @@ ${report.unparsedVerdicts
   return `<section id="problems">
 <h2>Left out or doubtful</h2>
 ${skipped}
+${duplicateList}
+${missingList}
 ${unparsed}
 </section>`;
 }
@@ -355,6 +382,15 @@ export async function renderEvaluationReportHtml(report: EvaluationReport): Prom
 <h1>Evaluation report</h1>
 <p class="meta">Created <time datetime="${escapeHtml(report.createdAt)}">${escapeHtml(report.createdAt)}</time> · scored by ${describeMethod(report.method, report.judge)}</p>
 <p class="meta">Source: ${describeSource(report.source)}</p>
+${
+  report.judgeCalls
+    ? `<p class="meta judge-calls">Judge calls: ${report.judgeCalls.made} made, ${report.judgeCalls.stored} verdict${report.judgeCalls.stored === 1 ? '' : 's'} already stored.</p>`
+    : ''
+}${
+  report.notes && report.notes.length > 0
+    ? `<ul class="notes">${report.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>`
+    : ''
+}
 </header>`;
   const title = `Evaluation report${report.source.batchId ? ` — ${report.source.batchId}` : ''} (${report.createdAt})`;
   return htmlPage(title, [header, ...sections].filter((part) => part !== '').join('\n'));

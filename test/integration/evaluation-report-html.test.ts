@@ -66,7 +66,7 @@ describe('report.html in headless Chromium', () => {
     const dom = await dumpPageDom(pathToFileURL(reportPath).href, { width: WIDTH, height: HEIGHT });
     const { document } = parseHTML(dom);
     const charts = [...document.querySelectorAll('figure.chart[data-chart]')].map((figure) => figure.getAttribute('data-chart'));
-    expect(charts).toEqual(['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']);
+    expect(charts).toEqual(['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']);
     for (const chart of charts) {
       expect(document.querySelectorAll(`figure[data-chart="${chart}"] svg g.role-mark`).length).toBeGreaterThan(0);
     }
@@ -74,7 +74,7 @@ describe('report.html in headless Chromium', () => {
     expect(bars('terminations')).toBe(Object.keys(FIXTURE_TERMINATIONS).length);
     expect(bars('rollout-accuracy')).toBe(3);
     expect(bars('tool-usage')).toBe(FIXTURE_TOOLS.length * 2);
-    for (const histogram of ['model-calls', 'tokens', 'durations', 'answer-lengths']) expect(bars(histogram)).toBeGreaterThan(3);
+    for (const histogram of ['model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths']) expect(bars(histogram)).toBeGreaterThan(3);
 
     const rows = document.querySelectorAll('table.questions tbody tr.question-row');
     expect(rows).toHaveLength(5);

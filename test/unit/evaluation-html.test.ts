@@ -2,8 +2,10 @@ import { describe, expect, test } from '@jest/globals';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
+import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
+import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/core/evaluation/evaluation-scoring';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/cli/evaluation-html';
-import { escapeHtml, webUiRunLink } from '../../src/cli/html-document';
+import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/cli/html-document';
 import {
   FIXTURE_TERMINATIONS,
   FIXTURE_TOOLS,
@@ -77,6 +79,15 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(document.querySelector('table.skipped')?.textContent).toContain('error line: <upstream 502>');
   });
 
+  test('says how it was scored, what the judge cost and the report\'s notes; lists duplicate lines', () => {
+    const header = document.querySelector('header')?.textContent ?? '';
+    expect(header).toContain('LLM judge gaia with model judge-model');
+    expect(document.querySelector('.judge-calls')?.textContent).toBe('Judge calls: 12 made, 3 verdicts already stored.');
+    expect(document.querySelector('ul.notes li')?.textContent).toBe('The judge <gaia> was asked twice for one verdict & it did not parse.');
+    expect(document.querySelector('ul.notes gaia')).toBeNull();
+    expect([...document.querySelectorAll('table.duplicates tbody tr')].map((row) => row.textContent)).toEqual(['21']);
+  });
+
   test('names each metric as the report does, with its value', () => {
     const metric = (name: string) => document.querySelector(`tr[data-metric="${name}"] td.number`)?.textContent;
     expect(metric('mean pass@1')).toBe('53.3%');
@@ -92,7 +103,7 @@ describe('report.html (renderEvaluationReportHtml)', () => {
   });
 
   test('draws every chart as inline SVG with marks, bars by the data', () => {
-    for (const chart of ['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']) {
+    for (const chart of ['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']) {
       const svg = document.querySelector(`figure[data-chart="${chart}"] svg`);
       expect(svg).not.toBeNull();
       expect(svg?.querySelectorAll('g.role-mark').length).toBeGreaterThan(0);
@@ -112,6 +123,8 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(termination('timeout')).toEqual(['timeout', '1', '6.7%', '0']);
     const modelCalls = [...document.querySelectorAll('tr[data-quantity="model-calls"][data-group="all runs"] td')].map((cell) => cell.textContent);
     expect(modelCalls).toEqual(['all runs', '15', '17.9', '5', '1', '100']);
+    const toolCalls = [...document.querySelectorAll('tr[data-quantity="tool-calls"][data-group="solved"] td')].map((cell) => cell.textContent);
+    expect(toolCalls.slice(0, 2)).toEqual(['solved', '8']);
     const durations = [...document.querySelectorAll('tr[data-quantity="durations"][data-group="solved"] td')].map((cell) => cell.textContent);
     expect(durations[0]).toBe('solved');
     expect(durations[1]).toBe('8');
@@ -158,13 +171,56 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     empty.questions = [];
     empty.skipped = [];
     empty.unparsedVerdicts = [];
+    empty.duplicates = [{ rollout: 1, lines: 0 }];
+    delete empty.judgeCalls;
+    delete empty.notes;
     const page = documentOf(await renderEvaluationReportHtml(empty));
     expect(page.querySelector('tr[data-metric="pass@1 (any of 1)"] td.number')?.textContent).toBe('0.0%');
     expect(page.querySelector('figure[data-chart="tokens"]')?.textContent).toContain('No runs recorded this.');
     expect(page.querySelector('figure[data-chart="tool-usage"]')?.textContent).toContain('No tool was called.');
     expect(page.querySelector('header')?.textContent).toContain('exact match and token F1');
     expect(page.querySelector('#problems')).toBeNull();
+    expect(page.querySelector('.judge-calls')).toBeNull();
     expect(page.querySelector('table.per-rollout thead')?.textContent).toContain('exact match');
+  });
+
+  test('renders what the scorer builds: exact match, rollouts with different questions, missing runs listed', async () => {
+    const run = (rollout: number, question: string, prediction: string, extra: Partial<EvaluationRun> = {}): EvaluationRun => ({
+      rollout,
+      question,
+      reference: question === 'Capital of France?' ? 'Paris' : '4',
+      prediction,
+      termination: 'answer',
+      isError: false,
+      modelCalls: 3,
+      toolCalls: { search: 1 },
+      tokens: 900,
+      durationMs: 4_000,
+      file: `iter${rollout}.jsonl`,
+      line: 1,
+      ...extra,
+    });
+    const rollouts = [
+      [run(1, 'Capital of France?', 'Paris'), run(1, '2 + 2?', '5', { termination: 'max_calls', toolCalls: { python: 2 } })],
+      [run(2, 'Capital of France?', 'paris.', { runId: 'batch/q0-r2' })],
+    ];
+    const verdicts = new Map(rollouts.flat().map((entry) => [runKey(entry), exactMatchVerdict(entry)]));
+    const report = buildEvaluationReport({
+      rollouts,
+      verdicts,
+      method: 'exact_match',
+      createdAt: '2026-12-01T00:00:00.000Z',
+      source: { paths: ['iter1.jsonl', 'iter2.jsonl'] },
+      webUiBase: WEB_UI,
+    });
+    const page = documentOf(await renderEvaluationReportHtml(report));
+    expect(page.querySelector('tr[data-metric="mean pass@1"] td.number')?.textContent).toBe(formatPercentOf(report.metrics.meanPassAt1));
+    expect(page.querySelectorAll('tr.question-row')).toHaveLength(2);
+    const secondQuestion = page.querySelectorAll('tr.question-row')[1]!;
+    expect([...secondQuestion.querySelectorAll('td.rollout-cell .verdict')].map((badge) => badge.textContent)).toEqual(['incorrect', 'not answered']);
+    expect(page.querySelector('table.missing-runs')?.textContent).toContain('2 + 2?');
+    expect(page.querySelectorAll('a.run-link')).toHaveLength(1);
+    expect(barCount(page, 'terminations')).toBe(2);
   });
 
   test('escapeHtml escapes the five significant characters', () => {
