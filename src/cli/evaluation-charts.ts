@@ -100,8 +100,8 @@ export function histogramSpec(
     ...solved.values.map((value) => ({ value: value / scale, group: SOLVED_RUNS })),
   ];
   return {
-    width: 380,
-    height: 180,
+    width: 300,
+    height: 170,
     config: CONFIG,
     data: { values },
     mark: { type: 'bar', opacity: 0.8, binSpacing: 1 },

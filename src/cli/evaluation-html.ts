@@ -258,6 +258,11 @@ ${figure}
 </section>`;
 }
 
+/** A muted "(no answer)" after an empty prediction, so an empty cell is not mistaken for a rendering fault. */
+function noAnswer(prediction: string): string {
+  return prediction.trim() === '' ? '<span class="small no-answer">(no answer)</span>' : '';
+}
+
 function verdictCell(verdict: RolloutVerdict | undefined, method: EvaluationReport['method'], webUiBase: string | undefined): string {
   if (!verdict) return '<td class="rollout-cell"><span class="verdict missing">not answered</span></td>';
   const badge = verdict.isCorrect
@@ -276,7 +281,7 @@ function verdictCell(verdict: RolloutVerdict | undefined, method: EvaluationRepo
   return `<td class="rollout-cell" data-rollout="${verdict.rollout}" data-correct="${verdict.isCorrect}">${badge} <span class="small"><code>${escapeHtml(
     verdict.termination,
   )}</code>${scores.length > 0 ? ` · ${scores.join(' · ')}` : ''}${runLink}</span>
-<div class="text prediction">${escapeHtml(verdict.prediction)}</div>${judgement}</td>`;
+<div class="text prediction">${escapeHtml(verdict.prediction)}</div>${noAnswer(verdict.prediction)}${judgement}</td>`;
 }
 
 function questionsSection(report: EvaluationReport): string {
@@ -419,7 +424,7 @@ function comparedSide(label: string, side: EvaluationComparison['a']): string {
 
 function outcomeCell(outcome: QuestionOutcome): string {
   const predictions = outcome.predictions
-    .map((prediction, index) => `<li><span class="small">rollout ${index + 1}:</span> <span class="text prediction">${escapeHtml(prediction)}</span></li>`)
+    .map((prediction, index) => `<li><span class="small">rollout ${index + 1}:</span> <span class="text prediction">${escapeHtml(prediction)}</span>${noAnswer(prediction)}</li>`)
     .join('');
   return `<td><span class="verdict ${outcome.right ? 'correct' : 'incorrect'}">${outcome.correctRollouts}/${outcome.rollouts} correct</span><ul class="predictions">${predictions}</ul></td>`;
 }
@@ -489,7 +494,7 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
           shift.aFrequency,
         )})</td><td class="number">${shift.b} (${formatPercent(shift.bFrequency)})</td><td class="number delta">${formatSignedCount(
           shift.delta,
-        )}</td><td class="number delta${deltaClass(shift.frequencyDelta)}">${formatPercentagePoints(shift.frequencyDelta)}</td></tr>`,
+        )}</td><td class="number delta">${formatPercentagePoints(shift.frequencyDelta)}</td></tr>`,
     )
     .join('\n');
   const shiftBars = comparison.terminationShifts.flatMap((shift) => [

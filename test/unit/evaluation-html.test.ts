@@ -143,6 +143,9 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(cells[1]?.querySelector('.prediction')?.textContent).toBe('Tesla');
     expect(cells[1]?.querySelector('a.run-link')?.getAttribute('href')).toBe(`${WEB_UI}/workflows/${encodeURIComponent('nightly-2026-12-01/q0-r2')}`);
     expect(document.querySelectorAll('a.run-link')).toHaveLength(15);
+    // an empty prediction says so
+    expect(rows[2]!.querySelectorAll('td.rollout-cell')[2]?.querySelector('.no-answer')?.textContent).toBe('(no answer)');
+    expect(rows[0]!.querySelector('.no-answer')).toBeNull();
     // the unparsed verdict is marked, and listed
     expect(rows[2]!.querySelector('td.rollout-cell .verdict')?.textContent).toBe('incorrect (verdict unparsed)');
     expect(document.querySelector('table.unparsed')?.textContent).toContain('I think maybe?');
