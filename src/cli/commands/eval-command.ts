@@ -170,11 +170,12 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
   return 0;
 }
 
-/** The innermost message of a workflow failure (the activity's ApplicationFailure says what to fix). */
+/** The message of a workflow failure that says what to fix: the first ApplicationFailure's (the activity's), else the innermost. */
 function failureMessage(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);
   let current: unknown = error;
   while (current instanceof Error) {
+    if (current.name === 'ApplicationFailure' && current.message) return current.message;
     if (current.message) message = current.message;
     current = (current as { cause?: unknown }).cause;
   }
