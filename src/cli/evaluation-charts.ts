@@ -119,45 +119,63 @@ export function histogramSpec(
   };
 }
 
-/** Grouped horizontal bars: mean tool calls per question by tool, over all runs and over solved ones. */
-export function toolUsageSpec(rows: Array<{ tool: string; group: string; callsPerQuestion: number }>): VegaLiteSpec {
-  return {
-    width: 420,
-    height: { step: 14 },
-    config: CONFIG,
-    data: { values: rows },
-    mark: { type: 'bar' },
-    encoding: {
-      y: { field: 'tool', type: 'nominal', title: null },
-      yOffset: { field: 'group', type: 'nominal', scale: { domain: GROUP_COLOURS.domain } },
-      x: { field: 'callsPerQuestion', type: 'quantitative', title: 'tool calls per question (mean over runs)' },
-      color: { field: 'group', type: 'nominal', title: null, scale: GROUP_COLOURS },
-    },
-  };
+/** One bar of a grouped bar chart: the row it stands in, its group within the row, its length. */
+export interface GroupedBar {
+  name: string;
+  group: string;
+  value: number;
 }
 
-/** Grouped bars of the same named values in evaluation A and B (shares, 0..1, or frequencies). */
-export function comparisonBarsSpec(
-  rows: Array<{ name: string; evaluation: 'A' | 'B'; value: number }>,
-  valueTitle: string,
+/**
+ * Horizontal bars, one row per name (in the order given) and one bar per group within it, coloured
+ * by group; `share` draws values as percentages on a 0..100% axis.
+ */
+function groupedBarsSpec(
+  rows: GroupedBar[],
+  groups: { domain: string[]; range: string[]; legendLabelExpression?: string },
+  options: { valueTitle: string; share: boolean; width: number; step: number },
 ): VegaLiteSpec {
   return {
-    width: 460,
-    height: { step: 16 },
+    width: options.width,
+    height: { step: options.step },
     config: CONFIG,
     data: { values: rows },
     mark: { type: 'bar' },
     encoding: {
       y: { field: 'name', type: 'nominal', title: null, sort: null },
-      yOffset: { field: 'evaluation', type: 'nominal', scale: { domain: ['A', 'B'] } },
-      x: { field: 'value', type: 'quantitative', title: valueTitle, scale: { domain: [0, 1] }, axis: { format: '.0%' } },
+      yOffset: { field: 'group', type: 'nominal', scale: { domain: groups.domain } },
+      x: {
+        field: 'value',
+        type: 'quantitative',
+        title: options.valueTitle,
+        ...(options.share ? { scale: { domain: [0, 1] }, axis: { format: '.0%' } } : {}),
+      },
       color: {
-        field: 'evaluation',
+        field: 'group',
         type: 'nominal',
         title: null,
-        scale: { domain: ['A', 'B'], range: ['#9ecae9', '#4c78a8'] },
-        legend: { labelExpr: "datum.label == 'A' ? 'A (baseline)' : 'B (candidate)'" },
+        scale: { domain: groups.domain, range: groups.range },
+        ...(groups.legendLabelExpression ? { legend: { labelExpr: groups.legendLabelExpression } } : {}),
       },
     },
   };
+}
+
+/** Grouped bars: mean tool calls per question by tool (`name`), over all runs and over solved ones (`group`). */
+export function toolUsageSpec(rows: GroupedBar[]): VegaLiteSpec {
+  return groupedBarsSpec(rows, GROUP_COLOURS, {
+    valueTitle: 'tool calls per question (mean over runs)',
+    share: false,
+    width: 420,
+    step: 14,
+  });
+}
+
+/** Grouped bars of the same named shares (0..1) in evaluation A and B (`group` 'A' or 'B'). */
+export function comparisonBarsSpec(rows: GroupedBar[], valueTitle: string): VegaLiteSpec {
+  return groupedBarsSpec(
+    rows,
+    { domain: ['A', 'B'], range: ['#9ecae9', '#4c78a8'], legendLabelExpression: "datum.label == 'A' ? 'A (baseline)' : 'B (candidate)'" },
+    { valueTitle, share: true, width: 460, step: 16 },
+  );
 }

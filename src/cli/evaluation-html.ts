@@ -237,8 +237,8 @@ async function toolsSection(all: TrajectoryStatistics, solved: TrajectoryStatist
     )
     .join('\n');
   const chartRows = tools.flatMap((tool) => [
-    { tool, group: ALL_RUNS, callsPerQuestion: all.toolCallsPerQuestion[tool] ?? 0 },
-    { tool, group: SOLVED_RUNS, callsPerQuestion: solved.toolCallsPerQuestion[tool] ?? 0 },
+    { name: tool, group: ALL_RUNS, value: all.toolCallsPerQuestion[tool] ?? 0 },
+    { name: tool, group: SOLVED_RUNS, value: solved.toolCallsPerQuestion[tool] ?? 0 },
   ]);
   const figure =
     tools.length > 0
@@ -479,8 +479,8 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
     .join('\n');
   const chartedMetrics = comparison.metrics.filter((metric) => !COUNT_METRICS.has(metric.name) && !/^round\d+_/.test(metric.name));
   const metricBars = chartedMetrics.flatMap((metric) => [
-    ...(metric.a !== undefined ? [{ name: metric.name, evaluation: 'A' as const, value: metric.a }] : []),
-    ...(metric.b !== undefined ? [{ name: metric.name, evaluation: 'B' as const, value: metric.b }] : []),
+    ...(metric.a !== undefined ? [{ name: metric.name, group: 'A', value: metric.a }] : []),
+    ...(metric.b !== undefined ? [{ name: metric.name, group: 'B', value: metric.b }] : []),
   ]);
   const metricsFigure =
     metricBars.length > 0
@@ -498,8 +498,8 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
     )
     .join('\n');
   const shiftBars = comparison.terminationShifts.flatMap((shift) => [
-    { name: shift.termination, evaluation: 'A' as const, value: shift.aFrequency },
-    { name: shift.termination, evaluation: 'B' as const, value: shift.bFrequency },
+    { name: shift.termination, group: 'A', value: shift.aFrequency },
+    { name: shift.termination, group: 'B', value: shift.bFrequency },
   ]);
   const shiftsFigure =
     shiftBars.length > 0
