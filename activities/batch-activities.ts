@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BatchItem } from '../src/core/batch-input';
 import { loadBatchInput } from '../src/storage/batch-input-file';
@@ -24,11 +23,11 @@ import {
   readBatchRecord,
   readRunLineTermination,
   resultMessages,
-  runLinePath,
   seedRunLinesFromIterFiles,
   SUMMARY_FILE,
-  writeFileAtomically,
+  writeRunLine,
 } from '../src/storage/batch-output';
+import { openOutputLocation, type OutputLocation } from '../src/storage/output-location';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { TranscriptMissingError, type TranscriptStore } from '../src/storage/transcript-store';
 
@@ -38,6 +37,12 @@ export interface BatchActivityDependencies {
   defaultModel: string;
   /** A finished run's result. Default: read through the worker's Temporal client. */
   resultOf?: (workflowId: string, runId?: string) => Promise<ResearchRunResult>;
+  /**
+   * Opens a batch's output (`record.output`): a local directory, or an S3 prefix for `s3://…`.
+   * Default: {@link openOutputLocation} with the AWS SDK's own settings; the worker passes one
+   * with its endpoint and region (AWS_ENDPOINT_URL, AWS_REGION).
+   */
+  openOutput?: (output: string) => OutputLocation;
 }
 
 /** Heartbeats when running as an activity (a lost attempt then shows within the heartbeat timeout); a no-op in a local activity or a direct call. */
@@ -80,33 +85,53 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
     return items;
   }
 
+  const openOutput = dependencies.openOutput ?? ((output: string) => openOutputLocation(output));
+  const locations = new Map<string, OutputLocation>();
+  /** One location (and S3 client) per output, for the few batches a worker serves at once. */
+  function locationOf(output: string): OutputLocation {
+    let location = locations.get(output);
+    if (!location) {
+      try {
+        location = openOutput(output);
+      } catch (error) {
+        if (error instanceof BatchOutputError) throw unusable(error.message);
+        throw error;
+      }
+      locations.set(output, location);
+      if (locations.size > INPUT_CACHE_SIZE * 4) locations.delete(locations.keys().next().value as string);
+    }
+    return location;
+  }
+
   const unusable = (message: string) => ApplicationFailure.create({ type: BatchFailureTypes.outputUnusable, nonRetryable: true, message });
 
   return {
     /** Checks the output directory and writes batch.json; refuses another batch's results unless resuming the same input. */
     async openBatchOutput({ record, resume }: OpenBatchOutputInput): Promise<OpenBatchOutputOutput> {
+      const output = locationOf(record.output);
       try {
-        await checkOutputDirectory(record.output);
+        await checkOutputDirectory(output);
       } catch (error) {
         if (error instanceof BatchOutputError) throw unusable(error.message);
         throw error;
       }
-      const existing = await readBatchRecord(record.output).catch((error: unknown) => {
-        throw unusable((error as Error).message);
+      const existing = await readBatchRecord(output).catch((error: unknown) => {
+        if (error instanceof BatchOutputError) throw unusable(error.message);
+        throw error;
       });
       const earlier = existing && existing.id !== record.id ? existing : undefined;
       if (earlier && resume && earlier.input !== record.input) {
         throw unusable(`${record.output} holds results of batch ${earlier.id} over other questions (${earlier.input}); resume it with the same input, or use another directory.`);
       }
-      if (!resume && (await hasBatchResults(record.output)) && existing?.id !== record.id) {
+      if (!resume && (await hasBatchResults(output)) && existing?.id !== record.id) {
         throw unusable(`${record.output} already holds results${earlier ? ` of batch ${earlier.id}` : ''}; add --resume to keep them and rerun only what is missing or ended in error, or use another directory.`);
       }
       beat('checked');
-      if (resume) await seedRunLinesFromIterFiles(record.output, record.rollouts, record.questions, () => beat('reading earlier results'));
+      if (resume) await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () => beat('reading earlier results'));
       const model = record.run.model?.model ?? dependencies.defaultModel;
       const resumed = [...((earlier as { resumed?: string[] } | undefined)?.resumed ?? []), ...(earlier && resume ? [earlier.id] : [])];
-      await writeFileAtomically(
-        join(record.output, BATCH_RECORD_FILE),
+      await output.writeText(
+        BATCH_RECORD_FILE,
         `${JSON.stringify({ ...record, model, ...(existing?.id === record.id ? { startedAt: existing.startedAt } : {}), ...(resumed.length ? { resumed } : {}) }, null, 2)}\n`,
       );
       return { model };
@@ -123,7 +148,7 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         const { index, rollout } = pairOfOrdinal(ordinal, input.questions);
         if ((ordinal - input.from) % 50 === 0) beat({ ordinal });
         if (input.resume) {
-          const earlier = await readRunLineTermination(input.output, rollout, index);
+          const earlier = await readRunLineTermination(locationOf(input.output), rollout, index);
           if (earlier !== undefined && earlier !== 'error') {
             items.push({ ordinal, kept: earlier });
             continue;
@@ -147,23 +172,24 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         line = batchResultLine(result, await resultMessages(dependencies.store, result.transcript), where);
         beat('writing');
       }
-      await writeFileAtomically(runLinePath(input.output, input.rollout, input.index), `${JSON.stringify(line)}\n`);
+      await writeRunLine(locationOf(input.output), input.rollout, input.index, `${JSON.stringify(line)}\n`);
       return { termination: line.termination as WriteBatchLineOutput['termination'] };
     },
 
     /** Assembles iter1…iterK from the run lines, writes summary.json and closes batch.json. */
-    async finishBatchOutput({ output, summary }: FinishBatchOutputInput): Promise<{ lines: number[] }> {
+    async finishBatchOutput({ output: outputUrl, summary }: FinishBatchOutputInput): Promise<{ lines: number[] }> {
+      const output = locationOf(outputUrl);
       const lines: number[] = [];
       for (let rollout = 1; rollout <= summary.rollouts; rollout += 1) {
         lines.push(await assembleIterFile(output, rollout, summary.questions, (done) => beat({ rollout, done })));
         beat({ rollout, done: summary.questions });
       }
       const total = lines.reduce((sum, count) => sum + count, 0);
-      await writeFileAtomically(join(output, SUMMARY_FILE), `${JSON.stringify({ ...summary, lines: total }, null, 2)}\n`);
+      await output.writeText(SUMMARY_FILE, `${JSON.stringify({ ...summary, lines: total }, null, 2)}\n`);
       const record = await readBatchRecord(output);
       if (record) {
-        await writeFileAtomically(
-          join(output, BATCH_RECORD_FILE),
+        await output.writeText(
+          BATCH_RECORD_FILE,
           `${JSON.stringify({ ...record, status: summary.cancelled ? 'cancelled' : 'completed', endedAt: summary.endedAt, counts: summary.perRollout }, null, 2)}\n`,
         );
       }

@@ -9,6 +9,7 @@ import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
+import type { OutputLocation } from '../src/storage/output-location';
 import { withTranscriptFailures } from './transcript-failures';
 
 /** Everything the activities need, injected by the worker (or a test). */
@@ -24,6 +25,8 @@ export interface ActivityDependencies {
   toolTaskQueue?: string;
   /** Default: tiktoken o200k_base, loaded once. */
   tokenCounter?: TokenCounter;
+  /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
+  openOutput?: (output: string) => OutputLocation;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens'>;
 }
@@ -54,7 +57,7 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
   const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
     ...createAgentActivities({ ...dependencies, tokenCounter }),
-    ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model }),
+    ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model, ...(dependencies.openOutput ? { openOutput: dependencies.openOutput } : {}) }),
     ...(dependencies.evaluation
       ? createEvaluationActivities({ ...dependencies.evaluation, store: withTranscriptFailures(dependencies.store), countTokens: (text) => tokenCounter.count(text) })
       : {}),

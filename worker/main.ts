@@ -14,12 +14,14 @@ import {
   loadModelConfig,
   loadTemporalConnection,
   loadTranscriptStoreConfig,
+  loadS3ClientSettings,
   loadWorkerConfig,
   loadWorkerFleetConfig,
   planWorkerQueues,
   type WorkerQueuePlan,
 } from '../src/config';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
+import { openOutputLocation } from '../src/storage/output-location';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import { LocalDirectoryVerdictStore } from '../src/storage/verdict-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
@@ -93,10 +95,13 @@ async function main(): Promise<void> {
   const store = openTranscriptStore(loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory));
   await checkTranscriptStore(store);
   await checkSearchAttributes(temporal);
+  const s3Settings = loadS3ClientSettings(process.env);
   const activities = createActivities({
     openai,
     store,
     tools,
+    // A batch's --output: a directory, or s3://bucket/prefix with this worker's endpoint and region.
+    openOutput: (output) => openOutputLocation(output, s3Settings),
     modelDefaults: {
       model: modelConfig.model,
       temperature: modelConfig.temperature,

@@ -6,6 +6,8 @@ import { validateRunInput } from '../core/run-input';
 import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
+import { isS3Url, openOutputLocation, type OutputLocation } from '../storage/output-location';
+import { loadS3ClientSettings } from '../config/transcript-store-config';
 import type { TranscriptStore } from '../storage/transcript-store';
 import { UsageError } from './usage-error';
 
@@ -126,16 +128,27 @@ export async function storeInput(store: TranscriptStore, file: BatchInputFile): 
 }
 
 /** The output directory as an absolute path, checked: creatable, writable, and not holding other results unless resuming the same input. */
+/**
+ * Checks `--output` before anything starts: a directory (made absolute, created if needed,
+ * writable) or `s3://bucket/prefix` (the bucket exists and takes these credentials: AWS_* and
+ * AWS_ENDPOINT_URL as the workers read them); refuses results already there without --resume.
+ * Returns the output as the batch records it.
+ */
 export async function checkedOutputDirectory(directory: string, options: { resume: boolean; input?: string }): Promise<string> {
-  const output = isAbsolute(directory) ? directory : resolve(directory);
+  let location: OutputLocation;
   try {
-    await checkOutputDirectory(output);
+    location = isS3Url(directory) ? openOutputLocation(directory, loadS3ClientSettings(process.env)) : openOutputLocation(isAbsolute(directory) ? directory : resolve(directory));
+    await checkOutputDirectory(location);
   } catch (error) {
     if (error instanceof BatchOutputError) throw new BatchInputRejected([`${error.message} Nothing was started.`]);
+    if (isS3Url(directory) && !(error instanceof Error && error.name === 'ConfigurationError')) {
+      throw new BatchInputRejected([`Cannot reach the output ${directory} (${(error as Error).message}); check AWS_ENDPOINT_URL and that the S3 server is up. Nothing was started.`]);
+    }
     throw error;
   }
-  const record = await readBatchRecord(output).catch(() => undefined);
-  if (!options.resume && (await hasBatchResults(output))) {
+  const output = location.url;
+  const record = await readBatchRecord(location).catch(() => undefined);
+  if (!options.resume && (await hasBatchResults(location))) {
     throw new BatchInputRejected([
       `${output} already holds results${record ? ` of batch ${record.id}` : ''}. Add --resume to keep them and rerun only what is missing or ended in error, or choose another --output. Nothing was started.`,
     ]);

@@ -60,6 +60,33 @@ export function loadTranscriptStoreConfig(environment: Environment, transcriptDi
   const value = readString(environment, VARIABLE);
   if (value === undefined) return { kind: 'local', directory: resolve(transcriptDirectory) };
   const { bucket, prefix, url } = parseS3Url(value);
+  const { endpoint, region, forcePathStyle } = loadS3ClientSettings(environment);
+  return {
+    kind: 's3',
+    url,
+    bucket,
+    prefix,
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : {}),
+    forcePathStyle,
+  };
+}
+
+/** The S3 client settings that are not the SDK's own defaults, shared by the transcript store and `s3://` batch outputs. */
+export interface S3ClientSettings {
+  /** `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`: an S3-compatible server; unset for AWS. */
+  endpoint?: string;
+  /** `AWS_REGION` or `AWS_DEFAULT_REGION`; `us-east-1` with an endpoint and no region; unset otherwise (the SDK reads the profile). */
+  region?: string;
+  /** True when an endpoint is set: S3-compatible servers want path-style addresses. */
+  forcePathStyle: boolean;
+}
+
+/**
+ * Reads the endpoint and region of an S3-compatible store (credentials stay with the SDK's chain).
+ * @throws ConfigurationError naming the endpoint variable when it is not an http(s) URL.
+ */
+export function loadS3ClientSettings(environment: Environment): S3ClientSettings {
   const endpointVariable = readString(environment, 'AWS_ENDPOINT_URL_S3') !== undefined ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL';
   const endpoint = readString(environment, endpointVariable);
   if (endpoint !== undefined) {
@@ -74,13 +101,5 @@ export function loadTranscriptStoreConfig(environment: Environment, transcriptDi
     }
   }
   const region = readString(environment, 'AWS_REGION') ?? readString(environment, 'AWS_DEFAULT_REGION') ?? (endpoint ? 'us-east-1' : undefined);
-  return {
-    kind: 's3',
-    url,
-    bucket,
-    prefix,
-    ...(endpoint ? { endpoint } : {}),
-    ...(region ? { region } : {}),
-    forcePathStyle: endpoint !== undefined,
-  };
+  return { ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), forcePathStyle: endpoint !== undefined };
 }

@@ -32,7 +32,7 @@ export interface ResearchBatchInput {
   rollouts: number;
   /** Runs at once. Default 8. */
   concurrency?: number;
-  /** Output directory (absolute, reachable by the workers). */
+  /** Output directory (absolute, reachable by the workers), or `s3://bucket/prefix` (written through S3 by the workers). */
   output: string;
   /** Options of every run: limits, model, tools, protocol, loop. */
   run?: BatchRunTemplate;
@@ -108,7 +108,10 @@ export function validateBatchInput(input: ResearchBatchInput): string[] {
   integer('rollouts', input?.rollouts, 1, MAX_BATCH_ROLLOUTS);
   if (input?.concurrency !== undefined) integer('concurrency', input.concurrency, 1, MAX_BATCH_CONCURRENCY);
   if (input?.runsPerContinuation !== undefined) integer('runsPerContinuation', input.runsPerContinuation, 1, 100_000);
-  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push(`output must be an absolute directory path, got ${JSON.stringify(input?.output)}`);
+  // An s3:// output (accepted since the S3 outputs of issue 13) used to fail here at once, so no running batch replays differently.
+  if (typeof input?.output !== 'string' || !(input.output.startsWith('/') || /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/|$)/.test(input.output))) {
+    problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input?.output)}`);
+  }
   if (input?.schedule !== undefined && (typeof input.schedule?.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id))) {
     problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule?.id)}`);
   }

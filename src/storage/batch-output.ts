@@ -1,17 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { loadConversation } from './conversation';
+import { OutputLocationError, outputLocationOf, type OutputLocation } from './output-location';
 import type { TranscriptStore } from './transcript-store';
 import type { BatchRecord } from '../core/batch-contract';
 import type { ChatMessage } from '../core/messages';
 import type { ResearchRunResult } from '../core/run-result';
 import { TERMINATIONS, type Termination } from '../core/termination';
 
+export { makeDirectories, writeFileAtomically } from './output-location';
+
 /**
- * A batch's output directory (Node-only; written by workers, checked by the CLI):
+ * A batch's output (Node-only; written by workers, checked by the CLI), in a local directory or
+ * under an S3 prefix (`--output s3://bucket/prefix`, through {@link OutputLocation}):
  *
  * ```
  * DIR/batch.json               id, input reference, options, model, started/ended, counts
@@ -20,10 +20,12 @@ import { TERMINATIONS, type Termination } from '../core/termination';
  * DIR/runs/iter<k>/q<index>.json   each run's line, written once by the activity that ends it
  * ```
  *
- * Each run's line is its own file, written to a temporary name and renamed into place, so a
- * retried activity (a killed worker, a restarted server) replaces the line rather than adding
- * one, and a crash never leaves half a line. The iter files are assembled from those files at
- * the end, so every (question, rollout) is in its iter file exactly once.
+ * Each run's line is its own file, written whole at once (a temporary name renamed into place;
+ * one put on S3), so a retried activity (a killed worker, a restarted server) replaces the line
+ * rather than adding one, and a crash never leaves half a line. The iter files are assembled
+ * from those files at the end, so every (question, rollout) is in its iter file exactly once.
+ *
+ * Every function takes the output as an {@link OutputLocation}, or as a local directory path.
  */
 
 export const BATCH_RECORD_FILE = 'batch.json';
@@ -34,107 +36,72 @@ export function iterFileName(rollout: number): string {
   return `iter${rollout}.jsonl`;
 }
 
+/** A run line's path inside the output: `runs/iter<k>/q<index>.json`. */
+export function runLineName(rollout: number, index: number): string {
+  return `${RUN_LINES_DIRECTORY}/iter${rollout}/q${index}.json`;
+}
+
+/** A run line's path under a local output directory. */
 export function runLinePath(output: string, rollout: number, index: number): string {
   return join(output, RUN_LINES_DIRECTORY, `iter${rollout}`, `q${index}.json`);
 }
 
-/** The output directory cannot be used; the message says why and which path. */
-export class BatchOutputError extends Error {
-  override readonly name = 'BatchOutputError';
+/** The output cannot be used; the message says why and where. (The same class as {@link OutputLocationError}.) */
+export const BatchOutputError = OutputLocationError;
+export type BatchOutputError = OutputLocationError;
+
+/** Creates the location if needed and checks it can be listed and written (for S3: the bucket exists and takes these credentials). */
+export async function checkOutputDirectory(output: string | OutputLocation): Promise<void> {
+  await outputLocationOf(output).check();
 }
 
-/**
- * `mkdir -p`, one level at a time. (Node 20's `mkdir(path, { recursive: true })` spins forever
- * on some paths it cannot create, e.g. under /proc; this fails with the parent's error instead.)
- */
-export async function makeDirectories(path: string): Promise<void> {
+export async function readBatchRecord(output: string | OutputLocation): Promise<BatchRecord | undefined> {
+  const location = outputLocationOf(output);
+  let text: string | undefined;
   try {
-    if ((await stat(path)).isDirectory()) return;
+    text = await location.readText(BATCH_RECORD_FILE);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // A file-system refusal (permissions, a directory in the way) cannot heal; a store that is down can, so it passes through.
+    if (error instanceof OutputLocationError || typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+    throw new OutputLocationError(`Cannot read ${BATCH_RECORD_FILE} in ${location.url} (${(error as Error).message}).`);
   }
-  const parent = dirname(path);
-  if (parent !== path) await makeDirectories(parent);
+  if (text === undefined) return undefined;
   try {
-    await mkdir(path);
+    return JSON.parse(text) as BatchRecord;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    if (!(await stat(path)).isDirectory()) throw error;
-  }
-}
-
-/** Writes a file so a reader sees the old content or the new, never part of it. */
-export async function writeFileAtomically(path: string, text: string): Promise<void> {
-  await makeDirectories(dirname(path));
-  const temporary = `${path}.${randomUUID()}.tmp`;
-  const handle = await open(temporary, 'w');
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-}
-
-/** Creates the directory if needed and checks it is a directory this process can list and write. */
-export async function checkOutputDirectory(output: string): Promise<void> {
-  try {
-    await makeDirectories(output);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new BatchOutputError(`The output path ${output} is not a directory.`);
-    throw new BatchOutputError(`Cannot create the output directory ${output} (${describeFsError(error)}).`);
-  }
-  const info = await stat(output);
-  if (!info.isDirectory()) throw new BatchOutputError(`The output path ${output} is not a directory.`);
-  try {
-    await access(output, constants.R_OK | constants.W_OK | constants.X_OK);
-    await readdir(output);
-    const probe = join(output, `.write-check-${randomUUID()}`);
-    await writeFileAtomically(probe, 'ok');
-    await rm(probe, { force: true });
-  } catch (error) {
-    throw new BatchOutputError(`The output directory ${output} is not readable and writable (${describeFsError(error)}).`);
+    throw new OutputLocationError(`Cannot read ${BATCH_RECORD_FILE} in ${location.url} (${(error as Error).message}).`);
   }
 }
 
-export async function readBatchRecord(output: string): Promise<BatchRecord | undefined> {
-  try {
-    return JSON.parse(await readFile(join(output, BATCH_RECORD_FILE), 'utf8')) as BatchRecord;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new BatchOutputError(`Cannot read ${join(output, BATCH_RECORD_FILE)} (${describeFsError(error)}).`);
-  }
-}
-
-/** Whether the directory holds results: run lines or non-empty iter files. */
-export async function hasBatchResults(output: string): Promise<boolean> {
+/** Whether the location holds results: run lines or non-empty iter files. */
+export async function hasBatchResults(output: string | OutputLocation): Promise<boolean> {
+  const location = outputLocationOf(output);
   let names: string[];
   try {
-    names = await readdir(output);
+    names = await location.list('');
   } catch {
     return false;
   }
   for (const name of names) {
-    if (/^iter\d+\.jsonl$/.test(name) && (await stat(join(output, name))).size > 0) return true;
+    if (/^iter\d+\.jsonl$/.test(name) && ((await location.sizeOf(name)) ?? 0) > 0) return true;
   }
   if (!names.includes(RUN_LINES_DIRECTORY)) return false;
-  for (const rolloutDirectory of await readdir(join(output, RUN_LINES_DIRECTORY)).catch(() => [] as string[])) {
-    const lines = await readdir(join(output, RUN_LINES_DIRECTORY, rolloutDirectory)).catch(() => [] as string[]);
+  for (const rolloutDirectory of await location.list(RUN_LINES_DIRECTORY).catch(() => [] as string[])) {
+    const lines = await location.list(`${RUN_LINES_DIRECTORY}/${rolloutDirectory}`).catch(() => [] as string[]);
     if (lines.some((name) => /^q\d+\.json$/.test(name))) return true;
   }
   return false;
 }
 
+/** Writes one run's line (replacing an earlier one of the pair). */
+export async function writeRunLine(output: string | OutputLocation, rollout: number, index: number, line: string): Promise<void> {
+  await outputLocationOf(output).writeText(runLineName(rollout, index), line);
+}
+
 /** The termination of the line a pair already has, or undefined when it has none. */
-export async function readRunLineTermination(output: string, rollout: number, index: number): Promise<Termination | undefined> {
-  let text: string;
-  try {
-    text = await readFile(runLinePath(output, rollout, index), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+export async function readRunLineTermination(output: string | OutputLocation, rollout: number, index: number): Promise<Termination | undefined> {
+  const text = await outputLocationOf(output).readText(runLineName(rollout, index));
+  if (text === undefined) return undefined;
   try {
     const termination = (JSON.parse(text) as { termination?: unknown }).termination;
     return (TERMINATIONS as readonly unknown[]).includes(termination) ? (termination as Termination) : 'error';
@@ -144,20 +111,16 @@ export async function readRunLineTermination(output: string, rollout: number, in
 }
 
 /**
- * Makes run-line files for lines of existing iter files that have none (a directory whose run
+ * Makes run-line files for lines of existing iter files that have none (a location whose run
  * lines were removed, or iter files from elsewhere), so a resume sees every earlier result.
  * Lines without a valid `index` are ignored. Returns how many run lines it wrote.
  */
-export async function seedRunLinesFromIterFiles(output: string, rollouts: number, questions: number, onProgress?: () => void): Promise<number> {
+export async function seedRunLinesFromIterFiles(output: string | OutputLocation, rollouts: number, questions: number, onProgress?: () => void): Promise<number> {
+  const location = outputLocationOf(output);
   let written = 0;
   for (let rollout = 1; rollout <= rollouts; rollout += 1) {
-    const path = join(output, iterFileName(rollout));
-    try {
-      await stat(path);
-    } catch {
-      continue;
-    }
-    const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+    const lines = await location.readLines(iterFileName(rollout));
+    if (!lines) continue;
     for await (const line of lines) {
       onProgress?.();
       if (line.trim() === '') continue;
@@ -168,11 +131,9 @@ export async function seedRunLinesFromIterFiles(output: string, rollouts: number
         continue;
       }
       if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= questions) continue;
-      const target = runLinePath(output, rollout, index);
-      try {
-        await stat(target);
-      } catch {
-        await writeFileAtomically(target, `${line}\n`);
+      const target = runLineName(rollout, index);
+      if ((await location.sizeOf(target)) === undefined) {
+        await location.writeText(target, `${line}\n`);
         written += 1;
       }
     }
@@ -184,29 +145,23 @@ export async function seedRunLinesFromIterFiles(output: string, rollouts: number
  * Rebuilds `iter<k>.jsonl` from the run lines, in question order, replacing the old file at once.
  * Returns how many lines it holds.
  */
-export async function assembleIterFile(output: string, rollout: number, questions: number, onProgress?: (done: number) => void): Promise<number> {
-  const path = join(output, iterFileName(rollout));
-  const temporary = `${path}.${randomUUID()}.tmp`;
-  const handle = await open(temporary, 'w');
+export async function assembleIterFile(output: string | OutputLocation, rollout: number, questions: number, onProgress?: (done: number) => void): Promise<number> {
+  const location = outputLocationOf(output);
+  const writer = await location.openWriter(iterFileName(rollout));
   let lines = 0;
   try {
     for (let index = 0; index < questions; index += 1) {
-      let text: string;
-      try {
-        text = await readFile(runLinePath(output, rollout, index), 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw error;
-      }
-      await handle.write(text.endsWith('\n') ? text : `${text}\n`);
+      const text = await location.readText(runLineName(rollout, index));
+      if (text === undefined) continue;
+      await writer.write(text.endsWith('\n') ? text : `${text}\n`);
       lines += 1;
       if (onProgress && index % 500 === 499) onProgress(index + 1);
     }
-    await handle.datasync();
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await writer.abort();
+    throw error;
   }
-  await rename(temporary, path);
+  await writer.close();
   return lines;
 }
 
@@ -269,13 +224,4 @@ export async function resultMessages(store: TranscriptStore, transcript: string)
     role: message.role,
     content: !message.reasoning || message.content.includes('<think>') ? message.content : `<think>${message.reasoning}</think>\n${message.content}`,
   }));
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'ENOTDIR') return 'a part of the path is not a directory';
-  if (code === 'EROFS') return 'read-only file system';
-  if (code === 'ENOSPC') return 'no space left';
-  return (error as Error).message;
 }

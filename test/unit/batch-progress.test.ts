@@ -50,7 +50,9 @@ describe('validateBatchInput', () => {
     assert.deepEqual(validateBatchInput({ ...valid, rollouts: 0 }), ['rollouts must be an integer from 1 to 100, got 0']);
     assert.deepEqual(validateBatchInput({ ...valid, concurrency: 1.5 }), ['concurrency must be an integer from 1 to 1000, got 1.5']);
     assert.deepEqual(validateBatchInput({ ...valid, input: 'questions.jsonl' }), ['input must be a stored input reference (sha256:…), got "questions.jsonl"']);
-    assert.deepEqual(validateBatchInput({ ...valid, output: 'relative/dir' }), ['output must be an absolute directory path, got "relative/dir"']);
+    assert.deepEqual(validateBatchInput({ ...valid, output: 'relative/dir' }), ['output must be an absolute directory path or an s3://bucket/prefix URL, got "relative/dir"']);
+    assert.deepEqual(validateBatchInput({ ...valid, output: 's3://Bad_Bucket/x' }), ['output must be an absolute directory path or an s3://bucket/prefix URL, got "s3://Bad_Bucket/x"']);
+    assert.deepEqual(validateBatchInput({ ...valid, output: 's3://batch-outputs/nightly' }), [], 'an s3:// output is valid');
     assert.deepEqual(validateBatchInput({ ...valid, questions: 0 }), ['questions must be an integer from 1 to 1000000, got 0']);
     assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), ['schedule.id must be letters, digits, \'.\', \'_\' or \'-\', got "../escape"']);
     assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), ['run.limits.maxModelCalls must be a positive integer, got 0']);

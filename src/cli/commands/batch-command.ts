@@ -37,7 +37,8 @@ Output, written by the workers: DIR/iter1.jsonl … iterK.jsonl (one line per ru
 shape: question, answer, messages, prediction, termination, then runId, index, rollout, usage, …),
 DIR/batch.json, and at the end DIR/summary.json.
 
-  --output DIR         output directory the workers can reach (created if missing)
+  --output DIR         output directory the workers can reach (created if missing), or
+                       s3://bucket/prefix (AWS_* credentials, AWS_ENDPOINT_URL for S3-compatible servers)
   --rollouts K         runs per question, 1 to 100 (default 1)
   --concurrency N      runs at once (default 8)
   --name NAME          a name, kept in batch.json; the id becomes batch-NAME-<time>-<random>
