@@ -4,9 +4,14 @@
  * schedule-to-start times read from workflow histories.
  */
 import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import OpenAI from 'openai';
+import { createActivities, ToolRegistry } from '../activities';
+import type { TranscriptStore } from '../src/storage/transcript-store';
+import { lookup } from '../test/fakes/test-tools';
 import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 import { WorkerProcess } from '../test/integration/support/worker-process';
 
@@ -81,12 +86,19 @@ export async function startWorkerProcess(environment: Record<string, string>): P
   return WorkerProcess.start(environment, 120_000);
 }
 
-/**
- * Milliseconds from each activity's scheduling to its start (ActivityTaskScheduled →
- * ActivityTaskStarted event times) of the given activity type, over the given workflows.
- */
-export async function scheduleToStartMs(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<number[]> {
-  const delays: number[] = [];
+/** Schedule-to-start times of one activity type over some workflows, read from their histories. */
+export interface ScheduleToStart {
+  /** Milliseconds from ActivityTaskScheduled to ActivityTaskStarted of the activities started at their first attempt. */
+  firstAttemptMs: number[];
+  /** Activities whose recorded start is a retry (their scheduled-to-started time includes the failed attempts and the backoff). */
+  retried: number;
+  /** Why those retries happened: last failure message → count. */
+  retryCauses: Map<string, number>;
+}
+
+/** Schedule-to-start of the given activity type over the given workflows (ActivityTaskScheduled → ActivityTaskStarted event times). */
+export async function scheduleToStart(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<ScheduleToStart> {
+  const figures: ScheduleToStart = { firstAttemptMs: [], retried: 0, retryCauses: new Map() };
   const queue = [...workflowIds];
   const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   await Promise.all(
@@ -98,15 +110,49 @@ export async function scheduleToStartMs(client: Client, workflowIds: string[], a
           const attributes = event.activityTaskScheduledEventAttributes;
           if (attributes && attributes.activityType?.name === activityType) scheduled.set(String(event.eventId), millis(event.eventTime));
           const started = event.activityTaskStartedEventAttributes;
-          if (started) {
-            const at = scheduled.get(String(started.scheduledEventId));
-            if (at !== undefined) delays.push(millis(event.eventTime) - at);
+          const at = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
+          if (!started || at === undefined) continue;
+          if ((started.attempt ?? 1) > 1) {
+            figures.retried += 1;
+            const cause = started.lastFailure?.message ?? 'unknown';
+            figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
+          } else {
+            figures.firstAttemptMs.push(millis(event.eventTime) - at);
           }
         }
       }
     }),
   );
-  return delays;
+  return figures;
+}
+
+/**
+ * An in-process Worker running researchAgent with the real activities against the scripted model
+ * server, the test `lookup` tool and the given transcript store (what the overhead and store
+ * benchmarks measure through Temporal).
+ */
+export async function createScriptedWorker(options: { connection: NativeConnection; taskQueue: string; modelBaseUrl: string; store: TranscriptStore }): Promise<Worker> {
+  const openai = new OpenAI({ baseURL: options.modelBaseUrl, apiKey: 'benchmark', maxRetries: 0 });
+  return Worker.create({
+    connection: options.connection,
+    taskQueue: options.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({
+      openai,
+      store: options.store,
+      tools: new ToolRegistry([lookup]),
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: options.modelBaseUrl },
+      modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
+    }),
+  });
+}
+
+/** The scripted run of the overhead and store benchmarks: `calls - 1` lookup calls, then an answer, each after `latencyMs()`. */
+export function lookupThenAnswer(calls: number, latencyMs: () => number = () => 0) {
+  return (call: number) =>
+    call >= calls
+      ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>', delayBeforeFirstChunkMs: latencyMs() }
+      : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: latencyMs() };
 }
 
 /** Reads `--name value` from the command line, else `fallback`. */

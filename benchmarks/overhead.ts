@@ -12,18 +12,18 @@
  * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), beside the machine's load.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import JSON5 from 'json5';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
+import { LocalDirectoryTranscriptStore } from '../activities';
 import { DevServer } from '../src/cli/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
-import { argument, describeLoad } from './fleet-helpers';
+import { argument, createScriptedWorker, describeLoad, lookupThenAnswer } from './fleet-helpers';
 
 const CALLS = Number(argument('calls', '30'));
 const LATENCIES = argument('latencies', '0,1000').split(',').map(Number);
@@ -60,29 +60,12 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-overhead-benchmark-'));
   const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
-  const model = await ScriptedModelServer.start({
-    script: scriptFromTurns((call) =>
-      call >= CALLS
-        ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>', delayBeforeFirstChunkMs: latencyMs }
-        : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: latencyMs },
-    ),
-  });
+  const model = await ScriptedModelServer.start({ script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)) });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workerConnection = await NativeConnection.connect({ address: server.address });
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
-  const worker = await Worker.create({
-    connection: workerConnection,
-    taskQueue: 'overhead',
-    workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({
-      openai,
-      store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
-      tools: new ToolRegistry([lookup]),
-      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
-      modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
-    }),
-  });
+  const worker = await createScriptedWorker({ connection: workerConnection, taskQueue: 'overhead', modelBaseUrl: model.baseUrl, store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')) });
   let sequence = 0;
   const durable = async (): Promise<number> => {
     const result = (await client.workflow.execute('researchAgent', {

@@ -12,21 +12,19 @@
  *   npm run benchmark:store -- --operations 500 --calls 100
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
+import { LocalDirectoryTranscriptStore } from '../activities';
 import { DevServer } from '../src/cli/dev-server';
 import { SeaweedServer } from '../src/cli/seaweed-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { createS3Client, S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
-import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
-import { argument, describeLoad, percentile } from './fleet-helpers';
+import { argument, createScriptedWorker, describeLoad, lookupThenAnswer, percentile } from './fleet-helpers';
 
 const OPERATIONS = Number(argument('operations', '200'));
 const CALLS = Number(argument('calls', '100'));
@@ -61,13 +59,7 @@ async function main(): Promise<void> {
   const [server, seaweed, model] = await Promise.all([
     DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
     SeaweedServer.start({ directory: join(directory, 'seaweedfs'), buckets: [BUCKET] }),
-    ScriptedModelServer.start({
-      script: scriptFromTurns((call) =>
-        call >= CALLS
-          ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>' }
-          : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>` },
-      ),
-    }),
+    ScriptedModelServer.start({ script: scriptFromTurns(lookupThenAnswer(CALLS)) }),
   ]);
   const location = { bucket: BUCKET, prefix: 'transcripts', endpoint: seaweed.endpoint, region: 'us-east-1', forcePathStyle: true };
   const stores: Array<[string, TranscriptStore]> = [
@@ -77,7 +69,6 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workerConnection = await NativeConnection.connect({ address: server.address });
-  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
 
   console.log(`Transcript store: local directory (baseline) vs SeaweedFS on loopback; ${OPERATIONS} distinct puts then gets per size, one at a time; a ${CALLS}-call scripted run (model latency 0)`);
   console.log('');
@@ -94,18 +85,7 @@ async function main(): Promise<void> {
         cells.push(format(put).padStart(22), format(get).padStart(22));
       }
       const taskQueue = `store-${label.replace(/\W+/g, '-')}`;
-      const worker = await Worker.create({
-        connection: workerConnection,
-        taskQueue,
-        workflowsPath: require.resolve('../workflows'),
-        activities: createActivities({
-          openai,
-          store,
-          tools: new ToolRegistry([lookup]),
-          modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
-          modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
-        }),
-      });
+      const worker = await createScriptedWorker({ connection: workerConnection, taskQueue, modelBaseUrl: model.baseUrl, store });
       const seconds = await worker.runUntil(async () => {
         const started = Date.now();
         const result = (await client.workflow.execute('researchAgent', {
