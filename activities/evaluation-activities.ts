@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import {
   EvaluationFailureTypes,
+  EXACT_MATCH_JUDGE,
   headlineOf,
   type PrepareEvaluationInput,
   type PrepareEvaluationOutput,
@@ -33,6 +34,7 @@ const CACHE_SIZE = 4;
 
 /** Reads a judge choice: a built-in name, or a prompt file's template (format: either). */
 export async function judgeTemplate(judge: string, model: string): Promise<StoredJudge> {
+  if (judge === EXACT_MATCH_JUDGE) return { name: EXACT_MATCH_JUDGE, template: '', format: 'word', model: '', promptHash: '' };
   if (judge === 'gaia' || judge === 'browsecomp') {
     const { template, format } = builtInJudge(judge as BuiltInJudge);
     return { name: judge, template, format, model, promptHash: promptHash(template) };
@@ -98,7 +100,10 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
     async writeEvaluation(input: WriteEvaluationInput): Promise<WriteEvaluationOutput> {
       const stored = await loadInput(input.input);
       const verdicts = new Map<string, RunVerdict>();
-      if (!input.refused) {
+      const byExactMatch = stored.judge.name === EXACT_MATCH_JUDGE;
+      if (!input.refused && byExactMatch) {
+        for (const run of stored.rollouts.flat()) if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
+      } else if (!input.refused) {
         for (const run of stored.rollouts.flat()) {
           if (run.reference.trim() === '') continue;
           const verdict = await dependencies.verdicts.get(verdictKeyOf(stored.judge, run));
@@ -114,13 +119,12 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
       const report = buildEvaluationReport({
         rollouts: stored.rollouts,
         verdicts,
-        method: 'judge',
-        judge: { name: stored.judge.name, model: stored.judge.model, promptHash: stored.judge.promptHash },
+        method: byExactMatch ? 'exact_match' : 'judge',
+        ...(byExactMatch ? {} : { judge: { name: stored.judge.name, model: stored.judge.model, promptHash: stored.judge.promptHash }, judgeCalls: input.judgeCalls }),
         createdAt: input.createdAt,
         source: stored.source,
         skipped: stored.skipped,
         duplicates: stored.duplicates,
-        judgeCalls: input.judgeCalls,
         notes: input.refused ? [input.refused] : [],
         ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
       });

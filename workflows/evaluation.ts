@@ -5,6 +5,7 @@ import {
   DEFAULT_JUDGE_ATTEMPTS,
   DEFAULT_RUNS_PER_JUDGE_ACTIVITY,
   EvaluationFailureTypes,
+  EXACT_MATCH_JUDGE,
   validateEvaluationInput,
   type EvaluationOutcome,
   type EvaluationWorkflowInput,
@@ -36,7 +37,7 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
   });
   const prepared = await files.prepareEvaluation({ paths: input.paths, judge: input.judge, ...(input.batchId ? { batchId: input.batchId } : {}) });
   const judgeCalls = { made: 0, stored: 0 };
-  if (!prepared.refused) {
+  if (!prepared.refused && input.judge !== EXACT_MATCH_JUDGE) {
     const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;
     const concurrency = input.concurrency ?? DEFAULT_EVALUATION_CONCURRENCY;
     let running = 0;

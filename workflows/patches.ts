@@ -14,3 +14,9 @@ export const LoopPatches = {
   /** Token estimates converted with the ratio the model server last reported (src/token-calibration.ts). */
   calibratedTokenEstimates: 'calibrated-token-estimates',
 } as const;
+
+/** Markers of the `researchBatch` workflow. */
+export const BatchPatches = {
+  /** A batch with `evaluate` starts an `evaluation` child when it ends (issue 12). */
+  evaluateAtEnd: 'batch-evaluate-at-end',
+} as const;

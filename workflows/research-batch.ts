@@ -3,7 +3,9 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  executeChild,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -29,7 +31,10 @@ import type { ResearchRunResult } from '../src/core/run-result';
 import { REACT_BATCH_ID, REACT_ROLLOUT, TEMPORAL_SCHEDULED_START_TIME } from '../src/core/search-attributes';
 import { preview } from '../src/core/text';
 import type { Termination } from '../src/core/termination';
-import { WorkflowTypes, type ResearchAgentWorkflow } from '../src/core/workflow-types';
+import { WorkflowTypes, type EvaluationWorkflow, type ResearchAgentWorkflow } from '../src/core/workflow-types';
+import { EXACT_MATCH_JUDGE } from '../src/core/evaluation/evaluation-contract';
+import { rootMessage } from './failures';
+import { BatchPatches } from './patches';
 
 /** Output bookkeeping: quick file operations, except assembling the iter files at the end (which heartbeats). */
 const bookkeeping = proxyActivities<Pick<BatchActivities, 'openBatchOutput' | 'prepareBatchChunk'>>({
@@ -244,9 +249,34 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       perRollout: summaryPerRollout(counts, input.questions),
     };
     const written = await assembly.finishBatchOutput({ output: carry.output, summary });
+    const evaluation = input.evaluate && !cancelled && patched(BatchPatches.evaluateAtEnd) ? await evaluateBatch(batchId, carry.output, input.evaluate) : undefined;
     state = 'finished';
-    return { ...summary, lines: written.lines.reduce((sum, count) => sum + count, 0) };
+    return { ...summary, lines: written.lines.reduce((sum, count) => sum + count, 0), ...(evaluation ? { evaluation } : {}) };
   });
+}
+
+/** Evaluates the batch's output as a child `evaluation` workflow; a failed evaluation is reported, not the batch's failure. */
+async function evaluateBatch(batchId: string, output: string, evaluate: NonNullable<ResearchBatchInput['evaluate']>): Promise<NonNullable<BatchSummary['evaluation']>> {
+  const evaluationId = `${batchId}/evaluation`;
+  try {
+    const outcome = await executeChild<EvaluationWorkflow>(WorkflowTypes.evaluation, {
+      workflowId: evaluationId,
+      args: [
+        {
+          paths: [output],
+          output: `${output.replace(/\/+$/, '')}/evaluation`,
+          judge: evaluate.judge ?? EXACT_MATCH_JUDGE,
+          batchId,
+          ...(evaluate.concurrency !== undefined ? { concurrency: evaluate.concurrency } : {}),
+          ...(evaluate.judgeAttempts !== undefined ? { judgeAttempts: evaluate.judgeAttempts } : {}),
+        },
+      ],
+      staticSummary: `evaluation of ${batchId}`.slice(0, 200),
+    });
+    return { evaluationId, reportPath: outcome.reportPath, headline: outcome.headline, ...(outcome.refused ? { failed: outcome.refused } : {}) };
+  } catch (error) {
+    return { evaluationId, failed: rootMessage(error) };
+  }
 }
 
 /** What went wrong with a run that failed instead of returning a result: the innermost message. */

@@ -1,6 +1,7 @@
 import type { BatchCounts, RolloutSummary } from './batch-progress';
 import { validateRunInput, type ResearchRunInput } from './run-input';
 import type { Termination } from './termination';
+import { isJudgeChoice, type EvaluationHeadline } from './evaluation/evaluation-contract';
 
 /**
  * The `researchBatch` workflow's contract (issue 11, DESIGN decision 11), workflow-safe: its
@@ -53,8 +54,23 @@ export interface ResearchBatchInput {
   schedule?: { id: string };
   /** Runs started per workflow run before continuing as new. Default 200. */
   runsPerContinuation?: number;
+  /**
+   * Evaluate when the batch ends (issue 12): the batch starts an `evaluation` child workflow
+   * over its output directory, writing to `<output>/evaluation/` (unless the batch was cancelled).
+   */
+  evaluate?: BatchEvaluation;
   /** Internal: what a continued batch resumes from (set by continue-as-new, never by callers). */
   carry?: BatchCarry;
+}
+
+/** How a batch evaluates itself at its end. */
+export interface BatchEvaluation {
+  /** `gaia`, `browsecomp`, an absolute prompt file path, or `exact_match` (no judge). Default `exact_match`. */
+  judge?: string;
+  /** Judge activities at once. Default 8. */
+  concurrency?: number;
+  /** Attempts per judge activity. Default 5. */
+  judgeAttempts?: number;
 }
 
 /** The small state a batch carries into its next run. */
@@ -114,6 +130,10 @@ export function validateBatchInput(input: ResearchBatchInput): string[] {
   }
   if (input?.schedule !== undefined && (typeof input.schedule?.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id))) {
     problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule?.id)}`);
+  }
+  if (input?.evaluate !== undefined) {
+    if (typeof input.evaluate !== 'object' || input.evaluate === null) problems.push('evaluate must be an object');
+    else if (input.evaluate.judge !== undefined && !isJudgeChoice(input.evaluate.judge)) problems.push(`evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got ${JSON.stringify(input.evaluate.judge)}`);
   }
   const run = input?.run ?? {};
   if (typeof run !== 'object' || run === null || Array.isArray(run)) problems.push('run must be an object of run options');
@@ -212,4 +232,6 @@ export interface BatchSummary {
   /** Lines in the iter files altogether. */
   lines: number;
   perRollout: RolloutSummary[];
+  /** With `evaluate`: where the evaluation wrote its report and its headline, or why it failed. */
+  evaluation?: { evaluationId: string; reportPath?: string; headline?: EvaluationHeadline; failed?: string };
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
+import { answerReply, pairOf } from './support/batch-helpers';
 import { CliProcess } from './support/cli-process';
 
 /*
@@ -16,6 +17,12 @@ import { CliProcess } from './support/cli-process';
 let environment: AgentEnvironment;
 
 function judgeReply(request: ScriptedRequest): ScriptedReply {
+  const pair = pairOf(request);
+  if (pair) {
+    // A batch's research run: rollout 1 answers right, rollout 2 wrong.
+    const question = String(request.messages[1]?.content ?? '');
+    return answerReply(pair.rollout === 1 ? (question.includes('France') ? 'Paris' : '4') : 'no idea');
+  }
   const prompt = String(request.messages[0]?.content ?? '');
   const reminded = request.messages.length >= 3;
   if (prompt.includes('[correct_answer]')) {
@@ -233,3 +240,22 @@ test('eval compare on two evaluations: deltas, flipped questions, termination sh
   assert.match(outcome.stdout, new RegExp(`Comparison page: ${page}`));
   assert.match(readFileSync(page, 'utf8'), /Beta\?/);
 }, 240_000);
+
+test('batch --evaluate --wait: the batch evaluates itself when it ends (an evaluation child; exact match), the CLI prints the table and writes report.html', async () => {
+  const input = join(environment.directory, 'evaluate-questions.jsonl');
+  writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
+  const output = join(environment.directory, 'evaluated-batch');
+  const outcome = await cli(['batch', input, '--output', output, '--rollouts', '2', '--evaluate', '--wait', '--max-calls', '3']);
+  assert.equal(outcome.code, 0, outcome.stderr);
+  const [batchId] = outcome.stdout.trim().split('\n');
+  const evaluated = report(join(output, 'evaluation'));
+  assert.equal(evaluated.method, 'exact_match');
+  assert.equal(evaluated.source.batchId, batchId);
+  assert.deepEqual(evaluated.metrics.perRollout.map((rollout) => rollout.passAt1), [1, 0]);
+  assert.equal(evaluated.metrics.passAtAllRollouts, 1);
+  assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
+  assert.ok(existsSync(join(output, 'evaluation', 'report.html')));
+  const child = await environment.client.workflow.getHandle(`${batchId}/evaluation`).describe();
+  assert.equal(child.type, 'evaluation');
+  assert.equal(child.status.name, 'COMPLETED');
+}, 300_000);

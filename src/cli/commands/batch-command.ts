@@ -20,6 +20,8 @@ import {
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { hasLiveWorker } from '../local-stack';
 import { webUiLink } from '../temporal-client';
+import { printBatchEvaluation } from './eval-command';
+import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
 import { UsageError } from '../usage-error';
 
 export const batchHelp = `Usage: react-agent batch <questions.jsonl|.json|.csv> --output DIR [options] [run options]
@@ -47,6 +49,7 @@ DIR/batch.json, and at the end DIR/summary.json.
                        those that ended "error" (their new line replaces the old)
   --wait               follow the batch until it ends; exit 0 when every run reached a
                        termination, 1 when the batch failed or was cancelled
+${evaluateOptionsHelp}
 ${batchRunOptionsHelp}
 
 Follow it with 'react-agent follow <batch-id>', see counts with 'react-agent status <batch-id>',
@@ -60,6 +63,7 @@ const batchOptionSpecs = {
   id: { type: 'string' },
   resume: { type: 'boolean' },
   wait: { type: 'boolean' },
+  ...evaluateOptionSpecs,
   ...batchRunOptionSpecs,
 } as const;
 
@@ -76,6 +80,7 @@ export async function batchCommand(argumentsList: string[]): Promise<number> {
   if (!values.output) throw new UsageError('--output DIR is required: where the iter files go.', batchHelp);
   const { rollouts, concurrency } = batchNumbersFrom(values, batchHelp);
   const run = batchRunTemplateFrom(values, batchHelp);
+  const evaluate = evaluateOptionFrom(values, batchHelp);
   const path = positionals[0] as string;
   let prepared: { file: Awaited<ReturnType<typeof checkedInputFile>>['file']; notes: string[]; output: string };
   try {
@@ -104,6 +109,7 @@ export async function batchCommand(argumentsList: string[]): Promise<number> {
       ...(values.name ? { name: values.name } : {}),
       source: basename(path),
       ...(values.resume ? { resume: true } : {}),
+      ...(evaluate ? { evaluate } : {}),
     };
     const id = values.id ?? newBatchId(values.name);
     await startBatch(context, id, batchInput);
@@ -141,7 +147,8 @@ async function followToEnd(context: CliContext, id: string): Promise<number> {
     return 1;
   }
   console.log(describeBatchSummary(summary));
-  return summary.cancelled ? 1 : 0;
+  const evaluated = summary.evaluation ? await printBatchEvaluation(summary.evaluation) : true;
+  return summary.cancelled || !evaluated ? 1 : 0;
 }
 
 /** Whether a workflow id names a batch (false when it names a run, or nothing, or Temporal cannot say). */

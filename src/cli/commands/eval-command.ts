@@ -244,3 +244,18 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
   console.log(`\nComparison page: ${target}`);
   return 0;
 }
+
+/**
+ * After `batch --wait --evaluate`: the evaluation's headline table, and report.html written
+ * next to its report.json (the workers write the JSON outputs; the page is rendered here).
+ */
+export async function printBatchEvaluation(evaluation: { evaluationId: string; reportPath?: string; failed?: string }): Promise<boolean> {
+  if (evaluation.failed || !evaluation.reportPath) {
+    console.error(`react-agent: the evaluation ${evaluation.evaluationId} failed: ${evaluation.failed ?? 'no report'}`);
+    return false;
+  }
+  const { report } = await readEvaluationReport(evaluation.reportPath);
+  const html = await writeHtml(dirname(evaluation.reportPath), report);
+  console.log(`\n${headlineTable(report)}\n\nReport: ${html}`);
+  return true;
+}

@@ -16,6 +16,7 @@ import {
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { cronProblem, formatDuration, isKnownTimeZone, OVERLAP_POLICIES, overlapNameOf, overlapPolicyOf, parseDuration } from '../schedule-spec';
 import { webUiLink } from '../temporal-client';
+import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
 import { UsageError } from '../usage-error';
 import { reportRejected } from './batch-command';
 
@@ -53,6 +54,7 @@ Options of create and update:
   --jitter DURATION          start each batch up to this much later, at random
   --paused                   create it paused
   --note TEXT                a note shown with the schedule's state
+${evaluateOptionsHelp.replace(/when the batch ends/, 'when each scheduled batch ends (create)')}
 ${batchRunOptionsHelp}
 
 Durations: 90s, 15m, 6h, 1d, 1h30m. Times (--from, --to): ISO 8601, e.g. 2026-01-01T00:00:00Z.`;
@@ -75,6 +77,7 @@ const scheduleOptionSpecs = {
   note: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  ...evaluateOptionSpecs,
   ...batchRunOptionSpecs,
 } as const;
 
@@ -166,6 +169,7 @@ async function create(context: CliContext, id: string, values: Values): Promise<
   if (!timing) throw new UsageError('schedule create needs --cron EXPR or --every DURATION.', scheduleHelp);
   const { rollouts, concurrency } = batchNumbersFrom(values, scheduleHelp);
   const run = batchRunTemplateFrom(values, scheduleHelp);
+  const evaluate = evaluateOptionFrom(values, scheduleHelp);
   const overlap = overlapOption(values) ?? 'SKIP';
   const catchupWindow = durationOption(values, 'catchup-window');
   let prepared: { file: Awaited<ReturnType<typeof checkedInputFile>>['file']; notes: string[]; output: string };
@@ -186,6 +190,7 @@ async function create(context: CliContext, id: string, values: Values): Promise<
     ...(values.name ? { name: values.name } : {}),
     source: basename(values.input),
     schedule: { id },
+    ...(evaluate ? { evaluate } : {}),
   };
   const memo: ScheduleMemo = {
     questions: input.questions,

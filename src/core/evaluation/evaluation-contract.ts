@@ -23,7 +23,10 @@ export interface EvaluationWorkflowInput {
   paths: string[];
   /** Absolute output directory (report.json, scored/, summary.jsonl). */
   output: string;
-  /** `gaia`, `browsecomp`, or the absolute path of a prompt file (placeholders: src/core/evaluation/judge-prompts.ts). */
+  /**
+   * `gaia`, `browsecomp`, the absolute path of a prompt file (placeholders:
+   * src/core/evaluation/judge-prompts.ts), or `exact_match` (no judge: exact match and F1).
+   */
   judge: string;
   /** The batch evaluated, for the report. */
   batchId?: string;
@@ -146,6 +149,14 @@ export const EvaluationFailureTypes = {
   judgeBadResponse: 'ReactAgent.Judge.BadResponse',
 } as const;
 
+/** Scoring without a judge: exact match and token F1 only. */
+export const EXACT_MATCH_JUDGE = 'exact_match';
+
+/** Whether a value names a judge the evaluation knows: gaia, browsecomp, exact_match or an absolute prompt file path. */
+export function isJudgeChoice(value: unknown): value is string {
+  return typeof value === 'string' && (value === 'gaia' || value === 'browsecomp' || value === EXACT_MATCH_JUDGE || value.startsWith('/'));
+}
+
 /** Problems with the workflow's input (empty when valid). */
 export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
   const problems: string[] = [];
@@ -153,9 +164,7 @@ export function validateEvaluationInput(input: EvaluationWorkflowInput): string[
     problems.push('paths must be a non-empty list of absolute paths');
   }
   if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push('output must be an absolute directory path');
-  if (typeof input?.judge !== 'string' || (input.judge !== 'gaia' && input.judge !== 'browsecomp' && !input.judge.startsWith('/'))) {
-    problems.push('judge must be gaia, browsecomp or the absolute path of a prompt file');
-  }
+  if (!isJudgeChoice(input?.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   for (const name of ['concurrency', 'runsPerActivity', 'judgeAttempts'] as const) {
     const value = input?.[name];
     if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 1000)) problems.push(`${name} must be an integer from 1 to 1000`);
