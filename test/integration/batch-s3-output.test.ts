@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SeaweedServer } from '../../src/cli/seaweed-server';
+import { S3Output } from '../../src/storage/output-location';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, iterFileProblems, pairOf, toolReply, turnOf, type ResultLine } from './support/batch-helpers';
 import { CliProcess } from './support/cli-process';
@@ -142,4 +143,32 @@ test('the CLI checks an s3:// output before starting: a missing bucket, refused 
   assert.equal(malformed.code, 2, malformed.stderr);
   assert.match(malformed.stderr, /"s3:\/\/Not_A_Bucket\/x" does not name a valid S3 bucket/);
   assert.equal((await environment.client.workflow.count(`WorkflowType = 'researchBatch'`)).count, before, 'nothing was started');
+}, 120_000);
+
+test('S3Output: a large file goes up in parts and appears only on close; abort leaves the old object; listing sees folders and files', async () => {
+  const output = new S3Output(BUCKET, 'writer-check', s3, { partBytes: 5 * 1024 * 1024 });
+  await output.check();
+  await output.writeText('iter1.jsonl', 'old\n');
+  const line = `${JSON.stringify({ text: '研究 data '.repeat(100) })}\n`;
+  const lines = Math.ceil((11 * 1024 * 1024) / Buffer.byteLength(line));
+  const writer = await output.openWriter('iter1.jsonl');
+  for (let index = 0; index < lines; index += 1) await writer.write(line);
+  assert.equal(await output.readText('iter1.jsonl'), 'old\n', 'the old object until the upload completes');
+  await writer.close();
+  assert.equal(await output.sizeOf('iter1.jsonl'), Buffer.byteLength(line) * lines);
+  let read = 0;
+  for await (const text of (await output.readLines('iter1.jsonl')) ?? []) if (`${text}\n` === line) read += 1;
+  assert.equal(read, lines);
+
+  const abandoned = await output.openWriter('iter1.jsonl');
+  for (let index = 0; index < lines; index += 1) await abandoned.write('x'.repeat(1024));
+  await abandoned.abort();
+  assert.equal(await output.sizeOf('iter1.jsonl'), Buffer.byteLength(line) * lines, 'an aborted upload changes nothing');
+
+  await output.writeText('runs/iter1/q0.json', '{}');
+  expect((await output.list('')).sort()).toEqual(['iter1.jsonl', 'runs']);
+  expect(await output.list('runs/iter1')).toEqual(['q0.json']);
+  expect(await output.list('nothing-here')).toEqual([]);
+  assert.equal(await output.readText('missing.json'), undefined);
+  assert.equal(await output.sizeOf('missing.json'), undefined);
 }, 120_000);
