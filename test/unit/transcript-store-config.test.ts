@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from '@jest/globals';
 import { ConfigurationError } from '../../src/config/configuration-error';
-import { loadTranscriptStoreConfig } from '../../src/config/transcript-store-config';
+import { loadS3ClientSettings, loadTranscriptStoreConfig } from '../../src/config/transcript-store-config';
 
 function configurationError(run: () => unknown, variable: string, pattern: RegExp): void {
   assert.throws(run, (error: unknown) => {
@@ -64,5 +64,18 @@ describe('loadTranscriptStoreConfig', () => {
   test('a malformed endpoint names its variable', () => {
     configurationError(() => loadTranscriptStoreConfig({ REACT_AGENT_TRANSCRIPT_STORE: 's3://agent', AWS_ENDPOINT_URL: 'localhost:8333' }, '/t'), 'AWS_ENDPOINT_URL', /http\(s\) URL/);
     configurationError(() => loadTranscriptStoreConfig({ REACT_AGENT_TRANSCRIPT_STORE: 's3://agent', AWS_ENDPOINT_URL_S3: 'ftp://x' }, '/t'), 'AWS_ENDPOINT_URL_S3', /http\(s\) URL/);
+  });
+});
+
+describe('loadS3ClientSettings (s3:// batch outputs share them)', () => {
+  test('endpoint, region and path style from AWS_* variables; nothing set means the SDK\'s own defaults', () => {
+    assert.deepEqual(loadS3ClientSettings({}), { forcePathStyle: false });
+    assert.deepEqual(loadS3ClientSettings({ AWS_ENDPOINT_URL: 'http://127.0.0.1:8333' }), { endpoint: 'http://127.0.0.1:8333', region: 'us-east-1', forcePathStyle: true });
+    assert.deepEqual(loadS3ClientSettings({ AWS_ENDPOINT_URL_S3: 'https://s3.example', AWS_ENDPOINT_URL: 'http://other', AWS_REGION: 'eu-west-1' }), { endpoint: 'https://s3.example', region: 'eu-west-1', forcePathStyle: true });
+    assert.deepEqual(loadS3ClientSettings({ AWS_DEFAULT_REGION: 'ap-south-1' }), { region: 'ap-south-1', forcePathStyle: false });
+  });
+
+  test('a malformed endpoint names its variable', () => {
+    configurationError(() => loadS3ClientSettings({ AWS_ENDPOINT_URL: 'not a url' }), 'AWS_ENDPOINT_URL', /http\(s\) URL/);
   });
 });
