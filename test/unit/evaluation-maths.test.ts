@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, expect, test } from '@jest/globals';
 import { answerTokens, exactMatch, normaliseAnswer, tokenF1 } from '../../src/core/evaluation/answer-matching';
+import { validateBatchInput } from '../../src/core/batch-contract';
 import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
+import { validateEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
 import { dedupeRollout, toolCallsOfMessages, terminationOfLine, type EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { buildEvaluationReport, deepResearchSummaryLine, exactMatchVerdict, runKey, type RunVerdict } from '../../src/core/evaluation/evaluation-scoring';
 import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK, unbiasedPassAtKForQuestion } from '../../src/core/evaluation/pass-at-k';
@@ -268,5 +270,22 @@ describe('compareEvaluations', () => {
     assert.equal(round2?.delta, undefined);
     const maxCalls = comparison.terminationShifts.find((shift) => shift.termination === 'max_calls');
     assert.deepEqual({ ...maxCalls }, { termination: 'max_calls', a: 0, b: 1, aFrequency: 0, bFrequency: 0.25, delta: 1, frequencyDelta: 0.25 });
+  });
+});
+
+describe('contracts', () => {
+  test('the evaluation input and a batch\'s evaluate option are checked', () => {
+    assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: 'gaia' }), []);
+    assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: '/prompts/mine.txt', concurrency: 4 }), []);
+    assert.deepEqual(validateEvaluationInput({ paths: ['relative'], output: 'x', judge: 'llama', concurrency: 0 }), [
+      'paths must be a non-empty list of absolute paths',
+      'output must be an absolute directory path',
+      'judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file',
+      'concurrency must be an integer from 1 to 1000',
+    ]);
+    const batch = { input: `sha256:${'a'.repeat(64)}`, questions: 2, rollouts: 1, output: '/out' };
+    assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'browsecomp' } }), []);
+    assert.deepEqual(validateBatchInput({ ...batch, evaluate: {} }), []);
+    assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'vibes' } }), ['evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got "vibes"']);
   });
 });
