@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import OpenAI from 'openai';
 import { classifyJudgeError, createJudgeRuns } from '../../activities/judge-activity';
 import { judgeTemplate } from '../../activities/evaluation-activities';
-import type { StoredEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
+import type { JudgeRunsOutput, StoredEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { LocalDirectoryVerdictStore } from '../../src/storage/verdict-store';
 import { fakeOpenAI } from '../fakes/fake-chat-completions';
@@ -50,7 +50,7 @@ describe('judgeRuns', () => {
     };
     const verdicts = new LocalDirectoryVerdictStore(join(directory, 'verdicts'));
     const judgeRuns = createJudgeRuns({ openai, endpoint, verdicts, loadInput: async () => input });
-    const first = await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 });
+    const first = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
     assert.deepEqual({ ...first }, { made: 6, stored: 0, unparsed: 1 });
     assert.equal(calls.length, 6);
     assert.equal(calls[0]?.params.model, 'judge-model');
@@ -59,11 +59,11 @@ describe('judgeRuns', () => {
     assert.match(String(reminder?.params.messages[2]?.content), /Reply with exactly one word: Correct or Incorrect/);
     assert.equal(reminder?.params.messages[1]?.role, 'assistant');
 
-    const again = await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 });
+    const again = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
     assert.deepEqual({ ...again }, { made: 0, stored: 4, unparsed: 1 });
     assert.equal(calls.length, 6, 'no judge call for stored verdicts');
     // A range judges only its runs.
-    const ranged = await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 1, to: 2 });
+    const ranged = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 1, to: 2 })) as JudgeRunsOutput;
     assert.deepEqual({ ...ranged }, { made: 0, stored: 1, unparsed: 0 });
   });
 });
