@@ -23,7 +23,7 @@ import {
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { openOutputLocation } from '../src/storage/output-location';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
-import { LocalDirectoryVerdictStore } from '../src/storage/verdict-store';
+import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/storage/verdict-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
@@ -92,7 +92,8 @@ async function main(): Promise<void> {
     ...(await loadToolModules(loadToolModulePaths())),
   ]);
 
-  const store = openTranscriptStore(loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory));
+  const storeConfig = loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory);
+  const store = openTranscriptStore(storeConfig);
   await checkTranscriptStore(store);
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
@@ -122,7 +123,11 @@ async function main(): Promise<void> {
     evaluation: {
       openai: new OpenAI({ baseURL: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, maxRetries: 0, timeout: judgeConfig.timeoutSeconds * 1000 }),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
-      verdicts: new LocalDirectoryVerdictStore(join(workerConfig.dataDirectory, 'verdicts')),
+      // Shared by every worker when the transcripts are in S3; else this worker's data directory.
+      verdicts:
+        storeConfig.kind === 's3'
+          ? new OutputLocationVerdictStore(openOutputLocation(`s3://${storeConfig.bucket}/${storeConfig.prefix ? `${storeConfig.prefix}/` : ''}verdicts`, s3Settings))
+          : new LocalDirectoryVerdictStore(join(workerConfig.dataDirectory, 'verdicts')),
     },
   });
 

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeFileAtomically } from './batch-output';
+import { LocalDirectoryOutput, type OutputLocation } from './output-location';
 
 /**
  * Judge verdicts kept by key, so re-running an evaluation makes no judge call (DESIGN decision
@@ -37,26 +35,33 @@ export function promptHash(template: string): string {
   return `sha256:${createHash('sha256').update(template).digest('hex')}`;
 }
 
-/** Verdicts as files `<directory>/<first two hex digits>/<hex>.json` (default `$REACT_AGENT_DATA_DIR/verdicts`). */
-export class LocalDirectoryVerdictStore implements VerdictStore {
-  constructor(readonly directory: string) {}
+/**
+ * Verdicts as files `<location>/<first two hex digits>/<hex>.json` in an output location: a
+ * local directory (`$REACT_AGENT_DATA_DIR/verdicts` on the worker) or, when the transcripts are
+ * in S3, `<REACT_AGENT_TRANSCRIPT_STORE>/verdicts`, so workers on several machines share them.
+ */
+export class OutputLocationVerdictStore implements VerdictStore {
+  constructor(readonly location: OutputLocation) {}
 
   private pathOf(key: string): string {
     const hex = key.replace(/^sha256:/, '');
     if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`Not a verdict key: ${key}`);
-    return join(this.directory, hex.slice(0, 2), `${hex}.json`);
+    return `${hex.slice(0, 2)}/${hex}.json`;
   }
 
   async get(key: string): Promise<StoredVerdict | undefined> {
-    try {
-      return JSON.parse(await readFile(this.pathOf(key), 'utf8')) as StoredVerdict;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    const text = await this.location.readText(this.pathOf(key));
+    return text === undefined ? undefined : (JSON.parse(text) as StoredVerdict);
   }
 
   async put(key: string, verdict: StoredVerdict): Promise<void> {
-    await writeFileAtomically(this.pathOf(key), `${JSON.stringify(verdict)}\n`);
+    await this.location.writeText(this.pathOf(key), `${JSON.stringify(verdict)}\n`);
+  }
+}
+
+/** Verdicts under a local directory. */
+export class LocalDirectoryVerdictStore extends OutputLocationVerdictStore {
+  constructor(readonly directory: string) {
+    super(new LocalDirectoryOutput(directory));
   }
 }
