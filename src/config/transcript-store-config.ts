@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
 import { readString, type Environment } from './environment-values';
+import { parseS3Url as parseS3UrlText } from '../core/s3-url';
 
 /**
  * Which transcript store workers and the CLI use, read by {@link loadTranscriptStoreConfig}:
@@ -24,29 +25,23 @@ export type TranscriptStoreConfig =
     };
 
 const VARIABLE = 'REACT_AGENT_TRANSCRIPT_STORE';
-/** S3's bucket-name rule: 3-63 characters, lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit. */
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 /**
  * Parses `s3://bucket/prefix`.
  * @throws ConfigurationError naming REACT_AGENT_TRANSCRIPT_STORE.
  */
 export function parseS3Url(value: string, variable = VARIABLE): { bucket: string; prefix: string; url: string } {
-  const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(value);
+  const parsed = parseS3UrlText(value);
+  if (!('problem' in parsed)) return parsed;
   const example = `${variable}=s3://my-bucket/transcripts`;
-  if (!match) throw new ConfigurationError(variable, `${variable} must be an s3:// URL like ${example} (or unset for the local directory), got ${JSON.stringify(value)}`);
-  const bucket = match[1] ?? '';
-  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) {
+  if (parsed.problem === 'not-s3') throw new ConfigurationError(variable, `${variable} must be an s3:// URL like ${example} (or unset for the local directory), got ${JSON.stringify(value)}`);
+  if (parsed.problem === 'bucket') {
     throw new ConfigurationError(
       variable,
-      `${variable} names the bucket ${JSON.stringify(bucket)}, which is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and hyphens), in ${JSON.stringify(value)}; e.g. ${example}`,
+      `${variable} names the bucket ${JSON.stringify(parsed.bucket)}, which is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and hyphens), in ${JSON.stringify(value)}; e.g. ${example}`,
     );
   }
-  const prefix = (match[2] ?? '').replace(/\/+$/, '');
-  if (prefix.split('/').some((segment, index, all) => (segment === '' && all.length > 1) || segment === '.' || segment === '..') || /[\u0000-\u001f]/.test(prefix)) {
-    throw new ConfigurationError(variable, `${variable} has a malformed key prefix ${JSON.stringify(prefix)} (empty, "." or ".." segments, control characters) in ${JSON.stringify(value)}; e.g. ${example}`);
-  }
-  return { bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
+  throw new ConfigurationError(variable, `${variable} has a malformed key prefix ${JSON.stringify(parsed.prefix)} (empty, "." or ".." segments, control characters) in ${JSON.stringify(value)}; e.g. ${example}`);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isValidS3Url } from './s3-url';
 import type { BatchCounts, RolloutSummary } from './batch-progress';
 import { validateRunInput, type ResearchRunInput } from './run-input';
 import type { Termination } from './termination';
@@ -125,7 +126,7 @@ export function validateBatchInput(input: ResearchBatchInput): string[] {
   if (input?.concurrency !== undefined) integer('concurrency', input.concurrency, 1, MAX_BATCH_CONCURRENCY);
   if (input?.runsPerContinuation !== undefined) integer('runsPerContinuation', input.runsPerContinuation, 1, 100_000);
   // An s3:// output (accepted since the S3 outputs of issue 13) used to fail here at once, so no running batch replays differently.
-  if (typeof input?.output !== 'string' || !(input.output.startsWith('/') || /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/|$)/.test(input.output))) {
+  if (typeof input?.output !== 'string' || !(input.output.startsWith('/') || isValidS3Url(input.output))) {
     problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input?.output)}`);
   }
   if (input?.schedule !== undefined && (typeof input.schedule?.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id))) {

@@ -17,7 +17,8 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createS3Client } from './s3-transcript-store';
+import { parseS3Url, type S3Url } from '../core/s3-url';
+import { createS3Client, s3SettingsProblemOf } from './s3-transcript-store';
 
 /**
  * Where a batch's (or a schedule's) output files go: a local directory or an S3 prefix. Paths are
@@ -62,23 +63,17 @@ export function isS3Url(output: string): boolean {
   return output.startsWith('s3://');
 }
 
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-
 /**
  * `s3://bucket/prefix` → bucket and prefix (no leading or trailing slash).
  * @throws OutputLocationError for a malformed bucket name or prefix.
  */
-export function parseS3OutputUrl(url: string): { bucket: string; prefix: string; url: string } {
-  const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(url);
-  const bucket = match?.[1] ?? '';
-  if (!match || !BUCKET_NAME.test(bucket) || bucket.includes('..')) {
-    throw new OutputLocationError(`${JSON.stringify(url)} does not name a valid S3 bucket (3-63 lower-case letters, digits, dots and hyphens); use s3://my-bucket/batches/nightly.`);
-  }
-  const prefix = (match[2] ?? '').replace(/\/+$/, '');
-  if (prefix.split('/').some((segment, _index, all) => (segment === '' && all.length > 1) || segment === '.' || segment === '..') || /[\u0000-\u001f]/.test(prefix)) {
+export function parseS3OutputUrl(url: string): S3Url {
+  const parsed = parseS3Url(url);
+  if (!('problem' in parsed)) return parsed;
+  if (parsed.problem === 'prefix') {
     throw new OutputLocationError(`${JSON.stringify(url)} has a malformed key prefix (empty, "." or ".." segments, control characters); use s3://my-bucket/batches/nightly.`);
   }
-  return { bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
+  throw new OutputLocationError(`${JSON.stringify(url)} does not name a valid S3 bucket (3-63 lower-case letters, digits, dots and hyphens); use s3://my-bucket/batches/nightly.`);
 }
 
 /** S3 client settings for `s3://` outputs (from src/config's `loadS3ClientSettings`); credentials come from the SDK's chain. */
@@ -299,13 +294,15 @@ export class S3Output implements OutputLocation {
   private explain(error: unknown, doing: string): Error {
     const { name = 'Error', message = String(error) } = (error ?? {}) as SdkError;
     const status = statusOf(error);
-    if (status === 404 || name === 'NoSuchBucket' || name === 'NotFound') {
+    const problem = s3SettingsProblemOf(error);
+    // HEAD bucket answers a missing bucket with a bare 404 (NotFound); object reads say NoSuchKey before they get here.
+    if (problem === 'bucket-missing' || status === 404 || name === 'NotFound') {
       return new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`);
     }
-    if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) {
+    if (problem === 'credentials-missing') {
       return new OutputLocationError(`No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`);
     }
-    if (status === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(name)) {
+    if (problem === 'credentials-refused') {
       return new OutputLocationError(`The output ${this.url} refused these credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`);
     }
     return error instanceof Error ? error : new Error(message);

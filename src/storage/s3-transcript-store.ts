@@ -55,6 +55,18 @@ function statusOf(error: unknown): number | undefined {
   return (error as SdkError | undefined)?.$metadata?.httpStatusCode;
 }
 
+/** What an S3 error says about the settings, when it is about them: no credentials, refused credentials, no such bucket. */
+export type S3SettingsProblem = 'credentials-missing' | 'credentials-refused' | 'bucket-missing';
+
+/** Reads an SDK error for a settings problem; undefined for anything else (the server is down, a timeout, a 5xx). */
+export function s3SettingsProblemOf(error: unknown): S3SettingsProblem | undefined {
+  const { name = 'Error', message = String(error) } = (error ?? {}) as SdkError;
+  if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) return 'credentials-missing';
+  if (statusOf(error) === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(name)) return 'credentials-refused';
+  if (name === 'NoSuchBucket') return 'bucket-missing';
+  return undefined;
+}
+
 /**
  * A transcript store in an S3 bucket: `<prefix>/<first two hex digits>/<hash>`, the same layout
  * as the local directory. Puts are conditional (`If-None-Match: *`), so a blob is written once
@@ -189,21 +201,22 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     if (error instanceof TranscriptStoreUnavailableError) return error;
     const { name = 'Error', message = String(error), code } = (error ?? {}) as SdkError;
     const status = statusOf(error);
-    if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) {
+    const problem = s3SettingsProblemOf(error);
+    if (problem === 'credentials-missing') {
       return new TranscriptStoreUnavailableError(
         `No credentials for the transcript store ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}. ${message}`,
         error,
         'AWS_ACCESS_KEY_ID',
       );
     }
-    if (status === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(name)) {
+    if (problem === 'credentials-refused') {
       return new TranscriptStoreUnavailableError(
         `The transcript store ${this.url} refused this worker's credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`,
         error,
         'AWS_ACCESS_KEY_ID',
       );
     }
-    if (name === 'NoSuchBucket') {
+    if (problem === 'bucket-missing') {
       return new TranscriptStoreUnavailableError(`The bucket "${this.bucket}" of ${STORE_VARIABLE}=${this.url} does not exist (${doing}).`, error, STORE_VARIABLE);
     }
     const what = status ? `HTTP ${status} ${name}` : `${code ?? name}: ${message}`;

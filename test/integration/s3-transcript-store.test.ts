@@ -128,7 +128,7 @@ describe('S3TranscriptStore on SeaweedFS', () => {
     const credentials = { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey };
     const s3 = storeWith(credentials, 'gc-listing');
     const texts = Array.from({ length: 1_050 }, (_, index) => `listed blob ${index}`);
-    for (let start = 0; start < texts.length; start += 50) await Promise.all(texts.slice(start, start + 50).map((text) => s3.putText(text)));
+    for (let start = 0; start < texts.length; start += 25) await Promise.all(texts.slice(start, start + 25).map((text) => s3.putText(text)));
     await storeWith(credentials, 'gc-other').putText('a blob under another prefix');
     const client = seaweed.client();
     try {

@@ -1,0 +1,38 @@
+/**
+ * `s3://bucket/prefix` URLs, read the same way wherever one is given: the transcript store
+ * (REACT_AGENT_TRANSCRIPT_STORE), a batch's `--output`, and the batch workflow's input check.
+ * Pure string work, so it is workflow-safe.
+ */
+
+/** An `s3://` URL taken apart. */
+export interface S3Url {
+  bucket: string;
+  /** Key prefix without leading or trailing slash; '' for the bucket's root. */
+  prefix: string;
+  /** `s3://bucket/prefix`, normalised (no trailing slash). */
+  url: string;
+}
+
+/** What is wrong with a text that should be an `s3://` URL. */
+export type S3UrlProblem = 'not-s3' | 'bucket' | 'prefix';
+
+/** S3's bucket-name rule: 3-63 characters, lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit. */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** Parses `s3://bucket/prefix`; says what is wrong instead when it is not one. */
+export function parseS3Url(value: string): S3Url | { problem: S3UrlProblem; bucket: string; prefix: string } {
+  const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(value);
+  if (!match) return { problem: 'not-s3', bucket: '', prefix: '' };
+  const bucket = match[1] ?? '';
+  const prefix = (match[2] ?? '').replace(/\/+$/, '');
+  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) return { problem: 'bucket', bucket, prefix };
+  if (prefix.split('/').some((segment, _index, all) => (segment === '' && all.length > 1) || segment === '.' || segment === '..') || /[\u0000-\u001f]/.test(prefix)) {
+    return { problem: 'prefix', bucket, prefix };
+  }
+  return { bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
+}
+
+/** Whether a text is a valid `s3://bucket[/prefix]` URL. */
+export function isValidS3Url(value: string): boolean {
+  return !('problem' in parseS3Url(value));
+}
