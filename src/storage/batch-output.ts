@@ -216,12 +216,24 @@ export function failedRunLine(failure: { message: string; question: string; answ
 
 /**
  * The run's messages as DeepResearch writes them: an assistant turn's reasoning, when the server
- * streamed it apart, as the `<think>` part (as `react-agent result` does, src/cli/materialise-result.ts).
+ * streamed it apart, as the `<think>` part (as `react-agent result` does, src/cli/materialise-result.ts);
+ * native tool calls as `tool_calls` and the call a tool message answers as `tool_call_id`.
  */
-export async function resultMessages(store: TranscriptStore, transcript: string): Promise<Array<{ role: string; content: string }>> {
+export async function resultMessages(store: TranscriptStore, transcript: string): Promise<ResultMessage[]> {
   const messages: ChatMessage[] = transcript ? await loadConversation(store, transcript) : [];
   return messages.map((message) => ({
     role: message.role,
     content: !message.reasoning || message.content.includes('<think>') ? message.content : `<think>${message.reasoning}</think>\n${message.content}`,
+    // Native tool calls in OpenAI's shape, so an evaluation can count them (issue 12).
+    ...(message.toolCalls?.length ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) } : {}),
+    ...(message.toolCallId ? { tool_call_id: message.toolCallId } : {}),
   }));
+}
+
+/** A message of a result line: DeepResearch's role and content, plus native tool calls in OpenAI's shape when there are any. */
+export interface ResultMessage {
+  role: string;
+  content: string;
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
 }

@@ -8,6 +8,10 @@ import { describeInputs, readEvaluationInputs, resolveEvaluationFiles } from '..
 import { readEvaluationReport, writeEvaluationOutputs } from '../../src/storage/evaluation-output';
 import { LocalDirectoryVerdictStore, verdictKey } from '../../src/storage/verdict-store';
 import { loadJudgeConfig } from '../../src/config/judge-config';
+import { toolCallsOfMessages } from '../../src/core/evaluation/evaluation-runs';
+import { resultMessages } from '../../src/storage/batch-output';
+import { putConversation, putMessage } from '../../src/storage/conversation';
+import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const directory = mkdtempSync(join(tmpdir(), 'evaluation-input-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -122,4 +126,23 @@ describe('judge configuration', () => {
     assert.throws(() => loadJudgeConfig({}), (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL');
     assert.throws(() => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_MAX_ATTEMPTS: 'zero' }), /REACT_AGENT_JUDGE_MAX_ATTEMPTS/);
   });
+});
+
+test("a native run's line carries its tool calls (OpenAI's shape), so the evaluation counts them", async () => {
+  const store = new MemoryTranscriptStore();
+  const references = await Promise.all(
+    [
+      { role: 'system' as const, content: 's' },
+      { role: 'user' as const, content: 'q' },
+      { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c1', name: 'search', arguments: '{"query":["x"]}' }, { id: 'c2', name: 'visit', arguments: '{}' }] },
+      { role: 'tool' as const, content: 'results', toolCallId: 'c1' },
+      { role: 'tool' as const, content: 'page', toolCallId: 'c2' },
+      { role: 'assistant' as const, content: 'the answer' },
+    ].map((message) => putMessage(store, message)),
+  );
+  const messages = await resultMessages(store, await putConversation(store, references));
+  expect(messages[2]).toEqual({ role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"query":["x"]}' } }, { id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] });
+  expect(messages[3]).toEqual({ role: 'tool', content: 'results', tool_call_id: 'c1' });
+  expect(messages[5]).toEqual({ role: 'assistant', content: 'the answer' });
+  assert.deepEqual(toolCallsOfMessages(JSON.parse(JSON.stringify(messages))), { search: 1, visit: 1 });
 });
