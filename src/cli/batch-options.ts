@@ -7,7 +7,7 @@ import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
 import { isS3Url, openOutputLocation, type OutputLocation } from '../storage/output-location';
-import { loadS3ClientSettings } from '../config/transcript-store-config';
+import { loadS3ClientSettings } from '../config';
 import type { TranscriptStore } from '../storage/transcript-store';
 import { UsageError } from './usage-error';
 
