@@ -283,6 +283,10 @@ describe('contracts', () => {
       'judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file',
       'concurrency must be an integer from 1 to 1000',
     ]);
+    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }), [
+      'paths must be local absolute paths (an s3:// batch output is not evaluated yet: copy it to a directory first)',
+      'output must be a local absolute directory path (not s3://)',
+    ]);
     const batch = { input: `sha256:${'a'.repeat(64)}`, questions: 2, rollouts: 1, output: '/out' };
     assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'browsecomp' } }), []);
     assert.deepEqual(validateBatchInput({ ...batch, evaluate: {} }), []);

@@ -160,10 +160,11 @@ export function isJudgeChoice(value: unknown): value is string {
 /** Problems with the workflow's input (empty when valid). */
 export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
   const problems: string[] = [];
+  const s3 = (value: unknown) => typeof value === 'string' && value.startsWith('s3://');
   if (!Array.isArray(input?.paths) || input.paths.length === 0 || input.paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
-    problems.push('paths must be a non-empty list of absolute paths');
+    problems.push(Array.isArray(input?.paths) && input.paths.some(s3) ? 'paths must be local absolute paths (an s3:// batch output is not evaluated yet: copy it to a directory first)' : 'paths must be a non-empty list of absolute paths');
   }
-  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push('output must be an absolute directory path');
+  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push(s3(input?.output) ? 'output must be a local absolute directory path (not s3://)' : 'output must be an absolute directory path');
   if (!isJudgeChoice(input?.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   for (const name of ['concurrency', 'runsPerActivity', 'judgeAttempts'] as const) {
     const value = input?.[name];
