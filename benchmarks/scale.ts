@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     }
     console.log('');
     console.log(`sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`);
-    console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(0)} s per run when nothing waits.`);
+    console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(1)} s per run when nothing waits.`);
   } finally {
     await connection.close();
     await model.close();
