@@ -20,6 +20,7 @@ import {
   planWorkerQueues,
   type WorkerQueuePlan,
 } from '../src/config';
+import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { openOutputLocation } from '../src/storage/output-location';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
@@ -93,8 +94,12 @@ async function main(): Promise<void> {
   ]);
 
   const storeConfig = loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory);
-  const store = openTranscriptStore(storeConfig);
-  await checkTranscriptStore(store);
+  const storeBehindCache = openTranscriptStore(storeConfig);
+  await checkTranscriptStore(storeBehindCache);
+  const store: TranscriptStore =
+    workerConfig.transcriptCacheMegabytes > 0
+      ? new CachedTranscriptStore(storeBehindCache, { maxCharacters: Math.floor((workerConfig.transcriptCacheMegabytes * 1024 * 1024) / 2) })
+      : storeBehindCache;
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
   const activities = createActivities({
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; transcripts ${describeTranscriptStore(store)}; pid ${process.pid}`,
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; pid ${process.pid}`,
   );
   try {
     // Each Worker stops on SIGINT/SIGTERM; if one fails, the others are shut down too.

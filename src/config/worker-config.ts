@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
-import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
 
 /** The folder holding package.json (this file is `<root>/src/config/worker-config.ts`). */
 const PROJECT_ROOT = resolve(__dirname, '../..');
@@ -33,6 +33,13 @@ export interface WorkerConfig {
   dataDirectory: string;
   /** Absolute folder of the local transcript store. `REACT_AGENT_TRANSCRIPT_DIR`; default `<dataDirectory>/transcripts`. */
   transcriptDirectory: string;
+  /**
+   * Memory for the worker's read cache of transcript texts, in MiB (counted at 2 bytes a
+   * character); 0 turns the cache off. Blobs are immutable, so the cache is never stale; it saves
+   * a run's repeated reads of its conversation from the store. `REACT_AGENT_TRANSCRIPT_CACHE_MB`;
+   * default 256.
+   */
+  transcriptCacheMegabytes: number;
 }
 
 export const DEFAULT_TASK_QUEUE = 'react-agent';
@@ -41,6 +48,7 @@ export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10;
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
 export const DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS = 3;
 export const DEFAULT_HEARTBEAT_THROTTLE_SECONDS = 5;
+export const DEFAULT_TRANSCRIPT_CACHE_MEGABYTES = 256;
 /** Default of `REACT_AGENT_DATA_DIR`. */
 export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
 
@@ -70,5 +78,6 @@ export function loadWorkerConfig(environment: Environment = process.env): Worker
     heartbeatThrottleSeconds: readPositiveNumber(environment, 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', DEFAULT_HEARTBEAT_THROTTLE_SECONDS),
     dataDirectory,
     transcriptDirectory: resolve(readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts')),
+    transcriptCacheMegabytes: readNumberInRange(environment, 'REACT_AGENT_TRANSCRIPT_CACHE_MB', DEFAULT_TRANSCRIPT_CACHE_MEGABYTES, 0, 1_048_576),
   };
 }

@@ -161,6 +161,7 @@ describe('loadWorkerConfig', () => {
       heartbeatThrottleSeconds: 5,
       dataDirectory: join(PROJECT_ROOT, '.data'),
       transcriptDirectory: join(PROJECT_ROOT, '.data', 'transcripts'),
+      transcriptCacheMegabytes: 256,
     });
   });
 
@@ -179,6 +180,8 @@ describe('loadWorkerConfig', () => {
     assert.equal(config.dataDirectory, resolve('/srv/agent'));
     assert.equal(config.transcriptDirectory, resolve('/srv/agent/transcripts'));
     assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_DIR: '/t' }).transcriptDirectory, resolve('/t'));
+    assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '0' }).transcriptCacheMegabytes, 0, '0 turns the cache off');
+    assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '1024' }).transcriptCacheMegabytes, 1024);
   });
 
   test('errors name the variable', () => {
@@ -191,6 +194,7 @@ describe('loadWorkerConfig', () => {
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_SHUTDOWN_GRACE_SECONDS: 'x' }), 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', /positive number/);
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS: '0' }), 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', /positive number/);
     assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_TASK_QUEUE: 'a b' }), 'REACT_AGENT_TASK_QUEUE', /whitespace/);
+    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '-1' }), 'REACT_AGENT_TRANSCRIPT_CACHE_MB', /number from 0 to/);
   });
 });
 
