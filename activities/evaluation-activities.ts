@@ -16,6 +16,7 @@ import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_
 import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
+import { openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../src/storage/output-location';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
 import { createJudgeRuns, verdictKeyOf, type JudgeEndpoint } from './judge-activity';
@@ -28,9 +29,17 @@ export interface EvaluationActivityDependencies {
   verdicts: VerdictStore;
   /** Token counter for lines without recorded usage (tiktoken in the worker). Default: none. */
   countTokens?: (text: string) => number;
+  /**
+   * Opens the rollout files' folders and the output (a directory, or `s3://…` with the worker's S3
+   * settings: the same opener as the batch's output). Default: {@link openOutputLocation} with the
+   * AWS SDK's own settings.
+   */
+  openLocation?: OpenLocation;
 }
 
 const CACHE_SIZE = 4;
+/** Locations (and their S3 clients) kept per worker. */
+const LOCATION_CACHE_SIZE = 16;
 
 /** Reads a judge choice: a built-in name, or a prompt file's template (format: either). */
 export async function judgeTemplate(judge: string, model: string): Promise<StoredJudge> {
@@ -66,13 +75,28 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
     return input;
   }
   const invalid = (error: unknown) =>
-    error instanceof EvaluationInputError ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true }) : error;
+    error instanceof EvaluationInputError || error instanceof OutputLocationError
+      ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true })
+      : error;
+  const open = dependencies.openLocation ?? openOutputLocation;
+  const locations = new Map<string, OutputLocation>();
+  /** One location (and S3 client) per folder, for the few evaluations a worker serves at once. */
+  const openLocation: OpenLocation = (url) => {
+    let location = locations.get(url);
+    if (!location) {
+      location = open(url);
+      locations.set(url, location);
+      if (locations.size > LOCATION_CACHE_SIZE) locations.delete(locations.keys().next().value as string);
+    }
+    return location;
+  };
+  const reading = { openLocation, ...(dependencies.countTokens ? { countTokens: dependencies.countTokens } : {}) };
 
   return {
     async prepareEvaluation(input: PrepareEvaluationInput): Promise<PrepareEvaluationOutput> {
       try {
-        const resolved = await resolveEvaluationFiles(input.paths);
-        const read = await readEvaluationInputs(resolved.files, dependencies.countTokens ? { countTokens: dependencies.countTokens } : {});
+        const resolved = await resolveEvaluationFiles(input.paths, { openLocation });
+        const read = await readEvaluationInputs(resolved.files, reading);
         const judge = await judgeTemplate(input.judge, dependencies.endpoint.model);
         const stored: StoredEvaluationInput = {
           version: 1,
@@ -128,7 +152,12 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
         notes: input.refused ? [input.refused] : [],
         ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
       });
-      const written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts);
+      let written: Awaited<ReturnType<typeof writeEvaluationOutputs>>;
+      try {
+        written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts, undefined, { openLocation });
+      } catch (error) {
+        throw invalid(error);
+      }
       return { reportPath: written.report, headline: headlineOf(report) };
     },
   };

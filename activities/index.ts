@@ -28,7 +28,7 @@ export interface ActivityDependencies {
   /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
   openOutput?: (output: string) => OutputLocation;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
-  evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens'>;
+  evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation'>;
 }
 
 /** The agent's own activities, by name. Tool activities are added under each tool's name. */
@@ -59,7 +59,13 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
     ...createAgentActivities({ ...dependencies, tokenCounter }),
     ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model, ...(dependencies.openOutput ? { openOutput: dependencies.openOutput } : {}) }),
     ...(dependencies.evaluation
-      ? createEvaluationActivities({ ...dependencies.evaluation, store: withTranscriptFailures(dependencies.store), countTokens: (text) => tokenCounter.count(text) })
+      ? createEvaluationActivities({
+          ...dependencies.evaluation,
+          store: withTranscriptFailures(dependencies.store),
+          countTokens: (text) => tokenCounter.count(text),
+          // Rollout files and outputs in s3:// are opened like a batch's output.
+          ...(dependencies.openOutput ? { openLocation: dependencies.openOutput } : {}),
+        })
       : {}),
   };
   for (const name of dependencies.tools.names()) {

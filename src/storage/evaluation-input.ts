@@ -2,10 +2,12 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { dedupeRollout, modelCallsOfMessages, terminationOfLine, toolCallsOfMessages, type EvaluationRun } from '../core/evaluation/evaluation-runs';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
+import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation } from './output-location';
 
 /**
  * Reading an evaluation's inputs (Node-only): a batch output directory (its `iter<k>.jsonl`,
- * in rollout order) or explicit rollout files, each line this project's iter line or
+ * in rollout order) or explicit rollout files, local or in S3 (`s3://bucket/prefix`, or
+ * `s3://bucket/prefix/iter1.jsonl`, read through an {@link OutputLocation}), each line this project's iter line or
  * DeepResearch's result line (`question`, `answer`, `messages`, `prediction`, `termination`;
  * its error lines `{error, prediction: "[Failed]", messages: []}` have no termination).
  *
@@ -23,30 +25,115 @@ export class EvaluationInputError extends Error {
 
 const ITER_FILE = /^iter(\d+)\.jsonl$/;
 
-/** The rollout files of the given paths: one directory (its iter files by number) or files. */
-export async function resolveEvaluationFiles(paths: string[]): Promise<{ files: string[]; directory?: string }> {
-  if (paths.length === 0) throw new EvaluationInputError('Give a batch output directory or iter*.jsonl files to evaluate.');
-  const absolute = paths.map((path) => resolve(path));
-  const infos = await Promise.all(
-    absolute.map((path) =>
-      stat(path).catch(() => {
-        throw new EvaluationInputError(`${path} does not exist.`);
-      }),
-    ),
-  );
-  if (infos.some((info) => info.isDirectory())) {
-    if (absolute.length > 1) throw new EvaluationInputError('Give one batch output directory, or rollout files, not both.');
-    const directory = absolute[0] as string;
-    const names = (await readdir(directory))
-      .flatMap((name) => {
-        const match = ITER_FILE.exec(name);
-        return match ? [{ name, rollout: Number(match[1]) }] : [];
-      })
-      .sort((left, right) => left.rollout - right.rollout);
-    if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files.`);
-    return { files: names.map((entry) => join(directory, entry.name)), directory };
+/** How inputs in S3 are opened. */
+export interface EvaluationLocationOptions {
+  /**
+   * Opens `s3://…` locations (the CLI and the worker pass {@link openOutputLocation} with their S3
+   * settings). Default: {@link openOutputLocation} with the AWS SDK's own settings.
+   */
+  openLocation?: OpenLocation;
+}
+
+/** The iter files among a directory's names, by rollout number (iter10 after iter2). */
+function iterFilesOf(names: string[]): string[] {
+  return names
+    .flatMap((name) => {
+      const match = ITER_FILE.exec(name);
+      return match ? [{ name, rollout: Number(match[1]) }] : [];
+    })
+    .sort((left, right) => left.rollout - right.rollout)
+    .map((entry) => entry.name);
+}
+
+/** An S3 location's error as an input error naming the location (a server that is down passes through, so activities retry). */
+function s3InputError(error: unknown, url: string, doing: string): unknown {
+  if (!(error instanceof OutputLocationError)) return error;
+  if (error.problem === 'bucket-missing') return new EvaluationInputError(`${url} cannot be evaluated: its bucket "${parseS3OutputUrl(url).bucket}" does not exist (${doing}).`);
+  return new EvaluationInputError(`${url} cannot be evaluated (${doing}): ${error.message}`);
+}
+
+/** What an s3:// path names: an object (a rollout file) or a prefix (a batch output). */
+async function s3PathKind(url: string, openLocation: OpenLocation): Promise<{ url: string; isFile: boolean }> {
+  let normalised: string;
+  try {
+    normalised = parseS3OutputUrl(url).url;
+  } catch (error) {
+    throw new EvaluationInputError((error as Error).message);
   }
-  return { files: absolute };
+  if (!parseS3OutputUrl(normalised).prefix) return { url: normalised, isFile: false };
+  try {
+    const { location, name } = locationOfFile(normalised, openLocation);
+    return { url: normalised, isFile: (await location.sizeOf(name)) !== undefined };
+  } catch (error) {
+    throw s3InputError(error, normalised, 'looking for it');
+  }
+}
+
+/**
+ * The rollout files of the given paths: one directory (its iter files by number) or files. A
+ * path may be `s3://bucket/prefix` (a batch output there) or `s3://bucket/prefix/iter1.jsonl`;
+ * files come back as absolute paths or normalised `s3://` URLs.
+ * @throws EvaluationInputError naming the path: none given, no such file, no iter files there (for
+ * S3 also: no such bucket, refused credentials).
+ */
+export async function resolveEvaluationFiles(paths: string[], options: EvaluationLocationOptions = {}): Promise<{ files: string[]; directory?: string }> {
+  if (paths.length === 0) throw new EvaluationInputError('Give a batch output directory or iter*.jsonl files to evaluate.');
+  const openLocation = options.openLocation ?? openOutputLocation;
+  const entries = await Promise.all(
+    paths.map(async (path) => {
+      if (isS3Url(path)) return s3PathKind(path, openLocation);
+      const absolute = resolve(path);
+      const info = await stat(absolute).catch(() => {
+        throw new EvaluationInputError(`${absolute} does not exist.`);
+      });
+      return { url: absolute, isFile: !info.isDirectory() };
+    }),
+  );
+  if (entries.every((entry) => entry.isFile)) return { files: entries.map((entry) => entry.url) };
+  if (entries.length > 1) {
+    const prefix = entries.find((entry) => !entry.isFile && isS3Url(entry.url));
+    if (prefix) throw new EvaluationInputError(`${prefix.url} is no object: give one batch output (a directory or an s3:// prefix), or rollout files, not both.`);
+    throw new EvaluationInputError('Give one batch output directory, or rollout files, not both.');
+  }
+  const directory = (entries[0] as { url: string }).url;
+  if (!isS3Url(directory)) {
+    const names = iterFilesOf(await readdir(directory));
+    if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files.`);
+    return { files: names.map((name) => join(directory, name)), directory };
+  }
+  let location: OutputLocation;
+  let names: string[];
+  try {
+    location = openLocation(directory);
+    names = iterFilesOf(await location.list(''));
+  } catch (error) {
+    throw s3InputError(error, directory, 'listing it');
+  }
+  if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files (no batch output under that prefix).`);
+  return { files: names.map((name) => location.urlOf(name)), directory };
+}
+
+/**
+ * A rollout file's text: a local path or an `s3://bucket/key` URL.
+ * @throws EvaluationInputError naming the file when it cannot be read.
+ */
+export async function readEvaluationFile(file: string, options: EvaluationLocationOptions = {}): Promise<string> {
+  if (!isS3Url(file)) {
+    try {
+      return await readFile(file, 'utf8');
+    } catch (error) {
+      throw new EvaluationInputError(`Cannot read ${file} (${(error as Error).message}).`);
+    }
+  }
+  let text: string | undefined;
+  try {
+    const { location, name } = locationOfFile(file, options.openLocation ?? openOutputLocation);
+    text = await location.readText(name);
+  } catch (error) {
+    throw s3InputError(error, file, 'reading it');
+  }
+  if (text === undefined) throw new EvaluationInputError(`Cannot read ${file} (no such object).`);
+  return text;
 }
 
 /** What was read: each rollout's runs, deduplicated, and what was left out. */
@@ -57,7 +144,7 @@ export interface EvaluationInputs {
   duplicates: NonNullable<EvaluationReport['duplicates']>;
 }
 
-export interface ReadEvaluationOptions {
+export interface ReadEvaluationOptions extends EvaluationLocationOptions {
   /** Counts tokens of a text (tiktoken in the CLI and worker), for lines that record no usage. Default: no count. */
   countTokens?: (text: string) => number;
 }
@@ -112,12 +199,7 @@ export async function readEvaluationInputs(files: string[], options: ReadEvaluat
   const skipped: EvaluationReport['skipped'] = [];
   const duplicates: NonNullable<EvaluationReport['duplicates']> = [];
   for (const [index, file] of files.entries()) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new EvaluationInputError(`Cannot read ${file} (${(error as Error).message}).`);
-    }
+    const text = await readEvaluationFile(file, options);
     const runs: EvaluationRun[] = [];
     const lines = text.split('\n');
     for (const [lineIndex, raw] of lines.entries()) {

@@ -1,13 +1,14 @@
-import { appendFile, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../core/evaluation/evaluation-runs';
 import { deepResearchSummaryLine, runKey, type RunVerdict } from '../core/evaluation/evaluation-scoring';
-import { makeDirectories, writeFileAtomically } from './batch-output';
-import { EvaluationInputError } from './evaluation-input';
+import { EvaluationInputError, readEvaluationFile, type EvaluationLocationOptions } from './evaluation-input';
+import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OutputLocation } from './output-location';
 
 /**
- * An evaluation's outputs (Node-only), in `<batch DIR>/evaluation/` unless told otherwise:
+ * An evaluation's outputs (Node-only), in `<batch DIR>/evaluation/` unless told otherwise, through
+ * an {@link OutputLocation}: a local directory or an S3 prefix (`s3://bucket/batch/evaluation`):
  *
  * ```
  * report.json            the EvaluationReport
@@ -15,6 +16,10 @@ import { EvaluationInputError } from './evaluation-input';
  * summary.jsonl          one line appended per evaluation, in DeepResearch's shape
  * report.html            written by the CLI (src/cli/evaluation-html.ts)
  * ```
+ *
+ * summary.jsonl is appended with {@link OutputLocation.appendText}: in place in a directory; in S3 a
+ * read-modify-write whose put is conditional on the ETag read, retried when another evaluation
+ * appended in between (on a server that ignores `If-Match`, run one evaluation at a time per folder).
  */
 export const REPORT_FILE = 'report.json';
 export const REPORT_HTML_FILE = 'report.html';
@@ -22,32 +27,39 @@ export const SUMMARY_LINES_FILE = 'summary.jsonl';
 export const SCORED_DIRECTORY = 'scored';
 export const COMPARISON_HTML_FILE = 'compare.html';
 
-/** Where an evaluation of these inputs writes by default: `<DIR>/evaluation`, or next to the first file. */
+/** Where an evaluation of these inputs writes by default: `<DIR>/evaluation`, or next to the first file (`s3://…/evaluation` for inputs in S3). */
 export function defaultEvaluationDirectory(inputs: { directory?: string; files: string[] }): string {
-  if (inputs.directory) return join(inputs.directory, 'evaluation');
+  if (inputs.directory) return isS3Url(inputs.directory) ? `${inputs.directory.replace(/\/+$/, '')}/evaluation` : join(inputs.directory, 'evaluation');
   const first = inputs.files[0] ?? '.';
-  return join(first.slice(0, Math.max(0, first.lastIndexOf('/'))) || '.', 'evaluation');
+  const parent = first.slice(0, Math.max(0, first.lastIndexOf('/')));
+  return isS3Url(first) ? `${parent}/evaluation` : join(parent || '.', 'evaluation');
 }
 
-async function linesOfFile(file: string): Promise<string[]> {
-  return (await readFile(file, 'utf8')).split('\n');
+/** An output given as a path or URL, opened. */
+function openOutput(output: string | OutputLocation, options: EvaluationLocationOptions): OutputLocation {
+  return typeof output === 'string' ? (options.openLocation ?? openOutputLocation)(output) : output;
 }
 
-/** Writes report.json, scored/iter<k>.jsonl and appends to summary.jsonl (and report.html when given). Returns the paths. */
+/**
+ * Writes report.json, scored/iter<k>.jsonl and appends to summary.jsonl (and report.html when
+ * given) in a directory, an `s3://` prefix or a location; re-reads the runs' original lines from
+ * their files (local or S3). Returns the files' paths (or `s3://` URLs).
+ */
 export async function writeEvaluationOutputs(
-  output: string,
+  output: string | OutputLocation,
   report: EvaluationReport,
   rollouts: EvaluationRun[][],
   verdicts: Map<string, RunVerdict>,
   html?: string,
+  options: EvaluationLocationOptions = {},
 ): Promise<{ report: string; scored: string[]; summary: string; html?: string }> {
-  await makeDirectories(join(output, SCORED_DIRECTORY));
+  const location = openOutput(output, options);
   const scored: string[] = [];
   for (const [index, runs] of rollouts.entries()) {
     const cache = new Map<string, string[]>();
     const lines: string[] = [];
     for (const run of runs) {
-      const fileLines = cache.get(run.file) ?? (await linesOfFile(run.file));
+      const fileLines = cache.get(run.file) ?? (await readEvaluationFile(run.file, options)).split('\n');
       cache.set(run.file, fileLines);
       const original = JSON.parse(fileLines[run.line - 1] ?? '{}') as Record<string, unknown>;
       const verdict = verdicts.get(runKey(run));
@@ -62,24 +74,54 @@ export async function writeEvaluationOutputs(
         }),
       );
     }
-    const path = join(output, SCORED_DIRECTORY, `iter${index + 1}.jsonl`);
-    await writeFileAtomically(path, lines.length ? `${lines.join('\n')}\n` : '');
-    scored.push(path);
+    const path = `${SCORED_DIRECTORY}/iter${index + 1}.jsonl`;
+    await location.writeText(path, lines.length ? `${lines.join('\n')}\n` : '');
+    scored.push(location.urlOf(path));
   }
-  const reportPath = join(output, REPORT_FILE);
-  await writeFileAtomically(reportPath, `${JSON.stringify(report, null, 2)}\n`);
-  const summary = join(output, SUMMARY_LINES_FILE);
-  await appendFile(summary, `${JSON.stringify(deepResearchSummaryLine(report))}\n`, 'utf8');
-  let htmlPath: string | undefined;
-  if (html !== undefined) {
-    htmlPath = join(output, REPORT_HTML_FILE);
-    await writeFileAtomically(htmlPath, html);
-  }
-  return { report: reportPath, scored, summary, ...(htmlPath ? { html: htmlPath } : {}) };
+  await location.writeText(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  await location.appendText(SUMMARY_LINES_FILE, `${JSON.stringify(deepResearchSummaryLine(report))}\n`);
+  if (html !== undefined) await location.writeText(REPORT_HTML_FILE, html);
+  return { report: location.urlOf(REPORT_FILE), scored, summary: location.urlOf(SUMMARY_LINES_FILE), ...(html !== undefined ? { html: location.urlOf(REPORT_HTML_FILE) } : {}) };
 }
 
-/** Reads report.json from an evaluation directory or the file itself. */
-export async function readEvaluationReport(path: string): Promise<{ report: EvaluationReport; path: string }> {
+/** The report in a text, or an error naming the file. */
+function parseReport(text: string, file: string): { report: EvaluationReport; path: string } {
+  try {
+    const report = JSON.parse(text) as EvaluationReport;
+    if (!report || typeof report !== 'object' || !report.metrics || !Array.isArray(report.questions)) throw new Error('not an evaluation report');
+    return { report, path: file };
+  } catch (error) {
+    throw new EvaluationInputError(`${file} is not an evaluation report (${(error as Error).message}).`);
+  }
+}
+
+/** report.json under an `s3://` evaluation prefix, or the object the URL names. */
+async function readS3EvaluationReport(url: string, options: EvaluationLocationOptions): Promise<{ report: EvaluationReport; path: string }> {
+  const openLocation = options.openLocation ?? openOutputLocation;
+  try {
+    const normalised = parseS3OutputUrl(url).url;
+    if (parseS3OutputUrl(normalised).prefix) {
+      const { location, name } = locationOfFile(normalised, openLocation);
+      const text = await location.readText(name);
+      if (text !== undefined) return parseReport(text, normalised);
+    }
+    const location = openLocation(normalised);
+    const text = await location.readText(REPORT_FILE);
+    if (text === undefined) throw new EvaluationInputError(`${normalised} holds no ${REPORT_FILE} and is no object: give an evaluation folder (with ${REPORT_FILE}) or a ${REPORT_FILE}.`);
+    return parseReport(text, location.urlOf(REPORT_FILE));
+  } catch (error) {
+    if (!(error instanceof OutputLocationError)) throw error;
+    throw new EvaluationInputError(error.problem === 'bucket-missing' ? `${url} cannot be read: its bucket "${parseS3OutputUrl(url).bucket}" does not exist.` : `${url} cannot be read: ${error.message}`);
+  }
+}
+
+/**
+ * Reads report.json from an evaluation directory or the file itself; also `s3://…/evaluation`
+ * or `s3://…/evaluation/report.json`.
+ * @throws EvaluationInputError naming the path when there is no report there.
+ */
+export async function readEvaluationReport(path: string, options: EvaluationLocationOptions = {}): Promise<{ report: EvaluationReport; path: string }> {
+  if (isS3Url(path)) return readS3EvaluationReport(path, options);
   let file = path;
   try {
     if ((await stat(path)).isDirectory()) file = join(path, REPORT_FILE);
@@ -92,11 +134,15 @@ export async function readEvaluationReport(path: string): Promise<{ report: Eval
   } catch {
     throw new EvaluationInputError(`${file} does not exist: give an evaluation directory (with report.json) or a report.json.`);
   }
-  try {
-    const report = JSON.parse(text) as EvaluationReport;
-    if (!report || typeof report !== 'object' || !report.metrics || !Array.isArray(report.questions)) throw new Error('not an evaluation report');
-    return { report, path: file };
-  } catch (error) {
-    throw new EvaluationInputError(`${file} is not an evaluation report (${(error as Error).message}).`);
-  }
+  return parseReport(text, file);
+}
+
+/**
+ * Writes a file named by a path or an `s3://bucket/key` URL (report.html, compare.html) whole.
+ * Returns the path or URL written.
+ */
+export async function writeEvaluationFile(file: string, text: string, options: EvaluationLocationOptions = {}): Promise<string> {
+  const { location, name } = locationOfFile(file, options.openLocation ?? openOutputLocation);
+  await location.writeText(name, text);
+  return location.urlOf(name);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { access, appendFile, constants, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import {
@@ -10,6 +10,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -18,7 +19,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { parseS3Url, type S3Url } from '../core/s3-url';
-import { createS3Client, s3SettingsProblemOf } from './s3-transcript-store';
+import { createS3Client, s3SettingsProblemOf, type S3SettingsProblem } from './s3-transcript-store';
 
 /**
  * Where a batch's (or a schedule's) output files go: a local directory or an S3 prefix. Paths are
@@ -37,6 +38,14 @@ export interface OutputLocation {
   readLines(path: string): Promise<AsyncIterable<string> | undefined>;
   /** Writes a whole file at once. */
   writeText(path: string, text: string): Promise<void>;
+  /**
+   * Adds text at the end of a file, creating it when there is none (evaluation's summary.jsonl).
+   * A local directory appends in place; an S3 prefix reads the object and puts it back whole,
+   * conditionally on its ETag, so a concurrent writer is detected and the append retried.
+   */
+  appendText(path: string, text: string): Promise<void>;
+  /** A file's name as users give it: a local path, or `s3://bucket/key`. */
+  urlOf(path: string): string;
   /** A file written in pieces that appears whole, or not at all, on `close()`. */
   openWriter(path: string): Promise<OutputWriter>;
   /** The size of a file in bytes; undefined when there is none. */
@@ -57,6 +66,14 @@ export interface OutputWriter {
 /** The output location cannot be used (no such bucket, refused credentials, not a directory, not writable); the message says why and where. */
 export class OutputLocationError extends Error {
   override readonly name: string = 'OutputLocationError';
+
+  /** @param problem what was wrong with an S3 location's settings, when that was it (a missing bucket, credentials). */
+  constructor(
+    message: string,
+    readonly problem?: S3SettingsProblem,
+  ) {
+    super(message);
+  }
 }
 
 export function isS3Url(output: string): boolean {
@@ -92,6 +109,22 @@ export function openOutputLocation(output: string, s3: S3OutputSettings = {}): O
   const { bucket, prefix } = parseS3OutputUrl(output);
   const location = { bucket, prefix, ...s3 };
   return new S3Output(bucket, prefix, createS3Client(location));
+}
+
+/** Opens a location from what users give: a directory path or `s3://bucket/prefix` (e.g. {@link openOutputLocation} with S3 settings). */
+export type OpenLocation = (url: string) => OutputLocation;
+
+/**
+ * The location holding a file named by a path or an `s3://bucket/key` URL, and the file's name
+ * in it: `s3://b/p/iter1.jsonl` → the prefix `s3://b/p` and `iter1.jsonl`.
+ * @throws OutputLocationError for a malformed s3:// URL, or one that names a bucket and no key.
+ */
+export function locationOfFile(file: string, openLocation: OpenLocation = openOutputLocation): { location: OutputLocation; name: string } {
+  if (!isS3Url(file)) return { location: openLocation(dirname(file)), name: basename(file) };
+  const { bucket, prefix } = parseS3OutputUrl(file);
+  if (!prefix) throw new OutputLocationError(`${file} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
+  const cut = prefix.lastIndexOf('/');
+  return { location: openLocation(`s3://${bucket}${cut > 0 ? `/${prefix.slice(0, cut)}` : ''}`), name: prefix.slice(cut + 1) };
 }
 
 /** What a location (or a path that is one) is as an {@link OutputLocation}. */
@@ -195,6 +228,16 @@ export class LocalDirectoryOutput implements OutputLocation {
     return writeFileAtomically(this.pathOf(path), text);
   }
 
+  /** Appends in place (`O_APPEND`): concurrent appenders each add their text whole when it is small. */
+  async appendText(path: string, text: string): Promise<void> {
+    await makeDirectories(dirname(this.pathOf(path)));
+    await appendFile(this.pathOf(path), text, 'utf8');
+  }
+
+  urlOf(path: string): string {
+    return this.pathOf(path);
+  }
+
   async openWriter(path: string): Promise<OutputWriter> {
     const target = this.pathOf(path);
     await makeDirectories(dirname(target));
@@ -252,6 +295,8 @@ const statusOf = (error: unknown) => (error as SdkError | undefined)?.$metadata?
 const CREDENTIAL_VARIABLES = 'AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)';
 /** S3's smallest multipart part (except the last). */
 const MINIMUM_PART_BYTES = 5 * 1024 * 1024;
+/** Tries of an S3 append whose object another writer changed in between (412 on the conditional put). */
+export const S3_APPEND_ATTEMPTS = 5;
 
 /**
  * An S3 prefix: `<prefix>/<path>` keys. A put replaces an object at once, so every file is
@@ -297,33 +342,41 @@ export class S3Output implements OutputLocation {
     const problem = s3SettingsProblemOf(error);
     // HEAD bucket answers a missing bucket with a bare 404 (NotFound); object reads say NoSuchKey before they get here.
     if (problem === 'bucket-missing' || status === 404 || name === 'NotFound') {
-      return new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`);
+      return new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`, 'bucket-missing');
     }
     if (problem === 'credentials-missing') {
-      return new OutputLocationError(`No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`);
+      return new OutputLocationError(`No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`, problem);
     }
     if (problem === 'credentials-refused') {
-      return new OutputLocationError(`The output ${this.url} refused these credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`);
+      return new OutputLocationError(`The output ${this.url} refused these credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`, problem);
     }
     return error instanceof Error ? error : new Error(message);
   }
 
-  private async body(path: string): Promise<Readable | undefined> {
+  private async object(path: string): Promise<GetObjectCommandOutput | undefined> {
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(path) }));
-      return response.Body as Readable | undefined;
+      return await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(path) }));
     } catch (error) {
       if ((error as SdkError).name === 'NoSuchKey' || (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')) return undefined;
       throw this.explain(error, `reading ${path}`);
     }
   }
 
-  async readText(path: string): Promise<string | undefined> {
-    const body = await this.body(path);
-    if (!body) return undefined;
+  private async body(path: string): Promise<Readable | undefined> {
+    return (await this.object(path))?.Body as Readable | undefined;
+  }
+
+  private static async textOf(body: Readable | undefined): Promise<string> {
+    if (!body) return '';
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
     return Buffer.concat(chunks).toString('utf8');
+  }
+
+  async readText(path: string): Promise<string | undefined> {
+    const body = await this.body(path);
+    if (!body) return undefined;
+    return S3Output.textOf(body);
   }
 
   async readLines(path: string): Promise<AsyncIterable<string> | undefined> {
@@ -337,6 +390,39 @@ export class S3Output implements OutputLocation {
     } catch (error) {
       throw this.explain(error, `writing ${path}`);
     }
+  }
+
+  /**
+   * Read-modify-write, made safe by a conditional put: the object goes back with `If-Match` on the
+   * ETag it was read with (`If-None-Match: *` when there was none), so when another writer changed
+   * it in between (412) the append is read and tried again, up to {@link S3_APPEND_ATTEMPTS} times.
+   * A server that ignores `If-Match` makes this last-writer-wins: then run one writer at a time.
+   * @throws OutputLocationError when the object kept changing for every try.
+   */
+  async appendText(path: string, text: string): Promise<void> {
+    const key = this.keyOf(path);
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await this.object(path);
+      const before = current ? await S3Output.textOf(current.Body as Readable | undefined) : '';
+      const condition = current ? (current.ETag ? { IfMatch: current.ETag } : {}) : { IfNoneMatch: '*' };
+      try {
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.from(before + text, 'utf8'), ContentType: contentTypeOf(path), ...condition }));
+        return;
+      } catch (error) {
+        const status = statusOf(error);
+        const name = (error as SdkError | undefined)?.name;
+        // 412: changed since read; 409 ConditionalRequestConflict: AWS saw two conditional writes at once.
+        const changed = status === 412 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict';
+        if (!changed) throw this.explain(error, `appending to ${path}`);
+        if (attempt >= S3_APPEND_ATTEMPTS) {
+          throw new OutputLocationError(`${this.urlOf(path)} changed under every one of ${S3_APPEND_ATTEMPTS} tries to append to it: other writers are appending at the same time. Try again.`);
+        }
+      }
+    }
+  }
+
+  urlOf(path: string): string {
+    return `s3://${this.bucket}/${this.keyOf(path)}`;
   }
 
   async openWriter(path: string): Promise<OutputWriter> {

@@ -283,9 +283,12 @@ describe('contracts', () => {
       'judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file',
       'concurrency must be an integer from 1 to 1000',
     ]);
-    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }), [
-      'paths must be local absolute paths (an s3:// batch output is not evaluated yet: copy it to a directory first)',
-      'output must be a local absolute directory path (not s3://)',
+    // s3:// batch outputs and rollout files are read, and outputs written, through S3 (issue 13).
+    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }), []);
+    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out/iter1.jsonl', '/local/iter2.jsonl'], output: '/local/evaluation', judge: 'exact_match' }), []);
+    assert.deepEqual(validateEvaluationInput({ paths: ['s3://Bad_Bucket/out'], output: 's3://bucket/a//b', judge: 'gaia' }), [
+      'paths: "s3://Bad_Bucket/out" is not a valid s3://bucket/prefix URL',
+      'output: "s3://bucket/a//b" is not a valid s3://bucket/prefix URL',
     ]);
     const batch = { input: `sha256:${'a'.repeat(64)}`, questions: 2, rollouts: 1, output: '/out' };
     assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'browsecomp' } }), []);

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { get_encoding, type Tiktoken } from 'tiktoken';
-import { loadJudgeConfig, loadTemporalConnection, loadWorkerConfig, type TemporalConnection } from '../../config';
+import { loadJudgeConfig, loadS3ClientSettings, loadTemporalConnection, loadWorkerConfig, type TemporalConnection } from '../../config';
 import { compareEvaluations } from '../../core/evaluation/evaluation-comparison';
 import type { EvaluationOutcome, EvaluationWorkflowInput } from '../../core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../../core/evaluation/evaluation-report';
 import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../../core/evaluation/evaluation-scoring';
 import { WorkflowTypes, type EvaluationWorkflow } from '../../core/workflow-types';
-import { makeDirectories, writeFileAtomically } from '../../storage/batch-output';
+import { makeDirectories } from '../../storage/batch-output';
 import { describeInputs, EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles, type EvaluationInputs } from '../../storage/evaluation-input';
-import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport, REPORT_HTML_FILE, writeEvaluationOutputs } from '../../storage/evaluation-output';
+import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport, REPORT_HTML_FILE, writeEvaluationFile, writeEvaluationOutputs } from '../../storage/evaluation-output';
+import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../../storage/output-location';
 import { parseCommandLine, numberOption } from '../batch-options';
 import { openCliContext, type CliContext } from '../cli-context';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../evaluation-html';
@@ -18,7 +19,7 @@ import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../
 import { webUiLink } from '../temporal-client';
 import { UsageError } from '../usage-error';
 
-export const evalHelp = `Usage: react-agent eval <batch output DIR | iter*.jsonl files> [--judge gaia|browsecomp|PROMPT_FILE] [--output DIR] [--batch-id ID]
+export const evalHelp = `Usage: react-agent eval <batch output DIR | s3://bucket/prefix | iter*.jsonl files> [--judge gaia|browsecomp|PROMPT_FILE] [--output DIR] [--batch-id ID]
        react-agent eval compare <evaluation A> <evaluation B> [--output FILE]
 
 Scores a batch's rollouts over unique questions: pass@1 per rollout, mean pass@1 ("Avg. Pass@k"),
@@ -27,7 +28,8 @@ of rollouts, plus trajectory statistics (terminations, tool calls by tool, model
 durations, answer lengths; the same for solved questions) and a per-question table.
 
 Inputs: a batch output directory (its iter1.jsonl … iterK.jsonl) or rollout files in rollout
-order; this project's lines or DeepResearch's (question, answer, messages, prediction,
+order, local or in S3 (s3://bucket/prefix, s3://bucket/prefix/iter1.jsonl; AWS_* credentials and
+AWS_ENDPOINT_URL as for batch --output, the workers read them with theirs); this project's lines or DeepResearch's (question, answer, messages, prediction,
 termination). A line that is not JSON stops the evaluation (file and line named); a line without
 "question" or "answer" is skipped and listed; a question twice in a file counts once (the last
 line that is not an error wins); questions a rollout lacks count as not correct in it.
@@ -47,14 +49,15 @@ shape. Exit 0 when scored; 1 when nothing could be scored (no reference answers:
 are still written) or the judge failed; 2 for unreadable input.
 
   --judge NAME|FILE   gaia, browsecomp or a prompt file
-  --output DIR        where the outputs go (default DIR/evaluation, or next to the first file)
+  --output DIR        where the outputs go, a directory or s3://bucket/prefix (default DIR/evaluation,
+                      or next to the first file; s3://…/evaluation for an s3:// input)
   --batch-id ID       the batch evaluated, recorded in the report
   --concurrency N     judge activities at once (default REACT_AGENT_JUDGE_CONCURRENCY, 8)
   --id ID             the evaluation workflow's id (default evaluation-<time>-<random>)
 
 compare: metric deltas (B - A), questions flipped right→wrong and wrong→right (a question is
 right when most of its rollouts are), termination shifts; text here and an HTML page, written to
---output FILE or compare.html in B's evaluation directory.`;
+--output FILE or compare.html in B's evaluation directory (either may be s3://…).`;
 
 const evalOptionSpecs = {
   judge: { type: 'string' },
@@ -81,10 +84,37 @@ function temporalOrUndefined(): TemporalConnection | undefined {
   }
 }
 
+const locations = new Map<string, OutputLocation>();
+/**
+ * Opens evaluation folders: a directory, or `s3://…` with the S3 settings the workers use
+ * (AWS_ENDPOINT_URL, AWS_REGION, AWS_S3_FORCE_PATH_STYLE; read only when an s3:// location is given).
+ */
+const openLocation: OpenLocation = (url) => {
+  let location = locations.get(url);
+  if (!location) {
+    location = isS3Url(url) ? openOutputLocation(url, loadS3ClientSettings(process.env)) : openOutputLocation(url);
+    locations.set(url, location);
+  }
+  return location;
+};
+
+/** report.html written next to report.json, in a directory or an S3 prefix; returns its path or URL. */
 async function writeHtml(output: string, report: EvaluationReport): Promise<string> {
-  const path = join(output, REPORT_HTML_FILE);
-  await writeFileAtomically(path, await renderEvaluationReportHtml(report));
-  return path;
+  const location = openLocation(output);
+  await location.writeText(REPORT_HTML_FILE, await renderEvaluationReportHtml(report));
+  return location.urlOf(REPORT_HTML_FILE);
+}
+
+/** A path as the workers get it: absolute, or an s3:// URL as given. */
+const absoluteOrS3 = (path: string) => (isS3Url(path) ? path : resolve(path));
+
+/** The error message and exit code 2 for input or output that cannot be used, else rethrows. */
+function refuse(command: string, error: unknown): number {
+  if (error instanceof EvaluationInputError || error instanceof OutputLocationError) {
+    console.error(`react-agent ${command}: ${error.message}`);
+    return 2;
+  }
+  throw error;
 }
 
 export async function evalCommand(argumentsList: string[]): Promise<number> {
@@ -95,21 +125,19 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
   let inputs: EvaluationInputs;
   let output: string;
   try {
-    const resolved = await resolveEvaluationFiles(positionals);
-    inputs = await readEvaluationInputs(resolved.files, { countTokens });
-    output = resolve(values.output ?? defaultEvaluationDirectory(resolved));
+    const resolved = await resolveEvaluationFiles(positionals, { openLocation });
+    inputs = await readEvaluationInputs(resolved.files, { countTokens, openLocation });
+    output = absoluteOrS3(values.output ?? defaultEvaluationDirectory(resolved));
+    // An S3 output is checked before anything is scored or judged (a missing bucket, refused credentials).
+    if (isS3Url(output)) await openLocation(output).check();
   } catch (error) {
-    if (error instanceof EvaluationInputError) {
-      console.error(`react-agent eval: ${error.message}`);
-      return 2;
-    }
-    throw error;
+    return refuse('eval', error);
   }
   for (const note of describeInputs(inputs)) console.error(note);
-  const source = { paths: positionals.map((path) => resolve(path)), ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}) };
+  const source = { paths: positionals.map(absoluteOrS3), ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}) };
   const temporal = temporalOrUndefined();
   const base = webUiBase(temporal);
-  await makeDirectories(output);
+  if (!isS3Url(output)) await makeDirectories(output);
 
   if (!hasReferences(inputs.rollouts)) {
     // Nothing to score: the statistics are still written.
@@ -124,10 +152,10 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       notes: [NO_REFERENCES_MESSAGE],
       ...(base ? { webUiBase: base } : {}),
     });
-    await writeEvaluationOutputs(output, report, inputs.rollouts, new Map());
+    const written = await writeEvaluationOutputs(output, report, inputs.rollouts, new Map(), undefined, { openLocation });
     const html = await writeHtml(output, report);
     console.error(`react-agent eval: ${NO_REFERENCES_MESSAGE}${values.judge ? ' The judge was not asked.' : ''}`);
-    console.log(`Statistics: ${join(output, 'report.json')}\nReport: ${html}`);
+    console.log(`Statistics: ${written.report}\nReport: ${html}`);
     return 1;
   }
 
@@ -145,7 +173,7 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       duplicates: inputs.duplicates,
       ...(base ? { webUiBase: base } : {}),
     });
-    await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts);
+    await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts, undefined, { openLocation });
   } else {
     const judge = values.judge === 'gaia' || values.judge === 'browsecomp' ? values.judge : resolve(values.judge);
     const judgeConfig = loadJudgeConfig();
@@ -162,7 +190,7 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       values.id,
     );
     if (typeof outcome === 'number') return outcome;
-    report = (await readEvaluationReport(outcome.reportPath)).report;
+    report = (await readEvaluationReport(outcome.reportPath, { openLocation })).report;
   }
   const html = await writeHtml(output, report);
   console.log(headlineTable(report));
@@ -227,19 +255,19 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
   let a: { report: EvaluationReport; path: string };
   let b: { report: EvaluationReport; path: string };
   try {
-    a = await readEvaluationReport(resolve(positionals[0] as string));
-    b = await readEvaluationReport(resolve(positionals[1] as string));
+    a = await readEvaluationReport(absoluteOrS3(positionals[0] as string), { openLocation });
+    b = await readEvaluationReport(absoluteOrS3(positionals[1] as string), { openLocation });
   } catch (error) {
-    if (error instanceof EvaluationInputError) {
-      console.error(`react-agent eval compare: ${error.message}`);
-      return 2;
-    }
-    throw error;
+    return refuse('eval compare', error);
   }
   const comparison = compareEvaluations(a.report, b.report);
-  const target = resolve(values.output ?? join(dirname(b.path), COMPARISON_HTML_FILE));
-  await makeDirectories(dirname(target));
-  await writeFileAtomically(target, await renderComparisonHtml(comparison));
+  let target: string;
+  try {
+    const next = values.output ?? (isS3Url(b.path) ? `${b.path.slice(0, b.path.lastIndexOf('/'))}/${COMPARISON_HTML_FILE}` : join(dirname(b.path), COMPARISON_HTML_FILE));
+    target = await writeEvaluationFile(absoluteOrS3(next), await renderComparisonHtml(comparison), { openLocation });
+  } catch (error) {
+    return refuse('eval compare', error);
+  }
   console.log(comparisonText(comparison, { a: a.path, b: b.path }));
   console.log(`\nComparison page: ${target}`);
   return 0;
@@ -254,8 +282,8 @@ export async function printBatchEvaluation(evaluation: { evaluationId: string; r
     console.error(`react-agent: the evaluation ${evaluation.evaluationId} failed: ${evaluation.failed ?? 'no report'}`);
     return false;
   }
-  const { report } = await readEvaluationReport(evaluation.reportPath);
-  const html = await writeHtml(dirname(evaluation.reportPath), report);
+  const { report } = await readEvaluationReport(evaluation.reportPath, { openLocation });
+  const html = await writeHtml(locationOfFile(evaluation.reportPath, openLocation).location.url, report);
   console.log(`\n${headlineTable(report)}\n\nReport: ${html}`);
   return true;
 }

@@ -1,6 +1,7 @@
 import type { EvaluationReport } from './evaluation-report';
 import type { EvaluationRun } from './evaluation-runs';
 import type { VerdictFormat } from './judge-prompts';
+import { isValidS3Url } from '../s3-url';
 
 /**
  * The `evaluation` workflow's contract (issue 12), workflow-safe: its input, its activities'
@@ -19,9 +20,12 @@ export const DEFAULT_JUDGE_ATTEMPTS = 5;
 
 /** Input of the `evaluation` workflow. */
 export interface EvaluationWorkflowInput {
-  /** Absolute paths the workers can read: one batch output directory, or rollout files (iter*.jsonl) in rollout order. */
+  /**
+   * What the workers read: one batch output (an absolute directory or `s3://bucket/prefix`), or
+   * rollout files (absolute paths or `s3://bucket/prefix/iter1.jsonl`) in rollout order.
+   */
   paths: string[];
-  /** Absolute output directory (report.json, scored/, summary.jsonl). */
+  /** Output (report.json, scored/, summary.jsonl): an absolute directory or `s3://bucket/prefix`. */
   output: string;
   /**
    * `gaia`, `browsecomp`, the absolute path of a prompt file (placeholders:
@@ -160,11 +164,14 @@ export function isJudgeChoice(value: unknown): value is string {
 /** Problems with the workflow's input (empty when valid). */
 export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
   const problems: string[] = [];
-  const s3 = (value: unknown) => typeof value === 'string' && value.startsWith('s3://');
-  if (!Array.isArray(input?.paths) || input.paths.length === 0 || input.paths.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
-    problems.push(Array.isArray(input?.paths) && input.paths.some(s3) ? 'paths must be local absolute paths (an s3:// batch output is not evaluated yet: copy it to a directory first)' : 'paths must be a non-empty list of absolute paths');
+  // s3:// paths and outputs (issue 13) used to fail here at once, before any activity, so no evaluation that ran replays differently.
+  const readable = (value: unknown) => typeof value === 'string' && (value.startsWith('/') || isValidS3Url(value));
+  const malformedS3 = (value: unknown) => typeof value === 'string' && value.startsWith('s3://') && !isValidS3Url(value);
+  if (!Array.isArray(input?.paths) || input.paths.length === 0 || !input.paths.every(readable)) {
+    const malformed = Array.isArray(input?.paths) ? input.paths.find(malformedS3) : undefined;
+    problems.push(malformed ? `paths: ${JSON.stringify(malformed)} is not a valid s3://bucket/prefix URL` : 'paths must be a non-empty list of absolute paths');
   }
-  if (typeof input?.output !== 'string' || !input.output.startsWith('/')) problems.push(s3(input?.output) ? 'output must be a local absolute directory path (not s3://)' : 'output must be an absolute directory path');
+  if (!readable(input?.output)) problems.push(malformedS3(input?.output) ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
   if (!isJudgeChoice(input?.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   for (const name of ['concurrency', 'runsPerActivity', 'judgeAttempts'] as const) {
     const value = input?.[name];
