@@ -56,6 +56,40 @@ async function bareLoop(openai: OpenAI, workflowId: string): Promise<number> {
   return CALLS;
 }
 
+/**
+ * Where a Temporal run's time went, from its history, per model call: each activity type's wait
+ * for a worker (scheduled → started) and execution (started → completed), workflow tasks'
+ * wait and processing, summed and divided by the model calls.
+ */
+async function stepBreakdown(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const at = new Map<string, { time: number; label: string }>();
+  const totals = new Map<string, number>();
+  const add = (label: string, ms: number) => totals.set(label, (totals.get(label) ?? 0) + ms);
+  for (const event of history.events ?? []) {
+    const id = String(event.eventId);
+    const time = millis(event.eventTime);
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) at.set(id, { time, label: scheduled.activityType?.name === 'callModel' ? 'model' : scheduled.activityType?.name === 'lookup' ? 'tool' : 'bookkeeping' });
+    if (event.workflowTaskScheduledEventAttributes) at.set(id, { time, label: 'workflow task' });
+    const started = event.activityTaskStartedEventAttributes ?? event.workflowTaskStartedEventAttributes;
+    if (started) {
+      const from = at.get(String(started.scheduledEventId));
+      if (from) {
+        add(`${from.label} wait`, time - from.time);
+        at.set(id, { time, label: from.label });
+      }
+    }
+    const completed = event.activityTaskCompletedEventAttributes ?? event.workflowTaskCompletedEventAttributes;
+    if (completed) {
+      const from = at.get(String(completed.startedEventId));
+      if (from) add(`${from.label} run`, time - from.time);
+    }
+  }
+  return [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', ');
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-overhead-benchmark-'));
@@ -67,10 +101,12 @@ async function main(): Promise<void> {
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const worker = await createScriptedWorker({ connection: workerConnection, taskQueue: 'overhead', modelBaseUrl: model.baseUrl, store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')) });
   let sequence = 0;
+  let lastWorkflowId = '';
   const durable = async (): Promise<number> => {
+    lastWorkflowId = `overhead-${Date.now()}-${(sequence += 1)}`;
     const result = (await client.workflow.execute('researchAgent', {
       taskQueue: 'overhead',
-      workflowId: `overhead-${Date.now()}-${(sequence += 1)}`,
+      workflowId: lastWorkflowId,
       args: [{ question: QUESTION, limits: { maxModelCalls: CALLS + 5 }, loop: { stuckDetection: false } }],
     })) as ResearchRunResult;
     if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
@@ -94,6 +130,7 @@ async function main(): Promise<void> {
           const bare = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
           const temporal = await timed(durable);
           const perStep = (temporal - bare) / CALLS;
+          const breakdown = await stepBreakdown(client, lastWorkflowId);
           console.log(
             [
               `${latency} ms`.padStart(8),
@@ -105,6 +142,7 @@ async function main(): Promise<void> {
               `  ${describeLoad()}`,
             ].join('  '),
           );
+          console.log(`          where Temporal's time went, per model call: ${breakdown}`);
         }
       }
     });
