@@ -54,18 +54,18 @@ function s3InputError(error: unknown, url: string, doing: string): unknown {
 
 /** What an s3:// path names: an object (a rollout file) or a prefix (a batch output). */
 async function s3PathKind(url: string, openLocation: OpenLocation): Promise<{ url: string; isFile: boolean }> {
-  let normalised: string;
+  let parsed: { url: string; prefix: string };
   try {
-    normalised = parseS3OutputUrl(url).url;
+    parsed = parseS3OutputUrl(url);
   } catch (error) {
     throw new EvaluationInputError((error as Error).message);
   }
-  if (!parseS3OutputUrl(normalised).prefix) return { url: normalised, isFile: false };
+  if (!parsed.prefix) return { url: parsed.url, isFile: false };
   try {
-    const { location, name } = locationOfFile(normalised, openLocation);
-    return { url: normalised, isFile: (await location.sizeOf(name)) !== undefined };
+    const { location, name } = locationOfFile(parsed.url, openLocation);
+    return { url: parsed.url, isFile: (await location.sizeOf(name)) !== undefined };
   } catch (error) {
-    throw s3InputError(error, normalised, 'looking for it');
+    throw s3InputError(error, parsed.url, 'looking for it');
   }
 }
 

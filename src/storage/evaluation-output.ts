@@ -99,8 +99,8 @@ function parseReport(text: string, file: string): { report: EvaluationReport; pa
 async function readS3EvaluationReport(url: string, options: EvaluationLocationOptions): Promise<{ report: EvaluationReport; path: string }> {
   const openLocation = options.openLocation ?? openOutputLocation;
   try {
-    const normalised = parseS3OutputUrl(url).url;
-    if (parseS3OutputUrl(normalised).prefix) {
+    const { url: normalised, prefix } = parseS3OutputUrl(url);
+    if (prefix) {
       const { location, name } = locationOfFile(normalised, openLocation);
       const text = await location.readText(name);
       if (text !== undefined) return parseReport(text, normalised);

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SeaweedServer } from '../../src/cli/seaweed-server';
 import { S3Output } from '../../src/storage/output-location';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, iterFileProblems, pairOf, toolReply, turnOf, type ResultLine } from './support/batch-helpers';
 import { CliProcess } from './support/cli-process';
+import { S3Objects } from './support/s3-objects';
 
 /**
  * `react-agent batch --output s3://…` on SeaweedFS: the workers write batch.json, the run lines,
@@ -42,21 +43,8 @@ function cli(argumentsList: string[], extra: Record<string, string> = {}) {
   return CliProcess.complete(argumentsList, { environment: { ...environment.environment, ...seaweed.environment(), ...extra }, timeoutMs: 180_000 });
 }
 
-async function objectText(key: string): Promise<string> {
-  const response = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-  return (await response.Body?.transformToString('utf8')) ?? '';
-}
-
-async function keysUnder(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix, ContinuationToken: token }));
-    keys.push(...(page.Contents ?? []).map((object) => object.Key as string));
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys.sort();
-}
+const objectText = (key: string) => new S3Objects(s3, BUCKET).text(key);
+const keysUnder = (prefix: string) => new S3Objects(s3, BUCKET).keysUnder(prefix);
 
 async function iterLinesOnS3(prefix: string, rollout: number): Promise<ResultLine[]> {
   return (await objectText(`${prefix}/iter${rollout}.jsonl`))

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import { SeaweedServer } from '../../src/cli/seaweed-server';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, pairOf } from './support/batch-helpers';
 import { CliProcess } from './support/cli-process';
+import { S3Objects } from './support/s3-objects';
 
 /*
  * Evaluation through S3 (issue 13) on SeaweedFS: a batch to s3:// with --evaluate (the workers
@@ -53,15 +54,8 @@ function cli(argumentsList: string[]) {
   return CliProcess.complete(argumentsList, { environment: { ...environment.environment, ...seaweed.environment() }, timeoutMs: 240_000 });
 }
 
-async function objectText(key: string): Promise<string> {
-  const response = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-  return (await response.Body?.transformToString('utf8')) ?? '';
-}
-
-async function keysUnder(prefix: string): Promise<string[]> {
-  const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-  return (page.Contents ?? []).map((object) => object.Key as string).sort();
-}
+const objectText = (key: string) => new S3Objects(s3, BUCKET).text(key);
+const keysUnder = (prefix: string) => new S3Objects(s3, BUCKET).keysUnder(prefix);
 
 const jsonLines = async (key: string) =>
   (await objectText(key))

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { createEvaluationActivities } from '../../activities/evaluation-activities';
 import { EvaluationFailureTypes, EXACT_MATCH_JUDGE } from '../../src/core/evaluation/evaluation-contract';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/core/evaluation/evaluation-scoring';
@@ -14,6 +13,7 @@ import { LocalDirectoryOutput, locationOfFile, S3_APPEND_ATTEMPTS, S3Output } fr
 import { fakeOpenAI } from '../fakes/fake-chat-completions';
 import { MemoryBuckets } from '../fakes/memory-output-location';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
+import { fakeClient, sdkError } from '../fakes/stub-s3-client';
 
 /**
  * Evaluation inputs and outputs through an OutputLocation (issue 13): iter files of an s3://
@@ -180,14 +180,6 @@ describe('local outputs are unchanged', () => {
   });
 });
 
-/** An S3 client stand-in: `send` hands each command to `answer`. */
-function fakeClient(answer: (command: { constructor: { name: string }; input: Record<string, unknown> }) => unknown): S3Client {
-  return { send: async (command: never) => answer(command), config: { endpoint: undefined } } as unknown as S3Client;
-}
-
-function sdkError(name: string, status: number): Error {
-  return Object.assign(new Error(`${name} happened`), { name, $metadata: { httpStatusCode: status } });
-}
 
 describe('S3Output.appendText (stubbed client)', () => {
   test('a missing object is created with If-None-Match: *; an existing one is put back with If-Match on the ETag it was read with', async () => {

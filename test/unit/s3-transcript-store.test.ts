@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from '@jest/globals';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { transcriptFailure, withTranscriptFailures } from '../../activities/transcript-failures';
 import { FailureTypes } from '../../src/core/failure-types';
 import { S3TranscriptStore } from '../../src/storage/s3-transcript-store';
 import { TranscriptMissingError } from '../../src/storage/transcript-store';
+import { fakeClient, sdkError } from '../fakes/stub-s3-client';
 
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex')}`;
 
-/** An S3 client stand-in: `send` hands each command to `answer`. */
-function fakeClient(answer: (command: { constructor: { name: string }; input: Record<string, unknown> }) => unknown): S3Client {
-  return { send: async (command: never) => answer(command), config: { endpoint: undefined } } as unknown as S3Client;
-}
-
-function sdkError(name: string, status?: number, extra: Record<string, unknown> = {}): Error {
-  return Object.assign(new Error(`${name} happened`), { name, ...(status ? { $metadata: { httpStatusCode: status } } : {}), ...extra });
-}
 
 describe('S3TranscriptStore (stubbed client)', () => {
   test('keys are <prefix>/<two hex>/<hash>, puts are conditional, 412 means already stored', async () => {
