@@ -29,8 +29,8 @@ durations, answer lengths; the same for solved questions) and a per-question tab
 
 Inputs: a batch output directory (its iter1.jsonl … iterK.jsonl) or rollout files in rollout
 order, local or in S3 (s3://bucket/prefix, s3://bucket/prefix/iter1.jsonl; AWS_* credentials and
-AWS_ENDPOINT_URL as for batch --output, the workers read them with theirs); this project's lines or DeepResearch's (question, answer, messages, prediction,
-termination). A line that is not JSON stops the evaluation (file and line named); a line without
+AWS_ENDPOINT_URL as for batch --output, the workers read them with theirs); this project's lines
+or DeepResearch's (question, answer, messages, prediction, termination). A line that is not JSON stops the evaluation (file and line named); a line without
 "question" or "answer" is skipped and listed; a question twice in a file counts once (the last
 line that is not an error wins); questions a rollout lacks count as not correct in it.
 
