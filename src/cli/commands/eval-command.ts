@@ -30,9 +30,10 @@ durations, answer lengths; the same for solved questions) and a per-question tab
 Inputs: a batch output directory (its iter1.jsonl … iterK.jsonl) or rollout files in rollout
 order, local or in S3 (s3://bucket/prefix, s3://bucket/prefix/iter1.jsonl; AWS_* credentials and
 AWS_ENDPOINT_URL as for batch --output, the workers read them with theirs); this project's lines
-or DeepResearch's (question, answer, messages, prediction, termination). A line that is not JSON stops the evaluation (file and line named); a line without
-"question" or "answer" is skipped and listed; a question twice in a file counts once (the last
-line that is not an error wins); questions a rollout lacks count as not correct in it.
+or DeepResearch's (question, answer, messages, prediction, termination). A line that is not JSON
+stops the evaluation (file and line named); a line without "question" or "answer" is skipped and
+listed; a question twice in a file counts once (the last line that is not an error wins);
+questions a rollout lacks count as not correct in it.
 
 Without --judge: exact match (correct = exact match) and token F1, computed here, no server needed.
 With --judge: an LLM judge in an 'evaluation' workflow (starts the local dev server and a worker
@@ -87,7 +88,7 @@ function temporalOrUndefined(): TemporalConnection | undefined {
 const locations = new Map<string, OutputLocation>();
 /**
  * Opens evaluation folders: a directory, or `s3://…` with the S3 settings the workers use
- * (AWS_ENDPOINT_URL, AWS_REGION, AWS_S3_FORCE_PATH_STYLE; read only when an s3:// location is given).
+ * (AWS_ENDPOINT_URL, AWS_REGION; read only when an s3:// location is given).
  */
 const openLocation: OpenLocation = (url) => {
   let location = locations.get(url);
