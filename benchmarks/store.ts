@@ -5,6 +5,8 @@
  *
  * - put and get latency, p50/p95, of distinct texts of a typical message (4 KiB) and a large
  *   observation (256 KiB), one at a time;
+ * - the same on SeaweedFS behind the worker's read cache (CachedTranscriptStore, as worker/main.ts
+ *   builds it by default): gets of texts it wrote or read before never reach the store;
  * - the wall time of a 100-call scripted run (99 lookup tool calls, then an answer; model latency
  *   0) on an in-process worker writing its transcript to each store.
  *
@@ -21,6 +23,7 @@ import { LocalDirectoryTranscriptStore } from '../activities';
 import { DevServer } from '../src/cli/dev-server';
 import { SeaweedServer } from '../src/cli/seaweed-server';
 import type { ResearchRunResult } from '../src/core/run-result';
+import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import { createS3Client, S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
     ['local directory', new LocalDirectoryTranscriptStore(join(directory, 'transcripts'))],
     ['SeaweedFS (S3)', new S3TranscriptStore(location, createS3Client(location, { credentials: { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey } }))],
   ];
+  // The worker's default: S3 behind its read cache (REACT_AGENT_TRANSCRIPT_CACHE_MB, 256 MB).
+  stores.push(['S3 + read cache', new CachedTranscriptStore(stores[1]![1], { maxCharacters: 128 * 1024 * 1024 })]);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workerConnection = await NativeConnection.connect({ address: server.address });
