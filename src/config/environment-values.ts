@@ -70,3 +70,21 @@ export function readBoolean(environment: Environment, name: string, defaultValue
   if (FALSE_WORDS.has(word)) return false;
   throw new ConfigurationError(name, `${name} must be true or false, got ${JSON.stringify(raw)}`);
 }
+
+/**
+ * Checks that `value` (read from `name`) is an http(s) URL with a host, and drops trailing
+ * slashes (the OpenAI client appends paths such as /chat/completions itself).
+ * @throws ConfigurationError like `OPENAI_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, got "x"`.
+ */
+export function checkedHttpUrl(name: string, value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new ConfigurationError(name, `${name} must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`);
+  }
+  return value.replace(/\/+$/, '');
+}

@@ -1,5 +1,5 @@
 import { ConfigurationError } from './configuration-error';
-import { readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { checkedHttpUrl, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
 import { loadModelConfig, NO_API_KEY, type ModelConfig } from './model-config';
 
 /** The LLM judge's endpoint and model (issue 12), read by {@link loadJudgeConfig}. */
@@ -21,19 +21,6 @@ export interface JudgeConfig {
 export const DEFAULT_JUDGE_TIMEOUT_SECONDS = 120;
 export const DEFAULT_JUDGE_MAX_ATTEMPTS = 5;
 export const DEFAULT_JUDGE_CONCURRENCY = 8;
-
-function checkedUrl(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new ConfigurationError('REACT_AGENT_JUDGE_BASE_URL', `REACT_AGENT_JUDGE_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`);
-  }
-  return value.replace(/\/+$/, '');
-}
 
 /**
  * Reads the judge's settings; each unset one falls back to the run model's configuration.
@@ -57,7 +44,7 @@ export function loadJudgeConfig(environment: Environment = process.env): JudgeCo
       throw new ConfigurationError(variable, `The judge has no ${variable === 'REACT_AGENT_JUDGE_MODEL' ? 'model' : 'endpoint'}: set ${variable} (it defaults to the run model's settings, which are not usable: ${error.message.split('\n')[0]})`);
     }
   };
-  const baseUrl = ownBaseUrl !== undefined ? checkedUrl(ownBaseUrl) : runModelConfig().baseUrl;
+  const baseUrl = ownBaseUrl !== undefined ? checkedHttpUrl('REACT_AGENT_JUDGE_BASE_URL', ownBaseUrl) : runModelConfig().baseUrl;
   const model = ownModel ?? runModelConfig().model;
   const apiKey = ownKey ?? (ownBaseUrl !== undefined ? (readString(environment, 'OPENAI_API_KEY') ?? NO_API_KEY) : runModelConfig().apiKey);
   return {

@@ -1,5 +1,5 @@
 import { ConfigurationError } from './configuration-error';
-import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { checkedHttpUrl, readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
 
 /** The OpenAI-compatible endpoint and model used for every model call, read by {@link loadModelConfig}. */
 export interface ModelConfig {
@@ -90,7 +90,7 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
   if (baseUrlValue === undefined && apiKeyValue === undefined) {
     throw new ConfigurationError('OPENAI_BASE_URL', NO_ENDPOINT_MESSAGE);
   }
-  const baseUrl = baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : validateBaseUrl(baseUrlValue);
+  const baseUrl = baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : checkedHttpUrl('OPENAI_BASE_URL', baseUrlValue);
   const model = readString(environment, 'REACT_AGENT_MODEL') ?? readString(environment, 'OPENAI_MODEL');
   if (model === undefined) {
     throw new ConfigurationError(
@@ -113,19 +113,3 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
   };
 }
 
-function validateBaseUrl(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new ConfigurationError(
-      'OPENAI_BASE_URL',
-      `OPENAI_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`,
-    );
-  }
-  // The OpenAI client appends paths such as /chat/completions itself.
-  return value.replace(/\/+$/, '');
-}
