@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, log } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import {
   EvaluationFailureTypes,
@@ -12,11 +12,13 @@ import {
   type WriteEvaluationInput,
   type WriteEvaluationOutput,
 } from '../src/core/evaluation/evaluation-contract';
+import type { EvaluationReport } from '../src/core/evaluation/evaluation-report';
 import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/core/evaluation/evaluation-scoring';
 import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
 import { openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../src/storage/output-location';
+import { renderEvaluationReportHtml } from '../src/storage/reports/evaluation-html';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
 import { createJudgeRuns, verdictKeyOf, type JudgeEndpoint } from './judge-activity';
@@ -35,6 +37,17 @@ export interface EvaluationActivityDependencies {
    * AWS SDK's own settings.
    */
   openLocation?: OpenLocation;
+  /** Renders report.html. Default: {@link renderEvaluationReportHtml}. */
+  renderReportHtml?: (report: EvaluationReport) => Promise<string>;
+}
+
+/** A warning in the activity's log (the console when called outside an activity, as in unit tests). */
+function warn(message: string, meta: Record<string, unknown>): void {
+  try {
+    log.warn(message, meta);
+  } catch {
+    console.warn(message);
+  }
 }
 
 const CACHE_SIZE = 4;
@@ -61,8 +74,9 @@ export async function judgeTemplate(judge: string, model: string): Promise<Store
 /**
  * The evaluation's activities (issue 12): `prepareEvaluation` reads and dedupes the rollout
  * files and stores the runs' facts by hash; `judgeRuns` (judge-activity.ts) judges a range of
- * them; `writeEvaluation` reads the stored verdicts back and writes report.json, scored/ and
- * summary.jsonl.
+ * them; `writeEvaluation` reads the stored verdicts back and writes report.json, scored/,
+ * summary.jsonl and report.html (a page that cannot be rendered is logged and named in the result,
+ * the other files are written all the same).
  */
 export function createEvaluationActivities(dependencies: EvaluationActivityDependencies) {
   const cache = new Map<string, StoredEvaluationInput>();
@@ -79,6 +93,7 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
       ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true })
       : error;
   const open = dependencies.openLocation ?? openOutputLocation;
+  const renderReportHtml = dependencies.renderReportHtml ?? renderEvaluationReportHtml;
   const locations = new Map<string, OutputLocation>();
   /** One location (and S3 client) per folder, for the few evaluations a worker serves at once. */
   const openLocation: OpenLocation = (url) => {
@@ -152,13 +167,26 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
         notes: input.refused ? [input.refused] : [],
         ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
       });
+      let html: string | undefined;
+      let htmlProblem: string | undefined;
+      try {
+        html = await renderReportHtml(report);
+      } catch (error) {
+        htmlProblem = `report.html could not be rendered: ${error instanceof Error ? error.message : String(error)}`;
+        warn(`${htmlProblem} (report.json, scored/ and summary.jsonl are written all the same)`, { output: input.output });
+      }
       let written: Awaited<ReturnType<typeof writeEvaluationOutputs>>;
       try {
-        written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts, undefined, { openLocation });
+        written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts, html, { openLocation });
       } catch (error) {
         throw invalid(error);
       }
-      return { reportPath: written.report, headline: headlineOf(report) };
+      return {
+        reportPath: written.report,
+        headline: headlineOf(report),
+        ...(written.html ? { htmlPath: written.html } : {}),
+        ...(htmlProblem ? { htmlProblem } : {}),
+      };
     },
   };
 }

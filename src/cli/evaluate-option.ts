@@ -10,8 +10,8 @@ export const evaluateOptionSpecs = {
 } as const;
 
 export const evaluateOptionsHelp = `  --evaluate           evaluate when the batch ends: an 'evaluation' workflow over the output,
-                       written to <output>/evaluation/ (report.json, scored/, summary.jsonl;
-                       'react-agent eval <output> --judge ...' again adds report.html, judging nothing twice)
+                       written to <output>/evaluation/ by the workers (report.json, report.html,
+                       scored/, summary.jsonl)
   --judge NAME|FILE    with --evaluate: gaia, browsecomp or a prompt file (default: exact match and F1)`;
 
 /** The batch's `evaluate` option, or undefined without --evaluate. */

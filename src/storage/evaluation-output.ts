@@ -14,7 +14,7 @@ import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, parse
  * report.json            the EvaluationReport
  * scored/iter<k>.jsonl   each rollout's kept lines (one a question), as read, plus is_correct, judgement, em, f1
  * summary.jsonl          one line appended per evaluation, in DeepResearch's shape
- * report.html            written by the CLI (src/cli/evaluation-html.ts)
+ * report.html            rendered by reports/evaluation-html.ts (by the worker's writeEvaluation, or the CLI when no workflow ran)
  * ```
  *
  * summary.jsonl is appended with {@link OutputLocation.appendText}: in place in a directory; in S3 a

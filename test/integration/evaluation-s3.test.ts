@@ -63,7 +63,7 @@ const jsonLines = async (key: string) =>
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-test('batch --output s3://… --evaluate --wait: the evaluation child reads the iter files from S3 and writes report.json, scored/ and summary.jsonl there; the CLI writes report.html there', async () => {
+test('batch --output s3://… --evaluate --wait: the evaluation child reads the iter files from S3 and writes report.json, scored/ and summary.jsonl there, and report.html (the worker renders it); the CLI prints its URL', async () => {
   const input = join(environment.directory, 'questions.jsonl');
   writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
   const prefix = 'nightly/evaluated';

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import type { EvaluationOutcome } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
@@ -241,7 +242,7 @@ test('eval compare on two evaluations: deltas, flipped questions, termination sh
   assert.match(readFileSync(page, 'utf8'), /Beta\?/);
 }, 240_000);
 
-test('batch --evaluate --wait: the batch evaluates itself when it ends (an evaluation child; exact match), the CLI prints the table and writes report.html', async () => {
+test('batch --evaluate --wait: the batch evaluates itself when it ends (an evaluation child; exact match), the CLI prints the table and the path of the report.html the worker wrote', async () => {
   const input = join(environment.directory, 'evaluate-questions.jsonl');
   writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
   const output = join(environment.directory, 'evaluated-batch');
@@ -255,7 +256,30 @@ test('batch --evaluate --wait: the batch evaluates itself when it ends (an evalu
   assert.equal(evaluated.metrics.passAtAllRollouts, 1);
   assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
   assert.ok(existsSync(join(output, 'evaluation', 'report.html')));
+  assert.match(outcome.stdout, new RegExp(`Report: ${join(output, 'evaluation', 'report.html')}`));
   const child = await environment.client.workflow.getHandle(`${batchId}/evaluation`).describe();
   assert.equal(child.type, 'evaluation');
   assert.equal(child.status.name, 'COMPLETED');
+}, 300_000);
+
+test('batch --evaluate without --wait (as a schedule starts it): the worker alone writes report.html with the per-question table, no CLI renders it', async () => {
+  const input = join(environment.directory, 'unwaited-questions.jsonl');
+  writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
+  const output = join(environment.directory, 'unwaited-batch');
+  const started = await cli(['batch', input, '--output', output, '--rollouts', '2', '--evaluate', '--max-calls', '3']);
+  assert.equal(started.code, 0, started.stderr);
+  const [batchId] = started.stdout.trim().split('\n');
+  assert.ok(batchId);
+  // The CLI has exited; the batch and its evaluation child finish in the worker.
+  const summary = (await environment.client.workflow.getHandle(batchId).result()) as { evaluation?: { reportPath?: string; failed?: string } };
+  assert.equal(summary.evaluation?.failed, undefined);
+  assert.equal(summary.evaluation?.reportPath, join(output, 'evaluation', 'report.json'));
+  const evaluation = (await environment.client.workflow.getHandle(`${batchId}/evaluation`).result()) as EvaluationOutcome;
+  assert.equal(evaluation.htmlPath, join(output, 'evaluation', 'report.html'));
+  assert.equal(evaluation.htmlProblem, undefined);
+  const html = readFileSync(join(output, 'evaluation', 'report.html'), 'utf8');
+  assert.match(html, /<table class="questions">/);
+  assert.equal(html.match(/<tr class="question-row"/g)?.length, 2);
+  assert.match(html, /Capital of France\?/);
+  assert.match(html, /What is 2\+2\?/);
 }, 300_000);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { createEvaluationActivities } from '../../activities/evaluation-activities';
 import { EvaluationFailureTypes, EXACT_MATCH_JUDGE } from '../../src/core/evaluation/evaluation-contract';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/core/evaluation/evaluation-scoring';
@@ -120,13 +120,13 @@ describe('outputs in S3', () => {
 });
 
 describe('the evaluation activities over S3', () => {
-  function activitiesOver(buckets: MemoryBuckets) {
+  function activitiesOver(buckets: MemoryBuckets, renderReportHtml?: () => Promise<string>) {
     const { openai } = fakeOpenAI(async () => {
       throw new Error('exact match asks no judge');
     });
     const store = new MemoryTranscriptStore();
     const verdicts = { get: async () => undefined, put: async () => undefined };
-    return createEvaluationActivities({ openai, endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' }, store, verdicts, openLocation: buckets.open });
+    return createEvaluationActivities({ openai, endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' }, store, verdicts, openLocation: buckets.open, ...(renderReportHtml ? { renderReportHtml } : {}) });
   }
 
   test('prepareEvaluation reads an s3:// batch output, writeEvaluation writes to s3://…/evaluation and returns its report URL', async () => {
@@ -141,6 +141,32 @@ describe('the evaluation activities over S3', () => {
     const report = JSON.parse(buckets.text(written.reportPath) ?? '{}') as { source: { paths: string[]; batchId: string } };
     expect(report.source).toEqual({ paths: ['s3://evals/b1'], batchId: 'b1' });
     assert.ok(buckets.text('s3://evals/b1/evaluation/scored/iter2.jsonl')?.includes('"is_correct":false'));
+    assert.equal(written.htmlPath, 's3://evals/b1/evaluation/report.html');
+    assert.equal(written.htmlProblem, undefined);
+    assert.match(buckets.text('s3://evals/b1/evaluation/report.html') ?? '', /<table class="questions"[\s\S]*Capital\?/);
+  });
+
+  test('a report.html that cannot be rendered loses nothing else: report.json, scored/ and summary.jsonl are written, the result says why', async () => {
+    const buckets = new MemoryBuckets(['evals']);
+    batchIn(buckets, 'b3', [[line('Capital?', 'Paris', 'Paris')]]);
+    const activities = activitiesOver(buckets, async () => {
+      throw new Error('vega is broken');
+    });
+    const prepared = await activities.prepareEvaluation({ paths: ['s3://evals/b3'], judge: EXACT_MATCH_JUDGE });
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const written = await activities.writeEvaluation({ input: prepared.input, output: 's3://evals/b3/evaluation', createdAt: 't', judgeCalls: { made: 0, stored: 0 } });
+      assert.equal(written.reportPath, 's3://evals/b3/evaluation/report.json');
+      assert.equal(written.htmlPath, undefined);
+      assert.equal(written.htmlProblem, 'report.html could not be rendered: vega is broken');
+      assert.ok(buckets.text('s3://evals/b3/evaluation/report.json'));
+      assert.ok(buckets.text('s3://evals/b3/evaluation/scored/iter1.jsonl'));
+      assert.ok(buckets.text('s3://evals/b3/evaluation/summary.jsonl'));
+      assert.equal(buckets.text('s3://evals/b3/evaluation/report.html'), undefined);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('report.html could not be rendered: vega is broken'));
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   test('a missing prefix or bucket is a non-retryable invalid-input failure naming the location', async () => {

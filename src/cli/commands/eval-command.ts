@@ -13,7 +13,7 @@ import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport,
 import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../../storage/output-location';
 import { parseCommandLine, numberOption } from '../batch-options';
 import { openCliContext, type CliContext } from '../cli-context';
-import { renderComparisonHtml, renderEvaluationReportHtml } from '../evaluation-html';
+import { renderComparisonHtml, renderEvaluationReportHtml } from '../../storage/reports/evaluation-html';
 import { comparisonText, headlineTable } from '../evaluation-text';
 import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../local-stack';
 import { webUiLink } from '../temporal-client';
@@ -160,11 +160,10 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
     return 1;
   }
 
-  let report: EvaluationReport;
   if (!values.judge) {
     const verdicts = new Map<string, RunVerdict>();
     for (const run of inputs.rollouts.flat()) if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
-    report = buildEvaluationReport({
+    const report = buildEvaluationReport({
       rollouts: inputs.rollouts,
       verdicts,
       method: 'exact_match',
@@ -174,8 +173,14 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       duplicates: inputs.duplicates,
       ...(base ? { webUiBase: base } : {}),
     });
+    // No workflow ran: report.html is rendered here.
     await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts, undefined, { openLocation });
-  } else {
+    const html = await writeHtml(output, report);
+    console.log(headlineTable(report));
+    console.log(`\nReport: ${html}`);
+    return 0;
+  }
+  {
     const judge = values.judge === 'gaia' || values.judge === 'browsecomp' ? values.judge : resolve(values.judge);
     const judgeConfig = loadJudgeConfig();
     const outcome = await runEvaluationWorkflow(
@@ -191,12 +196,23 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       values.id,
     );
     if (typeof outcome === 'number') return outcome;
-    report = (await readEvaluationReport(outcome.reportPath, { openLocation })).report;
+    // The worker's writeEvaluation wrote report.html next to report.json: only its path is printed.
+    const { report } = await readEvaluationReport(outcome.reportPath, { openLocation });
+    console.log(headlineTable(report));
+    console.log(`\n${await reportHtmlLine(outcome.reportPath, outcome.htmlProblem)}`);
+    return 0;
   }
-  const html = await writeHtml(output, report);
-  console.log(headlineTable(report));
-  console.log(`\nReport: ${html}`);
-  return 0;
+}
+
+/**
+ * The line naming report.html that the worker wrote next to report.json (`Report: <path>`), or
+ * saying why there is none (the worker could not render it, or predates writing it).
+ */
+async function reportHtmlLine(reportPath: string, htmlProblem?: string): Promise<string> {
+  if (htmlProblem) return `Report: none (${htmlProblem}; report.json is complete)`;
+  const { location } = locationOfFile(reportPath, openLocation);
+  if ((await location.sizeOf(REPORT_HTML_FILE)) === undefined) return `Report: none (the worker wrote no ${REPORT_HTML_FILE}; see its log)`;
+  return `Report: ${location.urlOf(REPORT_HTML_FILE)}`;
 }
 
 /** The message of a workflow failure that says what to fix: the first ApplicationFailure's (the activity's), else the innermost. */
@@ -275,8 +291,8 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
 }
 
 /**
- * After `batch --wait --evaluate`: the evaluation's headline table, and report.html written
- * next to its report.json (the workers write the JSON outputs; the page is rendered here).
+ * After `batch --wait --evaluate`: the evaluation's headline table, and the path of report.html,
+ * which the worker wrote next to its report.json with the other outputs.
  */
 export async function printBatchEvaluation(evaluation: { evaluationId: string; reportPath?: string; failed?: string }): Promise<boolean> {
   if (evaluation.failed || !evaluation.reportPath) {
@@ -284,7 +300,6 @@ export async function printBatchEvaluation(evaluation: { evaluationId: string; r
     return false;
   }
   const { report } = await readEvaluationReport(evaluation.reportPath, { openLocation });
-  const html = await writeHtml(locationOfFile(evaluation.reportPath, openLocation).location.url, report);
-  console.log(`\n${headlineTable(report)}\n\nReport: ${html}`);
+  console.log(`\n${headlineTable(report)}\n\n${await reportHtmlLine(evaluation.reportPath)}`);
   return true;
 }

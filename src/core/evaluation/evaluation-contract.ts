@@ -119,6 +119,10 @@ export interface EvaluationHeadline {
 export interface WriteEvaluationOutput {
   reportPath: string;
   headline: EvaluationHeadline;
+  /** report.html, next to report.json (absent when it could not be rendered, or from a worker before it wrote one). */
+  htmlPath?: string;
+  /** Why report.html could not be rendered (report.json, scored/ and summary.jsonl are written all the same). */
+  htmlProblem?: string;
 }
 
 /** Result of the `evaluation` workflow. */

@@ -1,11 +1,11 @@
-import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../core/evaluation/evaluation-comparison';
+import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../../core/evaluation/evaluation-comparison';
 import type {
   Distribution,
   EvaluationReport,
   QuestionRow,
   RolloutVerdict,
   TrajectoryStatistics,
-} from '../core/evaluation/evaluation-report';
+} from '../../core/evaluation/evaluation-report';
 import {
   ALL_RUNS,
   SOLVED_RUNS,
