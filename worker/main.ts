@@ -20,6 +20,7 @@ import {
   planWorkerQueues,
   type WorkerQueuePlan,
 } from '../src/config';
+import { s3UrlOf } from '../src/core/s3-url';
 import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { openOutputLocation } from '../src/storage/output-location';
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.
       verdicts:
         storeConfig.kind === 's3'
-          ? new OutputLocationVerdictStore(openOutputLocation(`s3://${storeConfig.bucket}/${storeConfig.prefix ? `${storeConfig.prefix}/` : ''}verdicts`, s3Settings))
+          ? new OutputLocationVerdictStore(openOutputLocation(s3UrlOf(storeConfig.bucket, storeConfig.prefix, 'verdicts'), s3Settings))
           : new LocalDirectoryVerdictStore(join(workerConfig.dataDirectory, 'verdicts')),
     },
   });

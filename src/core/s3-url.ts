@@ -19,6 +19,16 @@ export type S3UrlProblem = 'not-s3' | 'bucket' | 'prefix';
 /** S3's bucket-name rule: 3-63 characters, lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
+/**
+ * `s3://bucket/prefix` from its parts; the key prefix's segments are joined with `/` and empty
+ * ones dropped, so `s3UrlOf('b', '')` is `s3://b` and `s3UrlOf('b', 'team', 'verdicts')` is
+ * `s3://b/team/verdicts`.
+ */
+export function s3UrlOf(bucket: string, ...prefixSegments: string[]): string {
+  const prefix = prefixSegments.filter((segment) => segment !== '').join('/');
+  return `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
+}
+
 /** Parses `s3://bucket/prefix`; says what is wrong instead when it is not one. */
 export function parseS3Url(value: string): S3Url | { problem: S3UrlProblem; bucket: string; prefix: string } {
   const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(value);
@@ -29,7 +39,7 @@ export function parseS3Url(value: string): S3Url | { problem: S3UrlProblem; buck
   if (prefix.split('/').some((segment, _index, all) => (segment === '' && all.length > 1) || segment === '.' || segment === '..') || /[\u0000-\u001f]/.test(prefix)) {
     return { problem: 'prefix', bucket, prefix };
   }
-  return { bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
+  return { bucket, prefix, url: s3UrlOf(bucket, prefix) };
 }
 
 /** Whether a text is a valid `s3://bucket[/prefix]` URL. */

@@ -18,7 +18,7 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { parseS3Url, type S3Url } from '../core/s3-url';
+import { parseS3Url, s3UrlOf, type S3Url } from '../core/s3-url';
 import { createS3Client, s3SettingsProblemOf, type S3SettingsProblem } from './s3-transcript-store';
 
 /**
@@ -124,7 +124,7 @@ export function locationOfFile(file: string, openLocation: OpenLocation = openOu
   const { bucket, prefix } = parseS3OutputUrl(file);
   if (!prefix) throw new OutputLocationError(`${file} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
   const cut = prefix.lastIndexOf('/');
-  return { location: openLocation(`s3://${bucket}${cut > 0 ? `/${prefix.slice(0, cut)}` : ''}`), name: prefix.slice(cut + 1) };
+  return { location: openLocation(s3UrlOf(bucket, cut > 0 ? prefix.slice(0, cut) : '')), name: prefix.slice(cut + 1) };
 }
 
 /** What a location (or a path that is one) is as an {@link OutputLocation}. */
@@ -316,7 +316,7 @@ export class S3Output implements OutputLocation {
   }
 
   get url(): string {
-    return `s3://${this.bucket}${this.prefix ? `/${this.prefix}` : ''}`;
+    return s3UrlOf(this.bucket, this.prefix);
   }
 
   keyOf(path: string): string {
@@ -422,7 +422,7 @@ export class S3Output implements OutputLocation {
   }
 
   urlOf(path: string): string {
-    return `s3://${this.bucket}/${this.keyOf(path)}`;
+    return s3UrlOf(this.bucket, this.keyOf(path));
   }
 
   async openWriter(path: string): Promise<OutputWriter> {

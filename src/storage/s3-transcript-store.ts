@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { s3UrlOf } from '../core/s3-url';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   REFERENCE_PREFIX,
@@ -86,7 +87,7 @@ export class S3TranscriptStore implements ListableTranscriptStore {
 
   /** `s3://bucket/prefix`, for messages. */
   get url(): string {
-    return `s3://${this.bucket}${this.prefix ? `/${this.prefix}` : ''}`;
+    return s3UrlOf(this.bucket, this.prefix);
   }
 
   keyOf(reference: string): string {
