@@ -11,19 +11,17 @@
  * Prints wall time, runs per minute, and the batch's history: bytes and events of each of its
  * runs (one per continue-as-new), their largest and their sum.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
-import { DevServer } from '../src/cli/dev-server';
 import type { BatchSummary, ResearchBatchInput } from '../src/core/batch-contract';
 import type { BatchItem } from '../src/core/batch-input';
 import { storeBatchInput } from '../src/storage/batch-input-file';
-import { ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import { startBenchmarkStack } from './benchmark-stack';
 
 const QUESTIONS = Number(process.argv[2] ?? 2_000);
 const ROLLOUTS = Number(process.argv[3] ?? 1);
@@ -84,12 +82,12 @@ function breakdown(figures: ChainFigures): string[] {
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const directory = mkdtempSync(join(tmpdir(), 'react-agent-batch-benchmark-'));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
-  const model = await ScriptedModelServer.start({ script: () => ({ content: '<think>Known.</think>\n<answer>42</answer>' }) });
-  const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.max_receive_message_length': 256 * MIB } });
-  const client = new Client({ connection });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const stack = await startBenchmarkStack({
+    name: 'batch-benchmark',
+    script: () => ({ content: '<think>Known.</think>\n<answer>42</answer>' }),
+    maxReceiveMessageBytes: 256 * MIB,
+  });
+  const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const store = new LocalDirectoryTranscriptStore(join(directory, 'transcripts'));
   const worker = await Worker.create({
@@ -142,11 +140,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log('runs = workflow runs of the batch (continue-as-new); max/run = the largest run\'s history; total = all runs together.');
   } finally {
-    await workerConnection.close();
-    await connection.close();
-    await model.close();
-    await server.stop();
-    rmSync(directory, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

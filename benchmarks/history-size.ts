@@ -6,19 +6,17 @@
  *   npm run benchmark:history            (100 calls, ~4,400-character observations)
  *   npm run benchmark:history -- 50 4400 (model calls, observation characters)
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
-import { DevServer } from '../src/cli/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { bigOutput } from '../test/fakes/test-tools';
-import { countAssistantMessages, ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import { countAssistantMessages } from '../test/fakes/scripted-model-server';
 import { createNaiveActivities } from './naive-baseline/activities';
+import { startBenchmarkStack } from './benchmark-stack';
 
 const MODEL_CALLS = Number(process.argv[2] ?? 100);
 const OBSERVATION_CHARACTERS = Number(process.argv[3] ?? 4_400);
@@ -32,10 +30,11 @@ async function historyFigures(client: Client, workflowId: string) {
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const directory = mkdtempSync(join(tmpdir(), 'react-agent-benchmark-'));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
   // Every turn but the last calls the tool; the last answers. Usage is the server's estimate (characters / 4).
-  const model = await ScriptedModelServer.start({
+  // The naive history's pages exceed gRPC's default 4 MiB message limit.
+  const stack = await startBenchmarkStack({
+    name: 'benchmark',
+    maxReceiveMessageBytes: 256 * MIB,
     script: (request) => {
       const turn = countAssistantMessages(request.messages) + 1;
       return turn >= MODEL_CALLS
@@ -43,10 +42,7 @@ async function main(): Promise<void> {
         : { content: `<think>Step ${turn}: I need more data.</think>\n<tool_call>\n{"name": "big_output", "arguments": {"characters": ${OBSERVATION_CHARACTERS}}}\n</tool_call>` };
     },
   });
-  // The naive history's pages exceed gRPC's default 4 MiB message limit.
-  const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.max_receive_message_length': 256 * MIB } });
-  const client = new Client({ connection });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const tools = new ToolRegistry([bigOutput]);
   const activities = {
@@ -100,11 +96,7 @@ async function main(): Promise<void> {
     console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
     process.exitCode = withinTarget ? 0 : 1;
   } finally {
-    await workerConnection.close();
-    await connection.close();
-    await model.close();
-    await server.stop();
-    rmSync(directory, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

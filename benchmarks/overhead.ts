@@ -11,19 +11,17 @@
  * Prints the wall time of each, the overhead per step ((Temporal − bare) / model calls) in ms and
  * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), beside the machine's load.
  */
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import JSON5 from 'json5';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { LocalDirectoryTranscriptStore } from '../activities';
-import { DevServer } from '../src/cli/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { lookup } from '../test/fakes/test-tools';
-import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
+import { scriptFromTurns } from '../test/fakes/scripted-model-server';
 import { argument, createScriptedWorker, describeLoad, lookupThenAnswer } from './fleet-helpers';
+import { startBenchmarkStack } from './benchmark-stack';
 
 const CALLS = Number(argument('calls', '30'));
 const LATENCIES = argument('latencies', '0,1000').split(',').map(Number);
@@ -92,12 +90,8 @@ async function stepBreakdown(client: Client, workflowId: string): Promise<string
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const directory = mkdtempSync(join(tmpdir(), 'react-agent-overhead-benchmark-'));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
-  const model = await ScriptedModelServer.start({ script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)) });
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const stack = await startBenchmarkStack({ name: 'overhead-benchmark', script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)) });
+  const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const worker = await createScriptedWorker({ connection: workerConnection, taskQueue: 'overhead', modelBaseUrl: model.baseUrl, store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')) });
   let sequence = 0;
@@ -149,11 +143,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
   } finally {
-    await workerConnection.close();
-    await connection.close();
-    await model.close();
-    await server.stop();
-    rmSync(directory, { recursive: true, force: true });
+    await stack.close();
   }
 }
 
