@@ -21,7 +21,7 @@ const python = join(root, '.tools/python-client-venv/bin/python');
 const sample = join(root, 'samples/clients/python/research_client.py');
 
 const scenarios = new Scenarios();
-/** Batch runs answer `Answer <index>` after one slow model call. */
+/** Batch runs answer `Answer <index>` after one slow model call (2.5 s, so the batch is seen running). */
 const batches = new Set<string>();
 let environment: AgentEnvironment;
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   environment = await AgentEnvironment.start({
     script: (request: ScriptedRequest) => {
       const pair = pairOf(request);
-      if (pair && batches.has(pair.batchId)) return answerReply(`Answer ${pair.index}`, { delayBeforeFirstChunkMs: 1_500 });
+      if (pair && batches.has(pair.batchId)) return answerReply(`Answer ${pair.index}`, { delayBeforeFirstChunkMs: 2_500 });
       return scenarios.script(request);
     },
   });
@@ -85,7 +85,7 @@ test('Python: start by type name, query progress, inject a message, finishNow, t
   const workflowId = scenarios.add(runId('python-steer'), (turn, request) =>
     lastMessage(request).includes('Stop calling tools now')
       ? answer('BYD sold more cars in 2024: 4,272,145 against Tesla’s 1,789,226.')
-      : toolCall('wait', { seconds: turn === 1 ? 2 : 60 }),
+      : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
   );
   const started = await json(['start', 'Which company sold more cars in 2024, BYD or Tesla?', '--id', workflowId, '--max-calls', '7']);
   assert.equal(started.workflowId, workflowId);
@@ -97,12 +97,12 @@ test('Python: start by type name, query progress, inject a message, finishNow, t
   assert.equal(progress.modelCalls, 1);
   assert.equal(progress.limits.maxModelCalls, 7);
   assert.equal(progress.remaining.modelCalls, 6);
-  assert.deepEqual(progress.openToolCalls, ['wait({"seconds":2})']);
+  assert.deepEqual(progress.openToolCalls, ['wait({"seconds":5})']);
 
   assert.deepEqual(await json(['inject', workflowId, 'Count deliveries, not production.']), { modelCall: 2 });
   // The injected text reaches the model with the next call, after the tool's observation.
   const second = await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
-  assert.match(lastMessage(second), /Waited 2 seconds[\s\S]*\[Message from the user\] Count deliveries, not production\./);
+  assert.match(lastMessage(second), /Waited 5 seconds[\s\S]*\[Message from the user\] Count deliveries, not production\./);
 
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.filter((entry) => entry.event === 'start').length === 2);
   assert.deepEqual(await json(['finish', workflowId, '--reason', 'the user has enough']), { modelCalls: 2 });
@@ -149,7 +149,7 @@ test('Python: start a researchBatch over a JSONL file, query its progress, read 
   assert.equal(started.questions, 3);
   assert.match(started.input, /^sha256:[0-9a-f]{64}$/);
 
-  // Two runs at a time, each model call 1.5 s: the batch is seen running.
+  // Two runs at a time, each model call 2.5 s: the batch is seen running.
   let progress: any;
   const deadline = Date.now() + 30_000;
   do {

@@ -61,7 +61,7 @@ async function succeeds(args: string[]): Promise<string> {
 }
 
 test('temporal CLI: workflow start --type researchAgent, query progress, update injectMessage, workflow result', async () => {
-  const workflowId = scenarios.add(runId('cli-run'), [toolCall('wait', { seconds: 2 }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')]);
+  const workflowId = scenarios.add(runId('cli-run'), [toolCall('wait', { seconds: 4 }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')]);
   const question = 'Which company sold more cars in 2024, BYD or Tesla?';
   const started = await succeeds(['workflow', 'start', '--type', 'researchAgent', '--task-queue', environment.taskQueue, '--workflow-id', workflowId, '--input', JSON.stringify({ question, limits: { maxModelCalls: 5 } })]);
   assert.match(started, new RegExp(`WorkflowId\\s+${workflowId}`));
@@ -72,7 +72,7 @@ test('temporal CLI: workflow start --type researchAgent, query progress, update 
   assert.equal(progress.phase, 'running_tools');
   assert.equal(progress.modelCalls, 1);
   assert.equal(progress.remaining.modelCalls, 4);
-  assert.deepEqual(progress.openToolCalls, ['wait({"seconds":2})']);
+  assert.deepEqual(progress.openToolCalls, ['wait({"seconds":4})']);
 
   const updated = JSON.parse(await succeeds(['workflow', 'update', 'execute', '--workflow-id', workflowId, '--name', 'injectMessage', '--input', '{"text": "Count deliveries, not production."}', '-o', 'json']));
   assert.deepEqual(updated.result, { modelCall: 2 }, JSON.stringify(updated));
