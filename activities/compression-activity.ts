@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { CompressContextInput, CompressContextOutput } from '../src/core/activity-contracts';
+import { SUMMARY_REPLY_TOKENS, windowMargin, windowOfOverflowMessage } from '../src/core/context-window';
+import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage } from '../src/core/messages';
 import type { ProtocolName } from '../src/core/protocols';
 import { preview } from '../src/core/text';
@@ -25,6 +27,36 @@ const STUB_PREFIX = '[Observation omitted to save context:';
 const SUMMARY_MARKER = '\n\n[Summary of the research so far';
 /** Longest piece of one observation the summariser reads. */
 const SUMMARY_OBSERVATION_CHARACTERS = 4_000;
+
+/** The fewest tokens a piece of steps to summarise may have; less and there is no summary. */
+const MIN_SUMMARY_PIECE_TOKENS = 64;
+
+const SUMMARY_INSTRUCTIONS =
+  "You keep a running summary of a research agent's work so it can continue with a shorter context. " +
+  'Write the new summary: the facts found (with their sources), what was tried and did not work, and what is still open. ' +
+  'Keep every number, name and URL that may matter for the answer. At most about 600 words, no preamble.';
+
+/** The summariser's request: its instructions, the question, the summary so far and the steps to fold in. */
+function summaryMessages(question: string, previousSummary: string, rendered: string): Array<{ role: 'system' | 'user'; content: string }> {
+  return [
+    { role: 'system', content: SUMMARY_INSTRUCTIONS },
+    { role: 'user', content: `Question: ${question}\n\nSummary so far:\n${previousSummary || '(none yet)'}\n\nNew steps to fold in:\n\n${rendered}` },
+  ];
+}
+
+/** One message as the summariser reads it: its role, its text (long ones cut), its native tool calls. */
+function renderStep(message: ChatMessage): string {
+  const text = message.content.length > SUMMARY_OBSERVATION_CHARACTERS ? `${message.content.slice(0, SUMMARY_OBSERVATION_CHARACTERS)} […]` : message.content;
+  const calls = (message.toolCalls ?? []).map((call) => `\n[tool call] ${call.name} ${call.arguments}`).join('');
+  return `### ${message.role}\n${text}${calls}`;
+}
+
+/** The conversation with the final answer request as its last user text: added to a last user message, else a new one. */
+function withFinalRequest(messages: ChatMessage[], request: string): ChatMessage[] {
+  const last = messages.at(-1);
+  if (last?.role === 'user') return [...messages.slice(0, -1), { ...last, content: `${last.content}\n\n${request}` }];
+  return [...messages, { role: 'user', content: request }];
+}
 
 interface TurnSpan {
   start: number;
@@ -50,7 +82,11 @@ function isObservation(message: ChatMessage, protocol: ProtocolName): boolean {
  * Context compression, in two steps. First, observations older than the last K turns become
  * short stubs that name the stored full text (`sha256:…`), so nothing is lost and a reader sees
  * what the model saw. If that is not enough, older turns are folded into an incremental summary
- * written by the model ("old summary + new turns → new summary") and attached to the question.
+ * written by the model ("old summary + new turns → new summary") and attached to the question;
+ * when the model's context window is known the summary requests are sized to fit it.
+ *
+ * For the final answer call (`finalAnswer`, issue 16) the request for the answer is added last,
+ * after compressing, and counts toward the target; `dropTurns` leaves the question alone.
  */
 export function createCompressContext(dependencies: CompressionDependencies) {
   const { openai, store, tokenCounter, modelDefaults } = dependencies;
@@ -84,33 +120,18 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     return { message: { ...message, content: replaced.join('') }, stubbed };
   };
 
-  const summarize = async (input: CompressContextInput, previousSummary: string, turns: ChatMessage[]): Promise<string> => {
+  /** One summary call: the summary so far and these steps (rendered) folded into a new summary. */
+  const summarizeOnce = async (input: CompressContextInput, previousSummary: string, rendered: string, maxTokens: number): Promise<string> => {
     const context = Context.current();
-    const rendered = turns
-      .map((message) => {
-        const text = message.content.length > SUMMARY_OBSERVATION_CHARACTERS ? `${message.content.slice(0, SUMMARY_OBSERVATION_CHARACTERS)} […]` : message.content;
-        const calls = (message.toolCalls ?? []).map((call) => `\n[tool call] ${call.name} ${call.arguments}`).join('');
-        return `### ${message.role}\n${text}${calls}`;
-      })
-      .join('\n\n');
     const ticker = setInterval(() => context.heartbeat({ summarizing: true }), 2_000);
     try {
       const response = await openai.chat.completions.create(
         {
           model: input.model.model,
-          messages: [
-            {
-              role: 'system',
-              content:
-                'You keep a running summary of a research agent\'s work so it can continue with a shorter context. ' +
-                'Write the new summary: the facts found (with their sources), what was tried and did not work, and what is still open. ' +
-                'Keep every number, name and URL that may matter for the answer. At most about 600 words, no preamble.',
-            },
-            { role: 'user', content: `Question: ${input.question}\n\nSummary so far:\n${previousSummary || '(none yet)'}\n\nNew steps to fold in:\n\n${rendered}` },
-          ],
+          messages: summaryMessages(input.question, previousSummary, rendered),
           stream: false,
           temperature: 0.2,
-          max_tokens: 1_500,
+          max_tokens: maxTokens,
         },
         { signal: context.cancellationSignal, headers: { [WORKFLOW_ID_HEADER]: input.workflowId, 'x-react-agent-purpose': 'summary' } },
       );
@@ -123,6 +144,61 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     }
   };
 
+  /** `text` cut (marked) to at most `tokens` of our estimate; '' when nothing of it fits. */
+  const cutToTokens = (text: string, tokens: number): string => {
+    if (tokenCounter.count(text) <= tokens) return text;
+    let cut = text;
+    while (cut.length > 0 && tokenCounter.count(`${cut} […]`) > tokens) cut = cut.slice(0, Math.floor(cut.length * 0.8));
+    return cut.length ? `${cut} […]` : '';
+  };
+
+  /**
+   * The steps folded into the summary in pieces whose request stays within `promptTokens` (our
+   * estimate), each piece's summary carried into the next; a step longer than a piece is cut.
+   * '' when not even the summary so far leaves room for a step.
+   */
+  const summarizeWithin = async (input: CompressContextInput, previousSummary: string, steps: string[], promptTokens: number, maxTokens: number): Promise<string> => {
+    const roomBeside = (summary: string) => promptTokens - tokenCounter.count(summaryMessages(input.question, summary, '').map((message) => message.content).join('\n')) - 16;
+    let summary = previousSummary;
+    let piece: string[] = [];
+    for (const step of steps) {
+      if (piece.length && tokenCounter.count([...piece, step].join('\n\n')) > roomBeside(summary)) {
+        summary = await summarizeOnce(input, summary, piece.join('\n\n'), maxTokens);
+        piece = [];
+      }
+      const room = roomBeside(summary);
+      if (room < MIN_SUMMARY_PIECE_TOKENS) return '';
+      piece.push(cutToTokens(step, room));
+    }
+    return piece.length ? summarizeOnce(input, summary, piece.join('\n\n'), maxTokens) : summary;
+  };
+
+  /**
+   * The old turns folded into the summary so far. With `summaryLimits` (the window is known) in
+   * pieces that fit; without, in one request as always. A request the server refuses as too long
+   * is tried again in smaller pieces (sized from the window its error names, else halved), twice;
+   * then there is no summary ('') and compression keeps what stubbing did.
+   */
+  const summarize = async (input: CompressContextInput, previousSummary: string, turns: ChatMessage[]): Promise<string> => {
+    const steps = turns.map(renderStep);
+    const replyTokens = Math.min(SUMMARY_REPLY_TOKENS, input.summaryLimits?.replyTokens ?? SUMMARY_REPLY_TOKENS);
+    let promptTokens = input.summaryLimits?.promptTokens;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        if (promptTokens === undefined) return await summarizeOnce(input, previousSummary, steps.join('\n\n'), replyTokens);
+        return await summarizeWithin(input, previousSummary, steps, promptTokens, replyTokens);
+      } catch (error) {
+        const overflow = error instanceof ApplicationFailure && error.type === FailureTypes.modelContextLengthExceeded;
+        if (!overflow) throw error;
+        if (attempt >= 2) return '';
+        const window = windowOfOverflowMessage(error.message);
+        const fromWindow = window === undefined ? undefined : Math.floor((window - replyTokens - windowMargin(window)) * 0.8);
+        const sent = promptTokens ?? tokenCounter.count(summaryMessages(input.question, previousSummary, steps.join('\n\n')).map((message) => message.content).join('\n'));
+        promptTokens = Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow ?? Number.POSITIVE_INFINITY, Math.floor(sent / 2)));
+      }
+    }
+  };
+
   return async function compressContext(input: CompressContextInput): Promise<CompressContextOutput> {
     Context.current().heartbeat({ compressing: true });
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
@@ -132,7 +208,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     const old = spans.slice(0, Math.max(0, spans.length - input.keepRecentTurns));
 
     let stubbedObservations = 0;
-    for (const span of old) {
+    for (const span of input.finalAnswer?.dropTurns ? [] : old) {
       for (let index = span.start; index < span.end; index += 1) {
         const message = messages[index] as ChatMessage;
         if (!isObservation(message, input.protocol)) continue;
@@ -142,8 +218,19 @@ export function createCompressContext(dependencies: CompressionDependencies) {
       }
     }
 
+    const request = input.finalAnswer?.request;
+    /** The conversation as the next model call will send it: with the final answer request last. */
+    const sent = (list: ChatMessage[]) => (request === undefined ? list : withFinalRequest(list, request));
     let summarizedTurns = 0;
-    if (input.summarize && old.length && countConversationTokens(messages, tokenCounter) > input.targetTokens) {
+    if (input.finalAnswer?.dropTurns) {
+      // The question alone: every turn and any summary left out (they are in the store).
+      const question = messages[1] as ChatMessage;
+      const markerAt = question.content.indexOf(SUMMARY_MARKER);
+      const questionText = markerAt >= 0 ? question.content.slice(0, markerAt) : question.content;
+      const note = spans.length || markerAt >= 0 ? `\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as ${start}.]` : '';
+      messages = [messages[0] as ChatMessage, { role: 'user', content: `${questionText}${note}` }];
+      summarizedTurns = spans.length;
+    } else if (input.summarize && old.length && countConversationTokens(sent(messages), tokenCounter) > input.targetTokens) {
       const original = await loadConversation(store, start);
       const question = messages[1] as ChatMessage;
       const markerAt = question.content.indexOf(SUMMARY_MARKER);
@@ -160,6 +247,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
         summarizedTurns = old.length;
       }
     }
+    messages = sent(messages);
 
     const references = await Promise.all(messages.map((message) => putMessage(store, message)));
     const conversation = await putConversation(store, references);

@@ -4,6 +4,7 @@ import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
+import { createLearnContextWindow } from './context-window-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
@@ -47,6 +48,7 @@ export function createAgentActivities(input: ActivityDependencies) {
     }),
     compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
     callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools }),
+    learnContextWindow: createLearnContextWindow({ openai: dependencies.openai, modelDefaults: dependencies.modelDefaults }),
   };
 }
 

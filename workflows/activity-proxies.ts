@@ -22,6 +22,12 @@ const compression = proxyActivities<Pick<AgentActivities, 'compressContext'>>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
+/** Asking the model server for its context window: quick, and a run goes on without it (the window stays unknown). */
+const contextWindow = proxyActivities<Pick<AgentActivities, 'learnContextWindow'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '5 seconds', maximumAttempts: 2 },
+});
+
 const OPTIONS_GIVEN_PER_CALL: ActivityOptions = { startToCloseTimeout: '1 minute' };
 
 const model = proxyActivities<Pick<AgentActivities, 'callModel'>>(OPTIONS_GIVEN_PER_CALL);
@@ -36,6 +42,7 @@ export const runActivities = {
   startConversation: bookkeeping.startConversation,
   finishTranscript: bookkeeping.finishTranscript,
   compressContext: compression.compressContext,
+  learnContextWindow: contextWindow.learnContextWindow,
   callModel: (options: ActivityOptions, input: CallModelInput): Promise<CallModelOutput> => model.callModel.executeWithOptions(options, [input]),
   runTool: (tool: string, options: ActivityOptions, input: ToolActivityInput): Promise<ToolActivityOutput> =>
     (tools[tool] as NonNullable<(typeof tools)[string]>).executeWithOptions(options, [input]),

@@ -13,10 +13,27 @@ export const LoopPatches = {
   unusableReplies: 'unusable-replies',
   /** Token estimates converted with the ratio the model server last reported (src/token-calibration.ts). */
   calibratedTokenEstimates: 'calibrated-token-estimates',
+  /**
+   * The model server's context window (issue 16, src/core/context-window.ts): learned at the start
+   * by the `learnContextWindow` activity, or from a context-length error, it lowers the context budget.
+   */
+  contextWindow: 'context-window',
+  /** The final answer call's prompt is compressed until it fits the context budget, or the call is not made (issue 16). */
+  finalAnswerFits: 'final-answer-fits',
 } as const;
 
 /** Markers of the `researchBatch` workflow. */
 export const BatchPatches = {
   /** A batch with `evaluate` starts an `evaluation` child when it ends (issue 12). */
   evaluateAtEnd: 'batch-evaluate-at-end',
+} as const;
+
+/** Markers of the workflows' input checks. */
+export const InputPatches = {
+  /**
+   * Inputs checked against the contract's JSON Schema (schemas/, issue 16): unknown fields, wrong
+   * types and model options out of range are refused. A run started before this change, whose
+   * input had such a field, replays without the refusal.
+   */
+  contractSchema: 'input-contract-schema',
 } as const;

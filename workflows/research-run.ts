@@ -3,7 +3,7 @@ import type { CallModelOutput } from '../src/core/activity-contracts';
 import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
 import type { ResearchPhase } from '../src/core/research-phase';
 import { deliverInjectedMessages } from '../src/core/pending';
-import { elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/core/run-budgets';
+import { contextBudget, elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/core/run-budgets';
 import { endingAfterLoop, requestStop, type Ending, type GivenAnswer, type StopRequest } from '../src/core/run-ending';
 import type { ModelOptions } from '../src/core/model-options';
 import type { ResearchRunInput } from '../src/core/run-input';
@@ -84,6 +84,8 @@ export class ResearchRun {
       totalTokens: this.state.usage.totalTokens,
       elapsedMs: elapsedMs(this.state, now),
       limits: this.state.limits,
+      contextBudget: contextBudget(this.state),
+      ...(this.state.details.contextWindow ? { contextWindow: this.state.details.contextWindow } : {}),
       remaining: remainingBudgets(this.state, now),
       lastThought: this.state.lastThought,
       openToolCalls: openCallsPreview(this.turn),

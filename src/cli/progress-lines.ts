@@ -28,6 +28,11 @@ function linesFor(event: RunEvent): string[] {
       const { stubbedObservations, summarizedTurns, contextTokens } = event.output;
       return [`  context compressed: ${plural(stubbedObservations, 'observation', 'observations')} stubbed, ${plural(summarizedTurns, 'turn', 'turns')} summarised; now ${count(contextTokens)} tokens`];
     }
+    case 'context_window_learned': {
+      const { contextWindow, source, promptBudget } = event.output;
+      if (contextWindow === undefined) return ['  model context window: the server does not say; the context budget is limits.maxContextTokens'];
+      return [`  model context window: ${count(contextWindow)} tokens (${oneLine(source, 100)}); a prompt may take ${count(promptBudget)} of them`];
+    }
     case 'tool_started':
       return [];
     case 'tool_completed':

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
+import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput, LearnContextWindowOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
 import type { ResearchRunResult } from '../core/run-result';
 import { activityRole } from './activity-roles';
 
@@ -14,6 +14,8 @@ export type RunEvent =
   | { kind: 'model_call_completed'; modelCall: number; output: CallModelOutput }
   | { kind: 'compression_started'; targetTokens: number; summarize: boolean }
   | { kind: 'context_compressed'; output: CompressContextOutput }
+  /** The run asked the model server for its context window (once, at its start). */
+  | { kind: 'context_window_learned'; output: LearnContextWindowOutput }
   | { kind: 'tool_started'; tool: string; input: ToolActivityInput }
   | { kind: 'tool_completed'; tool: string; callId: string; output: ToolActivityOutput }
   /** An activity this reader does not know, or whose result it cannot read, completed. */
@@ -53,6 +55,10 @@ function isCompressContextInput(value: unknown): value is CompressContextInput {
 
 function isCompressContextOutput(value: unknown): value is CompressContextOutput {
   return isRecord(value) && isNumber(value.contextTokens) && isNumber(value.stubbedObservations) && isNumber(value.summarizedTurns);
+}
+
+function isLearnContextWindowOutput(value: unknown): value is LearnContextWindowOutput {
+  return isRecord(value) && isNumber(value.maxOutputTokens) && (value.contextWindow === undefined || isNumber(value.contextWindow));
 }
 
 function isToolActivityInput(value: unknown): value is ToolActivityInput {
@@ -134,6 +140,7 @@ export class RunEventReader {
         return isCallModelInput(input) ? [{ kind: 'model_call_started', modelCall: input.modelCall, finalAnswer: Boolean(input.finalAnswer) }] : [];
       case 'compression':
         return isCompressContextInput(input) ? [{ kind: 'compression_started', targetTokens: input.targetTokens, summarize: Boolean(input.summarize) }] : [];
+      case 'context-window':
       case 'bookkeeping':
         return [];
       case 'other':
@@ -147,6 +154,8 @@ export class RunEventReader {
         return isCallModelInput(input) && isCallModelOutput(result) ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result }] : [{ kind: 'activity_completed', activity }];
       case 'compression':
         return isCompressContextOutput(result) ? [{ kind: 'context_compressed', output: result }] : [{ kind: 'activity_completed', activity }];
+      case 'context-window':
+        return isLearnContextWindowOutput(result) ? [{ kind: 'context_window_learned', output: result }] : [];
       case 'bookkeeping':
         return [];
       case 'other':

@@ -117,6 +117,37 @@ export interface CompressContextInput {
   /** Whether older turns may be folded into a model-written summary. */
   summarize: boolean;
   model: ModelOptions & { model: string };
+  /**
+   * For the final answer call (issue 16): the request that ends the conversation, added after
+   * compressing as the last user text (counted in `targetTokens`); with `dropTurns`, every turn and
+   * any summary are left out, so the question alone comes before it.
+   */
+  finalAnswer?: { request: string; dropTurns?: boolean };
+  /**
+   * When the model's context window is known: the most a summary request may take, so the
+   * summariser's own call fits the window (its prompt in our estimate's units, its reply in the
+   * server's tokens). Older turns are then summarised in pieces that fit.
+   */
+  summaryLimits?: { promptTokens: number; replyTokens: number };
+}
+
+/** What the `learnContextWindow` activity asks the model server about. */
+export interface LearnContextWindowInput {
+  /** The run's model. */
+  model: string;
+  /** The run's `model.maxOutputTokens`, if it sets one (else the worker's default applies). */
+  maxOutputTokens?: number;
+}
+
+export interface LearnContextWindowOutput {
+  /** The model server's context window in its tokens, when one of its endpoints said it; absent when none did. */
+  contextWindow?: number;
+  /** Where it was read, e.g. "llama-server /props (default_generation_settings.n_ctx)". */
+  source?: string;
+  /** The `max_tokens` the run's model calls ask for: the run's `model.maxOutputTokens`, else the worker's default. */
+  maxOutputTokens: number;
+  /** What a prompt may take of the window (src/core/context-window.ts `promptBudgetOf`), for display; the workflow computes its own. */
+  promptBudget?: number;
 }
 
 export interface CompressContextOutput {

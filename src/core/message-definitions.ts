@@ -15,6 +15,10 @@ export interface RunProgress {
   totalTokens: number;
   elapsedMs: number;
   limits: RunLimits;
+  /** The context budget in force: `limits.maxContextTokens`, or less when the model's context window is known. */
+  contextBudget: number;
+  /** The model server's context window, when the run learned it, and what a prompt may take of it. */
+  contextWindow?: { tokens: number; source: string; promptBudget: number };
   /** What is left of each budget. */
   remaining: { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number };
   /** The model's last reasoning, shortened. */

@@ -25,16 +25,22 @@ export const modelCallsUsedUp = (state: RunState): boolean => state.modelCalls >
 /** The optional total-token budget (0 = none) is used up. */
 export const totalTokensUsedUp = (state: RunState): boolean => state.limits.maxTotalTokens > 0 && state.usage.totalTokens >= state.limits.maxTotalTokens;
 
+/**
+ * The run's context budget: `limits.maxContextTokens`, or less when the model server's context
+ * window is known (src/core/context-window.ts): what a prompt may take of it.
+ */
+export const contextBudget = (state: RunState): number => Math.min(state.limits.maxContextTokens, state.details.contextWindow?.promptBudget ?? Number.POSITIVE_INFINITY);
+
 /** The next call would send more context than the budget allows. */
-export const contextOverLimit = (state: RunState): boolean => nextContextTokens(state) > state.limits.maxContextTokens;
+export const contextOverLimit = (state: RunState): boolean => nextContextTokens(state) > contextBudget(state);
 
 /** The context passed the compression threshold (`loop.compressAtFraction` of the budget; 0 = never). */
 export const compressionDue = (state: RunState, options: LoopOptions): boolean =>
-  options.compressAtFraction > 0 && nextContextTokens(state) > options.compressAtFraction * state.limits.maxContextTokens;
+  options.compressAtFraction > 0 && nextContextTokens(state) > options.compressAtFraction * contextBudget(state);
 
 /** What compression aims for, in our estimate's units: three quarters of the threshold. */
 export const compressionTarget = (state: RunState, options: LoopOptions): number =>
-  inEstimatedTokens(Math.floor(options.compressAtFraction * state.limits.maxContextTokens * 0.75), calibration(state));
+  inEstimatedTokens(Math.floor(options.compressAtFraction * contextBudget(state) * 0.75), calibration(state));
 
 /** Time to continue as new: this run made a call, and Temporal suggests it or `loop.continueAsNewAfterModelCalls` calls were made. */
 export const continueAsNewDue = (state: RunState, options: LoopOptions, suggested: boolean): boolean =>
@@ -56,7 +62,7 @@ export function remainingBudgets(state: RunState, now: number): { modelCalls: nu
   return {
     modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
     durationMs: Math.max(0, maxDurationMs(state) - elapsedMs(state, now)),
-    contextTokens: Math.max(0, state.limits.maxContextTokens - nextContextTokens(state)),
+    contextTokens: Math.max(0, contextBudget(state) - nextContextTokens(state)),
     ...(state.limits.maxTotalTokens ? { totalTokens: Math.max(0, state.limits.maxTotalTokens - state.usage.totalTokens) } : {}),
   };
 }

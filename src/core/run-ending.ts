@@ -110,6 +110,8 @@ export function endingAfterFinalAnswer(ending: FinalEnding, calls: FinalAnswerCa
 export interface RunRecord {
   answer?: GivenAnswer;
   error?: string;
+  /** Why there is no answer, when the run knows better than its termination says (the final answer call did not fit). */
+  noAnswer?: string;
 }
 
 /** How the run ended, for its result and search attributes. */
@@ -129,7 +131,7 @@ export interface Conclusion {
 export function concludeRun(ending: FinalEnding, record: RunRecord, limits: RunLimits): Conclusion {
   const withLastAnswer = (termination: Termination): Conclusion => ({
     termination,
-    prediction: record.answer?.text || noAnswerPrediction(termination, limits),
+    prediction: record.answer?.text || record.noAnswer || noAnswerPrediction(termination, limits),
     ...(record.error ? { error: record.error } : {}),
     ...(record.answer?.parsed !== undefined ? { parsedAnswer: record.answer.parsed } : {}),
   });

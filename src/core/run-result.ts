@@ -50,6 +50,15 @@ export interface RunDetails {
   replyLimit?: 'maxTruncatedReplies' | 'maxMalformedReplies';
   /** Set when the final answer stayed cut off after its retry: the prediction is the partial text, marked. */
   truncatedAnswer?: true;
+  /**
+   * The model server's context window, when the run learned it (from the server's endpoints at its
+   * start, or from a context-length error; src/core/context-window.ts): its size in the server's
+   * tokens, where it was read, and what a prompt may take of it (the window less the reply's
+   * reserve and a margin). The run's context budget is the smaller of that and `limits.maxContextTokens`.
+   */
+  contextWindow?: { tokens: number; source: string; promptBudget: number };
+  /** Set when the final answer call was not made: even the question alone did not fit the context budget (the prediction says so). */
+  finalAnswerDidNotFit?: { promptTokens: number; contextBudget: number };
 }
 
 /** A ResearchRunResult with the transcript materialised, as written by `react-agent result`. */

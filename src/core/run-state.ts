@@ -45,5 +45,7 @@ export interface RunState {
    */
   serverTokensPerEstimatedToken?: number;
   answerAttempts: number;
+  /** The most tokens a reply may have (the run's `model.maxOutputTokens`, else the worker's), once learned at the start; what the context window keeps for the reply. */
+  maxOutputTokens?: number;
   details: RunDetails;
 }

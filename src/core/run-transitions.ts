@@ -3,7 +3,7 @@ import { closingReason, finalAnswerReason } from './ending-texts';
 import { addUsage, ZERO_USAGE } from './messages';
 import { appendPending, appendPendingText, clearPending, deliverInjectedMessages, setPending } from './pending';
 import type { Protocol, ProtocolName, ToolCallRequest } from './protocols';
-import { calibration } from './run-budgets';
+import { calibration, contextBudget } from './run-budgets';
 import type { RunLimits } from './run-limits';
 import type { RunDetails } from './run-result';
 import type { RunState } from './run-state';
@@ -168,13 +168,27 @@ export function askForFinalAnswer(
   openTurn: Turn | undefined,
   context: { protocol: Protocol; finishReason: string; injected: readonly string[] },
 ): RunState {
+  return appendPendingText(prepareFinalAnswer(state, why, openTurn, context), finalAnswerRequest(why, context.protocol, context.finishReason));
+}
+
+/** {@link askForFinalAnswer} but for the request itself, which the final answer's compression adds after compressing. */
+export function prepareFinalAnswer(
+  state: RunState,
+  why: BudgetEnd | 'finish',
+  openTurn: Turn | undefined,
+  context: { protocol: Protocol; injected: readonly string[] },
+): RunState {
   let next = withDetails(state, { finalAnswerPhase: why === 'finish' ? 'finish_requested' : terminationOfBudgetEnd(why) });
   if (openTurn) next = closeOpenTurn(next, openTurn, closingReason(why), context.protocol);
   if (why === 'token_limit' && next.pendingCallIds.length) {
     const withheld: Turn = { calls: next.pendingCallIds.map((id) => ({ id, name: '', arguments: {} })), results: new Map() };
-    const note = `[Output withheld: the context reached its limit of ${next.limits.maxContextTokens.toLocaleString('en-US')} tokens. The whole output is kept in the transcript store.]`;
+    const note = `[Output withheld: the context reached its limit of ${contextBudget(next).toLocaleString('en-US')} tokens. The whole output is kept in the transcript store.]`;
     next = setPending(next, answerTurn(context.protocol, withheld, note).messages, 0, next.pendingCallIds);
   }
-  next = deliverInjectedMessages(next, context.injected);
-  return appendPendingText(next, context.protocol.finalAnswerRequest(finalAnswerReason(why, context.finishReason)));
+  return deliverInjectedMessages(next, context.injected);
+}
+
+/** The request for the final answer, in the protocol's words, saying why it comes now. */
+export function finalAnswerRequest(why: BudgetEnd | 'finish', protocol: Protocol, finishReason: string): string {
+  return protocol.finalAnswerRequest(finalAnswerReason(why, finishReason));
 }

@@ -14,11 +14,16 @@
  * `model-server-error-bodies.ts`), and llama-server's refusal of a history tool call whose
  * arguments are not JSON (HTTP 500; on unless `acceptInvalidToolCallArguments`).
  *
+ * With a context window (`contextWindow`, or `setContextWindow`) it says the window where one
+ * server family says it (llama-server's `GET /props` by default; vLLM's `/v1/models`, Ollama's
+ * `/api/ps` and `/api/show`, or nowhere) and refuses a prompt longer than the window with
+ * llama-server's HTTP 400 `exceed_context_size_error` (issue 16).
+ *
  * Only files under `test/` and `benchmarks/` may import this module.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { llamaServerInvalidToolArgumentsBody } from './model-server-error-bodies';
+import { llamaServerContextOverflowBody, llamaServerInvalidToolArgumentsBody } from './model-server-error-bodies';
 
 /** Name of the one model `GET /v1/models` lists. */
 export const SCRIPTED_MODEL_NAME = 'scripted-model';
@@ -138,6 +143,25 @@ export interface ScriptedModelServerOptions {
    * JSON"), without asking the script, as llama-server refuses it.
    */
   acceptInvalidToolCallArguments?: boolean;
+  /** The context window in tokens: prompts longer than this are refused (llama-server's 400). Default none. */
+  contextWindow?: number;
+  /** Where the window is said: see {@link WindowEndpoint}. Default 'llama-server'. */
+  windowEndpoint?: WindowEndpoint;
+}
+
+/**
+ * Which server family's endpoint says the window: llama-server's `GET /props`
+ * (`default_generation_settings.n_ctx`), vLLM's `GET /v1/models` (`max_model_len`), Ollama's
+ * `GET /api/ps` (`context_length`) and `POST /api/show` (`num_ctx`), or none (the window is
+ * only found out from a refusal).
+ */
+export type WindowEndpoint = 'llama-server' | 'vllm' | 'ollama' | 'none';
+
+/** A request to one of the endpoints that say a window (`/props`, `/v1/models`, `/api/ps`, `/api/show`). */
+export interface WindowProbe {
+  method: string;
+  path: string;
+  status: number;
 }
 
 /** Number of messages with role 'assistant' in `messages` (0 for anything that is not an array). */
@@ -270,7 +294,12 @@ export class ScriptedModelServer {
   /** All chat-completions requests in order of arrival. */
   readonly requests: ScriptedRequestRecord[] = [];
 
+  /** Requests to the endpoints that say a context window, in order. */
+  readonly windowProbes: WindowProbe[] = [];
+
   private script: Script;
+  private contextWindow: number | undefined;
+  private windowEndpoint: WindowEndpoint = 'llama-server';
   private readonly acceptInvalidToolCallArguments: boolean;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -318,8 +347,15 @@ export class ScriptedModelServer {
     });
     const address = server.address() as AddressInfo;
     instance = new ScriptedModelServer(server, options.script, host, address.port, options.acceptInvalidToolCallArguments ?? false);
+    instance.setContextWindow(options.contextWindow, options.windowEndpoint);
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
+  }
+
+  /** Sets (or, with undefined, removes) the context window and where it is said; requests that arrive afterwards see it. */
+  setContextWindow(tokens: number | undefined, endpoint: WindowEndpoint = 'llama-server'): void {
+    this.contextWindow = tokens;
+    this.windowEndpoint = endpoint;
   }
 
   /** Replaces the script; requests that arrive afterwards use the new one. */
@@ -391,6 +427,7 @@ export class ScriptedModelServer {
       ),
     );
     const path = (request.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+    if (this.answerWindowProbe(request, response, path)) return;
     if (request.method === 'GET' && path === '/v1/models') {
       this.sendJson(response, 200, {
         object: 'list',
@@ -466,6 +503,15 @@ export class ScriptedModelServer {
     await sleep(reply.delayBeforeFirstChunkMs ?? 0, disconnect.signal);
     if (disconnect.signal.aborted) return;
 
+    const countedPromptTokens = reply.promptTokens ?? Math.ceil(scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4);
+    if ((reply.status === undefined || reply.status === 200) && this.contextWindow !== undefined && countedPromptTokens > this.contextWindow) {
+      // llama-server refuses a prompt longer than its context before generating anything.
+      currentRecord.status = 400;
+      this.sendJson(response, 400, llamaServerContextOverflowBody(countedPromptTokens, this.contextWindow));
+      this.finish(currentRecord, response);
+      return;
+    }
+
     if (reply.status !== undefined && reply.status !== 200) {
       currentRecord.status = reply.status;
       if (reply.errorBody !== undefined) this.sendJson(response, reply.status, reply.errorBody, reply.headers);
@@ -478,7 +524,7 @@ export class ScriptedModelServer {
     const content = applyStopSequences(reply.content ?? '', body.stop);
     const toolCalls = reply.toolCalls ?? [];
     const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
-    const promptTokens = reply.promptTokens ?? Math.ceil(scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4);
+    const promptTokens = countedPromptTokens;
     const reasoning = reply.reasoning ?? '';
     const reasoningField = reply.reasoningField ?? 'reasoning_content';
     const llamaServer = reply.dialect === 'llama-server';
@@ -595,6 +641,35 @@ export class ScriptedModelServer {
     if (disconnect.signal.aborted || response.destroyed) return;
     response.end('data: [DONE]\n\n');
     this.finish(currentRecord, response);
+  }
+
+  /**
+   * Answers a request to an endpoint that says the context window, as the configured server
+   * family does (the others answer 404 as those servers do); false for any other request.
+   */
+  private answerWindowProbe(request: IncomingMessage, response: ServerResponse, path: string): boolean {
+    const method = request.method ?? '';
+    const probe = `${method} ${path}`;
+    const window = this.contextWindow;
+    const endpoint = window === undefined ? 'none' : this.windowEndpoint;
+    let answer: unknown;
+    if (probe === 'GET /props') {
+      if (endpoint === 'llama-server') answer = { default_generation_settings: { n_ctx: window, params: { n_predict: -1 } }, total_slots: 1, model_path: `/models/${SCRIPTED_MODEL_NAME}.gguf` };
+    } else if (probe === 'GET /v1/models') {
+      if (endpoint !== 'vllm') return false;
+      answer = { object: 'list', data: [{ id: SCRIPTED_MODEL_NAME, object: 'model', created: 0, owned_by: 'vllm', max_model_len: window }] };
+    } else if (probe === 'GET /api/ps') {
+      if (endpoint === 'ollama') answer = { models: [{ name: `${SCRIPTED_MODEL_NAME}:latest`, model: `${SCRIPTED_MODEL_NAME}:latest`, context_length: window }] };
+    } else if (probe === 'POST /api/show') {
+      if (endpoint === 'ollama') answer = { parameters: `num_ctx                        ${window}\nstop                           "<|im_end|>"`, model_info: { 'general.architecture': 'llama', 'llama.context_length': 32_768 } };
+    } else {
+      return false;
+    }
+    request.resume();
+    this.windowProbes.push({ method, path, status: answer === undefined ? 404 : 200 });
+    if (answer === undefined) this.sendError(response, 404, `No route for ${method} ${request.url ?? ''}`, 'not_found');
+    else this.sendJson(response, 200, answer);
+    return true;
   }
 
   /** Marks `record` completed once `response` has been fully flushed. */

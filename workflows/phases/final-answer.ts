@@ -1,18 +1,33 @@
 import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import {
+  finalAnswerCompressionTarget,
+  finalAnswerDidNotFit,
+  finalAnswerFits,
+  finalAnswerFitSteps,
+  learnedFromOverflow,
+  withConversationOf,
+  withSummaryLimits,
+  type FinalAnswerFitStep,
+} from '../../src/core/context-window';
+import { FailureTypes } from '../../src/core/failure-types';
 import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/core/protocols';
 import { checkAnswer, readFinalReply } from '../../src/core/reply-steps';
 import { endingAfterFinalAnswer, finalAnswerCause, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
 import { appendPendingText } from '../../src/core/pending';
-import { applyModelReply, askForFinalAnswer } from '../../src/core/run-transitions';
-import { rootMessage } from '../failures';
+import type { RunState } from '../../src/core/run-state';
+import { applyCompression, applyModelReply, finalAnswerRequest, prepareFinalAnswer } from '../../src/core/run-transitions';
+import { runActivities } from '../activity-proxies';
+import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';
 
 /**
  * The final answer phase: when a budget ran out (and `loop.finalAnswerPhase` is on) or someone
  * asked the run to finish, one last tool-less call asks for the best answer from what is known
- * (asked once more when that answer is cut off). Returns the ending the run concludes with:
- * the same one, or `cancelled` when the run was cancelled during the call.
+ * (asked once more when that answer is cut off). Its prompt is compressed first when it does not
+ * fit the context budget (harder when the server refuses it as too long); when not even the
+ * question alone fits, no call is made. Returns the ending the run concludes with: the same one,
+ * or `cancelled` when the run was cancelled during the call.
  */
 export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promise<FinalEnding> {
   const why = finalAnswerCause(ending, run.options.finalAnswerPhase);
@@ -20,20 +35,75 @@ export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promis
   run.close();
   run.disarmDeadline();
   const finishReason = ending.kind === 'finish_requested' ? ending.reason : '';
-  run.state = askForFinalAnswer(run.state, why, run.takeOpenTurn(), { protocol: run.protocol, finishReason, injected: run.takeInjected() });
-  const after = endingAfterFinalAnswer(ending, await finalAnswerCalls(run), run.error);
+  const prepared = prepareFinalAnswer(run.state, why, run.takeOpenTurn(), { protocol: run.protocol, injected: run.takeInjected() });
+  const request = finalAnswerRequest(why, run.protocol, finishReason);
+  run.state = appendPendingText(prepared, request);
+  const after = endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }), run.error);
   run.error = after.error;
   return after.ending;
 }
 
-async function finalAnswerCalls(run: ResearchRun): Promise<FinalAnswerCalls> {
+/** The final answer call's prompt before any compression: the state without the request, and the request. */
+interface FinalPrompt {
+  prepared: RunState;
+  request: string;
+}
+
+async function finalAnswerCalls(run: ResearchRun, prompt: FinalPrompt): Promise<FinalAnswerCalls> {
   try {
+    // Runs from before the marker call as they are; a prompt that fits (by our estimate) is not compressed.
+    let steps = patched(LoopPatches.finalAnswerFits) ? finalAnswerFitSteps(run.options) : [];
+    if (steps.length && !finalAnswerFits(run.state)) {
+      const left = await fitFinalAnswer(run, prompt, steps);
+      if (left === undefined) return { kind: 'called' };
+      steps = left;
+    }
     let retriesLeft = FINAL_ANSWER_RETRIES_WHEN_TRUNCATED;
-    while (await callForFinalAnswer(run, retriesLeft)) retriesLeft -= 1;
-    return { kind: 'called' };
+    for (;;) {
+      try {
+        while (await callForFinalAnswer(run, retriesLeft)) retriesLeft -= 1;
+        return { kind: 'called' };
+      } catch (error) {
+        // The server refused the prompt as too long after all: the window it names, and harder compression.
+        if (!steps.length || isCancellation(error) || failureType(error) !== FailureTypes.modelContextLengthExceeded) throw error;
+        run.state = learnedFromOverflow(run.state, rootMessage(error));
+        const left = await fitFinalAnswer(run, prompt, steps);
+        if (left === undefined) return { kind: 'called' };
+        steps = left;
+      }
+    }
   } catch (error) {
     return isCancellation(error) ? { kind: 'cancelled' } : { kind: 'failed', message: rootMessage(error) };
   }
+}
+
+/**
+ * Compresses the final answer call's prompt, each step harder (src/core/context-window.ts
+ * `finalAnswerFitSteps`), until it fits the context budget. Returns the steps not taken yet, or
+ * undefined when not even the question alone fits: then no call is made and the state says why.
+ */
+async function fitFinalAnswer(run: ResearchRun, prompt: FinalPrompt, steps: FinalAnswerFitStep[]): Promise<FinalAnswerFitStep[] | undefined> {
+  for (const [index, step] of steps.entries()) {
+    run.enter('compressing');
+    const base = withConversationOf(run.state, prompt.prepared);
+    const compressed = await runActivities.compressContext({
+      workflowId: run.workflowId,
+      conversation: base.conversation,
+      append: base.pending,
+      protocol: run.protocol.name,
+      question: run.input.question,
+      keepRecentTurns: step.keepRecentTurns,
+      targetTokens: finalAnswerCompressionTarget(base),
+      summarize: step.summarize,
+      model: run.modelOptions(),
+      finalAnswer: { request: prompt.request, ...(step.dropTurns ? { dropTurns: true } : {}) },
+      ...withSummaryLimits(base),
+    });
+    run.state = applyCompression(base, compressed);
+    if (finalAnswerFits(run.state)) return steps.slice(index + 1);
+  }
+  run.state = finalAnswerDidNotFit(run.state);
+  return undefined;
 }
 
 /** One call of the final answer phase; true when its answer was cut off and is asked for again. */

@@ -1,4 +1,5 @@
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { didNotFitPrediction } from '../../src/core/context-window';
 import { afterStoreFailure, concludeRun, type FinalEnding } from '../../src/core/run-ending';
 import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
@@ -19,7 +20,8 @@ export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchR
     run.close();
     run.disarmDeadline();
     run.enter('finishing');
-    let conclusion = concludeRun(ending, { answer: run.given, error: run.error }, run.state.limits);
+    const noAnswer = didNotFitPrediction(run.state.details);
+    let conclusion = concludeRun(ending, { answer: run.given, error: run.error, ...(noAnswer ? { noAnswer } : {}) }, run.state.limits);
     const { termination } = conclusion;
     run.termination = termination;
     let transcript = '';

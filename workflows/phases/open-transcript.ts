@@ -1,16 +1,19 @@
-import { ApplicationFailure, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { learnedContextWindow } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { Ending } from '../../src/core/run-ending';
 import { openedRunState } from '../../src/core/run-transitions';
 import { REACT_ITERATIONS } from '../../src/core/search-attributes';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
+import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';
 
 /**
- * Opens the transcript: system prompt and question stored, tools and model settings learned.
- * Once per workflow (a continued run already has it). Returns `cancelled` when the run was
- * cancelled meanwhile, nothing when the loop can start; any other failure fails the run.
+ * Opens the transcript: system prompt and question stored, tools and model settings learned, then
+ * the model server's context window asked for. Once per workflow (a continued run already has
+ * it). Returns `cancelled` when the run was cancelled meanwhile, nothing when the loop can start;
+ * any other failure of the transcript fails the run.
  */
 export async function openTranscript(run: ResearchRun): Promise<Ending | undefined> {
   if (run.state.setup) return undefined;
@@ -24,9 +27,25 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
       ...(run.input.answerSchema ? { answerSchema: run.input.answerSchema } : {}),
     });
     run.state = openedRunState(run.state, started);
-    return undefined;
   } catch (error) {
     if (isCancellation(error)) return { kind: 'cancelled' };
     throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
   }
+  return patched(LoopPatches.contextWindow) ? learnContextWindow(run) : undefined;
+}
+
+/**
+ * Asks the model server for its context window (src/core/context-window.ts); the run's context
+ * budget follows it. A server that does not say, or an activity that fails, leaves it unknown:
+ * the run keeps `limits.maxContextTokens` alone.
+ */
+async function learnContextWindow(run: ResearchRun): Promise<Ending | undefined> {
+  try {
+    const { model, maxOutputTokens } = run.modelOptions();
+    const learned = await runActivities.learnContextWindow({ model, ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) });
+    run.state = learnedContextWindow(run.state, learned);
+  } catch (error) {
+    if (isCancellation(error)) return { kind: 'cancelled' };
+  }
+  return undefined;
 }

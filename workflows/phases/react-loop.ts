@@ -1,5 +1,6 @@
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
+import { learnedFromOverflow, withSummaryLimits } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import { readReply, type ReplyStep } from '../../src/core/reply-steps';
 import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
@@ -40,7 +41,11 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     outcome = await run.callModel(false);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    if (failureType(error) === FailureTypes.modelContextLengthExceeded) return { kind: 'budget_ended', budget: 'token_limit' };
+    if (failureType(error) === FailureTypes.modelContextLengthExceeded) {
+      // The window the refusal names is the run's from now on (the final answer call is fitted to it).
+      if (patched(LoopPatches.contextWindow)) run.state = learnedFromOverflow(run.state, rootMessage(error));
+      return { kind: 'budget_ended', budget: 'token_limit' };
+    }
     return { kind: 'failed', message: rootMessage(error) };
   }
   run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
@@ -82,6 +87,8 @@ async function compressIfDue(run: ResearchRun): Promise<void> {
     targetTokens: compressionTarget(run.state, run.options),
     summarize: run.options.summarizeOldTurns,
     model: run.modelOptions(),
+    ...withSummaryLimits(run.state),
   });
   run.state = applyCompression(run.state, compressed);
 }
+
