@@ -1,6 +1,6 @@
 /**
  * The composition root: configuration → real clients → activities → Worker. Run it with
- * `npm run worker`. Stops gracefully on SIGINT/SIGTERM: polling stops, running activities get
+ * `react-agent worker` or `npm run worker` (compiled at install: dist/worker/main.js). Stops gracefully on SIGINT/SIGTERM: polling stops, running activities get
  * REACT_AGENT_SHUTDOWN_GRACE_SECONDS to finish, then are cancelled and retried by another worker.
  */
 import { join } from 'node:path';
@@ -30,6 +30,7 @@ import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
+import { chooseWorkflowCode } from './workflow-bundle';
 import { createResearchTools } from './research-tools';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
@@ -88,6 +89,8 @@ async function main(): Promise<void> {
   const modelConfig = loadModelConfig();
   const judgeConfig = loadJudgeConfig();
   const temporal = loadTemporalConnection();
+  // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
+  const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
   const tools = new ToolRegistry([
     ...createResearchTools({ environment: process.env, openai, model: modelConfig.model, log: (line) => console.log(`  ${line}`) }),
@@ -138,18 +141,13 @@ async function main(): Promise<void> {
   });
 
   const connection = await NativeConnection.connect(temporal.connectionOptions);
-  const workflowBundle = loadWorkflowBundlePath();
   const workers = await Promise.all(
     plans.map((plan) =>
       Worker.create({
         connection,
         namespace: temporal.namespace,
         taskQueue: plan.taskQueue,
-        ...(plan.workflows
-          ? workflowBundle
-            ? { workflowBundle: { codePath: workflowBundle } }
-            : { workflowsPath: require.resolve('../workflows') }
-          : {}),
+        ...(plan.workflows ? workflowCode : {}),
         activities: activitiesFor(plan, activities, tools.names()),
         maxConcurrentActivityTaskExecutions: plan.maxConcurrentActivities,
         ...(plan.maxActivitiesPerSecond === undefined ? {} : { maxTaskQueueActivitiesPerSecond: plan.maxActivitiesPerSecond }),

@@ -43,7 +43,11 @@ export const batchRunOptionSpecs = {
 type Values = Record<string, string | boolean | undefined>;
 
 /** parseArgs, with unknown options and missing values as usage errors (exit 2 with the help). */
-export function parseCommandLine<T extends NonNullable<ParseArgsConfig['options']>>(argumentsList: string[], options: T, help: string) {
+export function parseCommandLine<T extends NonNullable<ParseArgsConfig['options']>>(
+  argumentsList: string[],
+  options: T,
+  help: string,
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>> {
   try {
     return parseArgs({ args: argumentsList, options, allowPositionals: true, strict: true });
   } catch (error) {

@@ -6,7 +6,7 @@ import { temporal as proto } from '@temporalio/proto';
 import type { TemporalConnection, WorkerConfig } from '../config';
 import { DevServer, isServerReachable } from './dev-server';
 import { OwnedProcess } from './owned-process';
-import { PROJECT_ROOT, typescriptEntryArguments } from './typescript-process';
+import { PROJECT_ROOT, projectEntryArguments } from './typescript-process';
 
 /** Whether some worker polled the task queue for workflow tasks in the last `withinMs`. */
 export async function hasLiveWorker(client: Client, namespace: string, taskQueue: string, withinMs = 60_000): Promise<boolean> {
@@ -59,7 +59,7 @@ export class ChildWorker {
     const output = openSync(logFile, 'a');
     let child: OwnedProcess;
     try {
-      child = OwnedProcess.spawn(process.execPath, typescriptEntryArguments('worker/main.ts'), { cwd: PROJECT_ROOT, stdio: ['ignore', output, output], env: process.env });
+      child = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), { cwd: PROJECT_ROOT, stdio: ['ignore', output, output], env: process.env });
     } finally {
       closeSync(output);
     }

@@ -1,8 +1,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { PROJECT_ROOT } from '../config/project-root';
 
-/** The folder holding package.json (this file is `<root>/src/cli/temporal-cli.ts`). */
-export const PROJECT_ROOT = resolve(__dirname, '../..');
+export { PROJECT_ROOT };
 
 /** Where a `temporal` binary was found. */
 export interface ResolvedTemporalCli {

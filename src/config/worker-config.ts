@@ -1,9 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
+import { PROJECT_ROOT } from './project-root';
 import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
-
-/** The folder holding package.json (this file is `<root>/src/config/worker-config.ts`). */
-const PROJECT_ROOT = resolve(__dirname, '../..');
 
 /** Settings of a worker process, read by {@link loadWorkerConfig}. */
 export interface WorkerConfig {

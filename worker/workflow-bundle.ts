@@ -1,0 +1,83 @@
+/**
+ * The workflow bundle built at install (`npm run build`: dist/workflow-bundle.js), so a worker
+ * starts without running webpack, and the record of the sources it was built from, so a bundle
+ * older than them is refused instead of running old workflow code.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ConfigurationError } from '../src/config';
+import { PROJECT_ROOT } from '../src/config/project-root';
+
+/** The bundle `npm run build` writes, and a worker uses when REACT_AGENT_WORKFLOW_BUNDLE is unset. */
+export const DEFAULT_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
+
+/** The folders the workflow code is built from (workflows/ imports src/core and, as types only, activities/). */
+export const WORKFLOW_SOURCE_FOLDERS = ['workflows', 'src/core'];
+
+/** What is recorded beside a bundle (`<bundle>.json`). */
+export interface WorkflowBundleRecord {
+  /** {@link workflowSourcesHash} of the sources the bundle was built from. */
+  sourcesHash: string;
+  /** When it was built (ISO 8601). */
+  builtAt: string;
+}
+
+function typeScriptFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name);
+    return statSync(path).isDirectory() ? typeScriptFiles(path) : name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/**
+ * SHA-256 over the .ts files of workflows/ and src/core (paths relative to the project, and
+ * contents) and the @temporalio/workflow version bundled with them; undefined when the sources
+ * are not there (an installation of the compiled code alone).
+ */
+export function workflowSourcesHash(root: string = PROJECT_ROOT): string | undefined {
+  if (!WORKFLOW_SOURCE_FOLDERS.every((folder) => existsSync(join(root, folder)))) return undefined;
+  const hash = createHash('sha256');
+  const files = WORKFLOW_SOURCE_FOLDERS.flatMap((folder) => typeScriptFiles(join(root, folder)))
+    .map((file) => relative(root, file).split('\\').join('/'))
+    .sort();
+  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update('\0');
+  const { version } = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
+  hash.update(`@temporalio/workflow@${version}`);
+  return hash.digest('hex');
+}
+
+/** Where a bundle's record is kept: `dist/workflow-bundle.js` → `dist/workflow-bundle.json`. */
+export function recordPathOf(bundle: string): string {
+  return bundle.replace(/\.js$/, '') + '.json';
+}
+
+/** The workflow code a Worker runs: a prebuilt bundle, or workflows/ bundled by webpack at start. */
+export type WorkflowCode = { workflowBundle: { codePath: string } } | { workflowsPath: string };
+
+/**
+ * The workflow code for this worker. `configured` (REACT_AGENT_WORKFLOW_BUNDLE) is used as given;
+ * else the bundle built at install. A bundle with a record that names other sources than the
+ * current ones is refused (ConfigurationError saying to run `npm run build`); only when there is no
+ * prebuilt bundle at all does the worker bundle workflows/ itself, and `log` says so.
+ */
+export function chooseWorkflowCode(configured: string | undefined, log: (line: string) => void, options: { defaultBundle?: string; root?: string } = {}): WorkflowCode {
+  const bundle = configured ?? options.defaultBundle ?? DEFAULT_WORKFLOW_BUNDLE;
+  if (!configured && !existsSync(bundle)) {
+    log(`No prebuilt workflow bundle (${bundle}; \`npm run build\` makes one): bundling workflows/ now, which takes a while.`);
+    return { workflowsPath: require.resolve('../workflows') };
+  }
+  const recordPath = recordPathOf(bundle);
+  if (existsSync(recordPath)) {
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord;
+    const current = workflowSourcesHash(options.root);
+    if (current !== undefined && current !== record.sourcesHash) {
+      throw new ConfigurationError(
+        'REACT_AGENT_WORKFLOW_BUNDLE',
+        `The workflow bundle ${bundle} (built ${record.builtAt}) is older than the workflow sources: ${WORKFLOW_SOURCE_FOLDERS.map((folder) => `${folder}/`).join(' or ')} changed since. ` +
+          'Rebuild it with `npm run build`, or point REACT_AGENT_WORKFLOW_BUNDLE at a current bundle.',
+      );
+    }
+  }
+  return { workflowBundle: { codePath: bundle } };
+}
