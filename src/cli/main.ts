@@ -1,43 +1,151 @@
 /**
  * The `react-agent` command. Each subcommand lives in commands/; this file only dispatches and
  * turns errors into one clear message and an exit code (2 for usage, 1 for anything else).
+ *
+ * A command's module is loaded only when that command runs (or prints its help): `--help` loads
+ * none, `start` loads no vega, S3 client or tokenizer, so the CLI answers at once.
  */
-import { ConfigurationError } from '../config';
-import { registerBatchCommands } from './commands/batch-command';
-import { scheduleCommand, scheduleHelp } from './commands/schedule-command';
-import { cancelCommand, cancelHelp } from './commands/cancel-command';
-import { evalCommand, evalHelp } from './commands/eval-command';
-import { followCommand, followHelp } from './commands/follow-command';
-import { gcCommand, gcHelp } from './commands/gc-command';
-import { kbCommand, kbHelp } from './commands/kb-command';
-import { listCommand, listHelp } from './commands/list-command';
-import { resultCommand, resultHelp } from './commands/result-command';
-import { runCommand, runHelp } from './commands/run-command';
-import { serverCommand, serverHelp } from './commands/server-command';
-import { startCommand, startHelp } from './commands/start-command';
-import { statusCommand, statusHelp } from './commands/status-command';
-import { approveCommand, approveHelp, finishCommand, finishHelp, injectCommand, injectHelp, limitsCommand, limitsHelp } from './commands/steering-commands';
+import { ConfigurationError } from '../config/configuration-error';
 import { exitWhenFlushed, ignoreOutputErrors, printText } from './standard-output';
 import { UsageError } from './usage-error';
 
-const commands: Record<string, { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> }> = {
-  run: { help: runHelp, summary: 'answer a question end to end, printing progress', run: runCommand },
-  start: { help: startHelp, summary: 'start a run; print its id and Web UI link', run: startCommand },
-  follow: { help: followHelp, summary: 'print a run\'s progress until it ends', run: followCommand },
-  status: { help: statusHelp, summary: 'show a run\'s status and progress', run: statusCommand },
-  result: { help: resultHelp, summary: 'print a run\'s result with its messages as JSON', run: resultCommand },
-  cancel: { help: cancelHelp, summary: 'cancel a run cleanly', run: cancelCommand },
-  inject: { help: injectHelp, summary: 'add a user message to a running run', run: injectCommand },
-  finish: { help: finishHelp, summary: 'make a run give its best answer now', run: finishCommand },
-  limits: { help: limitsHelp, summary: 'raise or lower a running run\'s budgets', run: limitsCommand },
-  approve: { help: approveHelp, summary: 'approve or deny a tool call waiting for approval', run: approveCommand },
-  list: { help: listHelp, summary: 'list recent runs', run: listCommand },
-  kb: { help: kbHelp, summary: 'manage the local knowledge base the search tool uses', run: kbCommand },
-  server: { help: serverHelp, summary: 'run the local Temporal dev server with the Web UI', run: serverCommand },
-  gc: { help: gcHelp, summary: 'remove transcripts of runs closed longer ago than --older-than', run: gcCommand },
-  eval: { help: evalHelp, summary: 'score a batch (exact match, F1, an LLM judge); eval compare A B', run: evalCommand },
+/** A loaded command: its help text and what it does. */
+export interface Command {
+  help: string;
+  run: (argumentsList: string[]) => Promise<number>;
+}
+
+/** A command as the table knows it before loading anything: its one-line summary and its loader. */
+interface LazyCommand {
+  summary: string;
+  load: () => Command;
+}
+
+/**
+ * `follow`, `status`, `cancel` and `list` take batch ids too: the batch commands wrap the run
+ * command (registerBatchCommands), loaded only for these.
+ */
+function batchAware(name: string, load: () => Command): () => Command {
+  return () => {
+    const { registerBatchCommands } = require('./commands/batch-command') as typeof import('./commands/batch-command');
+    const table = { [name]: { ...load(), summary: '' } };
+    registerBatchCommands(table);
+    return table[name] as Command;
+  };
+}
+
+function steering(name: 'inject' | 'finish' | 'limits' | 'approve'): () => Command {
+  return () => {
+    const module = require('./commands/steering-commands') as typeof import('./commands/steering-commands');
+    return { help: module[`${name}Help`], run: module[`${name}Command`] };
+  };
+}
+
+/** Every command, in the order of the overview. */
+export const commands: Record<string, LazyCommand> = {
+  run: {
+    summary: 'answer a question end to end, printing progress',
+    load: () => {
+      const { runCommand, runHelp } = require('./commands/run-command') as typeof import('./commands/run-command');
+      return { help: runHelp, run: runCommand };
+    },
+  },
+  start: {
+    summary: 'start a run; print its id and Web UI link',
+    load: () => {
+      const { startCommand, startHelp } = require('./commands/start-command') as typeof import('./commands/start-command');
+      return { help: startHelp, run: startCommand };
+    },
+  },
+  follow: {
+    summary: 'print a run or batch\'s progress until it ends',
+    load: batchAware('follow', () => {
+      const { followCommand, followHelp } = require('./commands/follow-command') as typeof import('./commands/follow-command');
+      return { help: followHelp, run: followCommand };
+    }),
+  },
+  status: {
+    summary: 'show a run or batch\'s status and progress',
+    load: batchAware('status', () => {
+      const { statusCommand, statusHelp } = require('./commands/status-command') as typeof import('./commands/status-command');
+      return { help: statusHelp, run: statusCommand };
+    }),
+  },
+  result: {
+    summary: 'print a run\'s result with its messages as JSON',
+    load: () => {
+      const { resultCommand, resultHelp } = require('./commands/result-command') as typeof import('./commands/result-command');
+      return { help: resultHelp, run: resultCommand };
+    },
+  },
+  cancel: {
+    summary: 'cancel a run or batch cleanly',
+    load: batchAware('cancel', () => {
+      const { cancelCommand, cancelHelp } = require('./commands/cancel-command') as typeof import('./commands/cancel-command');
+      return { help: cancelHelp, run: cancelCommand };
+    }),
+  },
+  inject: { summary: 'add a user message to a running run', load: steering('inject') },
+  finish: { summary: 'make a run give its best answer now', load: steering('finish') },
+  limits: { summary: 'raise or lower a running run\'s budgets', load: steering('limits') },
+  approve: { summary: 'approve or deny a tool call waiting for approval', load: steering('approve') },
+  list: {
+    summary: 'list recent runs (--batches: batches)',
+    load: batchAware('list', () => {
+      const { listCommand, listHelp } = require('./commands/list-command') as typeof import('./commands/list-command');
+      return { help: listHelp, run: listCommand };
+    }),
+  },
+  kb: {
+    summary: 'manage the local knowledge base the search tool uses',
+    load: () => {
+      const { kbCommand, kbHelp } = require('./commands/kb-command') as typeof import('./commands/kb-command');
+      return { help: kbHelp, run: kbCommand };
+    },
+  },
+  server: {
+    summary: 'run the local Temporal dev server with the Web UI',
+    load: () => {
+      const { serverCommand, serverHelp } = require('./commands/server-command') as typeof import('./commands/server-command');
+      return { help: serverHelp, run: serverCommand };
+    },
+  },
+  worker: {
+    summary: 'run a worker until Ctrl-C (the same as npm run worker)',
+    load: () => {
+      const { workerCommand, workerHelp } = require('./commands/worker-command') as typeof import('./commands/worker-command');
+      return { help: workerHelp, run: workerCommand };
+    },
+  },
+  gc: {
+    summary: 'remove transcripts of runs closed longer ago than --older-than',
+    load: () => {
+      const { gcCommand, gcHelp } = require('./commands/gc-command') as typeof import('./commands/gc-command');
+      return { help: gcHelp, run: gcCommand };
+    },
+  },
+  eval: {
+    summary: 'score a batch (exact match, F1, an LLM judge); eval compare A B',
+    load: () => {
+      const { evalCommand, evalHelp } = require('./commands/eval-command') as typeof import('./commands/eval-command');
+      return { help: evalHelp, run: evalCommand };
+    },
+  },
+  batch: {
+    summary: 'run a file of questions as a durable batch (rollouts, resume)',
+    load: () => {
+      const { batchCommand, batchHelp } = require('./commands/batch-command') as typeof import('./commands/batch-command');
+      return { help: batchHelp, run: batchCommand };
+    },
+  },
+  schedule: {
+    summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)',
+    load: () => {
+      const { scheduleCommand, scheduleHelp } = require('./commands/schedule-command') as typeof import('./commands/schedule-command');
+      return { help: scheduleHelp, run: scheduleCommand };
+    },
+  },
 };
-registerBatchCommands(commands, { schedule: { help: scheduleHelp, summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)', run: scheduleCommand } });
 
 const overview = `Usage: react-agent <command> [options]   (react-agent <command> --help for details)
 
@@ -58,11 +166,12 @@ export async function main(argv: string[]): Promise<number> {
     printText(overview);
     return name ? 0 : 2;
   }
-  const command = commands[name];
-  if (!command) {
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
     console.error(`Unknown command "${name}".\n\n${overview}`);
     return 2;
   }
+  const command = entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     printText(command.help);
     return 0;

@@ -4,22 +4,13 @@ import { access, appendFile, constants, mkdir, open, readdir, readFile, rename, 
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  type GetObjectCommandOutput,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  UploadPartCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { parseS3Url, s3UrlOf, type S3Url } from '../core/s3-url';
-import { createS3Client, s3SettingsProblemOf, type S3SettingsProblem } from './s3-transcript-store';
+import type { S3SettingsProblem } from './s3-transcript-store';
+
+/** The AWS SDK, loaded when an S3 location is first used: commands that never touch S3 start without it. */
+const sdk = () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+const s3Store = () => require('./s3-transcript-store') as typeof import('./s3-transcript-store');
 
 /**
  * Where a batch's (or a schedule's) output files go: a local directory or an S3 prefix. Paths are
@@ -108,7 +99,7 @@ export function openOutputLocation(output: string, s3: S3OutputSettings = {}): O
   if (!isS3Url(output)) return new LocalDirectoryOutput(output);
   const { bucket, prefix } = parseS3OutputUrl(output);
   const location = { bucket, prefix, ...s3 };
-  return new S3Output(bucket, prefix, createS3Client(location));
+  return new S3Output(bucket, prefix, s3Store().createS3Client(location));
 }
 
 /** Opens a location from what users give: a directory path or `s3://bucket/prefix` (e.g. {@link openOutputLocation} with S3 settings). */
@@ -326,10 +317,10 @@ export class S3Output implements OutputLocation {
   /** HEAD bucket (exists, credentials), then a probe object written and removed (may write). */
   async check(): Promise<void> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.client.send(new (sdk().HeadBucketCommand)({ Bucket: this.bucket }));
       const probe = this.keyOf(`.write-check-${randomUUID()}`);
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: probe, Body: 'ok' }));
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: probe }));
+      await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: probe, Body: 'ok' }));
+      await this.client.send(new (sdk().DeleteObjectCommand)({ Bucket: this.bucket, Key: probe }));
     } catch (error) {
       throw this.explain(error, 'checking it');
     }
@@ -339,7 +330,7 @@ export class S3Output implements OutputLocation {
   private explain(error: unknown, doing: string): Error {
     const { name = 'Error', message = String(error) } = (error ?? {}) as SdkError;
     const status = statusOf(error);
-    const problem = s3SettingsProblemOf(error);
+    const problem = s3Store().s3SettingsProblemOf(error);
     // HEAD bucket answers a missing bucket with a bare 404 (NotFound); object reads say NoSuchKey before they get here.
     if (problem === 'bucket-missing' || status === 404 || name === 'NotFound') {
       return new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`, 'bucket-missing');
@@ -355,7 +346,7 @@ export class S3Output implements OutputLocation {
 
   private async object(path: string): Promise<GetObjectCommandOutput | undefined> {
     try {
-      return await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(path) }));
+      return await this.client.send(new (sdk().GetObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path) }));
     } catch (error) {
       if ((error as SdkError).name === 'NoSuchKey' || (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')) return undefined;
       throw this.explain(error, `reading ${path}`);
@@ -386,7 +377,7 @@ export class S3Output implements OutputLocation {
 
   async writeText(path: string, text: string): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(path), Body: Buffer.from(text, 'utf8'), ContentType: contentTypeOf(path) }));
+      await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path), Body: Buffer.from(text, 'utf8'), ContentType: contentTypeOf(path) }));
     } catch (error) {
       throw this.explain(error, `writing ${path}`);
     }
@@ -406,7 +397,7 @@ export class S3Output implements OutputLocation {
       const before = current ? await S3Output.textOf(current.Body as Readable | undefined) : '';
       const condition = current ? (current.ETag ? { IfMatch: current.ETag } : {}) : { IfNoneMatch: '*' };
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.from(before + text, 'utf8'), ContentType: contentTypeOf(path), ...condition }));
+        await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: key, Body: Buffer.from(before + text, 'utf8'), ContentType: contentTypeOf(path), ...condition }));
         return;
       } catch (error) {
         const status = statusOf(error);
@@ -433,18 +424,18 @@ export class S3Output implements OutputLocation {
     const parts: { ETag?: string; PartNumber: number }[] = [];
     const uploadPart = async (): Promise<void> => {
       if (!uploadId) {
-        const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentTypeOf(path) }));
+        const created = await this.client.send(new (sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key: key, ContentType: contentTypeOf(path) }));
         uploadId = created.UploadId;
       }
       const partNumber = parts.length + 1;
       const body = Buffer.concat(pending);
       pending.length = 0;
       pendingBytes = 0;
-      const uploaded = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }));
+      const uploaded = await this.client.send(new (sdk().UploadPartCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }));
       parts.push({ ETag: uploaded.ETag, PartNumber: partNumber });
     };
     const abort = async (): Promise<void> => {
-      if (uploadId) await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      if (uploadId) await this.client.send(new (sdk().AbortMultipartUploadCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
       uploadId = undefined;
     };
     return {
@@ -457,11 +448,11 @@ export class S3Output implements OutputLocation {
       close: async () => {
         try {
           if (!uploadId) {
-            await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentTypeOf(path) }));
+            await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentTypeOf(path) }));
             return;
           }
           if (pendingBytes > 0) await uploadPart();
-          await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+          await this.client.send(new (sdk().CompleteMultipartUploadCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
         } catch (error) {
           await abort();
           throw this.explain(error, `writing ${path}`);
@@ -473,7 +464,7 @@ export class S3Output implements OutputLocation {
 
   async sizeOf(path: string): Promise<number | undefined> {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(path) }));
+      const head = await this.client.send(new (sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path) }));
       return head.ContentLength ?? 0;
     } catch (error) {
       if (statusOf(error) === 404 || (error as SdkError).name === 'NotFound') return undefined;
@@ -489,7 +480,7 @@ export class S3Output implements OutputLocation {
     do {
       let page;
       try {
-        page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: listed, Delimiter: '/', ContinuationToken: continuationToken }));
+        page = await this.client.send(new (sdk().ListObjectsV2Command)({ Bucket: this.bucket, Prefix: listed, Delimiter: '/', ContinuationToken: continuationToken }));
       } catch (error) {
         throw this.explain(error, `listing ${directory || 'it'}`);
       }

@@ -20,7 +20,6 @@ import {
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { hasLiveWorker } from '../local-stack';
 import { webUiLink } from '../temporal-client';
-import { printBatchEvaluation } from './eval-command';
 import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
 import { UsageError } from '../usage-error';
 
@@ -147,7 +146,8 @@ async function followToEnd(context: CliContext, id: string): Promise<number> {
     return 1;
   }
   console.log(describeBatchSummary(summary));
-  const evaluated = summary.evaluation ? await printBatchEvaluation(summary.evaluation) : true;
+  // eval-command (the tokenizer, the report renderer) is loaded only when there is an evaluation to print.
+  const evaluated = summary.evaluation ? await (require('./eval-command') as typeof import('./eval-command')).printBatchEvaluation(summary.evaluation) : true;
   return summary.cancelled || !evaluated ? 1 : 0;
 }
 
