@@ -11,7 +11,8 @@
  * incompatible. `unusable-replies-before-patch.json` was recorded with the code before the
  * `unusable-replies` patch (the `unusable-replies` scenario, renamed), so it replays the old way.
  * The fixtures from `steering-inject-limits` on were recorded with the code before the run became
- * a state machine (issue 10). A continue-as-new scenario records one fixture per run of its chain
+ * a state machine (issue 10). The `context-window-*` fixtures record the context window's paths
+ * (issue 16): learned from the server at the start, or from its context-length error. A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -213,6 +214,22 @@ async function main(): Promise<void> {
       },
       { limits: { maxContextTokens: 4_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
     );
+
+    // ---- Issue 16: the model server's context window (markers context-window, final-answer-fits). ----
+    // A model that keeps researching with long observations; the answer when asked for it.
+    const researcher = (turn: number, request: ScriptedRequest) =>
+      request.body.stream === false
+        ? { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' }
+        : asksForFinalAnswer(request)
+          ? answer('BYD, by 2.48 million')
+          : toolCall('big_output', { characters: 3_000 + turn }, `step ${turn}`);
+    // A 4,096-token window said by llama-server's /props: the loop keeps under it, and the final answer call is compressed to fit.
+    environment.model.setContextWindow(4_096);
+    await record('context-window-final-fit', researcher);
+    // The same window said nowhere: the server's 400 names it, and the final answer call is fitted to it.
+    environment.model.setContextWindow(4_096, 'none');
+    await record('context-window-from-error', researcher);
+    environment.model.setContextWindow(undefined);
   } finally {
     await environment.close();
   }
