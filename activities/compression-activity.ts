@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { CompressContextInput, CompressContextOutput } from '../src/core/activity-contracts';
-import { SUMMARY_REPLY_TOKENS, windowMargin, windowOfOverflowMessage } from '../src/core/context-window';
+import { MAX_REPLY_SHARE_OF_WINDOW, SUMMARY_REPLY_TOKENS, windowMargin, windowOfOverflowMessage } from '../src/core/context-window';
 import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage } from '../src/core/messages';
 import type { ProtocolName } from '../src/core/protocols';
@@ -181,7 +181,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
    */
   const summarize = async (input: CompressContextInput, previousSummary: string, turns: ChatMessage[]): Promise<string> => {
     const steps = turns.map(renderStep);
-    const replyTokens = Math.min(SUMMARY_REPLY_TOKENS, input.summaryLimits?.replyTokens ?? SUMMARY_REPLY_TOKENS);
+    let replyTokens = Math.min(SUMMARY_REPLY_TOKENS, input.summaryLimits?.replyTokens ?? SUMMARY_REPLY_TOKENS);
     let promptTokens = input.summaryLimits?.promptTokens;
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -191,10 +191,12 @@ export function createCompressContext(dependencies: CompressionDependencies) {
         const overflow = error instanceof ApplicationFailure && error.type === FailureTypes.modelContextLengthExceeded;
         if (!overflow) throw error;
         if (attempt >= 2) return '';
-        const window = windowOfOverflowMessage(error.message);
-        const fromWindow = window === undefined ? undefined : Math.floor((window - replyTokens - windowMargin(window)) * 0.8);
         const sent = promptTokens ?? tokenCounter.count(summaryMessages(input.question, previousSummary, steps.join('\n\n')).map((message) => message.content).join('\n'));
-        promptTokens = Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow ?? Number.POSITIVE_INFINITY, Math.floor(sent / 2)));
+        const window = windowOfOverflowMessage(error.message);
+        if (window !== undefined) replyTokens = Math.max(1, Math.min(replyTokens, Math.floor(window * MAX_REPLY_SHARE_OF_WINDOW)));
+        // Our estimate may count fewer tokens than the server: a fifth less than the window leaves.
+        const fromWindow = window === undefined ? Number.POSITIVE_INFINITY : Math.floor((window - replyTokens - windowMargin(window)) * 0.8);
+        promptTokens = Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow, Math.floor(sent / 2)));
       }
     }
   };

@@ -7,7 +7,7 @@ import type { ChatMessage, NativeToolCall } from '../src/core/messages';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
-import { appendToConversation, composeMessage, loadConversation } from '../src/storage/conversation';
+import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../src/storage/conversation';
 import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
@@ -58,6 +58,27 @@ function cancellationError(): Error {
 }
 
 /**
+ * Appends messages to a conversation, a user message that follows a user message joined to it
+ * (chat templates want user and assistant turns to alternate): the request for the final answer
+ * after a compression that took the last observations in, or a message injected then. The
+ * question (the second message) is never joined to.
+ */
+async function appendAlternating(store: TranscriptStore, conversation: string, additions: ChatMessage[]): Promise<string> {
+  const [first, ...rest] = additions;
+  if (first?.role === 'user') {
+    const references = await loadMessageReferences(store, conversation);
+    const lastReference = references.at(-1);
+    const last = references.length > 2 && lastReference ? (JSON.parse(await store.getText(lastReference)) as ChatMessage) : undefined;
+    if (last?.role === 'user') {
+      const joined = await putMessage(store, { ...last, content: `${last.content}\n\n${first.content}` });
+      const added = await Promise.all(rest.map((message) => putMessage(store, message)));
+      return putConversation(store, [...references.slice(0, -1), joined, ...added]);
+    }
+  }
+  return (await appendToConversation(store, conversation, additions)).conversation;
+}
+
+/**
  * The model activity: appends the previous turn's observations, streams one chat completion
  * (heartbeating while the request is open; giving up when no first chunk comes within the
  * first-token limit or the stream stalls past the heartbeat timeout), stores the reply with its
@@ -70,7 +91,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
-    const withObservations = appended.length ? (await appendToConversation(store, input.conversation, appended)).conversation : input.conversation;
+    const withObservations = appended.length ? await appendAlternating(store, input.conversation, appended) : input.conversation;
     const messages: ChatMessage[] = await loadConversation(store, withObservations);
 
     const stallLimitMs = context.info.heartbeatTimeoutMs ?? 60_000;

@@ -217,18 +217,19 @@ async function main(): Promise<void> {
 
     // ---- Issue 16: the model server's context window (markers context-window, final-answer-fits). ----
     // A model that keeps researching with long observations; the answer when asked for it.
-    const researcher = (turn: number, request: ScriptedRequest) =>
+    const promptTokens = (request: ScriptedRequest) => Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
+    const researcher = (characters: number, longThoughtAfter = Number.POSITIVE_INFINITY) => (turn: number, request: ScriptedRequest) =>
       request.body.stream === false
         ? { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' }
         : asksForFinalAnswer(request)
           ? answer('BYD, by 2.48 million')
-          : toolCall('big_output', { characters: 3_000 + turn }, `step ${turn}`);
-    // A 4,096-token window said by llama-server's /props: the loop keeps under it, and the final answer call is compressed to fit.
+          : toolCall('big_output', { characters: characters + turn }, promptTokens(request) > longThoughtAfter ? `step ${turn}: ${'a long train of thought. '.repeat(400)}` : `step ${turn}`);
+    // A 4,096-token window said by llama-server's /props; the loop's compression off, a long last reply: the final answer call is compressed to fit.
     environment.model.setContextWindow(4_096);
-    await record('context-window-final-fit', researcher);
+    await record('context-window-final-fit', researcher(1_500, 1_800), { loop: { compressAtFraction: 0, keepRecentTurns: 1 } });
     // The same window said nowhere: the server's 400 names it, and the final answer call is fitted to it.
     environment.model.setContextWindow(4_096, 'none');
-    await record('context-window-from-error', researcher);
+    await record('context-window-from-error', researcher(3_000));
     environment.model.setContextWindow(undefined);
   } finally {
     await environment.close();

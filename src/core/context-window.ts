@@ -11,7 +11,8 @@ import { inEstimatedTokens } from './token-calibration';
  * answer are here), or from a context-length refusal when it was not known; its context budget
  * is then the smaller of `limits.maxContextTokens` and what a prompt may take of the window (the
  * window less what the reply may need and a margin). The final answer call's prompt is
- * compressed until it fits that budget. Pure and workflow-safe.
+ * compressed toward that budget until it fits the window with room for a short answer. Pure and
+ * workflow-safe.
  */
 
 /** A context window a server told of: its size in the server's tokens, and where it was read. */
@@ -165,8 +166,28 @@ export function learnedFromOverflow(state: RunState, message: string): RunState 
   return withContextWindow(state, { tokens, source: "the server's context-length error" });
 }
 
-/** The final answer call's prompt (what the next call sends) fits the run's context budget. */
-export const finalAnswerFits = (state: RunState): boolean => nextContextTokens(state) <= contextBudget(state);
+/**
+ * Tokens of the window the final answer call keeps for its reply at least: a sixteenth of the
+ * window (at least 32), at most the reply reserve. Less than the loop keeps: an answer is short,
+ * and a prompt that fits this way is better than one compressed further.
+ */
+export function finalReplyRoom(windowTokens: number, maxOutputTokens: number | undefined): number {
+  return Math.min(replyReserve(windowTokens, maxOutputTokens), Math.max(32, Math.floor(windowTokens / 16)));
+}
+
+/**
+ * The most the final answer call's prompt may take: the window less the margin and the final
+ * reply's room (at most `limits.maxContextTokens`); `limits.maxContextTokens` when the window is
+ * unknown. Compression for the final answer aims lower, at the context budget.
+ */
+export function finalAnswerPromptLimit(state: RunState): number {
+  const window = state.details.contextWindow;
+  if (!window) return state.limits.maxContextTokens;
+  return Math.min(state.limits.maxContextTokens, Math.max(0, window.tokens - windowMargin(window.tokens) - finalReplyRoom(window.tokens, state.maxOutputTokens)));
+}
+
+/** The final answer call's prompt (what the next call sends) fits: within {@link finalAnswerPromptLimit}. */
+export const finalAnswerFits = (state: RunState): boolean => nextContextTokens(state) <= finalAnswerPromptLimit(state);
 
 /** One way to compress the final answer call's prompt, harder each time: turns kept whole, a summary of older ones, or the question alone. */
 export interface FinalAnswerFitStep {
@@ -190,8 +211,8 @@ export function finalAnswerFitSteps(options: Pick<LoopOptions, 'keepRecentTurns'
   return steps.filter((step, index) => index === 0 || JSON.stringify(step) !== JSON.stringify(steps[index - 1]));
 }
 
-/** What the final answer's compression aims for, in our estimate's units: 90 % of the budget (estimates are not exact). */
-export const finalAnswerCompressionTarget = (state: RunState): number => inEstimatedTokens(Math.floor(contextBudget(state) * 0.9), calibration(state));
+/** What the final answer's compression aims for, in our estimate's units: the context budget (under the prompt limit, so estimates may be a little off). */
+export const finalAnswerCompressionTarget = (state: RunState): number => inEstimatedTokens(contextBudget(state), calibration(state));
 
 /** The most a summary's reply may take (its request's `max_tokens`). */
 export const SUMMARY_REPLY_TOKENS = 1_500;
@@ -221,7 +242,7 @@ export function withConversationOf(state: RunState, prepared: RunState): RunStat
 
 /** The final answer call is not made: even the question alone does not fit. Recorded with the numbers that say why. */
 export function finalAnswerDidNotFit(state: RunState): RunState {
-  return { ...state, details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), contextBudget: contextBudget(state) } } };
+  return { ...state, details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), promptLimit: finalAnswerPromptLimit(state) } } };
 }
 
 /** The prediction of a run whose final answer call did not fit, saying why; undefined for any other run. */
@@ -231,7 +252,7 @@ export function didNotFitPrediction(details: RunDetails): string | undefined {
   const count = (tokens: number) => tokens.toLocaleString('en-US');
   const window = details.contextWindow;
   const room = window
-    ? `the model's context window of ${count(window.tokens)} tokens leaves ${count(didNotFit.contextBudget)} for a prompt (the rest is kept for the reply)`
-    : `the context budget is ${count(didNotFit.contextBudget)} tokens (limits.maxContextTokens)`;
+    ? `the model's context window of ${count(window.tokens)} tokens leaves at most ${count(didNotFit.promptLimit)} for the prompt (the rest is kept for the answer)`
+    : `the context budget is ${count(didNotFit.promptLimit)} tokens (limits.maxContextTokens)`;
   return `No answer: even the question alone does not fit for the final answer call: the system prompt and question take about ${count(didNotFit.promptTokens)} tokens, and ${room}.`;
 }

@@ -57,8 +57,11 @@ export interface RunDetails {
    * reserve and a margin). The run's context budget is the smaller of that and `limits.maxContextTokens`.
    */
   contextWindow?: { tokens: number; source: string; promptBudget: number };
-  /** Set when the final answer call was not made: even the question alone did not fit the context budget (the prediction says so). */
-  finalAnswerDidNotFit?: { promptTokens: number; contextBudget: number };
+  /**
+   * Set when the final answer call was not made: even the question alone did not fit (the
+   * prediction says so): its tokens, and the most the final answer's prompt may take.
+   */
+  finalAnswerDidNotFit?: { promptTokens: number; promptLimit: number };
 }
 
 /** A ResearchRunResult with the transcript materialised, as written by `react-agent result`. */

@@ -17,6 +17,8 @@ import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 const WINDOW = 4_096;
 /** What a prompt may take of a 4,096-token window with the worker's default of 10,000 output tokens: 4,096 − 1,024 (a quarter, for the reply) − 123 (3 %). */
 const PROMPT_BUDGET = 2_949;
+/** The most the final answer's prompt may take: 4,096 − 123 − 256 (a sixteenth, for the answer). */
+const FINAL_PROMPT_LIMIT = 3_717;
 
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
@@ -90,7 +92,7 @@ describe.each(Object.keys(SOURCES) as Array<keyof typeof SOURCES>)('a %s server 
 test("the final answer call's prompt is compressed until it fits the window (the loop's own compression off)", async () => {
   environment.model.setContextWindow(WINDOW);
   // Short observations until the prompt is large, then a long thought: the reply itself takes the context past the budget.
-  const longThought = (request: ScriptedRequest) => (promptTokens(request) > 1_800 ? `Thinking hard. ${'A long train of thought. '.repeat(220)}` : 'More.');
+  const longThought = (request: ScriptedRequest) => (promptTokens(request) > 1_800 ? `Thinking hard. ${'A long train of thought. '.repeat(400)}` : 'More.');
   const { result, messages, requests } = await run('final-fit', researcher(1_500, longThought), { loop: { compressAtFraction: 0, keepRecentTurns: 1 } });
 
   assert.equal(result.termination, 'token_limit', `${result.termination}: ${result.error ?? result.prediction}`);
@@ -101,12 +103,12 @@ test("the final answer call's prompt is compressed until it fits the window (the
   const compression = result.details.compressions[0];
   assert.equal(compression?.atModelCall, result.iterations);
   assert.ok((compression?.stubbedObservations ?? 0) > 0);
-  assert.ok((compression?.contextTokensAfter ?? Number.POSITIVE_INFINITY) <= PROMPT_BUDGET);
+  assert.ok((compression?.contextTokensAfter ?? Number.POSITIVE_INFINITY) <= FINAL_PROMPT_LIMIT);
 
   const final = requests.at(-1) as ScriptedRequestRecord;
   assert.ok(asksForFinalAnswer(final));
   assert.equal(final.status, 200);
-  assert.ok(promptTokens(final) <= PROMPT_BUDGET, `the final prompt is ${promptTokens(final)} tokens`);
+  assert.ok(promptTokens(final) <= FINAL_PROMPT_LIMIT, `the final prompt is ${promptTokens(final)} tokens`);
   assert.ok(requests.every((request) => request.status === 200));
   // The transcript holds what the model saw: stubs, the request for the answer last, the answer.
   assert.deepEqual(protocolProblems(messages), []);
@@ -131,7 +133,7 @@ test("a server that does not say its window: its context-length 400 names it, an
   const final = requests.at(-1) as ScriptedRequestRecord;
   assert.ok(asksForFinalAnswer(final));
   assert.equal(final.status, 200);
-  assert.ok(promptTokens(final) <= PROMPT_BUDGET, `the final prompt is ${promptTokens(final)} tokens`);
+  assert.ok(promptTokens(final) <= FINAL_PROMPT_LIMIT, `the final prompt is ${promptTokens(final)} tokens`);
   assert.deepEqual(protocolProblems(messages), []);
 });
 
@@ -141,8 +143,8 @@ test('only when even the question does not fit does the run end without an answe
   const { result, requests } = await run('question-too-long', researcher(100), { question });
 
   assert.equal(result.termination, 'token_limit');
-  assert.match(result.prediction, /^No answer: even the question alone does not fit for the final answer call: the system prompt and question take about [\d,]+ tokens, and the model's context window of 512 tokens leaves 352 for a prompt/);
-  assert.equal(result.details.finalAnswerDidNotFit?.contextBudget, 352);
+  assert.match(result.prediction, /^No answer: even the question alone does not fit for the final answer call: the system prompt and question take about [\d,]+ tokens, and the model's context window of 512 tokens leaves at most 448 for the prompt/);
+  assert.equal(result.details.finalAnswerDidNotFit?.promptLimit, 448);
   assert.equal(result.error, undefined);
   assert.deepEqual(requests, [], 'no model call was made: none would have fitted');
 });

@@ -9,6 +9,8 @@ import {
   finalAnswerDidNotFit,
   finalAnswerFits,
   finalAnswerFitSteps,
+  finalAnswerPromptLimit,
+  finalReplyRoom,
   learnedContextWindow,
   learnedFromOverflow,
   OLLAMA_DEFAULT_CONTEXT_TOKENS,
@@ -177,10 +179,17 @@ describe('the final answer call fits', () => {
     assert.match(JSON.stringify(prepared(setPending(fresh(), [], 0, ['call-1-1'])).pending), /reached its limit of 110,000 tokens/);
   });
 
-  test('fits: what the next call sends is within the budget', () => {
-    assert.equal(finalAnswerFits(appendPendingText(at(withWindow(), 2_800), 'x'.repeat(400))), true);
-    assert.equal(finalAnswerFits(appendPendingText(at(withWindow(), 2_900), 'x'.repeat(400))), false);
-    assert.equal(finalAnswerCompressionTarget(withWindow()), Math.floor(2_949 * 0.9));
+  test('fits: what the next call sends leaves the answer a sixteenth of the window (compression aims lower, at the budget)', () => {
+    assert.equal(finalReplyRoom(4_096, 10_000), 256);
+    assert.equal(finalReplyRoom(131_072, 4_000), 4_000, 'never more than the reply reserve');
+    assert.equal(finalReplyRoom(256, undefined), 32);
+    assert.equal(finalAnswerPromptLimit(withWindow()), 4_096 - 123 - 256);
+    assert.equal(finalAnswerPromptLimit(withWindow(131_072, fresh(8_000))), 8_000);
+    assert.equal(finalAnswerPromptLimit(fresh()), 110_000, 'unknown window: maxContextTokens, as the loop');
+    assert.equal(finalAnswerFits(appendPendingText(at(withWindow(), 3_600), 'x'.repeat(400))), true);
+    assert.equal(finalAnswerFits(appendPendingText(at(withWindow(), 3_650), 'x'.repeat(400))), false);
+    assert.equal(finalAnswerCompressionTarget(withWindow()), 2_949);
+    assert.equal(finalAnswerCompressionTarget({ ...withWindow(), serverTokensPerEstimatedToken: 1.5 }), Math.floor(2_949 / 1.5));
   });
 
   test('the steps: as the loop compresses, then every turn, then the question alone; one the step before covers is left out', () => {
@@ -213,11 +222,11 @@ describe('the final answer call fits', () => {
   });
 
   test('not even the question fits: no call, and the prediction says why with the numbers', () => {
-    const state = finalAnswerDidNotFit(appendPendingText(at(withWindow(), 3_100), 'request'));
-    assert.deepEqual(state.details.finalAnswerDidNotFit, { promptTokens: 3_102, contextBudget: 2_949 });
+    const state = finalAnswerDidNotFit(appendPendingText(at(withWindow(), 3_800), 'request'));
+    assert.deepEqual(state.details.finalAnswerDidNotFit, { promptTokens: 3_802, promptLimit: 3_717 });
     const prediction = didNotFitPrediction(state.details) ?? '';
     assert.match(prediction, /^No answer: even the question alone does not fit/);
-    assert.match(prediction, /take about 3,102 tokens, and the model's context window of 4,096 tokens leaves 2,949 for a prompt/);
+    assert.match(prediction, /take about 3,802 tokens, and the model's context window of 4,096 tokens leaves at most 3,717 for the prompt \(the rest is kept for the answer\)\.$/);
     const conclusion = concludeRun({ kind: 'budget_ended', budget: 'token_limit' }, { noAnswer: prediction }, DEFAULT_LIMITS);
     assert.deepEqual(conclusion, { termination: 'token_limit', prediction });
     assert.equal(didNotFitPrediction(fresh().details), undefined);
