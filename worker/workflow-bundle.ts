@@ -12,8 +12,11 @@ import { PROJECT_ROOT } from '../src/config/project-root';
 /** The bundle `npm run build` writes, and a worker uses when REACT_AGENT_WORKFLOW_BUNDLE is unset. */
 export const DEFAULT_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
-/** The folders the workflow code is built from (workflows/ imports src/core and, as types only, activities/). */
-export const WORKFLOW_SOURCE_FOLDERS = ['workflows', 'src/core'];
+/**
+ * The folders the workflow code is built from: workflows/ imports src/core (and activities/ as
+ * types only), and src/core reads the contract's schemas/ to validate inputs.
+ */
+export const WORKFLOW_SOURCE_FOLDERS = ['workflows', 'src/core', 'schemas'];
 
 /** What is recorded beside a bundle (`<bundle>.json`). */
 export interface WorkflowBundleRecord {
@@ -23,22 +26,22 @@ export interface WorkflowBundleRecord {
   builtAt: string;
 }
 
-function typeScriptFiles(directory: string): string[] {
+function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name);
-    return statSync(path).isDirectory() ? typeScriptFiles(path) : name.endsWith('.ts') ? [path] : [];
+    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') || name.endsWith('.json') ? [path] : [];
   });
 }
 
 /**
- * SHA-256 over the .ts files of workflows/ and src/core (paths relative to the project, and
+ * SHA-256 over the .ts and .json files of workflows/, src/core and schemas/ (paths relative to the project, and
  * contents) and the @temporalio/workflow version bundled with them; undefined when the sources
  * are not there (an installation of the compiled code alone).
  */
 export function workflowSourcesHash(root: string = PROJECT_ROOT): string | undefined {
   if (!WORKFLOW_SOURCE_FOLDERS.every((folder) => existsSync(join(root, folder)))) return undefined;
   const hash = createHash('sha256');
-  const files = WORKFLOW_SOURCE_FOLDERS.flatMap((folder) => typeScriptFiles(join(root, folder)))
+  const files = WORKFLOW_SOURCE_FOLDERS.flatMap((folder) => sourceFiles(join(root, folder)))
     .map((file) => relative(root, file).split('\\').join('/'))
     .sort();
   for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update('\0');

@@ -31,9 +31,10 @@ export const BatchPatches = {
 /** Markers of the workflows' input checks. */
 export const InputPatches = {
   /**
-   * Inputs checked against the contract's JSON Schema (schemas/, issue 16): unknown fields, wrong
-   * types and model options out of range are refused. A run started before this change, whose
-   * input had such a field, replays without the refusal.
+   * Inputs of researchAgent, researchBatch and evaluation checked against the contract's JSON
+   * Schemas (schemas/, issue 16): unknown fields, wrong types and model options out of range are
+   * refused. A workflow started before this change whose input had such a field replays without
+   * the refusal (the marker is asked for only when there are problems).
    */
   contractSchema: 'input-contract-schema',
 } as const;

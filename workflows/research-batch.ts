@@ -34,7 +34,7 @@ import type { Termination } from '../src/core/termination';
 import { WorkflowTypes, type EvaluationWorkflow, type ResearchAgentWorkflow } from '../src/core/workflow-types';
 import { EXACT_MATCH_JUDGE } from '../src/core/evaluation/evaluation-contract';
 import { rootMessage } from './failures';
-import { BatchPatches } from './patches';
+import { BatchPatches, InputPatches } from './patches';
 
 /** Output bookkeeping: quick file operations, except assembling the iter files at the end (which heartbeats). */
 const bookkeeping = proxyActivities<Pick<BatchActivities, 'openBatchOutput' | 'prepareBatchChunk'>>({
@@ -75,7 +75,8 @@ const lines = proxyLocalActivities<Pick<BatchActivities, 'writeBatchLine'>>({
  */
 export async function researchBatch(input: ResearchBatchInput): Promise<BatchSummary> {
   const problems = validateBatchInput(input);
-  if (problems.length) {
+  // Asked only when the input has problems, so valid batches' histories carry no marker.
+  if (problems.length && patched(InputPatches.contractSchema)) {
     throw ApplicationFailure.create({ type: BatchFailureTypes.invalidInput, message: `Invalid batch input: ${problems.join('; ')}.`, nonRetryable: true });
   }
   const info = workflowInfo();

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
 import { describeBatchInputProblems } from '../core/batch-input';
 import { validateRunInput } from '../core/run-input';
+import { toolNamesFromList } from '../core/tool-spec';
 import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
@@ -21,7 +22,7 @@ export const batchRunOptionsHelp = `Run options (every run of the batch):
   --max-calls N          model-call budget per run (default 100)
   --max-minutes N        wall-time budget per run in minutes (default 150)
   --max-tokens N         context budget in tokens (default 110000)
-  --tools a,b            tools the runs may use (default: all the worker has)
+  --tools a,b            tools the runs may use, or none (default: all the worker has)
   --model NAME           model (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME        ${PROTOCOL_NAMES.join(', ')} (default deep-research)
   --temperature T        sampling temperature (default the worker's, 0.6)
@@ -86,7 +87,7 @@ export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemp
   const template: BatchRunTemplate = {
     ...(Object.keys(limits).length ? { limits } : {}),
     ...(Object.keys(model).length ? { model } : {}),
-    ...(typeof values.tools === 'string' ? { tools: values.tools.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
+    ...(typeof values.tools === 'string' ? { tools: toolNamesFromList(values.tools) } : {}),
     ...(protocol ? { protocol } : {}),
   };
   const { problems } = validateRunInput({ ...template, question: 'q' });

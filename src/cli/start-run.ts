@@ -1,19 +1,20 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { validateRunInput, type ResearchRunInput } from '../core/run-input';
-import { preview } from '../core/text';
-import { WorkflowTypes, type ResearchAgentWorkflow } from '../core/workflow-types';
+import { toolNamesFromList } from '../core/tool-spec';
+import type { ResearchAgentWorkflow } from '../core/workflow-types';
 import type { CliContext } from './cli-context';
-import { newRunId } from './run-identifiers';
+import { startResearch } from '../client/research-client';
+import { newRunId } from '../client/run-identifiers';
 import { UsageError } from './usage-error';
 
 export const runOptionsHelp = `  --answer TEXT        reference answer, kept in the result for evaluation
   --max-calls N        model-call budget (default 100)
   --max-minutes N      wall-time budget in minutes (default 150)
   --max-tokens N       context budget in tokens (default 110000)
-  --tools a,b          tools the run may use (default: all the worker has)
+  --tools a,b          tools the run may use, or none (default: all the worker has)
   --model NAME         model for this run (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME      deep-research (default), native (OpenAI tool calls) or classic (Thought/Action)
-  --id ID              workflow id (default: research-<time>-<random>)`;
+  --id ID              workflow id (default: research-<question words>-<time>-<random>)`;
 
 export const runOptionSpecs = {
   answer: { type: 'string' },
@@ -39,7 +40,7 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
     question,
     ...(values.answer ? { answer: values.answer } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
-    ...(values.tools !== undefined ? { tools: values.tools.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
+    ...(values.tools !== undefined ? { tools: toolNamesFromList(values.tools) } : {}),
     ...(values.model ? { model: { model: values.model } } : {}),
     ...(values.protocol ? { protocol: values.protocol as ResearchRunInput['protocol'] } : {}),
   };
@@ -48,12 +49,7 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
   return input;
 }
 
-/** Starts a `researchAgent` run on the worker's task queue with the question as its Web UI summary. */
-export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId()): Promise<WorkflowHandle<ResearchAgentWorkflow>> {
-  return context.client.workflow.start<ResearchAgentWorkflow>(WorkflowTypes.researchAgent, {
-    taskQueue: context.worker.taskQueue,
-    workflowId,
-    args: [input],
-    staticSummary: preview(input.question, 200),
-  });
+/** Starts a `researchAgent` run on the worker's task queue, through the client library (src/client). */
+export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId(input.question)): Promise<WorkflowHandle<ResearchAgentWorkflow>> {
+  return (await startResearch(context.client, input, { taskQueue: context.worker.taskQueue, workflowId })).workflow;
 }

@@ -1,3 +1,4 @@
+import { toolNamesFromList } from '../core/tool-spec';
 import { ConfigurationError } from './configuration-error';
 import type { Environment } from './environment-values';
 
@@ -13,8 +14,8 @@ export type ResearchToolName = (typeof RESEARCH_TOOL_NAMES)[number];
 export function loadEnabledTools(environment: Environment = process.env): ResearchToolName[] {
   const value = environment.REACT_AGENT_TOOLS?.trim();
   if (value === undefined || value === '') return [...RESEARCH_TOOL_NAMES];
-  if (value === 'none') return [];
-  const names = value.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = toolNamesFromList(value);
+  if (names.length === 0) return [];
   const unknown = names.filter((name) => !(RESEARCH_TOOL_NAMES as readonly string[]).includes(name));
   if (unknown.length) {
     throw new ConfigurationError('REACT_AGENT_TOOLS', `REACT_AGENT_TOOLS names unknown tools: ${unknown.join(', ')}. Use a comma-separated list of ${RESEARCH_TOOL_NAMES.join(', ')}, or none.`);

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
 import { PROJECT_ROOT } from './project-root';
 import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import { DEFAULT_TASK_QUEUE } from '../core/workflow-types';
 
 /** Settings of a worker process, read by {@link loadWorkerConfig}. */
 export interface WorkerConfig {
@@ -40,7 +41,6 @@ export interface WorkerConfig {
   transcriptCacheMegabytes: number;
 }
 
-export const DEFAULT_TASK_QUEUE = 'react-agent';
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 20;
 export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 10;
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;

@@ -1,6 +1,8 @@
 import { isValidS3Url } from './s3-url';
 import type { BatchCounts, RolloutSummary } from './batch-progress';
-import { validateRunInput, type ResearchRunInput } from './run-input';
+import { concernsField, validateAgainstSchema } from './json-schema-validation';
+import type { ResearchRunInput } from './run-input';
+import BATCH_INPUT_SCHEMA from '../../schemas/researchBatch.input.json';
 import type { Termination } from './termination';
 import { isJudgeChoice, type EvaluationHeadline } from './evaluation/evaluation-contract';
 
@@ -28,11 +30,26 @@ export const DEFAULT_RUNS_PER_CONTINUATION = 200;
 export interface ResearchBatchInput {
   /** Reference (`sha256:…`) of the stored questions (src/batch-input-file.ts). */
   input: string;
-  /** How many questions the stored input holds. */
+  /**
+   * How many questions the stored input holds.
+   * @asType integer
+   * @minimum 1
+   * @maximum 1000000
+   */
   questions: number;
-  /** Runs per question; run r of every question goes to `iter<r>.jsonl`. */
+  /**
+   * Runs per question; run r of every question goes to `iter<r>.jsonl`.
+   * @asType integer
+   * @minimum 1
+   * @maximum 100
+   */
   rollouts: number;
-  /** Runs at once. Default 8. */
+  /**
+   * Runs at once. Default 8.
+   * @asType integer
+   * @minimum 1
+   * @maximum 1000
+   */
   concurrency?: number;
   /** Output directory (absolute, reachable by the workers), or `s3://bucket/prefix` (written through S3 by the workers). */
   output: string;
@@ -53,7 +70,12 @@ export interface ResearchBatchInput {
    * where that night would have).
    */
   schedule?: { id: string };
-  /** Runs started per workflow run before continuing as new. Default 200. */
+  /**
+   * Runs started per workflow run before continuing as new. Default 200.
+   * @asType integer
+   * @minimum 1
+   * @maximum 100000
+   */
   runsPerContinuation?: number;
   /**
    * Evaluate when the batch ends (issue 12): the batch starts an `evaluation` child workflow
@@ -112,35 +134,26 @@ export function batchOutputDirectory(output: string, schedule: { id: string } | 
   return schedule ? `${output.replace(/\/+$/, '')}/${schedule.id}/${scheduledFolderName(scheduledStart)}` : output;
 }
 
-/** Problems with a batch's input (empty when valid), so the CLI and the workflow refuse the same things. */
+/**
+ * Problems with a batch's input (empty when valid), so the CLI and the workflow refuse the same
+ * things: first its shape against the contract's schema (schemas/researchBatch.input.json: types,
+ * ranges, unknown fields, the run options as a run's input checks them) and, for fields of the
+ * right type, what a schema cannot say (a stored reference, a usable output, a schedule id, a judge).
+ */
 export function validateBatchInput(input: ResearchBatchInput): string[] {
-  const problems: string[] = [];
-  if (typeof input?.input !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input?.input)}`);
-  const integer = (name: string, value: unknown, minimum: number, maximum: number) => {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
-      problems.push(`${name} must be an integer from ${minimum} to ${maximum}, got ${JSON.stringify(value)}`);
-    }
-  };
-  integer('questions', input?.questions, 1, MAX_BATCH_QUESTIONS);
-  integer('rollouts', input?.rollouts, 1, MAX_BATCH_ROLLOUTS);
-  if (input?.concurrency !== undefined) integer('concurrency', input.concurrency, 1, MAX_BATCH_CONCURRENCY);
-  if (input?.runsPerContinuation !== undefined) integer('runsPerContinuation', input.runsPerContinuation, 1, 100_000);
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return ['the input must be a JSON object such as {"input": "sha256:…", "questions": 3, "rollouts": 1, "output": "/abs/dir"}'];
+  const problems = validateAgainstSchema(BATCH_INPUT_SCHEMA, input, '');
+  const shapeOk = (field: string) => !concernsField(problems, field);
+  if (shapeOk('input') && !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input.input)}`);
   // An s3:// output (accepted since the S3 outputs of issue 13) used to fail here at once, so no running batch replays differently.
-  if (typeof input?.output !== 'string' || !(input.output.startsWith('/') || isValidS3Url(input.output))) {
-    problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input?.output)}`);
+  if (shapeOk('output') && !(input.output.startsWith('/') || isValidS3Url(input.output))) {
+    problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input.output)}`);
   }
-  if (input?.schedule !== undefined && (typeof input.schedule?.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id))) {
-    problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule?.id)}`);
+  if (shapeOk('schedule') && input.schedule !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id)) {
+    problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule.id)}`);
   }
-  if (input?.evaluate !== undefined) {
-    if (typeof input.evaluate !== 'object' || input.evaluate === null) problems.push('evaluate must be an object');
-    else if (input.evaluate.judge !== undefined && !isJudgeChoice(input.evaluate.judge)) problems.push(`evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got ${JSON.stringify(input.evaluate.judge)}`);
-  }
-  const run = input?.run ?? {};
-  if (typeof run !== 'object' || run === null || Array.isArray(run)) problems.push('run must be an object of run options');
-  else {
-    if ('question' in run || 'answer' in run || 'resume' in run) problems.push('run options must not carry question, answer or resume (they come from the input)');
-    problems.push(...validateRunInput({ ...run, question: 'q' }).problems.map((problem) => `run.${problem}`));
+  if (shapeOk('evaluate') && input.evaluate?.judge !== undefined && !isJudgeChoice(input.evaluate.judge)) {
+    problems.push(`evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got ${JSON.stringify(input.evaluate.judge)}`);
   }
   return problems;
 }

@@ -34,13 +34,47 @@ export interface RunProgress {
   termination?: Termination;
 }
 
+/** Argument of the `injectMessage` update. */
+export interface InjectMessageRequest {
+  /**
+   * The user message added before the next model call (not blank; at most 20,000 characters).
+   * @minLength 1
+   * @maxLength 20000
+   */
+  text: string;
+}
+
+/** Result of the `injectMessage` update. */
+export interface InjectMessageResult {
+  /** The model call the message will precede. */
+  modelCall: number;
+}
+
+/** Argument of the `finishNow` update. */
+export interface FinishNowRequest {
+  /** Why, for the record. */
+  reason?: string;
+}
+
+/** Result of the `finishNow` update. */
+export interface FinishNowResult {
+  /** Model calls made when the request was accepted. */
+  modelCalls: number;
+}
+
+/** Result of the `approveToolCall` update. */
+export interface ApproveToolCallResult {
+  callId: string;
+  approved: boolean;
+}
+
 // Defined once here so the workflow and every client agree on names and types.
 export const progressQuery = defineQuery<RunProgress>('progress');
 /** Adds a user message before the next model call. Returns the model call it will precede. */
-export const injectMessageUpdate = defineUpdate<{ modelCall: number }, [{ text: string }]>('injectMessage');
+export const injectMessageUpdate = defineUpdate<InjectMessageResult, [InjectMessageRequest]>('injectMessage');
 /** Goes to the final answer phase now. */
-export const finishNowUpdate = defineUpdate<{ modelCalls: number }, [{ reason?: string }]>('finishNow');
+export const finishNowUpdate = defineUpdate<FinishNowResult, [FinishNowRequest]>('finishNow');
 /** Raises or lowers budgets; returns the limits in force afterwards. */
 export const setLimitsUpdate = defineUpdate<RunLimits, [LimitChanges]>('setLimits');
 /** Approves or denies a tool call that requires approval. */
-export const approveToolCallUpdate = defineUpdate<{ callId: string; approved: boolean }, [ApprovalDecision]>('approveToolCall');
+export const approveToolCallUpdate = defineUpdate<ApproveToolCallResult, [ApprovalDecision]>('approveToolCall');

@@ -2,9 +2,27 @@
 export interface ModelOptions {
   /** Model name; default the worker's REACT_AGENT_MODEL. */
   model?: string;
+  /**
+   * Sampling temperature.
+   * @minimum 0
+   * @maximum 2
+   */
   temperature?: number;
+  /**
+   * Nucleus sampling.
+   * @minimum 0
+   * @maximum 1
+   */
   topP?: number;
+  /**
+   * @minimum -2
+   * @maximum 2
+   */
   presencePenalty?: number;
-  /** Most tokens one reply may have. */
+  /**
+   * Most tokens one reply may have.
+   * @asType integer
+   * @minimum 1
+   */
   maxOutputTokens?: number;
 }

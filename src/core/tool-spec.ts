@@ -34,3 +34,15 @@ export interface ToolSpec {
   /** The run waits for an approval (update `approveToolCall`) before each call of this tool. */
   requiresApproval: boolean;
 }
+
+/**
+ * Tool names from a comma-separated list, as `REACT_AGENT_TOOLS` and `--tools` take them:
+ * `none` (or nothing but commas and spaces) is no tools, names are trimmed.
+ */
+export function toolNamesFromList(list: string): string[] {
+  if (list.trim() === 'none') return [];
+  return list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+}

@@ -4,6 +4,17 @@ import type { BatchSummary, ResearchBatchInput } from './batch-contract';
 import type { EvaluationOutcome, EvaluationWorkflowInput } from './evaluation/evaluation-contract';
 
 /**
+ * Version of the client contract (docs/clients.md): workflow type names, their input and result
+ * shapes (schemas/), queries, updates and failure types. A minor bump adds optional fields or
+ * new messages (old clients and old runs keep working); a breaking change gets a new workflow
+ * type name instead, so runs in flight finish on the old one.
+ */
+export const CONTRACT_VERSION = '1.0';
+
+/** The task queue workers poll and clients start runs on unless configured otherwise (`REACT_AGENT_TASK_QUEUE`). */
+export const DEFAULT_TASK_QUEUE = 'react-agent';
+
+/**
  * The workflows as clients see them: a type name and a signature. Clients (the CLI, tests,
  * any Temporal client) start and type runs with these, never by importing workflows/.
  */

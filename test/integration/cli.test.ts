@@ -123,7 +123,7 @@ test('every command has --help, and bad usage exits 2 with the help', async () =
   assert.ok(overview.stdout.startsWith('Usage: react-agent <command>') && overview.stdout.endsWith('.\n'), JSON.stringify(overview.stdout.slice(-20)));
   const bad = await cli(['run', 'q', '--max-calls', '0']);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /limits\.maxModelCalls must be a positive integer/);
+  assert.match(bad.stderr, /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);
 });
 
 test('run with the default local address starts a dev server and a worker, answers, and stops both', async () => {

@@ -159,7 +159,7 @@ test('structured output: answers that fail the schema get the validation error a
   assert.deepEqual(result.parsedAnswer, { winner: 'BYD', margin: 2482919 });
   assert.match(String(requests[0]?.messages[0]?.content), /must be a JSON object matching this JSON schema/);
   assert.match(String(requests[1]?.messages.at(-1)?.content), /not valid JSON/);
-  assert.match(String(requests[2]?.messages.at(-1)?.content), /\$\.margin must be integer, got string/);
+  assert.match(String(requests[2]?.messages.at(-1)?.content), /\$\.margin must be an integer, got "lots"/);
 });
 
 test('structured output that never matches ends error after the allowed attempts', async () => {
@@ -203,7 +203,7 @@ test('steering: finishNow stops a long tool and asks for the best answer now', a
 test('steering: setLimits raises the call budget and refuses nonsense', async () => {
   const { workflowId, handle } = await start('limits', (turn) => ({ ...toolCall('wait', { seconds: turn === 1 ? 2 : 0 }) }), { limits: { maxModelCalls: 2 }, loop: { stuckDetection: false } });
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
-  await refused(handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 0 }] }), /maxModelCalls must be a positive integer|below the 1 calls/);
+  await refused(handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 0 }] }), /maxModelCalls must be an integer from 1 to 10000, got 0|below the 1 calls/);
   await refused(handle.executeUpdate(setLimitsUpdate, { args: [{ maxDurationMinutes: 0.0001 }] }), /not more than the/);
   const limits = await handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 4 }] });
   assert.equal(limits.maxModelCalls, 4);

@@ -191,7 +191,7 @@ test('the run ends timeout when the wall-time budget runs out during a tool call
 test('invalid input is rejected before any model call', async () => {
   const workflowId = scenarios.add(runId('invalid'), [answer('never')]);
   const handle = await environment.startRun({ question: '   ', limits: { maxModelCalls: -1 } }, workflowId);
-  await assert.rejects(handle.result(), (error: Error) => /question must be a non-empty string.*maxModelCalls must be a positive integer/s.test(String((error as { cause?: Error }).cause?.message)));
+  await assert.rejects(handle.result(), (error: Error) => /question must not be blank.*limits\.maxModelCalls must be an integer from 1 to 10000, got -1/s.test(String((error as { cause?: Error }).cause?.message)));
   assert.equal(environment.requestsOf(workflowId).length, 0);
 
   const unknownTools = scenarios.add(runId('unknown-tools'), [answer('never')]);

@@ -68,7 +68,7 @@ describe('batch options', () => {
     });
     assert.deepEqual(batchRunTemplateFrom({}, help), {});
     assert.throws(() => batchRunTemplateFrom({ temperature: 'hot' }, help), (error: unknown) => error instanceof UsageError && /--temperature must be a number from 0 to 2, got "hot"/.test(error.message));
-    assert.throws(() => batchRunTemplateFrom({ protocol: 'smoke-signals' }, help), /Invalid run options: protocol must be one of deep-research, native, classic/);
+    assert.throws(() => batchRunTemplateFrom({ protocol: 'smoke-signals' }, help), /Invalid run options: protocol must be one of "deep-research", "native", "classic", got "smoke-signals"/);
   });
 
   test('--rollouts 0 and a bad --concurrency are usage errors; defaults 1 and 8', () => {

@@ -55,8 +55,14 @@ describe('validateBatchInput', () => {
     assert.deepEqual(validateBatchInput({ ...valid, output: 's3://batch-outputs/nightly' }), [], 'an s3:// output is valid');
     assert.deepEqual(validateBatchInput({ ...valid, questions: 0 }), ['questions must be an integer from 1 to 1000000, got 0']);
     assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), ['schedule.id must be letters, digits, \'.\', \'_\' or \'-\', got "../escape"']);
-    assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), ['run.limits.maxModelCalls must be a positive integer, got 0']);
-    assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), ['run options must not carry question, answer or resume (they come from the input)']);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), ['run.limits.maxModelCalls must be an integer from 1 to 10000, got 0']);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { limts: { maxModelCalls: 3 } } as never }), ['run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), ['run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);
+    assert.deepEqual(validateBatchInput({ ...valid, rollouts: 'two', output: 'relative', colour: 'red' } as never), [
+      'rollouts must be an integer, got "two"',
+      'colour is not a known field (known: input, questions, rollouts, concurrency, output, run, name, source, resume, schedule, runsPerContinuation, evaluate, carry)',
+      'output must be an absolute directory path or an s3://bucket/prefix URL, got "relative"',
+    ]);
   });
 });
 

@@ -278,10 +278,15 @@ describe('contracts', () => {
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: 'gaia' }), []);
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: '/prompts/mine.txt', concurrency: 4 }), []);
     assert.deepEqual(validateEvaluationInput({ paths: ['relative'], output: 'x', judge: 'llama', concurrency: 0 }), [
+      'concurrency must be an integer from 1 to 1000, got 0',
       'paths must be a non-empty list of absolute paths',
       'output must be an absolute directory path',
       'judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file',
-      'concurrency must be an integer from 1 to 1000',
+    ]);
+    // The shape comes from the contract's schema: wrong types and unknown fields, each named.
+    assert.deepEqual(validateEvaluationInput({ paths: '/out', output: '/o', judge: 'gaia', judgeModel: 'x' } as never), [
+      'paths must be a list, got "/out"',
+      'judgeModel is not a known field (known: paths, output, judge, batchId, concurrency, runsPerActivity, judgeAttempts, webUiBase)',
     ]);
     // s3:// batch outputs and rollout files are read, and outputs written, through S3 (issue 13).
     assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }), []);

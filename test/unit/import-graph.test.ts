@@ -3,17 +3,19 @@ import { describe, test } from '@jest/globals';
 import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './support/source-imports';
 
 /*
- * The floors of DESIGN.md, enforced over the import graph of the product code (src/, workflows/,
- * activities/, worker/): each floor imports only the floors below it, nothing imports worker/,
+ * The floors of docs/architecture.md, enforced over the import graph of the product code (src/,
+ * workflows/, activities/, worker/, and the generated schemas/ they read): each floor imports only the floors below it, nothing imports worker/,
  * workflows/ import activities only as types, and no module reaches itself through its imports.
  */
 
 /** The floor a file is on, or undefined outside the product code. */
-type Floor = 'core' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
+type Floor = 'schemas' | 'core' | 'client' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
 
 function floorOf(path: string): Floor | undefined {
   for (const [prefix, floor] of [
+    ['schemas/', 'schemas'],
     ['src/core/', 'core'],
+    ['src/client/', 'client'],
     ['src/storage/', 'storage'],
     ['src/config/', 'config'],
     ['src/cli/', 'cli'],
@@ -28,13 +30,15 @@ function floorOf(path: string): Floor | undefined {
 
 /** Which floors each floor may import at run time (itself included). */
 const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
-  core: new Set(['core']),
-  storage: new Set(['core', 'storage']),
-  config: new Set(['core', 'config']),
-  cli: new Set(['core', 'storage', 'config', 'cli']),
-  workflows: new Set(['core', 'workflows']),
-  activities: new Set(['core', 'storage', 'activities']),
-  worker: new Set(['core', 'storage', 'config', 'activities', 'workflows', 'worker']),
+  schemas: new Set(['schemas']),
+  core: new Set(['schemas', 'core']),
+  client: new Set(['schemas', 'core', 'client']),
+  storage: new Set(['schemas', 'core', 'storage']),
+  config: new Set(['schemas', 'core', 'config']),
+  cli: new Set(['schemas', 'core', 'client', 'storage', 'config', 'cli']),
+  workflows: new Set(['schemas', 'core', 'workflows']),
+  activities: new Set(['schemas', 'core', 'storage', 'activities']),
+  worker: new Set(['schemas', 'core', 'storage', 'config', 'activities', 'workflows', 'worker']),
 };
 
 /** Floors a floor may import with `import type` only, besides ALLOWED. */
@@ -109,7 +113,7 @@ describe('the import graph', () => {
   const { edges, packages } = graph();
 
   test('covers every floor', () => {
-    const floors = new Set(edges.map((edge) => floorOf(edge.from)));
+    const floors = new Set(edges.flatMap((edge) => [floorOf(edge.from), floorOf(edge.to)]));
     for (const floor of Object.keys(ALLOWED)) assert.ok(floors.has(floor as Floor), `no file found on floor ${floor}`);
   });
 

@@ -1,7 +1,9 @@
 import type { EvaluationReport } from './evaluation-report';
 import type { EvaluationRun } from './evaluation-runs';
 import type { VerdictFormat } from './judge-prompts';
+import { concernsField, validateAgainstSchema } from '../json-schema-validation';
 import { isValidS3Url } from '../s3-url';
+import EVALUATION_INPUT_SCHEMA from '../../../schemas/evaluation.input.json';
 
 /**
  * The `evaluation` workflow's contract (issue 12), workflow-safe: its input, its activities'
@@ -34,11 +36,26 @@ export interface EvaluationWorkflowInput {
   judge: string;
   /** The batch evaluated, for the report. */
   batchId?: string;
-  /** Judge activities at once. Default {@link DEFAULT_EVALUATION_CONCURRENCY}. */
+  /**
+   * Judge activities at once. Default {@link DEFAULT_EVALUATION_CONCURRENCY}.
+   * @asType integer
+   * @minimum 1
+   * @maximum 1000
+   */
   concurrency?: number;
-  /** Runs per judge activity. Default {@link DEFAULT_RUNS_PER_JUDGE_ACTIVITY}. */
+  /**
+   * Runs per judge activity. Default {@link DEFAULT_RUNS_PER_JUDGE_ACTIVITY}.
+   * @asType integer
+   * @minimum 1
+   * @maximum 1000
+   */
   runsPerActivity?: number;
-  /** Attempts per judge activity. Default {@link DEFAULT_JUDGE_ATTEMPTS}. */
+  /**
+   * Attempts per judge activity. Default {@link DEFAULT_JUDGE_ATTEMPTS}.
+   * @asType integer
+   * @minimum 1
+   * @maximum 1000
+   */
   judgeAttempts?: number;
   /** Web UI base for run links in the report (e.g. http://localhost:8233/namespaces/default). */
   webUiBase?: string;
@@ -165,21 +182,23 @@ export function isJudgeChoice(value: unknown): value is string {
   return typeof value === 'string' && (value === 'gaia' || value === 'browsecomp' || value === EXACT_MATCH_JUDGE || value.startsWith('/'));
 }
 
-/** Problems with the workflow's input (empty when valid). */
+/**
+ * Problems with the workflow's input (empty when valid): its shape against the contract's schema
+ * (schemas/evaluation.input.json: types, ranges, unknown fields), and, for fields of the right
+ * type, readable paths, an output and a judge.
+ */
 export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
-  const problems: string[] = [];
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return ['the input must be a JSON object such as {"paths": ["/abs/dir"], "output": "/abs/out", "judge": "exact_match"}'];
+  const problems = validateAgainstSchema(EVALUATION_INPUT_SCHEMA, input, '');
+  const shapeOk = (field: string) => !concernsField(problems, field);
   // s3:// paths and outputs (issue 13) used to fail here at once, before any activity, so no evaluation that ran replays differently.
-  const readable = (value: unknown) => typeof value === 'string' && (value.startsWith('/') || isValidS3Url(value));
-  const malformedS3 = (value: unknown) => typeof value === 'string' && value.startsWith('s3://') && !isValidS3Url(value);
-  if (!Array.isArray(input?.paths) || input.paths.length === 0 || !input.paths.every(readable)) {
-    const malformed = Array.isArray(input?.paths) ? input.paths.find(malformedS3) : undefined;
+  const readable = (value: string) => value.startsWith('/') || isValidS3Url(value);
+  const malformedS3 = (value: string) => value.startsWith('s3://') && !isValidS3Url(value);
+  if (shapeOk('paths') && (input.paths.length === 0 || !input.paths.every(readable))) {
+    const malformed = input.paths.find(malformedS3);
     problems.push(malformed ? `paths: ${JSON.stringify(malformed)} is not a valid s3://bucket/prefix URL` : 'paths must be a non-empty list of absolute paths');
   }
-  if (!readable(input?.output)) problems.push(malformedS3(input?.output) ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
-  if (!isJudgeChoice(input?.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
-  for (const name of ['concurrency', 'runsPerActivity', 'judgeAttempts'] as const) {
-    const value = input?.[name];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 1000)) problems.push(`${name} must be an integer from 1 to 1000`);
-  }
+  if (shapeOk('output') && !readable(input.output)) problems.push(malformedS3(input.output) ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
+  if (shapeOk('judge') && !isJudgeChoice(input.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   return problems;
 }

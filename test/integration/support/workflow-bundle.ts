@@ -9,17 +9,18 @@ const root = resolve(__dirname, '../../..');
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') ? [path] : [];
+    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') || name.endsWith('.json') ? [path] : [];
   });
 }
 
 /**
- * Bundles workflows/ once and caches the bundle by the hash of the workflow-reachable sources,
+ * Bundles workflows/ once and caches the bundle by the hash of the workflow-reachable sources
+ * (the contract's schemas/ included: src/core validates inputs against them),
  * so every worker a test starts skips webpack (seconds each on 2 cores).
  */
 export async function cachedWorkflowBundle(): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src'))].sort()) {
+  for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'schemas'))].sort()) {
     hash.update(file).update(readFileSync(file));
   }
   hash.update(readFileSync(join(root, 'package-lock.json')));

@@ -24,10 +24,12 @@ export function importsOf(file: string): ImportStatement[] {
   return found;
 }
 
-/** The file a relative specifier names (`x` → `x.ts` or `x/index.ts`); throws when there is none. */
+/** The file a relative specifier names (`x` → `x.ts` or `x/index.ts`, `x.json` → itself); throws when there is none. */
 export function resolveFile(from: string, specifier: string): string {
   const base = resolve(dirname(from), specifier);
-  for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) {
+  // A data file imported by its full name (the contract's JSON Schemas in schemas/).
+  const candidates = specifier.endsWith('.json') ? [base] : [`${base}.ts`, join(base, 'index.ts')];
+  for (const candidate of candidates) {
     try {
       if (statSync(candidate).isFile()) return candidate;
     } catch {
