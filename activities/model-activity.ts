@@ -64,18 +64,19 @@ function cancellationError(): Error {
  * question (the second message) is never joined to.
  */
 async function appendAlternating(store: TranscriptStore, conversation: string, additions: ChatMessage[]): Promise<string> {
+  const references = await loadMessageReferences(store, conversation);
   const [first, ...rest] = additions;
-  if (first?.role === 'user') {
-    const references = await loadMessageReferences(store, conversation);
-    const lastReference = references.at(-1);
-    const last = references.length > 2 && lastReference ? (JSON.parse(await store.getText(lastReference)) as ChatMessage) : undefined;
-    if (last?.role === 'user') {
+  const lastReference = references.at(-1);
+  if (first?.role === 'user' && references.length > 2 && lastReference) {
+    const last = JSON.parse(await store.getText(lastReference)) as ChatMessage;
+    if (last.role === 'user') {
       const joined = await putMessage(store, { ...last, content: `${last.content}\n\n${first.content}` });
       const added = await Promise.all(rest.map((message) => putMessage(store, message)));
       return putConversation(store, [...references.slice(0, -1), joined, ...added]);
     }
   }
-  return (await appendToConversation(store, conversation, additions)).conversation;
+  const added = await Promise.all(additions.map((message) => putMessage(store, message)));
+  return putConversation(store, [...references, ...added]);
 }
 
 /**

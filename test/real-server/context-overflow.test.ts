@@ -5,6 +5,7 @@ import { ToolRegistry } from '../../activities/tools/tool-registry';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { ChatMessage } from '../../src/core/messages';
 import type { ProtocolName } from '../../src/core/protocols/protocol';
+import { OpenAIOnlyProxy } from './support/openai-only-proxy';
 import { RealServerEnvironment } from './support/real-server-environment';
 import { lookup, lookupObservation, realServerToolsEnvironment } from './support/real-server-tools';
 import { activityOutcomes } from './support/run-history';
@@ -15,20 +16,26 @@ import { transcriptProblems } from './support/transcript-checks';
 // exceed_context_size_error. The run must take that as "the context is full" and end
 // token_limit through the final answer phase (the long observation withheld), not `error`.
 // The run's own limit (maxContextTokens, 110,000 by default) is far off: only the server knows.
+// The worker reaches llama-server through a proxy that passes only /v1/…, so the run cannot learn
+// the window from /props at its start (as with a gateway): it reads it from the 400 (issue 16).
+// test/real-server/context-window.test.ts is the run that learns it from /props.
 
 const CONTEXT_SIZE = 1024;
 const LOOKUP_CHARACTERS = 3_000;
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 
 let environment: RealServerEnvironment;
+let proxy: OpenAIOnlyProxy;
 
 beforeAll(async () => {
   environment = await RealServerEnvironment.start({ llamaServer: { contextSize: CONTEXT_SIZE } });
-  await environment.startWorker(realServerToolsEnvironment({ lookupCharacters: LOOKUP_CHARACTERS }));
+  proxy = await OpenAIOnlyProxy.start(environment.llama.origin);
+  await environment.startWorker({ ...realServerToolsEnvironment({ lookupCharacters: LOOKUP_CHARACTERS }), OPENAI_BASE_URL: proxy.baseUrl });
 });
 
 afterAll(async () => {
   await environment?.close();
+  await proxy?.close();
 });
 
 /** The tool-result message the second call would have sent: the whole observation. */
@@ -58,6 +65,9 @@ describe.each([
     assert.equal(result.details.finalAnswerPhase, 'token_limit');
     assert.equal(result.prediction, 'The answer is above.');
     assert.equal(result.toolCalls, 1);
+    // The window was asked for and not said; the refusal named it.
+    assert.ok(proxy.refused.includes('GET /props'), proxy.refused.join(', '));
+    assert.deepEqual(result.details.contextWindow, { tokens: CONTEXT_SIZE, source: "the server's context-length error", promptBudget: CONTEXT_SIZE - 256 - 32 });
 
     // The second call was refused once by the server as a context overflow (not retried), then the final answer call answered.
     const modelCalls = (await activityOutcomes(handle)).filter((outcome) => outcome.activity === 'callModel');

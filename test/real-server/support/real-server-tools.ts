@@ -9,7 +9,9 @@ import type { ToolDefinition } from '../../../activities/tools/tool-definition';
  * {@link realServerToolsEnvironment}); it reads, from the worker's environment:
  *
  * - `REACT_AGENT_TEST_LOOKUP_CHARACTERS`: the observation is padded with more facts to this many
- *   characters (default: the plain sentence of test/fakes/test-tools.ts, about 80 characters);
+ *   characters (default: the plain sentence of test/fakes/test-tools.ts, about 80 characters); a
+ *   comma-separated list gives a run's first call the first size, its second the second, and so
+ *   on, the last for every call after (counted per run in the worker process);
  * - `REACT_AGENT_TEST_LOOKUP_DELAY_MS`: the call works this long first, stopping at once when
  *   cancelled (default 0).
  *
@@ -20,10 +22,10 @@ import type { ToolDefinition } from '../../../activities/tools/tool-definition';
 const MODULE_PATH = __filename;
 
 /** Worker environment that loads this module's `lookup` with the given size and delay. */
-export function realServerToolsEnvironment(options: { lookupCharacters?: number; lookupDelayMs?: number } = {}): Record<string, string> {
+export function realServerToolsEnvironment(options: { lookupCharacters?: number | number[]; lookupDelayMs?: number } = {}): Record<string, string> {
   return {
     REACT_AGENT_TOOL_MODULES: MODULE_PATH,
-    ...(options.lookupCharacters !== undefined ? { REACT_AGENT_TEST_LOOKUP_CHARACTERS: String(options.lookupCharacters) } : {}),
+    ...(options.lookupCharacters !== undefined ? { REACT_AGENT_TEST_LOOKUP_CHARACTERS: [options.lookupCharacters].flat().join(',') } : {}),
     ...(options.lookupDelayMs !== undefined ? { REACT_AGENT_TEST_LOOKUP_DELAY_MS: String(options.lookupDelayMs) } : {}),
   };
 }
@@ -35,6 +37,17 @@ export function lookupObservation(query: string, characters = 0): string {
     text += ` In ${year} BYD sold about ${(3 + (year % 7) * 0.1).toFixed(1)} million vehicles and Tesla about ${(1.8 - (year % 5) * 0.1).toFixed(1)} million.`;
   }
   return text;
+}
+
+/** Lookups each run made so far in this worker process. */
+const lookupsByRun = new Map<string, number>();
+
+/** The size of this run's next lookup: REACT_AGENT_TEST_LOOKUP_CHARACTERS, or its nth entry for the run's nth call. */
+function lookupCharactersOfCall(workflowId: string): number {
+  const sizes = (process.env.REACT_AGENT_TEST_LOOKUP_CHARACTERS ?? '0').split(',').map(Number);
+  const call = lookupsByRun.get(workflowId) ?? 0;
+  lookupsByRun.set(workflowId, call + 1);
+  return sizes[Math.min(call, sizes.length - 1)] ?? 0;
 }
 
 function log(event: Record<string, unknown>): void {
@@ -59,7 +72,7 @@ export const lookup: ToolDefinition = {
         throw error;
       }
     }
-    const result = lookupObservation(String(args.query), Number(process.env.REACT_AGENT_TEST_LOOKUP_CHARACTERS ?? 0));
+    const result = lookupObservation(String(args.query), lookupCharactersOfCall(context.workflowId));
     log({ ...entry, event: 'stop', reason: 'done' });
     return result;
   },
