@@ -11,3 +11,4 @@ export * from './enabled-tools-config';
 export * from './transcript-store-config';
 export * from './worker-fleet-config';
 export * from './judge-config';
+export * from './mcp-config';
