@@ -177,17 +177,22 @@ export function finalReplyRoom(windowTokens: number, maxOutputTokens: number | u
 
 /**
  * The most the final answer call's prompt may take: the window less the margin and the final
- * reply's room (at most `limits.maxContextTokens`); `limits.maxContextTokens` when the window is
- * unknown. Compression for the final answer aims lower, at the context budget.
+ * reply's room; none when the window is unknown (the call is made as it comes, as before: a
+ * refusal then names the window). Compression for the final answer aims lower, at the context
+ * budget. `limits.maxContextTokens` is the loop's budget, not a limit of the server's: a final
+ * prompt past it that fits the window is not compressed.
  */
-export function finalAnswerPromptLimit(state: RunState): number {
+export function finalAnswerPromptLimit(state: RunState): number | undefined {
   const window = state.details.contextWindow;
-  if (!window) return state.limits.maxContextTokens;
-  return Math.min(state.limits.maxContextTokens, Math.max(0, window.tokens - windowMargin(window.tokens) - finalReplyRoom(window.tokens, state.maxOutputTokens)));
+  if (!window) return undefined;
+  return Math.max(0, window.tokens - windowMargin(window.tokens) - finalReplyRoom(window.tokens, state.maxOutputTokens));
 }
 
-/** The final answer call's prompt (what the next call sends) fits: within {@link finalAnswerPromptLimit}. */
-export const finalAnswerFits = (state: RunState): boolean => nextContextTokens(state) <= finalAnswerPromptLimit(state);
+/** The final answer call's prompt (what the next call sends) fits: within {@link finalAnswerPromptLimit}, or the window is unknown. */
+export function finalAnswerFits(state: RunState): boolean {
+  const limit = finalAnswerPromptLimit(state);
+  return limit === undefined || nextContextTokens(state) <= limit;
+}
 
 /** One way to compress the final answer call's prompt, harder each time: turns kept whole, a summary of older ones, or the question alone. */
 export interface FinalAnswerFitStep {
@@ -242,7 +247,8 @@ export function withConversationOf(state: RunState, prepared: RunState): RunStat
 
 /** The final answer call is not made: even the question alone does not fit. Recorded with the numbers that say why. */
 export function finalAnswerDidNotFit(state: RunState): RunState {
-  return { ...state, details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), promptLimit: finalAnswerPromptLimit(state) } } };
+  const promptLimit = finalAnswerPromptLimit(state) ?? contextBudget(state);
+  return { ...state, details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), promptLimit } } };
 }
 
 /** The prediction of a run whose final answer call did not fit, saying why; undefined for any other run. */
@@ -250,9 +256,9 @@ export function didNotFitPrediction(details: RunDetails): string | undefined {
   const didNotFit = details.finalAnswerDidNotFit;
   if (!didNotFit) return undefined;
   const count = (tokens: number) => tokens.toLocaleString('en-US');
-  const window = details.contextWindow;
-  const room = window
-    ? `the model's context window of ${count(window.tokens)} tokens leaves at most ${count(didNotFit.promptLimit)} for the prompt (the rest is kept for the answer)`
-    : `the context budget is ${count(didNotFit.promptLimit)} tokens (limits.maxContextTokens)`;
-  return `No answer: even the question alone does not fit for the final answer call: the system prompt and question take about ${count(didNotFit.promptTokens)} tokens, and ${room}.`;
+  const window = details.contextWindow ? `the model's context window of ${count(details.contextWindow.tokens)} tokens` : "the model's context window";
+  return (
+    `No answer: even the question alone does not fit for the final answer call: the system prompt and question take about ${count(didNotFit.promptTokens)} tokens, ` +
+    `and ${window} leaves at most ${count(didNotFit.promptLimit)} for the prompt (the rest is kept for the answer).`
+  );
 }
