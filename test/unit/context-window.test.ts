@@ -3,6 +3,7 @@ import { describe, test } from '@jest/globals';
 import OpenAI from 'openai';
 import { createLearnContextWindow, serverOrigin } from '../../activities/context-window-activity';
 import { classifyModelError } from '../../activities/model-errors';
+import { progressLines } from '../../src/cli/progress-lines';
 import {
   didNotFitPrediction,
   finalAnswerCompressionTarget,
@@ -298,5 +299,14 @@ describe('learnContextWindow (the activity, over a fake fetch)', () => {
 
   test("a refusal like the scripted server's (llama-server's body) names its window", () => {
     assert.equal(windowOfOverflowMessage(JSON.stringify(llamaServerContextOverflowBody(5_000, 4_096))), 4_096);
+  });
+});
+
+describe('what run and follow print', () => {
+  test('the window once, at the start, with what a prompt may take of it; or that the server did not say', () => {
+    assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { contextWindow: 4_096, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000, promptBudget: 2_949 } }), [
+      '  model context window: 4,096 tokens (llama-server /props (default_generation_settings.n_ctx)); a prompt may take 2,949 of them',
+    ]);
+    assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { maxOutputTokens: 10_000 } }), ['  model context window: the server does not say; the context budget is limits.maxContextTokens']);
   });
 });
