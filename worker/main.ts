@@ -32,6 +32,7 @@ import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
 import { chooseWorkflowCode } from './workflow-bundle';
 import { createResearchTools } from './research-tools';
+import { combineToolGroups, describeToolNames, startMcpTools, type ToolGroup } from './mcp-tools';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
   const connection = await Connection.connect(options.connectionOptions);
@@ -92,10 +93,12 @@ async function main(): Promise<void> {
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
-  const tools = new ToolRegistry([
-    ...createResearchTools({ environment: process.env, openai, model: modelConfig.model, log: (line) => console.log(`  ${line}`) }),
-    ...(await loadToolModules(loadToolModulePaths())),
-  ]);
+  const builtInTools = createResearchTools({ environment: process.env, openai, model: modelConfig.model, log: (line) => console.log(`  ${line}`) });
+  const moduleTools = await loadToolModules(loadToolModulePaths());
+  // MCP servers (REACT_AGENT_MCP_CONFIG), started and supervised for the worker's life; a model-only worker needs no tools.
+  const mcp = plans.some((plan) => plan.workflows || plan.tools) ? await startMcpTools(process.env, (line) => console.log(`  ${line}`)) : { groups: [], close: async () => undefined };
+  const toolGroups: ToolGroup[] = [{ source: 'built-in', tools: builtInTools }, { source: 'REACT_AGENT_TOOL_MODULES', tools: moduleTools }, ...mcp.groups];
+  const tools = new ToolRegistry(combineToolGroups(toolGroups));
 
   const storeConfig = loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory);
   const storeBehindCache = openTranscriptStore(storeConfig);
@@ -160,7 +163,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${tools.names().join(', ') || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; pid ${process.pid}`,
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; pid ${process.pid}`,
   );
   try {
     // Each Worker stops on SIGINT/SIGTERM; if one fails, the others are shut down too.
@@ -174,6 +177,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await connection.close();
+    await mcp.close();
   }
 }
 

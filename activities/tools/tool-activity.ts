@@ -49,13 +49,21 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
     }
 
     const heartbeatEveryMs = Math.max(200, Math.floor((context.info.heartbeatTimeoutMs ?? 30_000) / 3));
-    const ticker = setInterval(() => context.heartbeat({ callId: input.callId, running: true }), heartbeatEveryMs);
+    // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it.
+    let attemptState: Record<string, unknown> = {};
+    const ticker = setInterval(() => context.heartbeat({ callId: input.callId, running: true, ...attemptState }), heartbeatEveryMs);
     context.heartbeat({ callId: input.callId, started: true });
     const running = tool.run(input.arguments ?? {}, {
       signal: context.cancellationSignal,
       heartbeat: (details) => context.heartbeat(details),
+      recordAttemptState: (state) => {
+        attemptState = { ...state };
+        context.heartbeat({ callId: input.callId, running: true, ...attemptState });
+      },
       workflowId: input.workflowId,
       callId: input.callId,
+      attempt: context.info.attempt,
+      ...(context.info.attempt > 1 && context.info.heartbeatDetails !== undefined ? { previousAttemptDetails: context.info.heartbeatDetails } : {}),
     });
     try {
       const output = await Promise.race([running, context.cancelled]);

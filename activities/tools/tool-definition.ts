@@ -8,6 +8,18 @@ export interface ToolContext {
   heartbeat(details?: unknown): void;
   workflowId: string;
   callId: string;
+  /**
+   * Records what this attempt has done (e.g. that its request left): heartbeated now and with
+   * every timer heartbeat, so the next attempt reads it as `previousAttemptDetails`.
+   */
+  recordAttemptState?(state: Record<string, unknown>): void;
+  /** 1 for the first attempt of this call, 2 for its first retry, … */
+  attempt?: number;
+  /**
+   * The last details the previous attempt heartbeated (undefined on the first attempt): what it
+   * had done before it failed or its worker died, e.g. whether a request had left.
+   */
+  previousAttemptDetails?: unknown;
 }
 
 /**
