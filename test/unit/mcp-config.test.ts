@@ -173,3 +173,10 @@ describe('REACT_AGENT_TOOLS with MCP tools', () => {
     assert.throws(() => loadToolSelection({ REACT_AGENT_TOOLS: 'search,echo' }), /REACT_AGENT_TOOLS names unknown tools: echo.*MCP tools need REACT_AGENT_MCP_CONFIG/);
   });
 });
+
+describe('examples/mcp.json', () => {
+  test('is a valid configuration', () => {
+    const config = loadMcpConfig({ REACT_AGENT_MCP_CONFIG: join(__dirname, '../../examples/mcp.json') });
+    assert.deepEqual(config?.servers.map((server) => `${server.name} ${server.transport}`), ['files stdio', 'memory stdio']);
+  });
+});
