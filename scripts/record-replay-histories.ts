@@ -12,7 +12,9 @@
  * `unusable-replies` patch (the `unusable-replies` scenario, renamed), so it replays the old way.
  * The fixtures from `steering-inject-limits` on were recorded with the code before the run became
  * a state machine (issue 10). The `context-window-*` fixtures record the context window's paths
- * (issue 16): learned from the server at the start, or from its context-length error. A continue-as-new scenario records one fixture per run of its chain
+ * (issue 16): learned from the server at the start, or from its context-length error. The
+ * `search-attributes-*` fixtures record the run's search attributes (issue 22: ReactQuestion,
+ * ReactModel, ReactProtocol, ReactTokens). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -231,6 +233,17 @@ async function main(): Promise<void> {
     environment.model.setContextWindow(4_096, 'none');
     await record('context-window-from-error', researcher(3_000));
     environment.model.setContextWindow(undefined);
+
+    // ---- Issue 22: the run's search attributes (marker run-search-attributes). ----
+    // 13 model calls with the run's own model, continuing as new every 6: question, protocol and model when the
+    // transcript opens; tokens at the 10th call, before each continuation and at the end.
+    await record(
+      'search-attributes',
+      (turn) => (turn < 13 ? toolCall('lookup', { query: `step ${turn}` }) : answer('BYD')),
+      { model: { model: 'fixture-model' }, loop: { continueAsNewAfterModelCalls: 6, stuckDetection: false } },
+      undefined,
+      { everyRun: true },
+    );
   } finally {
     await environment.close();
   }

@@ -28,6 +28,16 @@ export const BatchPatches = {
   evaluateAtEnd: 'batch-evaluate-at-end',
 } as const;
 
+/** Markers of what runs show in visibility (the Web UI's list, `react-agent list`). */
+export const VisibilityPatches = {
+  /**
+   * `ReactQuestion`, `ReactProtocol`, `ReactModel` and `ReactTokens` set by the run (issue 22,
+   * workflows/run-search-attributes.ts): when the transcript opens, every tenth model call, before
+   * continuing as new and when the run ends.
+   */
+  runSearchAttributes: 'run-search-attributes',
+} as const;
+
 /** Markers of the workflows' input checks. */
 export const InputPatches = {
   /**

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, test } from '@jest/globals';
 import { Connection } from '@temporalio/client';
-import { DevServer, DevServerStartError, findFreePort, isServerReachable } from '../../src/cli/dev-server';
+import { temporal } from '@temporalio/proto';
+import { DevServer, DevServerStartError, findFreePort, isServerReachable, PROJECT_SEARCH_ATTRIBUTES } from '../../src/cli/dev-server';
 
 const directory = mkdtempSync(join(tmpdir(), 'react-agent-dev-server-'));
 const servers: DevServer[] = [];
@@ -59,8 +60,9 @@ test('dev server: start, search attributes, SIGKILL, restart on the same file, s
   assert.equal(await isServerReachable(server.address), true);
 
   const attributes = await customSearchAttributes(server.address);
-  assert.ok('ReactTermination' in attributes, 'ReactTermination registered');
-  assert.ok('ReactIterations' in attributes, 'ReactIterations registered');
+  for (const name of Object.keys(PROJECT_SEARCH_ATTRIBUTES)) assert.ok(name in attributes, `${name} registered`);
+  // Text, so a word of the question finds the run (issue 22).
+  assert.equal(attributes.ReactQuestion, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT);
 
   const firstPid = server.pid;
   await server.kill();

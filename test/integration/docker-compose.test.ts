@@ -49,7 +49,7 @@ test('a missing search attribute, role or S3 store is named', () => {
   const result = validate(
     variant('shape.yml', (text) =>
       text
-        .replace(' ReactRollout=Int; do', '; do')
+        .replace(' ReactRollout=Int ', ' ')
         .replace('REACT_AGENT_WORKER_ROLE: tools', 'REACT_AGENT_WORKER_ROLE: gpu')
         .replace('REACT_AGENT_TRANSCRIPT_STORE: s3://react-agent/transcripts', 'REACT_AGENT_TRANSCRIPT_STORE: /app/.data/transcripts'),
     ),

@@ -7,7 +7,9 @@ import { closingState, continuedRunState } from '../../src/core/run-transitions'
 import { REACT_ITERATIONS, REACT_TERMINATION } from '../../src/core/search-attributes';
 import { runActivities } from '../activity-proxies';
 import { rootMessage } from '../failures';
+import { countFinishedRun } from '../run-metrics';
 import type { ResearchRun } from '../research-run';
+import { recordContinuation, recordRunEnded } from '../run-search-attributes';
 
 /**
  * Finishing, whatever ended the run: the ending concluded into termination and prediction, every
@@ -42,7 +44,9 @@ export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchR
       ]);
       setCurrentDetails(`Ended: ${termination} after ${run.state.modelCalls} model calls.`);
     }
+    recordRunEnded(run);
     await condition(allHandlersFinished);
+    countFinishedRun({ termination });
     const { state, input } = run;
     return {
       question: input.question,
@@ -72,5 +76,6 @@ export async function continueAsNewRun(run: ResearchRun): Promise<never> {
   await condition(allHandlersFinished);
   run.state = continuedRunState(run.state, run.takeInjected());
   upsertSearchAttributes([{ key: REACT_ITERATIONS, value: run.state.modelCalls }]);
+  recordContinuation(run);
   return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({ ...run.input, resume: run.state });
 }

@@ -7,6 +7,7 @@ import { REACT_ITERATIONS } from '../../src/core/search-attributes';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { recordRunOpened } from '../run-search-attributes';
 import type { ResearchRun } from '../research-run';
 
 /**
@@ -31,6 +32,7 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
     if (isCancellation(error)) return { kind: 'cancelled' };
     throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
   }
+  recordRunOpened(run);
   return patched(LoopPatches.contextWindow) ? learnContextWindow(run) : undefined;
 }
 

@@ -10,6 +10,7 @@ import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';
+import { recordModelCall } from '../run-search-attributes';
 import { runToolTurn } from './tool-turn';
 
 /**
@@ -49,6 +50,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     return { kind: 'failed', message: rootMessage(error) };
   }
   run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
+  recordModelCall(run);
   const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, () => patched(LoopPatches.unusableReplies));
   run.state = read.state;
   if (read.given) run.given = read.given;

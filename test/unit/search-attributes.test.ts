@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, test } from '@jest/globals';
+import {
+  modelAttribute,
+  PROJECT_SEARCH_ATTRIBUTES,
+  QUESTION_ATTRIBUTE_MAX_CHARACTERS,
+  questionAttribute,
+  TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS,
+  tokensAttributeDue,
+} from '../../src/core/search-attributes';
+
+const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8');
+
+describe('the search attributes a run sets (issue 22)', () => {
+  test('every attribute is registered with its type; SQL visibility has room for them (3 Int, 3 Text, 10 Keyword per namespace)', () => {
+    assert.deepEqual(PROJECT_SEARCH_ATTRIBUTES, {
+      ReactTermination: 'Keyword',
+      ReactIterations: 'Int',
+      ReactBatchId: 'Keyword',
+      ReactRollout: 'Int',
+      ReactQuestion: 'Text',
+      ReactModel: 'Keyword',
+      ReactTokens: 'Int',
+      ReactProtocol: 'Keyword',
+    });
+    const count = (type: string) => Object.values(PROJECT_SEARCH_ATTRIBUTES).filter((value) => value === type).length;
+    assert.ok(count('Int') <= 3 && count('Text') <= 3 && count('Keyword') <= 10);
+  });
+
+  test('a short question is kept as it is, its whitespace folded', () => {
+    assert.equal(questionAttribute('Which company sold more cars in 2024, BYD or Tesla?'), 'Which company sold more cars in 2024, BYD or Tesla?');
+    assert.equal(questionAttribute('  Line one\n\tline two  '), 'Line one line two');
+  });
+
+  test('a long question is cut at a word boundary with an ellipsis', () => {
+    const question = `${'word '.repeat(100)}end`;
+    const value = questionAttribute(question);
+    assert.ok(Array.from(value).length <= QUESTION_ATTRIBUTE_MAX_CHARACTERS + 1, value);
+    assert.match(value, /^(word )+word…$/);
+  });
+
+  test('a long question in a script of 3- and 4-byte characters stays within 1,000 bytes and never splits a character', () => {
+    for (const character of ['比', '😀']) {
+      const value = questionAttribute(character.repeat(600));
+      assert.ok(utf8Length(value) <= 1_003, `${utf8Length(value)} bytes`);
+      assert.ok(value.endsWith('…'));
+      assert.equal(value.slice(0, -1), character.repeat(Array.from(value.slice(0, -1)).length));
+    }
+  });
+
+  test('a model name is kept, cut to 200 characters', () => {
+    assert.equal(modelAttribute('qwen2.5-7b-instruct'), 'qwen2.5-7b-instruct');
+    assert.equal(modelAttribute('m'.repeat(500)).length, 200);
+  });
+
+  test('tokens are updated every tenth model call, never after each one', () => {
+    assert.equal(TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS, 10);
+    const due = Array.from({ length: 35 }, (_, index) => index).filter(tokensAttributeDue);
+    assert.deepEqual(due, [10, 20, 30]);
+  });
+});

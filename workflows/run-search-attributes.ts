@@ -1,0 +1,67 @@
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import {
+  modelAttribute,
+  questionAttribute,
+  REACT_ITERATIONS,
+  REACT_MODEL,
+  REACT_PROTOCOL,
+  REACT_QUESTION,
+  REACT_TOKENS,
+  tokensAttributeDue,
+} from '../src/core/search-attributes';
+import { VisibilityPatches } from './patches';
+import type { ResearchRun } from './research-run';
+
+/*
+ * The search attributes that let the Web UI's list (and `react-agent list`) find a run by what it
+ * asks, which model ran it and how many tokens it used (issue 22): set from the workflow, so a run
+ * started by any client has them. Behind `patched('run-search-attributes')`: a run recorded before
+ * replays without them. A continued run keeps its attributes (continue-as-new carries them).
+ */
+
+/** The model that runs this run: its own `model.model`, else the worker's default learned when the transcript opened. */
+function runModel(run: ResearchRun): string | undefined {
+  return run.input.model?.model ?? run.state.setup?.model;
+}
+
+/** What the run is: question, protocol and (once known) model, with the tokens and model calls so far. */
+function describingAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
+  const model = runModel(run);
+  return [
+    { key: REACT_QUESTION, value: questionAttribute(run.input.question) },
+    { key: REACT_PROTOCOL, value: run.protocol.name },
+    ...(model ? [{ key: REACT_MODEL, value: modelAttribute(model) }] : []),
+    ...usageAttributes(run),
+  ];
+}
+
+function usageAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
+  return [
+    { key: REACT_TOKENS, value: run.state.usage.totalTokens },
+    { key: REACT_ITERATIONS, value: run.state.modelCalls },
+  ];
+}
+
+/** Once the transcript is open (the model is known): question, protocol, model, tokens. */
+export function recordRunOpened(run: ResearchRun): void {
+  if (patched(VisibilityPatches.runSearchAttributes)) upsertSearchAttributes(describingAttributes(run));
+}
+
+/** After a model call: tokens and model calls, every tenth call only (`tokensAttributeDue`). */
+export function recordModelCall(run: ResearchRun): void {
+  if (tokensAttributeDue(run.state.modelCalls) && patched(VisibilityPatches.runSearchAttributes)) upsertSearchAttributes(usageAttributes(run));
+}
+
+/** Before continuing as new: the tokens and model calls so far. */
+export function recordContinuation(run: ResearchRun): void {
+  if (patched(VisibilityPatches.runSearchAttributes)) upsertSearchAttributes(usageAttributes(run));
+}
+
+/**
+ * When the run ends: everything again (a run that was in flight when this code was deployed gets
+ * its attributes here), with the final tokens.
+ */
+export function recordRunEnded(run: ResearchRun): void {
+  if (patched(VisibilityPatches.runSearchAttributes)) upsertSearchAttributes(describingAttributes(run));
+}
