@@ -45,7 +45,14 @@ beforeAll(async () => {
       tools: ['echo', 'get-sum', 'get-env', 'get-tiny-image', 'get-resource-reference', 'trigger-long-running-operation'],
       timeoutSeconds: 60,
     },
-    web: { url: http.url, headers: { Authorization: 'Bearer ${MCP_TEST_SECRET}' }, toolPrefix: 'web_', tools: ['echo', 'get-sum'], timeoutSeconds: 20 },
+    web: {
+      url: http.url,
+      headers: { Authorization: 'Bearer ${MCP_TEST_SECRET}' },
+      toolPrefix: 'web_',
+      tools: ['echo', 'get-sum', 'trigger-long-running-operation'],
+      idempotentTools: ['trigger-long-running-operation'],
+      timeoutSeconds: 30,
+    },
     files: { command: process.execPath, args: [MCP_SERVER_ENTRIES.filesystem, workspace], tools: ['read_text_file', 'list_directory'] },
     memory: { command: process.execPath, args: [MCP_SERVER_ENTRIES.memory], env: { MEMORY_FILE_PATH: join(environment.directory, 'memory.jsonl') } },
   });
@@ -64,7 +71,7 @@ function observations(messages: ChatMessage[]): string[] {
 
 test('the worker lists each MCP tool with its server when it starts', () => {
   assert.match(worker.log, /mcp everything \(stdio: .*mcp-stdio-tap\.mjs.*, pid \d+\): echo, get-sum, get-env, get-tiny-image, get-resource-reference, trigger-long-running-operation/);
-  assert.match(worker.log, /mcp web \(Streamable HTTP: http:\/\/127\.0\.0\.1:\d+\/mcp\): web_echo \(its echo\), web_get-sum \(its get-sum\)/);
+  assert.match(worker.log, /mcp web \(Streamable HTTP: http:\/\/127\.0\.0\.1:\d+\/mcp\): web_echo \(its echo\), web_get-sum \(its get-sum\), web_trigger-long-running-operation/);
   assert.match(worker.log, /mcp files \(stdio: .*\): read_text_file, list_directory/);
   assert.match(worker.log, /mcp memory \(stdio: .*\): create_entities, create_relations, add_observations, .*search_nodes/);
   assert.match(worker.log, /react-agent worker: .*tools: lookup, .*echo \(mcp everything\), .*web_echo \(mcp web\), .*read_text_file \(mcp files\), .*create_entities \(mcp memory\)/);
@@ -248,4 +255,41 @@ test('bad configuration is refused at worker start with a message naming the pro
   assert.match(started.log, /mcp broken: left out \(optional\): MCP server "broken" .* did not start/);
   assert.match(started.log, /tools: .*read_graph \(mcp memory\)/);
   await started.crash();
+});
+
+test('a worker SIGKILLed mid-call: another worker completes the idempotent call and does not repeat the other', async () => {
+  // This test takes the queue's workers over: the first one goes, two fresh ones take its place.
+  await worker.crash();
+  const workerEnvironment = { REACT_AGENT_MCP_CONFIG: configFile, REACT_AGENT_TOOLS: 'mcp:everything,mcp:web,mcp:files,mcp:memory', MCP_TEST_SECRET: SECRET };
+  const first = await environment.startWorker(workerEnvironment);
+  const before = tappedMessages(tapLog).filter((message) => message.method === 'tools/call').length;
+  const workflowId = scenarios.add(runId('mcp-worker-killed'), [
+    {
+      content:
+        '<think>Two long operations.</think>\n<tool_call>\n{"name": "trigger-long-running-operation", "arguments": {"duration": 40, "steps": 40}}\n</tool_call>\n' +
+        '<tool_call>\n{"name": "web_trigger-long-running-operation", "arguments": {"duration": 12, "steps": 12}}\n</tool_call>',
+    },
+    answer('survived'),
+  ]);
+  const handle = await environment.startRun({ question: 'Survive a lost worker.' }, workflowId);
+  const deadline = Date.now() + 30_000;
+  while (tappedMessages(tapLog).filter((message) => message.method === 'tools/call').length === before && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+  // Past the heartbeat throttle, so the server has each attempt's record that its request left.
+  await new Promise((done) => setTimeout(done, 6_000));
+  const second = await environment.startWorker(workerEnvironment);
+  await first.crash();
+  const result = await handle.result();
+  assert.equal(result.termination, 'answer');
+  const messages = await environment.transcript(result);
+  assert.deepEqual(protocolProblems(messages), []);
+  const [stdioCall, httpCall] = (messages[3]?.content ?? '').split('</tool_response>');
+  assert.match(stdioCall ?? '', /may have reached the server before it was interrupted; it is not repeated, since the tool is not marked idempotent/);
+  assert.match(httpCall ?? '', /Long running operation completed\. Duration: 12 seconds/);
+  const history = await handle.fetchHistory();
+  const webScheduled = (history.events ?? []).find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'web_trigger-long-running-operation')?.eventId;
+  const webStarted = (history.events ?? []).find((event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(webScheduled));
+  assert.equal(webStarted?.activityTaskStartedEventAttributes?.attempt, 2, 'the idempotent call was made again by the second worker');
+  const identities = new Set((history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes?.identity ? [event.activityTaskStartedEventAttributes.identity] : [])));
+  assert.ok([...identities].some((identity) => identity.startsWith(`${second.pid}@`)), 'the second worker ran the retries');
+  assert.equal(tappedMessages(tapLog).filter((message) => message.method === 'tools/call' && (message.params?.arguments as { duration?: number })?.duration === 40).length, 1, 'the non-idempotent call reached a server once');
 });
