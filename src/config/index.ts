@@ -12,3 +12,4 @@ export * from './transcript-store-config';
 export * from './worker-fleet-config';
 export * from './judge-config';
 export * from './mcp-config';
+export * from './metrics-config';

@@ -1,0 +1,131 @@
+/**
+ * The agent's own Prometheus metrics: every name, unit, description, label set and histogram
+ * bucket list in one place. Activities record model and tool calls through their metric meter
+ * (`Context.current().metricMeter`), the workflow records a finished run through the workflow
+ * metric meter (which emits nothing while replaying). The SDK adds its own labels to each:
+ * `namespace`, `task_queue` and `activity_type` or `workflow_type`.
+ *
+ * Workflow-safe: constants only.
+ */
+import type { Termination } from './termination';
+
+/** One agent metric as the Temporal SDK's metric meter creates it. */
+export interface AgentMetricDefinition {
+  readonly kind: 'counter' | 'histogram';
+  /** The Prometheus name, exactly as scraped (counters end in `_total`; the SDK adds no prefix or suffix to it). */
+  readonly name: string;
+  readonly unit: string;
+  readonly description: string;
+  /** The labels the agent sets (the SDK's own come on top). */
+  readonly labels: readonly string[];
+  /** Histograms: the bucket upper bounds, in the metric's unit. */
+  readonly buckets?: readonly number[];
+}
+
+/** The kinds of token `react_agent_tokens_total` counts; `reasoning` and `cached` only where the server's usage reports them. */
+export const TOKEN_KINDS = ['prompt', 'completion', 'reasoning', 'cached'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+/**
+ * `outcome` of a model call (one activity attempt): `ok`, `cancelled`, or the failure it ended
+ * with, named after its `ReactAgent.Model.*` failure type (`rate_limited`, `server_error`,
+ * `unreachable`, `bad_response`, `first_token_timeout`, `request_rejected`,
+ * `context_length_exceeded`), `timed_out` when Temporal timed the attempt out, `error` otherwise.
+ */
+export const MODEL_CALL_OUTCOMES = [
+  'ok',
+  'cancelled',
+  'timed_out',
+  'rate_limited',
+  'server_error',
+  'unreachable',
+  'bad_response',
+  'first_token_timeout',
+  'request_rejected',
+  'context_length_exceeded',
+  'error',
+] as const;
+export type ModelCallOutcome = (typeof MODEL_CALL_OUTCOMES)[number];
+
+/**
+ * `outcome` of a tool call (one activity attempt): `ok`; `error` when the tool answered with an
+ * error the model sees (bad arguments, a failure the tool reports); `failed` when the attempt
+ * threw (Temporal retries it; after the last attempt the run gets an error observation);
+ * `cancelled`; `timed_out` when Temporal timed the attempt out.
+ */
+export const TOOL_CALL_OUTCOMES = ['ok', 'error', 'failed', 'cancelled', 'timed_out'] as const;
+export type ToolCallOutcome = (typeof TOOL_CALL_OUTCOMES)[number];
+
+/** Model calls last seconds to minutes; a reply's first token can take minutes on a slow server reading a long prompt. */
+const MODEL_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600] as const;
+const FIRST_TOKEN_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300] as const;
+const TOOL_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
+
+export const AgentMetrics = {
+  modelCalls: {
+    kind: 'counter',
+    name: 'react_agent_model_calls_total',
+    unit: 'calls',
+    description: 'Model calls (callModel activity attempts) by model and outcome.',
+    labels: ['model', 'outcome'],
+  },
+  modelCallSeconds: {
+    kind: 'histogram',
+    name: 'react_agent_model_call_seconds',
+    unit: 's',
+    description: 'Duration of a model call, from sending the request until the stream ended or failed.',
+    labels: ['model', 'outcome'],
+    buckets: MODEL_SECONDS,
+  },
+  modelFirstTokenSeconds: {
+    kind: 'histogram',
+    name: 'react_agent_model_first_token_seconds',
+    unit: 's',
+    description: "Time from sending a model request until the reply's first streamed chunk.",
+    labels: ['model'],
+    buckets: FIRST_TOKEN_SECONDS,
+  },
+  tokens: {
+    kind: 'counter',
+    name: 'react_agent_tokens_total',
+    unit: 'tokens',
+    description: 'Tokens of successful model calls by kind (prompt, completion; reasoning and cached where the server reports them).',
+    labels: ['model', 'kind'],
+  },
+  toolCalls: {
+    kind: 'counter',
+    name: 'react_agent_tool_calls_total',
+    unit: 'calls',
+    description: 'Tool calls (tool activity attempts) by tool and outcome.',
+    labels: ['tool', 'outcome'],
+  },
+  toolCallSeconds: {
+    kind: 'histogram',
+    name: 'react_agent_tool_call_seconds',
+    unit: 's',
+    description: 'Duration of a tool call attempt.',
+    labels: ['tool'],
+    buckets: TOOL_SECONDS,
+  },
+  runsFinished: {
+    kind: 'counter',
+    name: 'react_agent_runs_finished_total',
+    unit: 'runs',
+    description: 'Research runs finished, by termination; counted once per run, never on replay.',
+    labels: ['termination'],
+  },
+} as const satisfies Record<string, AgentMetricDefinition>;
+
+/** The labels `react_agent_runs_finished_total` carries. */
+export interface RunsFinishedLabels {
+  termination: Termination;
+}
+
+/** The histogram buckets for the SDK's Prometheus exporter (`histogramBucketOverrides`). */
+export function agentHistogramBuckets(): Record<string, number[]> {
+  const buckets: Record<string, number[]> = {};
+  for (const metric of Object.values(AgentMetrics) as AgentMetricDefinition[]) {
+    if (metric.buckets) buckets[metric.name] = [...metric.buckets];
+  }
+  return buckets;
+}
