@@ -8,6 +8,7 @@ import { createLearnContextWindow } from './context-window-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
+import { withToolCallMetrics } from './tools/tool-call-metrics';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import type { OutputLocation } from '../src/storage/output-location';
@@ -72,7 +73,8 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   };
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);
-    if (tool) activities[name] = createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter });
+    // Each attempt counted and timed by tool and outcome (react_agent_tool_* metrics).
+    if (tool) activities[name] = withToolCallMetrics(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter }));
   }
   return activities;
 }

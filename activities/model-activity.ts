@@ -10,6 +10,7 @@ import { preview } from '../src/core/text';
 import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../src/storage/conversation';
 import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
+import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
 import type { ToolRegistry } from './tools/tool-registry';
 import { countConversationTokens, type TokenCounter } from './token-counter';
@@ -89,6 +90,17 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
   const { openai, store, tokenCounter, modelDefaults, tools } = dependencies;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
+    // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
+    const metrics = new ModelCallMetrics(Context.current(), input.model.model);
+    try {
+      return await callModelOnce(input, metrics);
+    } catch (error) {
+      metrics.failed(error);
+      throw error;
+    }
+  };
+
+  async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics): Promise<CallModelOutput> {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
@@ -104,7 +116,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     let reasoning = '';
     const toolCallParts: Array<{ id: string; name: string; arguments: string }> = [];
     let finishReason = '';
-    let reportedUsage: { prompt_tokens: number; completion_tokens: number } | undefined;
+    let reportedUsage: OpenAI.CompletionUsage | undefined;
     let chunks = 0;
     const progress = () => ({
       chunks,
@@ -119,6 +131,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       abandon: () => requestAbort.abort(),
     });
     try {
+      metrics.requestSent();
       const stream = await openai.chat.completions.create(
         {
           model: input.model.model,
@@ -138,6 +151,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       );
       for await (const chunk of stream) {
         watchdog.chunkArrived();
+        metrics.chunkArrived();
         chunks += 1;
         const choice = chunk.choices[0];
         if (choice?.delta?.content) content += choice.delta.content;
@@ -184,12 +198,18 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
 
     const cleaned = protocol.cleanOutput(content);
     const nativeCalls: NativeToolCall[] = toolCallParts.filter(Boolean);
+    const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
+    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
+    metrics.succeeded({
+      prompt: promptTokens,
+      completion: completionTokens,
+      reasoning: reportedUsage?.completion_tokens_details?.reasoning_tokens,
+      cached: reportedUsage?.prompt_tokens_details?.cached_tokens,
+    });
     const withReply = await appendToConversation(store, withObservations, [
       { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
     ]);
     const assistantReference = withReply.messageReferences[0] as string;
-    const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
-    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
     const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
     return {
       conversation: withReply.conversation,
@@ -205,5 +225,5 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       finishReason,
       estimatedPromptTokens: countConversationTokens(messages, tokenCounter),
     };
-  };
+  }
 }
