@@ -11,6 +11,7 @@ import { createActivities, ToolRegistry } from '../activities';
 import {
   ConfigurationError,
   loadJudgeConfig,
+  loadMetricsConfig,
   loadModelConfig,
   loadTemporalConnection,
   loadTranscriptStoreConfig,
@@ -31,6 +32,7 @@ import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
 import { chooseWorkflowCode } from './workflow-bundle';
+import { installMetricsRuntime } from './metrics-runtime';
 import { createResearchTools } from './research-tools';
 import { combineToolGroups, describeToolNames, startMcpTools, type ToolGroup } from './mcp-tools';
 
@@ -90,6 +92,8 @@ async function main(): Promise<void> {
   const modelConfig = loadModelConfig();
   const judgeConfig = loadJudgeConfig();
   const temporal = loadTemporalConnection();
+  // Before any NativeConnection or Worker: the SDK runtime with its Prometheus exporter (REACT_AGENT_METRICS_ADDRESS).
+  installMetricsRuntime(loadMetricsConfig(), (line) => console.log(line));
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
