@@ -170,6 +170,18 @@ describe('runs found by what they ask, which model ran them and how they ended',
     assert.equal(byTermination.code, 0, byTermination.stderr);
     assert.match(byTermination.stdout, new RegExp(`^${runs.everest.id}\\tCOMPLETED\\terror\\t1\\t0\\tmodel-alpha\\t\\S+\\tHow tall is Mount Everest in metres\\?$`, 'm'));
 
+    // Most tokens first, sorted by the CLI (SQL visibility refuses ORDER BY).
+    const sorted = await cli(['list', '--sort', 'tokens', '--limit', '3']);
+    assert.equal(sorted.code, 0, sorted.stderr);
+    const sortedLines = sorted.stdout.trim().split('\n').slice(1).map((row) => row.split('\t'));
+    assert.equal(sortedLines.length, 3, sorted.stdout);
+    assert.equal(sortedLines[0]?.[0], runs.byd.id);
+    const tokenColumn = sortedLines.map((row) => Number(row[4]));
+    assert.deepEqual(tokenColumn, [...tokenColumn].sort((left, right) => right - left));
+    const ordered = await cli(['list', '--query', `ReactTokens > 0 ORDER BY ReactTokens DESC`]);
+    assert.equal(ordered.code, 2, ordered.stderr);
+    assert.match(ordered.stderr, /The query was refused: .*ORDER BY/i);
+
     // A query the server refuses is a usage error naming why (LIKE is not for Text attributes).
     const refused = await cli(['list', '--query', `ReactQuestion LIKE '%BYD%'`]);
     assert.equal(refused.code, 2, refused.stderr);

@@ -8,6 +8,7 @@ import {
   TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS,
   tokensAttributeDue,
 } from '../../src/core/search-attributes';
+import { researchRunsQuery } from '../../src/cli/commands/list-command';
 
 const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8');
 
@@ -57,5 +58,14 @@ describe('the search attributes a run sets (issue 22)', () => {
     assert.equal(TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS, 10);
     const due = Array.from({ length: 35 }, (_, index) => index).filter(tokensAttributeDue);
     assert.deepEqual(due, [10, 20, 30]);
+  });
+});
+
+describe("react-agent list's query", () => {
+  test('the filter is joined to the research runs, a trailing ORDER BY kept outside its parentheses', () => {
+    assert.equal(researchRunsQuery(undefined), "WorkflowType = 'researchAgent'");
+    assert.equal(researchRunsQuery("ReactQuestion = 'BYD' OR ReactModel = 'm'"), "WorkflowType = 'researchAgent' AND (ReactQuestion = 'BYD' OR ReactModel = 'm')");
+    assert.equal(researchRunsQuery('ReactTokens > 0 ORDER BY ReactTokens DESC'), "WorkflowType = 'researchAgent' AND (ReactTokens > 0) ORDER BY ReactTokens DESC");
+    assert.equal(researchRunsQuery('order by StartTime'), "WorkflowType = 'researchAgent' order by StartTime");
   });
 });
