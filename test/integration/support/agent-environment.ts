@@ -19,6 +19,8 @@ export interface AgentEnvironmentOptions {
   script: Script;
   /** Extra worker environment (e.g. a short model heartbeat). */
   workerEnvironment?: Record<string, string>;
+  /** Start the dev server with its Web UI on a free port (`server.uiUrl`); headless by default. */
+  webUi?: boolean;
 }
 
 /**
@@ -47,7 +49,7 @@ export class AgentEnvironment {
     // When one part fails to start, the parts that did start are stopped before the error is
     // thrown: a model server left listening would keep jest from ever exiting.
     const [serverStart, modelStart, bundleStart] = await Promise.allSettled([
-      DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
+      DevServer.start({ port: 0, uiPort: options.webUi ? 0 : false, databaseFile: join(directory, 'temporal.sqlite') }),
       ScriptedModelServer.start({ script: options.script }),
       cachedWorkflowBundle(),
     ]);
