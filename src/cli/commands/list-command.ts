@@ -9,8 +9,9 @@ const MAX_SORTED_RUNS = 5_000;
 
 export const listHelp = `Usage: react-agent list [--limit N] [--query "VISIBILITY QUERY"] [--sort tokens]
 
-Lists recent research runs, newest first, one a line, tab-separated: id, status, termination,
-model calls, tokens, model, start time, and the question's first words.
+Lists research runs, one a line, tab-separated: id, status, termination, model calls, tokens,
+model, start time, and the question's first words; running runs first, then the most recently
+closed.
   --limit N      how many (default 20)
   --query Q      extra visibility filter, the Web UI's query language, e.g.
                    "ReactTermination = 'error'"       runs that ended error
