@@ -1,41 +1,43 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { findFreePort } from '../../src/cli/dev-server';
 import { progressQuery } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import { AgentEnvironment } from './support/agent-environment';
+import { parseMetricsText, sumOf, type ExposedSample } from './support/metrics-text';
 import { PrometheusServer, prometheusMissing } from './support/prometheus-server';
-import { agentMetricNames, dashboardExpressions, metricNamesIn, readDashboard, scrapedMetricNames } from './support/promql-metric-names';
+import { agentMetricNames, ALERTS_FILE, dashboardExpressions, metricNamesIn, readDashboard, ruleExpressions, scrapedMetricNames } from './support/promql-metric-names';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import type { WorkerProcess } from './support/worker-process';
 
 /**
- * Issue 19's metrics, end to end: a real Prometheus (Debian's package) scrapes two workers with
- * REACT_AGENT_METRICS_ADDRESS set while a run goes through model calls (one rate-limited), tool
- * calls that succeed, fail, are retried or time out, and an answer; what Prometheus stored matches
- * the run's result. The first worker then stops and a second one replays the finished run (a query
- * on a closed workflow): it counts no finished run, no model call and no tool call.
+ * Issue 19's metrics, end to end: two workers with REACT_AGENT_METRICS_ADDRESS serve /metrics
+ * while a run goes through model calls (one rate-limited), tool calls that succeed, answer an
+ * error, fail and are retried or time out, and an answer; the counts match the run's result. The
+ * first worker then stops and a second one replays the finished run (a query on a closed
+ * workflow): it records no finished run, model call or tool call.
+ *
+ * The same is checked in what a real Prometheus (Debian's package; .ci/run installs it) stored
+ * from scraping both workers every second, with the alert rules of ops/prometheus/alerts.yml
+ * loaded and evaluated. Without /usr/bin/prometheus those tests say so and why, rather than vanish;
+ * the /metrics checks run anyway.
  */
-const root = resolve(__dirname, '../..');
 const scenarios = new Scenarios();
+const prometheusUnavailable = prometheusMissing();
 let environment: AgentEnvironment;
-let prometheus: PrometheusServer;
+let prometheus: PrometheusServer | undefined;
 const ports: number[] = [];
 const instance = (index: number) => `127.0.0.1:${ports[index]}`;
 
 beforeAll(async () => {
-  const missing = prometheusMissing();
-  if (missing) throw new Error(missing);
   environment = await AgentEnvironment.start({ script: scenarios.script });
   ports.push(await findFreePort(), await findFreePort());
-  prometheus = await PrometheusServer.start({
-    directory: join(environment.directory, 'prometheus'),
-    targets: [instance(0), instance(1)],
-    ruleFiles: [join(root, 'ops/prometheus/alerts.yml')],
-  });
+  if (!prometheusUnavailable) {
+    prometheus = await PrometheusServer.start({ directory: join(environment.directory, 'prometheus'), targets: [instance(0), instance(1)], ruleFiles: [ALERTS_FILE] });
+  }
 }, 120_000);
 
 afterAll(async () => {
@@ -43,27 +45,52 @@ afterAll(async () => {
   await environment?.close();
 });
 
+/** A test that needs Prometheus; without it, one that says it is not available here and why. */
+function withPrometheus(name: string, body: (server: PrometheusServer) => Promise<void>, timeoutMs = 60_000): void {
+  if (prometheusUnavailable) {
+    test(`${name}: not available here, and the reason is said`, () => {
+      assert.match(prometheusUnavailable, /prometheus/);
+      console.log(`${name}: not available here: ${prometheusUnavailable}`);
+    });
+    return;
+  }
+  test(name, () => body(prometheus as PrometheusServer), timeoutMs);
+}
+
 async function metricsText(index: number): Promise<string> {
   return (await fetch(`http://${instance(index)}/metrics`)).text();
 }
 
-/** Waits until Prometheus has scraped `instance` at least once after `since` (ms since the epoch). */
-async function scrapedAfter(target: string, since: number): Promise<void> {
+/** Polls a worker's /metrics until `accept` holds for its samples; returns them either way after `timeoutMs`. */
+async function metricsWhen(index: number, accept: (samples: ExposedSample[]) => boolean, timeoutMs = 20_000): Promise<ExposedSample[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const samples = parseMetricsText(await metricsText(index));
+    if (accept(samples) || Date.now() > deadline) return samples;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Waits until Prometheus has scraped `target` at least once after `since` (ms since the epoch). */
+async function scrapedAfter(server: PrometheusServer, target: string, since: number): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    const [up] = await prometheus.query(`timestamp(up{instance="${target}"})`);
+    const [up] = await server.query(`timestamp(up{instance="${target}"})`);
     if (up && up.value * 1000 > since) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`Prometheus did not scrape ${target} after ${new Date(since).toISOString()}: ${JSON.stringify(await prometheus.targets())}`);
+  throw new Error(`Prometheus did not scrape ${target} after ${new Date(since).toISOString()}: ${JSON.stringify(await server.targets())}`);
 }
+
+const EXPECTED_TOOL_CALLS = { 'lookup/ok': 1, 'lookup/error': 1, 'broken/failed': 2, 'hang/timed_out': 1 };
 
 let result: ResearchRunResult;
 let workflowId: string;
 let first: WorkerProcess;
 let workerMetrics = '';
+let replayedAt = 0;
 
-test("Prometheus's stored values of a run's model calls, tokens and tool calls match its result", async () => {
+test("a worker's /metrics counts the run's model calls, tokens, tool calls and its end as its result has them", async () => {
   first = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(0) });
   assert.match(first.log, new RegExp(`Prometheus metrics on http://${instance(0)}/metrics`));
   let rateLimited = false;
@@ -83,69 +110,88 @@ test("Prometheus's stored values of a run's model calls, tokens and tool calls m
   assert.equal(result.iterations, 5);
   assert.equal(result.toolCalls, 4);
 
-  // The run ends before the workflow task that counts it has reached a scrape: wait for it.
-  assert.equal(await prometheus.waitForValue('sum(react_agent_runs_finished_total)', (value) => value >= 1), 1, prometheus.log());
-  await scrapedAfter(instance(0), Date.now());
-  if (process.env.METRICS_DUMP) writeFileSync(process.env.METRICS_DUMP, await metricsText(0));
+  // The run's end is counted by the workflow task that completes it, and `hang` ignores its
+  // cancellation: its attempt is counted when the activity stops waiting for it, after the run moved on.
+  const samples = await metricsWhen(0, (now) => sumOf(now, 'react_agent_runs_finished_total') === 1 && sumOf(now, 'react_agent_tool_calls_total', { tool: 'hang' }) === 1);
+  workerMetrics = await metricsText(0);
+  if (process.env.METRICS_DUMP) writeFileSync(process.env.METRICS_DUMP, workerMetrics);
 
-  const value = (expression: string) => prometheus.value(expression);
+  assert.equal(sumOf(samples, 'react_agent_runs_finished_total', { termination: 'answer' }), 1);
+  assert.equal(sumOf(samples, 'react_agent_model_calls_total', { outcome: 'ok', model: 'scripted-model' }), result.iterations);
+  assert.equal(sumOf(samples, 'react_agent_model_calls_total', { outcome: 'rate_limited' }), 1);
+  assert.equal(sumOf(samples, 'react_agent_model_calls_total'), result.iterations + 1);
+  assert.equal(sumOf(samples, 'react_agent_tokens_total', { kind: 'prompt' }), result.usage.promptTokens);
+  assert.equal(sumOf(samples, 'react_agent_tokens_total', { kind: 'completion' }), result.usage.completionTokens);
+  assert.equal(sumOf(samples, 'react_agent_model_call_seconds_count'), result.iterations + 1);
+  assert.equal(sumOf(samples, 'react_agent_model_first_token_seconds_count'), result.iterations, 'the 429 sent no chunk');
+  const toolCalls: Record<string, number> = {};
+  for (const sample of samples.filter((each) => each.name === 'react_agent_tool_calls_total')) {
+    const key = `${sample.labels.tool}/${sample.labels.outcome}`;
+    toolCalls[key] = (toolCalls[key] ?? 0) + sample.value;
+  }
+  assert.deepEqual(toolCalls, EXPECTED_TOOL_CALLS);
+  assert.equal(sumOf(samples, 'react_agent_tool_call_seconds_count'), 5);
+
+  // The TypeScript SDK's metric meters add namespace, taskQueue and workflowType (activityType on the activities' metrics).
+  const runs = samples.find((sample) => sample.name === 'react_agent_runs_finished_total');
+  assert.equal(runs?.labels.workflowType, 'researchAgent');
+  assert.equal(runs?.labels.taskQueue, environment.taskQueue);
+  assert.equal(samples.find((sample) => sample.name === 'react_agent_model_calls_total')?.labels.activityType, 'callModel');
+  // The SDK's own worker metrics are on the same page (Core's labels: task_queue, workflow_type, …).
+  assert.ok(sumOf(samples, 'temporal_activity_schedule_to_start_latency_count') >= 10);
+  assert.equal(sumOf(samples, 'temporal_workflow_completed', { workflow_type: 'researchAgent', task_queue: environment.taskQueue }), 1);
+}, 120_000);
+
+withPrometheus("what Prometheus stored from scraping the worker matches the run's result", async (server) => {
+  assert.ok(result, 'the first test ran');
+  assert.equal(await server.waitForValue('sum(react_agent_tool_calls_total{tool="hang"})', (value) => value === 1), 1, server.log());
+  await scrapedAfter(server, instance(0), Date.now());
+  const value = (expression: string) => server.value(expression);
   assert.equal(await value('sum(react_agent_runs_finished_total{termination="answer"})'), 1);
   assert.equal(await value('sum(react_agent_model_calls_total{outcome="ok", model="scripted-model"})'), result.iterations);
   assert.equal(await value('sum(react_agent_model_calls_total{outcome="rate_limited"})'), 1);
-  assert.equal(await value('sum(react_agent_model_calls_total)'), result.iterations + 1);
   assert.equal(await value('sum(react_agent_tokens_total{kind="prompt"})'), result.usage.promptTokens);
   assert.equal(await value('sum(react_agent_tokens_total{kind="completion"})'), result.usage.completionTokens);
   assert.equal(await value('sum(react_agent_model_call_seconds_count)'), result.iterations + 1);
-  assert.equal(await value('sum(react_agent_model_first_token_seconds_count)'), result.iterations, 'the 429 sent no chunk');
+  assert.equal(await value('sum(react_agent_model_first_token_seconds_count)'), result.iterations);
   assert.ok((await value('sum(react_agent_model_call_seconds_sum)')) > 0);
+  const toolCalls = await server.query('sum by (tool, outcome) (react_agent_tool_calls_total)');
+  assert.deepEqual(Object.fromEntries(toolCalls.map((sample) => [`${sample.labels.tool}/${sample.labels.outcome}`, sample.value])), EXPECTED_TOOL_CALLS);
+  assert.ok((await value('sum(temporal_activity_schedule_to_start_latency_count)')) >= 10);
+  assert.equal(await value(`sum(temporal_workflow_completed{workflow_type="researchAgent", instance="${instance(0)}"})`), 1);
+});
 
-  // `hang` ignores its cancellation: its attempt is counted when the activity gives up waiting for it, after the run moved on.
-  await prometheus.waitForValue('sum(react_agent_tool_calls_total{tool="hang"})', (count) => count === 1);
-  const toolCalls = await prometheus.query('sum by (tool, outcome) (react_agent_tool_calls_total)');
-  const byToolAndOutcome = Object.fromEntries(toolCalls.map((sample) => [`${sample.labels.tool}/${sample.labels.outcome}`, sample.value]));
-  assert.deepEqual(byToolAndOutcome, { 'lookup/ok': 1, 'lookup/error': 1, 'broken/failed': 2, 'hang/timed_out': 1 });
-  assert.equal(await value('sum(react_agent_tool_call_seconds_count)'), 5);
-  workerMetrics = await metricsText(0);
-
-  // The SDK's own worker metrics are on the same endpoint.
-  assert.ok((await value('sum(temporal_activity_schedule_to_start_latency_count)')) >= 8);
-  assert.ok((await value('sum(temporal_workflow_completed{workflow_type="researchAgent"})')) >= 1);
-  const [runs] = await prometheus.query('react_agent_runs_finished_total');
-  // The TypeScript SDK's metric meters add namespace, taskQueue and workflowType (activityType on the activities' metrics).
-  assert.equal(runs?.labels.workflowType, 'researchAgent');
-  assert.equal(runs?.labels.taskQueue, environment.taskQueue);
-}, 120_000);
-
-test('a replay of the finished run on a second worker adds nothing', async () => {
+test('a replay of the finished run on a second worker records nothing', async () => {
   assert.ok(result, 'the first test ran');
   assert.equal(await first.stop(), 0);
-  const second = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(1) });
+  await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(1) });
   // A query on a closed workflow replays its whole history on a worker: the second one, the only one left.
   const progress = await environment.client.workflow.getHandle(workflowId).query(progressQuery);
   assert.equal(progress.modelCalls, result.iterations);
-  const replayedAt = Date.now();
-  await scrapedAfter(instance(1), replayedAt);
-
-  const secondText = await metricsText(1);
-  assert.match(secondText, /temporal_workflow_task_execution_latency_count\{[^}]*workflow_type="researchAgent"[^}]*\} [1-9]/, 'the second worker ran the replay');
-  assert.doesNotMatch(secondText, /^react_agent_/m, 'a replay records no agent metric');
-  assert.equal((await prometheus.query(`count_over_time(react_agent_runs_finished_total{instance="${instance(1)}"}[10m])`)).length, 0);
-  assert.equal(await prometheus.value('sum(max_over_time(react_agent_runs_finished_total[10m]))'), 1, 'the run was counted once, by the first worker');
-  assert.equal(await prometheus.value('sum(max_over_time(react_agent_model_calls_total{outcome="ok"}[10m]))'), result.iterations);
-  await second.stop();
+  replayedAt = Date.now();
+  const samples = await metricsWhen(1, (now) => sumOf(now, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0);
+  assert.ok(sumOf(samples, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0, 'the second worker ran the replay');
+  assert.deepEqual(samples.filter((sample) => sample.name.startsWith('react_agent_')).map((sample) => sample.name), [], 'a replay records no agent metric');
 }, 120_000);
 
-test('the alert rules in ops/prometheus/alerts.yml load and evaluate without errors on these metrics', async () => {
-  const rules = await prometheus.rules();
-  assert.ok(rules.length >= 8, JSON.stringify(rules));
-  for (const rule of rules) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''} (${rule.query})`);
-}, 60_000);
+withPrometheus('in Prometheus, the run was counted once, by the first worker, and the replay added nothing', async (server) => {
+  assert.ok(replayedAt, 'the replay test ran');
+  await scrapedAfter(server, instance(1), replayedAt);
+  assert.equal((await server.query(`count_over_time(react_agent_runs_finished_total{instance="${instance(1)}"}[10m])`)).length, 0);
+  assert.equal(await server.value('sum(max_over_time(react_agent_runs_finished_total[10m]))'), 1);
+  assert.equal(await server.value('sum(max_over_time(react_agent_model_calls_total{outcome="ok"}[10m]))'), result.iterations);
+});
 
-test('every metric the alert rules and the Grafana dashboard query is one a worker serves or the agent defines', async () => {
-  assert.ok(workerMetrics, 'the first test kept the worker\'s /metrics');
+withPrometheus('the alert rules of ops/prometheus/alerts.yml load into Prometheus and evaluate without errors on these metrics', async (server) => {
+  const rules = await server.rules();
+  assert.equal(rules.length, ruleExpressions(ALERTS_FILE).length, JSON.stringify(rules));
+  for (const rule of rules) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''} (${rule.query})`);
+});
+
+test('every metric the alert rules and the Grafana dashboard query is one a worker serves or the agent defines', () => {
+  assert.ok(workerMetrics, "the first test kept the worker's /metrics");
   const known = new Set([...scrapedMetricNames(workerMetrics), ...agentMetricNames()]);
-  const alertQueries = (await prometheus.rules()).map((rule) => rule.query);
-  const queried = [...alertQueries, ...dashboardExpressions(readDashboard())].flatMap(metricNamesIn);
+  const queried = [...ruleExpressions(ALERTS_FILE), ...dashboardExpressions(readDashboard())].flatMap(metricNamesIn);
   assert.ok(queried.length > 20);
   assert.deepEqual([...new Set(queried.filter((name) => !known.has(name)))], [], `served: ${[...known].sort().join(' ')}`);
 });

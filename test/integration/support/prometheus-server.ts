@@ -16,6 +16,11 @@ export function prometheusMissing(): string | undefined {
   return version.status === 0 ? undefined : `${PROMETHEUS} --version failed: ${version.stderr || version.error?.message}`;
 }
 
+/** Why promtool cannot run here, or undefined when it can. */
+export function promtoolMissing(): string | undefined {
+  return existsSync(PROMTOOL) ? undefined : `${PROMTOOL} is not installed: ${INSTALL_HINT}`;
+}
+
 /** One sample of an instant query: its labels and value. */
 export interface Sample {
   labels: Record<string, string>;

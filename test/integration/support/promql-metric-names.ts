@@ -46,6 +46,31 @@ export function dashboardExpressions(dashboard: Dashboard): string[] {
   return [...targets, ...variables];
 }
 
+/**
+ * The PromQL expressions of a rules file: each `expr: |` block (the form ops/prometheus/alerts.yml
+ * writes them in) or one-line `expr:`. Read without a YAML library; promtool checks the file itself.
+ */
+export function ruleExpressions(rulesFile: string): string[] {
+  const lines = readFileSync(rulesFile, 'utf8').split('\n');
+  const expressions: string[] = [];
+  for (let index = 0; index < lines.length; index += 1) {
+    const match = /^(\s*)expr:\s*(.*)$/.exec(lines[index] as string);
+    if (!match) continue;
+    const [, indent = '', rest = ''] = match;
+    if (rest !== '|' && rest !== '>') {
+      expressions.push(rest.replace(/^['"]|['"]$/g, ''));
+      continue;
+    }
+    const block: string[] = [];
+    while (index + 1 < lines.length && ((lines[index + 1] as string).trim() === '' || /^\s*/.exec(lines[index + 1] as string)![0].length > indent.length)) {
+      block.push((lines[index + 1] as string).trim());
+      index += 1;
+    }
+    expressions.push(block.join(' ').trim());
+  }
+  return expressions;
+}
+
 /** Names a scrape shows for the agent's metrics: counters as they are, histograms with _bucket, _sum and _count. */
 export function agentMetricNames(): Set<string> {
   const names = new Set<string>();
