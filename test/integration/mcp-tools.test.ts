@@ -267,7 +267,7 @@ test('a worker SIGKILLed mid-call: another worker completes the idempotent call 
     {
       content:
         '<think>Two long operations.</think>\n<tool_call>\n{"name": "trigger-long-running-operation", "arguments": {"duration": 40, "steps": 40}}\n</tool_call>\n' +
-        '<tool_call>\n{"name": "web_trigger-long-running-operation", "arguments": {"duration": 12, "steps": 12}}\n</tool_call>',
+        '<tool_call>\n{"name": "web_trigger-long-running-operation", "arguments": {"duration": 15, "steps": 15}}\n</tool_call>',
     },
     answer('survived'),
   ]);
@@ -276,15 +276,16 @@ test('a worker SIGKILLed mid-call: another worker completes the idempotent call 
   while (tappedMessages(tapLog).filter((message) => message.method === 'tools/call').length === before && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
   // Past the heartbeat throttle, so the server has each attempt's record that its request left.
   await new Promise((done) => setTimeout(done, 6_000));
-  const second = await environment.startWorker(workerEnvironment);
   await first.crash();
+  // The retries wait for the heartbeat timeout (30 s): time enough for a fresh worker to start.
+  const second = await environment.startWorker(workerEnvironment);
   const result = await handle.result();
   assert.equal(result.termination, 'answer');
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
   const [stdioCall, httpCall] = (messages[3]?.content ?? '').split('</tool_response>');
   assert.match(stdioCall ?? '', /may have reached the server before it was interrupted; it is not repeated, since the tool is not marked idempotent/);
-  assert.match(httpCall ?? '', /Long running operation completed\. Duration: 12 seconds/);
+  assert.match(httpCall ?? '', /Long running operation completed\. Duration: 15 seconds/);
   const history = await handle.fetchHistory();
   const webScheduled = (history.events ?? []).find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'web_trigger-long-running-operation')?.eventId;
   const webStarted = (history.events ?? []).find((event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(webScheduled));
