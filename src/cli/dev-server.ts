@@ -1,7 +1,8 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../core/search-attributes';
 import { OwnedProcess, type ExitInfo } from './owned-process';
 import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
@@ -10,6 +11,16 @@ import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
 export type SearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
 
 const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
+
+const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
+  Text: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  Double: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  Bool: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+  Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KeywordList: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
 
 export { PROJECT_SEARCH_ATTRIBUTES };
 
@@ -171,12 +182,14 @@ export class DevServer {
 
   private current: OwnedProcess | undefined;
   private stopping: Promise<void> | undefined;
+  /** The database was there before this start: `start-dev` registers no attribute in it, so the missing ones are registered by {@link probe}. */
+  private databaseExisted = false;
 
   private constructor(
     private readonly temporalCli: string,
     private readonly args: readonly string[],
     private readonly ports: readonly { name: string; port: number }[],
-    private readonly searchAttributeNames: readonly string[],
+    private readonly searchAttributes: Readonly<Record<string, string>>,
     private readonly startTimeoutMs: number,
     settings: { address: string; uiUrl?: string; databaseFile: string; logFile: string; namespace: string },
   ) {
@@ -258,7 +271,7 @@ export class DevServer {
         { name: 'HTTP port', port: httpPort },
         { name: 'metrics port', port: metricsPort },
       ];
-      const server = new DevServer(temporalCli, args, ports, Object.keys(searchAttributes), options.startTimeoutMs ?? 60_000, {
+      const server = new DevServer(temporalCli, args, ports, searchAttributes, options.startTimeoutMs ?? 60_000, {
         address: `${HOST}:${port}`,
         ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
         databaseFile,
@@ -331,6 +344,7 @@ export class DevServer {
         return 0;
       }
     })();
+    this.databaseExisted = existsSync(this.databaseFile);
     const logFd = openSync(this.logFile, 'a');
     let running: OwnedProcess;
     try {
@@ -363,18 +377,29 @@ export class DevServer {
     }
   }
 
-  /** Undefined when ready; otherwise what is still missing. */
+  /**
+   * Undefined when ready; otherwise what is still missing. `start-dev` registers its
+   * `--search-attribute`s only in a new database: in one from before an attribute was added (a
+   * project upgrade), the missing ones are registered here.
+   */
   private async probe(timeoutMs: number): Promise<string | undefined> {
     const connection = Connection.lazy({ address: this.address, connectTimeout: timeoutMs });
     try {
       await connection.ensureConnected();
       return await connection.withDeadline(Date.now() + timeoutMs, async () => {
         await connection.workflowService.describeNamespace({ namespace: this.namespace });
-        if (this.searchAttributeNames.length === 0) return undefined;
+        const names = Object.keys(this.searchAttributes);
+        if (names.length === 0) return undefined;
         const response = await connection.operatorService.listSearchAttributes({ namespace: this.namespace });
         const registered = response.customAttributes ?? {};
-        const missing = this.searchAttributeNames.filter((name) => !(name in registered));
-        return missing.length === 0 ? undefined : `search attributes not registered yet: ${missing.join(', ')}`;
+        const missing = names.filter((name) => !(name in registered));
+        if (missing.length === 0) return undefined;
+        if (!this.databaseExisted) return `search attributes not registered yet: ${missing.join(', ')}`;
+        await connection.operatorService.addSearchAttributes({
+          namespace: this.namespace,
+          searchAttributes: Object.fromEntries(missing.map((name) => [name, INDEXED_VALUE_TYPES[this.searchAttributes[name] as string] as temporal.api.enums.v1.IndexedValueType])),
+        });
+        return `search attributes not registered yet: ${missing.join(', ')}`;
       });
     } catch (error) {
       return error instanceof Error ? error.message : String(error);

@@ -88,6 +88,22 @@ test('dev server: start, search attributes, SIGKILL, restart on the same file, s
   assert.equal(await isServerReachable(server.address, 1000), false);
 }, 300_000);
 
+test('a database from before an attribute was added gets it at the next start (start-dev registers attributes only in a new database)', async () => {
+  const databaseFile = join(directory, 'upgrade', 'temporal.sqlite');
+  const before = await DevServer.start({ databaseFile, port: 0, uiPort: false, searchAttributes: { ReactTermination: 'Keyword', ReactIterations: 'Int' } });
+  servers.push(before);
+  assert.deepEqual(Object.keys(await customSearchAttributes(before.address)).filter((name) => name.startsWith('React')).sort(), ['ReactIterations', 'ReactTermination']);
+  await before.stop();
+
+  const after = await DevServer.start({ databaseFile, port: 0, uiPort: false });
+  servers.push(after);
+  const attributes = await customSearchAttributes(after.address);
+  for (const name of Object.keys(PROJECT_SEARCH_ATTRIBUTES)) assert.ok(name in attributes, `${name} registered`);
+  assert.equal(attributes.ReactQuestion, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT);
+  assert.equal(attributes.ReactTokens, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT);
+  await after.stop();
+}, 300_000);
+
 test('start fails clearly when the gRPC port is taken', async () => {
   const first = await DevServer.start({ databaseFile: join(directory, 'busy', 'a.sqlite'), port: 0, uiPort: false });
   servers.push(first);
