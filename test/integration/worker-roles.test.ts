@@ -59,11 +59,13 @@ test('one run is served by three single-role workers on three task queues', asyn
     }));
   const expected: Record<string, { queue: string; worker: WorkerProcess }> = {
     startConversation: { queue: environment.taskQueue, worker: workflows },
+    // Asked once at the start; runs with the bookkeeping on the main queue.
+    learnContextWindow: { queue: environment.taskQueue, worker: workflows },
     finishTranscript: { queue: environment.taskQueue, worker: workflows },
     callModel: { queue: `${environment.taskQueue}-model`, worker: model },
     lookup: { queue: `${environment.taskQueue}-tools`, worker: tools },
   };
-  assert.deepEqual(scheduled.map((activity) => activity.type), ['startConversation', 'callModel', 'lookup', 'callModel', 'finishTranscript']);
+  assert.deepEqual(scheduled.map((activity) => activity.type), ['startConversation', 'learnContextWindow', 'callModel', 'lookup', 'callModel', 'finishTranscript']);
   for (const activity of scheduled) {
     const want = expected[activity.type ?? ''];
     assert.ok(want, `unexpected activity ${activity.type}`);
