@@ -3,6 +3,9 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
 import { readString, type Environment } from './environment-values';
 import { resolveVariables } from './mcp-variables';
+import type { McpServerOptions, McpServerSettings } from '../core/mcp-server-settings';
+
+export type { McpHttpServerSettings, McpServerOptions, McpServerSettings, McpStdioServerSettings } from '../core/mcp-server-settings';
 
 /** The variable naming the MCP configuration file. */
 export const MCP_CONFIG_VARIABLE = 'REACT_AGENT_MCP_CONFIG';
@@ -10,54 +13,11 @@ export const MCP_CONFIG_VARIABLE = 'REACT_AGENT_MCP_CONFIG';
 /** Default longest wait for one tool call of an MCP server. */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 120;
 
-/** What every MCP server entry may say besides how to reach it. */
-export interface McpServerOptions {
-  /** The key of the entry in `mcpServers`. */
-  name: string;
-  /** Allow-list of the server's own tool names; undefined: all of its tools. */
-  tools?: string[];
-  /** Put before each of the server's tool names as the model sees them ('' for none). */
-  toolPrefix: string;
-  /** Longest wait for one call, in seconds (the activity gets a little more, for a reconnect). */
-  timeoutSeconds: number;
-  /** Calls wait for an approval: all of the server's tools (true), none (false) or these (its own names). */
-  requiresApproval: boolean | string[];
-  /** Calls to this server running at once in one worker; undefined: no limit but the worker's slots. */
-  maxConcurrentCalls?: number;
-  /** When the server cannot be started, the worker starts without its tools (and says so) instead of refusing to start. */
-  optional: boolean;
-  /** Tools safe to call twice: all (true), none (false) or these; only they are retried after a failure once the request may have reached the server. */
-  idempotentTools: boolean | string[];
-  /** The values `${VAR}`s were replaced with, to be kept out of observations, failures and logs. Never print. */
-  secrets: string[];
-}
-
-/** A server the worker starts and talks to over its stdin/stdout. */
-export interface McpStdioServerConfig extends McpServerOptions {
-  transport: 'stdio';
-  command: string;
-  args: string[];
-  /** Added to the few variables the SDK passes on (PATH, HOME, …); `${VAR}`s resolved. Never print. */
-  env: Record<string, string>;
-  /** Working directory (relative to the config file's folder); default the worker's. */
-  cwd?: string;
-}
-
-/** A server reached over Streamable HTTP. */
-export interface McpHttpServerConfig extends McpServerOptions {
-  transport: 'http';
-  url: string;
-  /** Sent with every request; `${VAR}`s resolved. Never print. */
-  headers: Record<string, string>;
-}
-
-export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
-
 export interface McpConfig {
   /** The file it was read from. */
   file: string;
   /** Servers in the file's order, without the `disabled` ones. */
-  servers: McpServerConfig[];
+  servers: McpServerSettings[];
 }
 
 const COMMON_FIELDS = ['type', 'transport', 'tools', 'toolPrefix', 'timeoutSeconds', 'requiresApproval', 'maxConcurrentCalls', 'optional', 'idempotentTools', 'disabled'];
@@ -99,7 +59,7 @@ export function parseMcpConfig(text: string, options: { file: string; environmen
   if (!isObject(entries)) {
     return fail(`expected "mcpServers", an object of servers by name (as Claude Desktop writes it), got ${entries === undefined ? 'none' : typeName(entries)}.`);
   }
-  const servers: McpServerConfig[] = [];
+  const servers: McpServerSettings[] = [];
   for (const [name, entry] of Object.entries(entries)) {
     const server = parseServer(name, entry, { file, environment, fail });
     if (server) servers.push(server);
@@ -111,7 +71,7 @@ function parseServer(
   name: string,
   entry: unknown,
   context: { file: string; environment: Environment; fail: (message: string) => never },
-): McpServerConfig | undefined {
+): McpServerSettings | undefined {
   const { fail, environment, file } = context;
   const at = (field?: string) => `server "${name}"${field ? `, field "${field}"` : ''}`;
   if (name.trim() === '' || /[,\u0000-\u001f]/.test(name)) fail(`the server name ${JSON.stringify(name)} is not usable: give it a name without commas.`);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { AgentEnvironment } from './support/agent-environment';
+import { runClient, type ClientOutcome } from './support/client-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 
 /**
@@ -32,20 +32,8 @@ afterAll(async () => {
   await environment?.close();
 });
 
-function researchClient(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolveOutcome, reject) => {
-    const child = spawn(binary, args, { cwd: root, env: { ...process.env, ...environment.environment }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolveOutcome({ code, stdout, stderr });
-    });
-  });
+function researchClient(args: string[], timeoutMs = 60_000): Promise<ClientOutcome> {
+  return runClient(binary, args, { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs });
 }
 
 test('Go: starts researchAgent by type name, shows its progress while it works, prints the result as JSON', async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
+import { runClient, type ClientOutcome } from './support/client-process';
 import { answerReply, batchId, iterLines, pairOf } from './support/batch-helpers';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { readToolLog, waitForToolLog } from './support/tool-log';
@@ -44,32 +44,9 @@ afterAll(async () => {
   await environment?.close();
 });
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
-
 /** Runs the sample with the environment's TEMPORAL_ADDRESS, task queue and transcript directory. */
-function researchClient(args: string[], timeoutMs = 60_000): Promise<Outcome> {
-  return new Promise((resolveOutcome, reject) => {
-    const child = spawn(python, [sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolveOutcome({ code, stdout, stderr, timedOut });
-    });
-  });
+function researchClient(args: string[], timeoutMs = 60_000): Promise<ClientOutcome> {
+  return runClient(python, [sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs });
 }
 
 /** Runs the sample and parses the JSON it prints; fails with its stderr when it did not exit 0. */

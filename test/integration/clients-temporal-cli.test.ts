@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { resolveTemporalCli } from '../../src/cli/temporal-cli';
 import { FailureTypes } from '../../src/core/failure-types';
 import { AgentEnvironment } from './support/agent-environment';
+import { runClient, type ClientOutcome } from './support/client-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { waitForToolLog } from './support/tool-log';
 
@@ -25,33 +25,9 @@ afterAll(async () => {
   await environment?.close();
 });
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
-
 /** `temporal ARGS` against the environment's dev server (TEMPORAL_ADDRESS), as a user types it. */
-function temporal(args: string[], timeoutMs = 60_000): Promise<Outcome> {
-  return new Promise((resolveOutcome, reject) => {
-    const env = { ...process.env, TEMPORAL_ADDRESS: environment.server.address, TEMPORAL_NAMESPACE: 'default' };
-    const child = spawn(temporalCli, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolveOutcome({ code, stdout, stderr, timedOut });
-    });
-  });
+function temporal(args: string[], timeoutMs = 60_000): Promise<ClientOutcome> {
+  return runClient(temporalCli, args, { env: { ...process.env, TEMPORAL_ADDRESS: environment.server.address, TEMPORAL_NAMESPACE: 'default' }, timeoutMs });
 }
 
 async function succeeds(args: string[]): Promise<string> {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { countAssistantMessages, type ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
+import { runClient } from './support/client-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { waitForToolLog } from './support/tool-log';
 
@@ -37,25 +37,10 @@ afterAll(async () => {
   await environment?.close();
 });
 
-function sampleJson(args: string[], expectedCode = 0): Promise<any> {
-  return new Promise((resolveJson, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      try {
-        assert.equal(code, expectedCode, `research.ts ${args.join(' ')} exited ${code}:\n${stderr}${stdout}`);
-        resolveJson(JSON.parse(stdout));
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
+async function sampleJson(args: string[], expectedCode = 0): Promise<any> {
+  const outcome = await runClient(process.execPath, ['--import', 'tsx', sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment } });
+  assert.equal(outcome.code, expectedCode, `research.ts ${args.join(' ')} exited ${outcome.code}${outcome.timedOut ? ' (timed out)' : ''}:\n${outcome.stderr}${outcome.stdout}`);
+  return JSON.parse(outcome.stdout);
 }
 
 const lastMessage = (request: ScriptedRequest | undefined) => String(request?.messages.at(-1)?.content ?? '');
