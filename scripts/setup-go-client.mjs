@@ -12,21 +12,16 @@
 // itself does not fail for it (the samples are documentation, not part of the agent).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const sourceDirectory = join(projectRoot, 'samples', 'clients', 'go');
 const toolsDirectory = join(projectRoot, '.tools', 'go-client');
 const link = join(toolsDirectory, 'research-client');
 const unavailableFile = join(toolsDirectory, 'unavailable.txt');
-
-function cacheDirectory() {
-  if (process.env.REACT_AGENT_CACHE_DIR) return process.env.REACT_AGENT_CACHE_DIR;
-  return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'react-agent');
-}
 
 function unavailable(reason) {
   rmSync(link, { force: true });
@@ -37,17 +32,7 @@ function unavailable(reason) {
 }
 
 function linkTo(target) {
-  mkdirSync(toolsDirectory, { recursive: true });
-  let current;
-  try {
-    current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : 'not a link';
-  } catch {
-    current = undefined;
-  }
-  if (current !== target) {
-    if (current !== undefined) rmSync(link, { force: true });
-    symlinkSync(target, link);
-  }
+  pointLinkAt(link, target);
   rmSync(unavailableFile, { force: true });
 }
 

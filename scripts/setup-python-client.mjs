@@ -12,21 +12,16 @@
 // fail `npm ci`: the samples are documentation, not part of the agent.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync, readlinkSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const requirementsFile = join(projectRoot, 'samples', 'clients', 'python', 'requirements.txt');
 const link = join(projectRoot, '.tools', 'python-client-venv');
 const unavailableFile = `${link}.unavailable`;
 const INSTALLED_MARKER = '.react-agent-installed';
-
-function cacheDirectory() {
-  if (process.env.REACT_AGENT_CACHE_DIR) return process.env.REACT_AGENT_CACHE_DIR;
-  return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'react-agent');
-}
 
 function unavailable(reason) {
   mkdirSync(dirname(link), { recursive: true });
@@ -35,19 +30,8 @@ function unavailable(reason) {
   process.exit(0);
 }
 
-/** Points .tools/python-client-venv at `target` (replacing an older link). */
 function linkTo(target) {
-  mkdirSync(dirname(link), { recursive: true });
-  let current;
-  try {
-    current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : 'not a link';
-  } catch {
-    current = undefined;
-  }
-  if (current !== target) {
-    if (current !== undefined) rmSync(link, { recursive: true, force: true });
-    symlinkSync(target, link, 'dir');
-  }
+  pointLinkAt(link, target);
   rmSync(unavailableFile, { force: true });
 }
 
