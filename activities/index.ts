@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
+import type { ModelPrices } from '../src/core/model-prices';
 import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
@@ -21,6 +22,8 @@ export interface ActivityDependencies {
   store: TranscriptStore;
   tools: ToolRegistry;
   modelDefaults: ModelDefaults;
+  /** Prices per model (REACT_AGENT_MODEL_PRICES): the cost `callModel` returns with a priced model's usage. Default: none. */
+  modelPrices?: ModelPrices;
   /** How the workflow schedules model calls. */
   modelActivity: ModelActivitySettings;
   /** Queue of the tool fleet (REACT_AGENT_TOOL_TASK_QUEUE); default the run's own. */
@@ -48,7 +51,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
-    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools }),
+    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}) }),
     learnContextWindow: createLearnContextWindow({ openai: dependencies.openai, modelDefaults: dependencies.modelDefaults }),
   };
 }

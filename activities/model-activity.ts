@@ -4,6 +4,7 @@ import type OpenAI from 'openai';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage, NativeToolCall } from '../src/core/messages';
+import { modelCallCostUsd, type ModelPrices } from '../src/core/model-prices';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
@@ -42,6 +43,8 @@ export interface ModelActivityDependencies {
   modelDefaults: ModelDefaults;
   /** For native tool calling: the schemas of the run's tools. */
   tools: ToolRegistry;
+  /** Prices per model (REACT_AGENT_MODEL_PRICES, read by the worker): a call of a priced model returns its cost with its usage. */
+  prices?: ModelPrices;
 }
 
 /** Headers that let a model server's logs be matched to a run and a model call. */
@@ -87,7 +90,7 @@ async function appendAlternating(store: TranscriptStore, conversation: string, a
  * reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { openai, store, tokenCounter, modelDefaults, tools } = dependencies;
+  const { openai, store, tokenCounter, modelDefaults, tools, prices } = dependencies;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
@@ -200,12 +203,18 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const nativeCalls: NativeToolCall[] = toolCallParts.filter(Boolean);
     const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
     const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
-    metrics.succeeded({
-      prompt: promptTokens,
-      completion: completionTokens,
-      reasoning: reportedUsage?.completion_tokens_details?.reasoning_tokens,
-      cached: reportedUsage?.prompt_tokens_details?.cached_tokens,
-    });
+    const cachedPromptTokens = reportedUsage?.prompt_tokens_details?.cached_tokens;
+    // Absent when the model has no price (src/core/model-prices.ts).
+    const costUsd = modelCallCostUsd(prices, input.model.model, { promptTokens, completionTokens, ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) });
+    metrics.succeeded(
+      {
+        prompt: promptTokens,
+        completion: completionTokens,
+        reasoning: reportedUsage?.completion_tokens_details?.reasoning_tokens,
+        cached: cachedPromptTokens,
+      },
+      costUsd,
+    );
     const withReply = await appendToConversation(store, withObservations, [
       { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
     ]);
@@ -220,7 +229,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       },
       // A server that streams the reasoning apart leaves the protocol's own thought empty.
       turn: turn.thought || !reasoning ? turn : { ...turn, thought: thoughtOfReasoning(reasoning) },
-      usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
+      usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, ...(costUsd !== undefined ? { costUsd } : {}) },
       contextTokens: promptTokens + completionTokens,
       finishReason,
       estimatedPromptTokens: countConversationTokens(messages, tokenCounter),

@@ -13,6 +13,7 @@ import {
   loadJudgeConfig,
   loadMetricsConfig,
   loadModelConfig,
+  loadModelPrices,
   loadTemporalConnection,
   loadTranscriptStoreConfig,
   loadS3ClientSettings,
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
   const fleet = loadWorkerFleetConfig(process.env, workerConfig.taskQueue);
   const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
   const modelConfig = loadModelConfig();
+  const modelPrices = loadModelPrices();
   const judgeConfig = loadJudgeConfig();
   const temporal = loadTemporalConnection();
   // Before any NativeConnection or Worker: the SDK runtime with its Prometheus exporter (REACT_AGENT_METRICS_ADDRESS).
@@ -127,6 +129,8 @@ async function main(): Promise<void> {
       baseUrl: modelConfig.baseUrl,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
     },
+    // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
+    modelPrices,
     // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
     modelActivity: {
       startToCloseSeconds: modelConfig.timeoutSeconds,

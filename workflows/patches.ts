@@ -33,7 +33,8 @@ export const VisibilityPatches = {
   /**
    * `ReactQuestion`, `ReactProtocol`, `ReactModel` and `ReactTokens` set by the run (issue 22,
    * workflows/run-search-attributes.ts): when the transcript opens, every tenth model call, before
-   * continuing as new and when the run ends.
+   * continuing as new and when the run ends. `ReactCost` (issue 19) rides along once the run's
+   * usage has a cost, which no run recorded before prices existed has.
    */
   runSearchAttributes: 'run-search-attributes',
 } as const;

@@ -82,6 +82,7 @@ export class ResearchRun {
       modelCalls: this.state.modelCalls,
       contextTokens: nextContextTokens(this.state),
       totalTokens: this.state.usage.totalTokens,
+      ...(this.state.usage.costUsd !== undefined ? { costUsd: this.state.usage.costUsd } : {}),
       elapsedMs: elapsedMs(this.state, now),
       limits: this.state.limits,
       contextBudget: contextBudget(this.state),

@@ -3,6 +3,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
   modelAttribute,
   questionAttribute,
+  REACT_COST,
   REACT_ITERATIONS,
   REACT_MODEL,
   REACT_PROTOCOL,
@@ -36,10 +37,17 @@ function describingAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
   ];
 }
 
+/**
+ * Tokens and model calls, and the cost once a call had one (`ReactCost`): a run whose calls have
+ * no price, or recorded before prices existed, upserts exactly what it did before, so no marker
+ * of its own is needed.
+ */
 function usageAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
+  const { costUsd } = run.state.usage;
   return [
     { key: REACT_TOKENS, value: run.state.usage.totalTokens },
     { key: REACT_ITERATIONS, value: run.state.modelCalls },
+    ...(costUsd !== undefined ? [{ key: REACT_COST, value: costUsd }] : []),
   ];
 }
 

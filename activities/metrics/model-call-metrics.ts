@@ -54,13 +54,21 @@ export class ModelCallMetrics {
     this.meter.createHistogram(name, 'float', unit, description).record((this.now() - this.sentAt) / 1000, { model: this.model });
   }
 
-  /** The stream ended with a finish reason: an `ok` call and its tokens (kinds the server did not report are left out). */
-  succeeded(tokens: Partial<Record<TokenKind, number | undefined>>): void {
+  /**
+   * The stream ended with a finish reason: an `ok` call and its tokens (kinds the server did not
+   * report are left out), and its cost in USD when its model has a price (counted in µUSD).
+   */
+  succeeded(tokens: Partial<Record<TokenKind, number | undefined>>, costUsd?: number): void {
     if (!this.end('ok')) return;
     const { name, unit, description } = AgentMetrics.tokens;
     const counter = this.meter.createCounter(name, unit, description);
     for (const [kind, count] of Object.entries(tokens)) {
       if (count !== undefined && Number.isFinite(count) && count > 0) counter.add(Math.round(count), { model: this.model, kind });
+    }
+    const microUsd = costUsd !== undefined && Number.isFinite(costUsd) ? Math.round(costUsd * 1_000_000) : 0;
+    if (microUsd > 0) {
+      const cost = AgentMetrics.cost;
+      this.meter.createCounter(cost.name, cost.unit, cost.description).add(microUsd, { model: this.model });
     }
   }
 

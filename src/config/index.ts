@@ -13,3 +13,4 @@ export * from './worker-fleet-config';
 export * from './judge-config';
 export * from './mcp-config';
 export * from './metrics-config';
+export * from './model-prices-config';

@@ -92,6 +92,15 @@ export const AgentMetrics = {
     description: 'Tokens of successful model calls by kind (prompt, completion; reasoning and cached where the server reports them).',
     labels: ['model', 'kind'],
   },
+  cost: {
+    kind: 'counter',
+    // The SDK's counters are integers (Core adds `value as u64`), so a fraction of a dollar would
+    // add nothing: the cost is counted in millionths of a dollar (divide by 1e6 for USD).
+    name: 'react_agent_cost_microusd_total',
+    unit: 'µUSD',
+    description: 'Cost of successful model calls in millionths of a US dollar, at the prices REACT_AGENT_MODEL_PRICES gives (models without a price are not counted).',
+    labels: ['model'],
+  },
   toolCalls: {
     kind: 'counter',
     name: 'react_agent_tool_calls_total',

@@ -13,6 +13,8 @@ export interface RunProgress {
   modelCalls: number;
   contextTokens: number;
   totalTokens: number;
+  /** What the model calls cost so far in USD (`usage.costUsd`); absent when no call's model has a price. */
+  costUsd?: number;
   elapsedMs: number;
   limits: RunLimits;
   /** The context budget in force: `limits.maxContextTokens`, or less when the model's context window is known. */

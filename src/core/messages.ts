@@ -62,6 +62,12 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /**
+   * What the calls cost in USD, at the prices the worker was given (`REACT_AGENT_MODEL_PRICES`,
+   * src/core/model-prices.ts). Absent when none of the calls' models has a price (and in
+   * histories recorded before prices existed); the calls of a model without a price add nothing.
+   */
+  costUsd?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -71,5 +77,6 @@ export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
     promptTokens: left.promptTokens + right.promptTokens,
     completionTokens: left.completionTokens + right.completionTokens,
     totalTokens: left.totalTokens + right.totalTokens,
+    ...(left.costUsd !== undefined || right.costUsd !== undefined ? { costUsd: (left.costUsd ?? 0) + (right.costUsd ?? 0) } : {}),
   };
 }

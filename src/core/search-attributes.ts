@@ -20,6 +20,11 @@ export const REACT_QUESTION = defineSearchAttributeKey('ReactQuestion', SearchAt
 export const REACT_MODEL = defineSearchAttributeKey('ReactModel', SearchAttributeType.KEYWORD);
 /** Total tokens (prompt and completion) of the run's model calls so far. Register as Int. */
 export const REACT_TOKENS = defineSearchAttributeKey('ReactTokens', SearchAttributeType.INT);
+/**
+ * What the run's model calls cost so far in USD (`usage.costUsd`), at the worker's prices
+ * (`REACT_AGENT_MODEL_PRICES`); set only once a call had a cost. Register as Double.
+ */
+export const REACT_COST = defineSearchAttributeKey('ReactCost', SearchAttributeType.DOUBLE);
 /** The run's protocol (`deep-research`, `native`, `classic`). Register as Keyword. */
 export const REACT_PROTOCOL = defineSearchAttributeKey('ReactProtocol', SearchAttributeType.KEYWORD);
 
@@ -27,7 +32,7 @@ export const REACT_PROTOCOL = defineSearchAttributeKey('ReactProtocol', SearchAt
 export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** The search attributes the project needs registered on the namespace, name → type. */
-export const PROJECT_SEARCH_ATTRIBUTES = { ReactTermination: 'Keyword', ReactIterations: 'Int', ReactBatchId: 'Keyword', ReactRollout: 'Int', ReactQuestion: 'Text', ReactModel: 'Keyword', ReactTokens: 'Int', ReactProtocol: 'Keyword' } as const;
+export const PROJECT_SEARCH_ATTRIBUTES = { ReactTermination: 'Keyword', ReactIterations: 'Int', ReactBatchId: 'Keyword', ReactRollout: 'Int', ReactQuestion: 'Text', ReactModel: 'Keyword', ReactTokens: 'Int', ReactProtocol: 'Keyword', ReactCost: 'Double' } as const;
 
 /** Longest `ReactQuestion`, in characters (a list column and its words, well inside Temporal's 2 KB per value). */
 export const QUESTION_ATTRIBUTE_MAX_CHARACTERS = 300;
@@ -35,7 +40,7 @@ export const QUESTION_ATTRIBUTE_MAX_CHARACTERS = 300;
 const QUESTION_ATTRIBUTE_MAX_BYTES = 1_000;
 /** Longest `ReactModel`, in characters. */
 const MODEL_ATTRIBUTE_MAX_CHARACTERS = 200;
-/** While a run goes, `ReactTokens` and `ReactIterations` are updated after every this many model calls (never after each one). */
+/** While a run goes, `ReactTokens`, `ReactCost` and `ReactIterations` are updated after every this many model calls (never after each one). */
 export const TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS = 10;
 
 function utf8Bytes(character: string): number {

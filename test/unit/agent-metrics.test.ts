@@ -48,6 +48,7 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
       react_agent_model_call_seconds: ['model', 'outcome'],
       react_agent_model_first_token_seconds: ['model'],
       react_agent_tokens_total: ['model', 'kind'],
+      react_agent_cost_microusd_total: ['model'],
       react_agent_tool_calls_total: ['tool', 'outcome'],
       react_agent_tool_call_seconds: ['tool'],
       react_agent_runs_finished_total: ['termination'],
@@ -112,6 +113,29 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const output = (await env.run(callModelWith(openai, store), callInput(conversation))) as CallModelOutput;
     const tokens = Object.fromEntries(meter.of(AgentMetrics.tokens.name).map((record) => [record.tags.kind, record.value]));
     assert.deepEqual(tokens, { prompt: output.usage.promptTokens, completion: output.usage.completionTokens });
+  });
+
+  test('with a price for the model: the cost (cached prompt tokens at the cached price) returned with the usage and counted in µUSD', async () => {
+    const { store, conversation } = await startedConversation();
+    const usage = { ...usageChunk(1_000, 200), usage: { prompt_tokens: 1_000, completion_tokens: 200, total_tokens: 1_200, prompt_tokens_details: { cached_tokens: 400 } } };
+    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]));
+    const prices = { 'qwen-test': { input: 0.15, cachedInput: 0.075, output: 0.6 } };
+    const { env, meter } = environment();
+    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices });
+    const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
+    // 600 × 0.15 + 400 × 0.075 + 200 × 0.6 per million = 0.00024 USD.
+    assert.ok(Math.abs((output.usage.costUsd ?? Number.NaN) - 0.00024) < 1e-12, `cost ${output.usage.costUsd}`);
+    assert.deepEqual(meter.of(AgentMetrics.cost.name).map((record) => [record.value, record.tags.model]), [[240, 'qwen-test']]);
+  });
+
+  test('a model without a price has no cost (absent, not zero) and counts none', async () => {
+    const { store, conversation } = await startedConversation();
+    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usageChunk(100, 10)]));
+    const { env, meter } = environment();
+    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices: { 'other-model': { input: 1, output: 1 } } });
+    const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
+    assert.equal('costUsd' in output.usage, false);
+    assert.deepEqual(meter.of(AgentMetrics.cost.name), []);
   });
 
   test('a rate-limited call is counted with outcome rate_limited, timed, with no first token and no tokens', async () => {

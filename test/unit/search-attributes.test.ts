@@ -13,7 +13,7 @@ import { researchRunsQuery } from '../../src/cli/commands/list-command';
 const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8');
 
 describe('the search attributes a run sets (issue 22)', () => {
-  test('every attribute is registered with its type; SQL visibility has room for them (3 Int, 3 Text, 10 Keyword per namespace)', () => {
+  test('every attribute is registered with its type; SQL visibility has room for them (3 Int, 3 Double, 3 Text, 10 Keyword per namespace)', () => {
     assert.deepEqual(PROJECT_SEARCH_ATTRIBUTES, {
       ReactTermination: 'Keyword',
       ReactIterations: 'Int',
@@ -23,9 +23,10 @@ describe('the search attributes a run sets (issue 22)', () => {
       ReactModel: 'Keyword',
       ReactTokens: 'Int',
       ReactProtocol: 'Keyword',
+      ReactCost: 'Double',
     });
     const count = (type: string) => Object.values(PROJECT_SEARCH_ATTRIBUTES).filter((value) => value === type).length;
-    assert.ok(count('Int') <= 3 && count('Text') <= 3 && count('Keyword') <= 10);
+    assert.ok(count('Int') <= 3 && count('Double') <= 3 && count('Text') <= 3 && count('Keyword') <= 10);
   });
 
   test('a short question is kept as it is, its whitespace folded', () => {

@@ -6,7 +6,8 @@ import { UsageError } from '../usage-error';
 export const statusHelp = `Usage: react-agent status <run-id>
 
 Prints the run's Temporal status and, while it runs, its progress: model calls, context tokens,
-elapsed time, last thought and open tool calls.`;
+tokens so far (totalTokens) and their cost in USD (costUsd, when the worker has a price for the
+model: REACT_AGENT_MODEL_PRICES), elapsed time, last thought and open tool calls.`;
 
 export async function statusCommand(positionals: string[]): Promise<number> {
   const [workflowId] = positionals;

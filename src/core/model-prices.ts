@@ -1,0 +1,55 @@
+/**
+ * What a model call costs (issue 19, "Usage and cost"): prices per model in USD per million
+ * tokens (`REACT_AGENT_MODEL_PRICES`, parsed and checked by src/config/model-prices-config.ts),
+ * and the cost of one call's usage at its model's price. A model without a price has no cost —
+ * absent, not zero.
+ *
+ * Workflow-safe: pure functions.
+ */
+
+/** One model's prices, USD per million tokens. */
+export interface ModelPrice {
+  /** Prompt tokens. */
+  input: number;
+  /** Prompt tokens the server reports as cached (`prompt_tokens_details.cached_tokens`); `input` when not given. */
+  cachedInput?: number;
+  /** Completion tokens (reasoning included). */
+  output: number;
+}
+
+/** Model name → its prices. */
+export type ModelPrices = Readonly<Record<string, ModelPrice>>;
+
+/** The tokens of one model call a price applies to. */
+export interface PricedTokens {
+  promptTokens: number;
+  completionTokens: number;
+  /** Of `promptTokens`, those the server reported as cached (charged at `cachedInput`). */
+  cachedPromptTokens?: number;
+}
+
+const PER_MILLION = 1_000_000;
+
+/** The price of `model`, or undefined when it has none (then its calls have no cost). */
+export function priceOf(prices: ModelPrices | undefined, model: string): ModelPrice | undefined {
+  return prices !== undefined && Object.prototype.hasOwnProperty.call(prices, model) ? prices[model] : undefined;
+}
+
+/**
+ * The cost in USD of one call's tokens at `price`: uncached prompt tokens at `input`, cached ones
+ * at `cachedInput` (or `input`), completion tokens at `output`. Cached tokens are counted at most
+ * up to the prompt tokens; negative or non-finite counts count as none.
+ */
+export function callCostUsd(tokens: PricedTokens, price: ModelPrice): number {
+  const count = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? value : 0);
+  const prompt = count(tokens.promptTokens);
+  const cached = Math.min(count(tokens.cachedPromptTokens), prompt);
+  const cachedPrice = price.cachedInput ?? price.input;
+  return ((prompt - cached) * price.input + cached * cachedPrice + count(tokens.completionTokens) * price.output) / PER_MILLION;
+}
+
+/** The cost of a call of `model`, or undefined when the model has no price. */
+export function modelCallCostUsd(prices: ModelPrices | undefined, model: string, tokens: PricedTokens): number | undefined {
+  const price = priceOf(prices, model);
+  return price === undefined ? undefined : callCostUsd(tokens, price);
+}
