@@ -65,6 +65,8 @@ export interface ScriptedReply {
   promptTokens?: number;
   /** Completion tokens to report; default ceil(returned content length / 4). */
   completionTokens?: number;
+  /** Of the prompt tokens, those to report as cached (`usage.prompt_tokens_details.cached_tokens`); default none reported. */
+  cachedPromptTokens?: number;
   /** finish_reason, default 'stop' (or 'tool_calls' when toolCalls given). */
   finishReason?: string;
   /** Streams only: every `INVALID_UTF8_MARKER` in the content is sent as the raw invalid UTF-8 bytes 0xC3 0x28. */
@@ -529,7 +531,12 @@ export class ScriptedModelServer {
     const reasoningField = reply.reasoningField ?? 'reasoning_content';
     const llamaServer = reply.dialect === 'llama-server';
     const completionTokens = reply.completionTokens ?? Math.ceil((reasoning.length + content.length) / 4);
-    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+      ...(reply.cachedPromptTokens !== undefined ? { prompt_tokens_details: { cached_tokens: reply.cachedPromptTokens } } : {}),
+    };
     const identity = {
       id: `chatcmpl-scripted-${scriptedRequest.sequence}`,
       created: Math.floor(currentRecord.receivedAt / 1000),

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, test } from '@jest/globals';
+import { progressQuery } from '../../src/core/message-definitions';
+import type { ResearchRunResult } from '../../src/core/run-result';
+import type { ScriptedReply } from '../fakes/scripted-model-server';
+import { AgentEnvironment } from './support/agent-environment';
+import { answer, runId, Scenarios, toolCall } from './support/scenarios';
+
+/*
+ * Issue 19, "Usage and cost": the worker is given prices per model (REACT_AGENT_MODEL_PRICES);
+ * each model call of a priced model returns its cost with its usage (cached prompt tokens at the
+ * cached price), the run sums it into its result's `usage.costUsd`, its `progress` query and its
+ * ReactCost search attribute. A model without a price has no cost: absent, not zero.
+ */
+
+const root = resolve(__dirname, '../..');
+const scenarios = new Scenarios();
+let environment: AgentEnvironment;
+
+const PRICES = { 'priced-model': { input: 2, cachedInput: 0.5, output: 10 } };
+
+beforeAll(async () => {
+  environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify(PRICES) } });
+  await environment.startWorker();
+});
+
+afterAll(async () => {
+  await environment?.close();
+});
+
+/** `react-agent status <id>`, as a user runs it, with the environment's Temporal address. */
+function status(workflowId: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), 'status', workflowId], { cwd: root, env: { ...process.env, ...environment.environment } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolveOutcome) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolveOutcome({ code, stdout, stderr });
+    }),
+  );
+}
+
+const attributesOf = async (handle: Awaited<ReturnType<AgentEnvironment['startRun']>>) =>
+  Object.fromEntries((await handle.describe()).typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
+
+test('a run of a priced model ends with the cost of its calls in its result, its progress and ReactCost', async () => {
+  const replies: ScriptedReply[] = [
+    { ...toolCall('lookup', { query: 'BYD 2024 sales' }), promptTokens: 1_000, completionTokens: 100 },
+    { ...toolCall('lookup', { query: 'Tesla 2024 deliveries' }), promptTokens: 2_000, completionTokens: 120, cachedPromptTokens: 1_000 },
+    { ...answer('BYD sold more.'), promptTokens: 3_000, completionTokens: 50, cachedPromptTokens: 2_000 },
+  ];
+  // Per million tokens: uncached prompt at 2, cached at 0.5, completion at 10.
+  const expected = (1_000 * 2 + 100 * 10 + (1_000 * 2 + 1_000 * 0.5 + 120 * 10) + (1_000 * 2 + 2_000 * 0.5 + 50 * 10)) / 1e6;
+  const workflowId = scenarios.add(runId('cost'), replies);
+  const handle = await environment.startRun({ question: 'Who sold more cars in 2024?', model: { model: 'priced-model' } }, workflowId);
+  const result = (await handle.result()) as ResearchRunResult;
+
+  assert.equal(result.termination, 'answer');
+  assert.deepEqual({ ...result.usage, costUsd: undefined }, { promptTokens: 6_000, completionTokens: 270, totalTokens: 6_270, costUsd: undefined });
+  assert.ok(Math.abs((result.usage.costUsd ?? Number.NaN) - expected) < 1e-12, `cost ${result.usage.costUsd}, expected ${expected}`);
+
+  const progress = await handle.query(progressQuery);
+  assert.equal(progress.totalTokens, 6_270);
+  assert.ok(Math.abs((progress.costUsd ?? Number.NaN) - expected) < 1e-12, `progress cost ${progress.costUsd}`);
+
+  const shown = await status(workflowId);
+  assert.equal(shown.code, 0, shown.stderr);
+  const printed = JSON.parse(shown.stdout) as { progress: { totalTokens: number; costUsd?: number } };
+  assert.equal(printed.progress.totalTokens, 6_270, '`react-agent status` shows the tokens');
+  assert.ok(Math.abs((printed.progress.costUsd ?? Number.NaN) - expected) < 1e-12, `\`react-agent status\` shows the cost: ${shown.stdout}`);
+
+  const attributes = await attributesOf(handle);
+  assert.equal(attributes.ReactTokens, 6_270);
+  assert.ok(typeof attributes.ReactCost === 'number' && Math.abs(attributes.ReactCost - expected) < 1e-12, `ReactCost ${String(attributes.ReactCost)}`);
+});
+
+test('a run of a model without a price has no cost: none in its result, its progress or its search attributes', async () => {
+  const workflowId = scenarios.add(runId('no-cost'), [{ ...answer('Canberra.'), promptTokens: 500, completionTokens: 20 }]);
+  const handle = await environment.startRun({ question: 'What is the capital of Australia?' }, workflowId);
+  const result = (await handle.result()) as ResearchRunResult;
+  assert.equal(result.termination, 'answer');
+  assert.deepEqual(result.usage, { promptTokens: 500, completionTokens: 20, totalTokens: 520 });
+  assert.equal('costUsd' in (await handle.query(progressQuery)), false);
+  const attributes = await attributesOf(handle);
+  assert.equal(attributes.ReactTokens, 520);
+  assert.equal('ReactCost' in attributes, false);
+});
