@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { loadModelPrices, parseModelPrices } from '../../src/config/model-prices-config';
+import { emptyBatchCounts, recordFinished, recordStarted, summaryPerRollout } from '../../src/core/batch-progress';
 import { addUsage, ZERO_USAGE } from '../../src/core/messages';
 import { callCostUsd, modelCallCostUsd, priceOf } from '../../src/core/model-prices';
 
@@ -57,6 +58,17 @@ describe('the cost of a model call (src/core/model-prices.ts)', () => {
     assert.equal('costUsd' in addUsage(ZERO_USAGE, unpriced), false);
     assert.deepEqual(addUsage(addUsage(ZERO_USAGE, priced), unpriced), { promptTokens: 11, completionTokens: 6, totalTokens: 17, costUsd: 0.25 });
     assert.deepEqual(addUsage(priced, priced), { promptTokens: 20, completionTokens: 10, totalTokens: 30, costUsd: 0.5 });
+  });
+
+  test("a batch's per-rollout usage sums its runs' costs the same way (absent when no run had one)", () => {
+    const counts = emptyBatchCounts(2);
+    for (const rollout of [1, 1, 2]) recordStarted(counts, rollout);
+    recordFinished(counts, 1, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.25 } });
+    recordFinished(counts, 1, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.5 } });
+    recordFinished(counts, 2, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } });
+    const [first, second] = summaryPerRollout(counts, 2);
+    assert.equal(first?.usage.costUsd, 0.75);
+    assert.equal(second && 'costUsd' in second.usage, false);
   });
 });
 
