@@ -3,6 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
+import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/core/model-stream-text';
 import type { ChatMessage, NativeToolCall } from '../src/core/messages';
 import { modelCallCostUsd, type ModelPrices } from '../src/core/model-prices';
 import { protocolByName } from '../src/core/protocols';
@@ -121,11 +122,22 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     let finishReason = '';
     let reportedUsage: OpenAI.CompletionUsage | undefined;
     let chunks = 0;
-    const progress = () => ({
+    // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
+    // Web UI's pending activity): it rides in the heartbeat details, never in history.
+    let streamed: StreamTail = { text: '', characters: 0 };
+    let streamedKind: 'reasoning' | 'content' | 'tool' | undefined;
+    const addStreamed = (kind: 'reasoning' | 'content' | 'tool', text: string) => {
+      if (!text) return;
+      const separator = streamedKind !== undefined && streamedKind !== kind ? '\n' : '';
+      streamedKind = kind;
+      streamed = appendToStreamTail(streamed, separator + text);
+    };
+    const progress = (): ModelCallHeartbeat => ({
       chunks,
       characters: content.length,
       ...(reasoning ? { reasoningCharacters: reasoning.length } : {}),
       ...(chunks === 0 ? { waitingForFirstTokenSeconds: Math.round(watchdog.waitForFirstChunkMs / 1000) } : {}),
+      ...(streamed.characters ? { streamed: streamed.text, streamedCharacters: streamed.characters } : {}),
     });
     const watchdog = new ModelStreamWatchdog({
       firstTokenLimitMs,
@@ -157,13 +169,25 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         metrics.chunkArrived();
         chunks += 1;
         const choice = chunk.choices[0];
-        if (choice?.delta?.content) content += choice.delta.content;
-        reasoning += reasoningOfDelta(choice?.delta);
+        const reasoningDelta = reasoningOfDelta(choice?.delta);
+        reasoning += reasoningDelta;
+        addStreamed('reasoning', reasoningDelta);
+        if (choice?.delta?.content) {
+          content += choice.delta.content;
+          addStreamed('content', choice.delta.content);
+        }
         for (const delta of choice?.delta?.tool_calls ?? []) {
           const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
           if (delta.id) part.id = delta.id;
-          if (delta.function?.name) part.name += delta.function.name;
-          if (delta.function?.arguments) part.arguments += delta.function.arguments;
+          if (delta.function?.name) {
+            // Each native tool call on a line of its own: its name, then its arguments as they come.
+            addStreamed('tool', `${!part.name && streamedKind === 'tool' ? '\n' : ''}${delta.function.name}`);
+            part.name += delta.function.name;
+          }
+          if (delta.function?.arguments) {
+            part.arguments += delta.function.arguments;
+            addStreamed('tool', delta.function.arguments);
+          }
         }
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) reportedUsage = chunk.usage;

@@ -4,6 +4,7 @@ import type { ResearchRunResult } from '../core/run-result';
 import { isConnectionProblem } from './connection-problems';
 import { progressLines } from './progress-lines';
 import { RunEventReader, runHistory, type HistoryEvent, type RunEvent } from './run-events';
+import { StreamedTextPrinter, watchStreamingCalls } from './streamed-text';
 
 /** The run closed without a result (failed, terminated, timed out, cancelled by force). */
 export class RunEndedWithoutResultError extends Error {
@@ -33,6 +34,11 @@ export interface FollowRunOptions {
   keepTrying?: (problem: FollowProblem) => boolean;
   /** Wait between attempts, in ms. Default 2,000. */
   retryDelayMs?: number;
+  /**
+   * How often to look at a streaming model call's text (its heartbeat details), in ms, while one
+   * is open; 0 never looks. Default 1,000.
+   */
+  streamPollMs?: number;
 }
 
 const keepTryingConnectionProblems = ({ error, failedAttempts }: FollowProblem) => isConnectionProblem(error) && failedAttempts <= 10;
@@ -60,49 +66,67 @@ function readSafely(reader: RunEventReader, historyEvent: HistoryEvent, print: (
  * calls, compressions, tool results, failures) and resolves to its result. Works for a finished
  * run too. An event it does not know is shown generically, never thrown on; a lost connection
  * is retried (see {@link FollowRunOptions.keepTrying}), resuming after the last event shown.
+ * While a model call streams, its text is printed as it comes (lines starting `┆`) from the
+ * call's heartbeat details, which the run is described for about every second.
  * @throws RunEndedWithoutResultError when the run closed without a result; the last read error when it gives up.
  */
 export async function followRun(client: Client, workflowId: string, print: (line: string) => void, options: FollowRunOptions = {}): Promise<ResearchRunResult> {
   const keepTrying = options.keepTrying ?? keepTryingConnectionProblems;
   const retryDelayMs = options.retryDelayMs ?? 2_000;
+  const streamPollMs = options.streamPollMs ?? 1_000;
   let runId: string | undefined;
   let failedAttempts = 0;
-  // Each continue-as-new starts a new run under the same workflow id; follow the chain.
-  for (;;) {
-    const reader = new RunEventReader();
-    let lastEventId = 0;
-    let next: string | undefined;
-    for (;;) {
-      try {
-        runId ||= await latestRunId(client, workflowId);
-        for await (const historyEvent of runHistory(client, workflowId, runId || undefined)) {
-          const eventId = Number(historyEvent.eventId ?? 0);
-          if (eventId !== 0 && eventId <= lastEventId) continue;
-          lastEventId = eventId;
-          if (failedAttempts > 0) {
-            print('  (connected again)');
-            failedAttempts = 0;
-          }
-          for (const event of readSafely(reader, historyEvent, print)) {
-            for (const line of progressLines(event)) print(line);
-            if (event.kind === 'run_completed') return event.result;
-            if (event.kind === 'run_closed') throw new RunEndedWithoutResultError(workflowId, event.status);
-            if (event.kind === 'continued_as_new') next = event.newRunId;
-          }
-        }
-        break;
-      } catch (error) {
-        if (error instanceof RunEndedWithoutResultError) throw error;
-        failedAttempts += 1;
-        if (!keepTrying({ error, failedAttempts })) throw error;
-        if (failedAttempts === 1) print(`  (lost the connection to Temporal: ${messageOf(error)}; trying again every ${retryDelayMs / 1000} s)`);
-        await delay(retryDelayMs);
-      }
-    }
-    if (!next) break;
-    runId = next;
+  let printer = new StreamedTextPrinter();
+  const stopWatching = new AbortController();
+  const watching = streamPollMs > 0 ? watchStreamingCalls(client, workflowId, () => runId, () => printer, print, stopWatching.signal, streamPollMs) : Promise.resolve();
+  try {
+    return await followRuns();
+  } finally {
+    stopWatching.abort();
+    // Not awaited: a describe in flight ends with the connection the command closes next.
+    void watching;
   }
-  return (await client.workflow.getHandle(workflowId).result()) as ResearchRunResult;
+
+  async function followRuns(): Promise<ResearchRunResult> {
+    // Each continue-as-new starts a new run under the same workflow id; follow the chain.
+    for (;;) {
+      const reader = new RunEventReader();
+      printer = new StreamedTextPrinter();
+      let lastEventId = 0;
+      let next: string | undefined;
+      for (;;) {
+        try {
+          runId ||= await latestRunId(client, workflowId);
+          for await (const historyEvent of runHistory(client, workflowId, runId || undefined)) {
+            const eventId = Number(historyEvent.eventId ?? 0);
+            if (eventId !== 0 && eventId <= lastEventId) continue;
+            lastEventId = eventId;
+            if (failedAttempts > 0) {
+              print('  (connected again)');
+              failedAttempts = 0;
+            }
+            for (const line of printer.read(historyEvent)) print(line);
+            for (const event of readSafely(reader, historyEvent, print)) {
+              for (const line of progressLines(event)) print(line);
+              if (event.kind === 'run_completed') return event.result;
+              if (event.kind === 'run_closed') throw new RunEndedWithoutResultError(workflowId, event.status);
+              if (event.kind === 'continued_as_new') next = event.newRunId;
+            }
+          }
+          break;
+        } catch (error) {
+          if (error instanceof RunEndedWithoutResultError) throw error;
+          failedAttempts += 1;
+          if (!keepTrying({ error, failedAttempts })) throw error;
+          if (failedAttempts === 1) print(`  (lost the connection to Temporal: ${messageOf(error)}; trying again every ${retryDelayMs / 1000} s)`);
+          await delay(retryDelayMs);
+        }
+      }
+      if (!next) break;
+      runId = next;
+    }
+    return (await client.workflow.getHandle(workflowId).result()) as ResearchRunResult;
+  }
 }
 
 /** The closing lines `run` and `follow` print. */

@@ -292,8 +292,42 @@ describe('callModel', () => {
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     assert.equal(heartbeats.length, chunks.length);
-    assert.deepEqual(heartbeats[0], { chunks: 1, characters: 10 });
-    assert.deepEqual(heartbeats.at(-1), { chunks: chunks.length, characters: ANSWER_REPLY.length });
+    assert.deepEqual(heartbeats[0], { chunks: 1, characters: 10, streamed: ANSWER_REPLY.slice(0, 10), streamedCharacters: 10 });
+    assert.deepEqual(heartbeats.at(-1), { chunks: chunks.length, characters: ANSWER_REPLY.length, streamed: ANSWER_REPLY, streamedCharacters: ANSWER_REPLY.length });
+  });
+
+  test('the heartbeat details carry only the last 2,000 characters of the streamed text, and how many there were', async () => {
+    const { store, conversation } = await startedConversation();
+    const long = `<think>${'a long thought, '.repeat(300)}</think>\n<answer>done</answer>`;
+    const chunks = replyChunks(long, { pieceSize: 50, usage: [10, 10] });
+    const { openai } = fakeOpenAI(() => streamOf(chunks));
+    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const { env, heartbeats } = environment();
+    await runIn(env, callModel, callInput(conversation));
+    const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
+    assert.equal(last.streamedCharacters, long.length);
+    assert.equal(last.streamed, long.slice(-2_000));
+    assert.ok(JSON.stringify(last).length < 2_200, 'the details stay small');
+  });
+
+  test('reasoning streamed apart and native tool calls are in the streamed text too, each part on a line of its own', async () => {
+    const { store, conversation } = await startedConversation();
+    const delta = (fields: Record<string, unknown>, finishReason: string | null = null) => ({ ...contentChunk(undefined, finishReason), choices: [{ index: 0, delta: fields, finish_reason: finishReason }] });
+    const chunks = [
+      delta({ reasoning_content: 'Think ' }),
+      delta({ reasoning_content: 'first.' }),
+      delta({ content: 'Now I call.' }),
+      delta({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'lookup', arguments: '' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"q":1}' } }] }),
+      delta({ tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] }, 'tool_calls'),
+    ];
+    const { openai } = fakeOpenAI(() => streamOf(chunks));
+    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const { env, heartbeats } = environment();
+    await runIn(env, callModel, callInput(conversation));
+    const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
+    assert.equal(last.streamed, 'Think first.\nNow I call.\nlookup{"q":1}\nvisit{}');
+    assert.equal(last.streamedCharacters, last.streamed.length);
   });
 
   test('a stream that ends without a finish reason fails retryably with BadResponse and stores no reply', async () => {
@@ -324,7 +358,13 @@ describe('callModel', () => {
     assert.equal(calls[0]?.options.signal?.aborted, true, 'the request was aborted');
     // One heartbeat per chunk, then the request's own heartbeats while it stayed open: the stall
     // is ended by the activity itself, not by Temporal's heartbeat timeout.
-    assert.deepEqual(heartbeats.slice(0, 2), [{ chunks: 1, characters: 7 }, { chunks: 2, characters: 14 }]);
+    assert.deepEqual(
+      heartbeats.slice(0, 2).map((details) => {
+        const { chunks, characters } = details as { chunks: number; characters: number };
+        return { chunks, characters };
+      }),
+      [{ chunks: 1, characters: 7 }, { chunks: 2, characters: 14 }],
+    );
     assert.ok(heartbeats.slice(2).every((details) => (details as { chunks: number }).chunks === 2));
     assert.ok(elapsed >= 140, `abandoned after ${elapsed} ms, before the 150 ms heartbeat timeout`);
     assert.ok(elapsed < 2_000, `took ${elapsed} ms to abandon the stream`);

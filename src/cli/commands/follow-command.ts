@@ -4,7 +4,8 @@ import { UsageError } from '../usage-error';
 
 export const followHelp = `Usage: react-agent follow <run-id>
 
-Prints the run's progress as it goes, then its answer.`;
+Prints the run's progress as it goes, then its answer. While a model call streams,
+its text is printed as it arrives (lines starting ┆, from the call's heartbeats).`;
 
 export async function followCommand(positionals: string[]): Promise<number> {
   const [workflowId] = positionals;
