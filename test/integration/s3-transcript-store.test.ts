@@ -178,7 +178,21 @@ describe('S3TranscriptStore on SeaweedFS', () => {
       });
     }
     await seaweed.restart();
-    assert.equal(await s3.getText(kept), 'stored before the outage');
+    // The S3 port answers before the restarted volume server has re-registered: for a moment reads
+    // fail as the same retryable Unavailable (HTTP 500), which Temporal retries; wait that out.
+    const deadline = Date.now() + 30_000;
+    let read: string | undefined;
+    while (read === undefined) {
+      try {
+        read = await s3.getText(kept);
+      } catch (error) {
+        assert.equal((error as Error).name, 'TranscriptStoreUnavailableError');
+        assert.ok(transcriptFailure(error) instanceof ApplicationFailure && (transcriptFailure(error) as ApplicationFailure).nonRetryable === false);
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolveSleep) => setTimeout(resolveSleep, 250));
+      }
+    }
+    assert.equal(read, 'stored before the outage');
     const during = await s3.putText('written during the outage');
     assert.equal(await s3.getText(during), 'written during the outage');
   }, 60_000);
