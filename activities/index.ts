@@ -10,6 +10,7 @@ import { createCallModel, type ModelDefaults } from './model-activity';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import { withToolCallMetrics } from './tools/tool-call-metrics';
+import { withToolCallSpan, type TraceContentOptions } from './tracing/agent-spans';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import type { OutputLocation } from '../src/storage/output-location';
@@ -24,6 +25,8 @@ export interface ActivityDependencies {
   modelDefaults: ModelDefaults;
   /** Prices per model (REACT_AGENT_MODEL_PRICES): the cost `callModel` returns with a priced model's usage. Default: none. */
   modelPrices?: ModelPrices;
+  /** Prompt and completion text in model spans (REACT_AGENT_TRACE_CONTENT), truncated; default none. */
+  traceContent?: TraceContentOptions;
   /** How the workflow schedules model calls. */
   modelActivity: ModelActivitySettings;
   /** Queue of the tool fleet (REACT_AGENT_TOOL_TASK_QUEUE); default the run's own. */
@@ -51,7 +54,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
-    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}) }),
+    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}), ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}) }),
     learnContextWindow: createLearnContextWindow({ openai: dependencies.openai, modelDefaults: dependencies.modelDefaults }),
   };
 }
@@ -76,8 +79,8 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   };
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);
-    // Each attempt counted and timed by tool and outcome (react_agent_tool_* metrics).
-    if (tool) activities[name] = withToolCallMetrics(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter }));
+    // Each attempt counted and timed by tool and outcome (react_agent_tool_* metrics), and in an `execute_tool <name>` span.
+    if (tool) activities[name] = withToolCallMetrics(name, withToolCallSpan(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter })));
   }
   return activities;
 }

@@ -13,6 +13,8 @@ import { appendToConversation, composeMessage, loadConversation, loadMessageRefe
 import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
+import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
+import type { Span } from '@opentelemetry/api';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
 import type { ToolRegistry } from './tools/tool-registry';
 import { countConversationTokens, type TokenCounter } from './token-counter';
@@ -46,6 +48,8 @@ export interface ModelActivityDependencies {
   tools: ToolRegistry;
   /** Prices per model (REACT_AGENT_MODEL_PRICES, read by the worker): a call of a priced model returns its cost with its usage. */
   prices?: ModelPrices;
+  /** Prompt and completion text in the call's span (REACT_AGENT_TRACE_CONTENT), truncated; default none. */
+  traceContent?: TraceContentOptions;
 }
 
 /** Headers that let a model server's logs be matched to a run and a model call. */
@@ -91,25 +95,29 @@ async function appendAlternating(store: TranscriptStore, conversation: string, a
  * reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { openai, store, tokenCounter, modelDefaults, tools, prices } = dependencies;
+  const { openai, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
     const metrics = new ModelCallMetrics(Context.current(), input.model.model);
-    try {
-      return await callModelOnce(input, metrics);
-    } catch (error) {
-      metrics.failed(error);
-      throw error;
-    }
+    // Each attempt in a `chat <model>` span (a no-op unless the worker traces: OTEL_EXPORTER_OTLP_*).
+    return inModelCallSpan(input.model.model, { 'react_agent.model_call': input.modelCall }, async (span) => {
+      try {
+        return await callModelOnce(input, metrics, span);
+      } catch (error) {
+        metrics.failed(error);
+        throw error;
+      }
+    });
   };
 
-  async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics): Promise<CallModelOutput> {
+  async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics, span: Span): Promise<CallModelOutput> {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     const withObservations = appended.length ? await appendAlternating(store, input.conversation, appended) : input.conversation;
     const messages: ChatMessage[] = await loadConversation(store, withObservations);
+    if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
 
     const stallLimitMs = context.info.heartbeatTimeoutMs ?? 60_000;
     const firstTokenLimitMs = (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000;
@@ -239,6 +247,8 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       },
       costUsd,
     );
+    setModelResponse(span, { model: input.model.model, finishReason, inputTokens: promptTokens, outputTokens: completionTokens });
+    if (traceContent) span.setAttribute('gen_ai.output.messages', truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters));
     const withReply = await appendToConversation(store, withObservations, [
       { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
     ]);

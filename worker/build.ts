@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../src/config/project-root';
-import { DEFAULT_WORKFLOW_BUNDLE, recordPathOf, workflowSourcesHash, type WorkflowBundleRecord } from './workflow-bundle';
+import { DEFAULT_WORKFLOW_BUNDLE, recordPathOf, WORKFLOW_INTERCEPTOR_MODULES, workflowSourcesHash, type WorkflowBundleRecord } from './workflow-bundle';
 
 const dist = join(PROJECT_ROOT, 'dist');
 
@@ -40,6 +40,7 @@ async function bundle(): Promise<void> {
   const silent = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
+    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
     logger: { info: silent, warn: (message: string) => console.warn(`build: ${message}`), error: (message: string) => console.error(`build: ${message}`), debug: silent, trace: silent, log: silent } as never,
   });
   writeAtomically(DEFAULT_WORKFLOW_BUNDLE, code);

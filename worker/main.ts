@@ -15,6 +15,7 @@ import {
   loadModelConfig,
   loadModelPrices,
   loadTemporalConnection,
+  loadTracingConfig,
   loadTranscriptStoreConfig,
   loadS3ClientSettings,
   loadWorkerConfig,
@@ -32,7 +33,8 @@ import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import { loadToolModules } from './load-tool-modules';
-import { chooseWorkflowCode } from './workflow-bundle';
+import { chooseWorkflowCode, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
+import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
 import { createResearchTools } from './research-tools';
 import { combineToolGroups, describeToolNames, startMcpTools, type ToolGroup } from './mcp-tools';
@@ -96,6 +98,8 @@ async function main(): Promise<void> {
   const temporal = loadTemporalConnection();
   // Before any NativeConnection or Worker: the SDK runtime with its Prometheus exporter (REACT_AGENT_METRICS_ADDRESS).
   installMetricsRuntime(loadMetricsConfig(), (line) => console.log(line));
+  // OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT: the OpenTelemetry SDK and the Temporal interceptors' activity half and sink; unset, nothing.
+  const tracing = startWorkerTracing(loadTracingConfig(), (line) => console.log(line));
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
@@ -131,6 +135,8 @@ async function main(): Promise<void> {
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
+    // REACT_AGENT_TRACE_CONTENT: prompts and completions (truncated) in model spans.
+    ...(tracing.traceContent ? { traceContent: tracing.traceContent } : {}),
     // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
     modelActivity: {
       startToCloseSeconds: modelConfig.timeoutSeconds,
@@ -166,6 +172,9 @@ async function main(): Promise<void> {
         shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
         stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
         maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
+        // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
+        interceptors: { activity: tracing.activityInterceptors, ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}) },
+        sinks: tracing.sinks,
       }),
     ),
   );
@@ -186,6 +195,7 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     await mcp.close();
+    await tracing.shutdown();
   }
 }
 

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigurationError } from '../src/config';
 import { PROJECT_ROOT } from '../src/config/project-root';
+export { WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
 
 /** The bundle `npm run build` writes, and a worker uses when REACT_AGENT_WORKFLOW_BUNDLE is unset. */
 export const DEFAULT_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
@@ -47,6 +48,8 @@ export function workflowSourcesHash(root: string = PROJECT_ROOT): string | undef
   for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update('\0');
   const { version } = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
   hash.update(`@temporalio/workflow@${version}`);
+  const interceptors = JSON.parse(readFileSync(require.resolve('@temporalio/interceptors-opentelemetry/package.json'), 'utf8')) as { version: string };
+  hash.update(`@temporalio/interceptors-opentelemetry@${interceptors.version}`);
   return hash.digest('hex');
 }
 

@@ -13,4 +13,5 @@ export * from './worker-fleet-config';
 export * from './judge-config';
 export * from './mcp-config';
 export * from './metrics-config';
+export * from './tracing-config';
 export * from './model-prices-config';

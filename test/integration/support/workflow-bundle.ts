@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
 
 const root = resolve(__dirname, '../../..');
 
@@ -23,10 +24,10 @@ export async function cachedWorkflowBundle(): Promise<string> {
   for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'schemas'))].sort()) {
     hash.update(file).update(readFileSync(file));
   }
-  hash.update(readFileSync(join(root, 'package-lock.json')));
+  hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
   const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(path)) {
-    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../../workflows'), logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../../workflows'), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
     writeFileSync(`${path}.tmp`, code);
     writeFileSync(path, code);
   }
