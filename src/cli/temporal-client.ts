@@ -1,8 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
-import type { TemporalConnection } from '../config';
+import { loadTracingConfig, type TemporalConnection, type TracingConfig } from '../config';
+import { startClientTracing } from './client-tracing';
 
-/** Connects a Temporal client; fails with a message that names the address and how to fix it. */
-export async function connectClient(temporal: TemporalConnection): Promise<{ client: Client; close: () => Promise<void> }> {
+/**
+ * Connects a Temporal client; fails with a message that names the address and how to fix it. With
+ * an OTLP endpoint (OTEL_EXPORTER_OTLP_*) the client traces what it starts (src/cli/client-tracing.ts).
+ */
+export async function connectClient(temporal: TemporalConnection, tracingConfig: TracingConfig = loadTracingConfig(process.env, 'react-agent')): Promise<{ client: Client; close: () => Promise<void> }> {
   let connection: Connection;
   try {
     connection = await Connection.connect({ ...temporal.connectionOptions, connectTimeout: '5 seconds' });
@@ -14,7 +18,14 @@ export async function connectClient(temporal: TemporalConnection): Promise<{ cli
           : 'Check TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TLS/API key settings (TEMPORAL_TLS, TEMPORAL_API_KEY, or your temporal.toml profile).'),
     );
   }
-  return { client: new Client({ connection, namespace: temporal.namespace }), close: () => connection.close() };
+  const tracing = startClientTracing(tracingConfig);
+  return {
+    client: new Client({ connection, namespace: temporal.namespace, ...(tracing.workflowInterceptors.length ? { interceptors: { workflow: tracing.workflowInterceptors } } : {}) }),
+    close: async () => {
+      await connection.close();
+      await tracing.shutdown();
+    },
+  };
 }
 
 /** Link to a run in the Web UI, when one is known: REACT_AGENT_WEB_UI_URL, the local dev server's UI, or Temporal Cloud. */

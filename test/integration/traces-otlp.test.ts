@@ -11,6 +11,7 @@ import { progressQuery } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { researchAgent } from '../../workflows';
 import { AgentEnvironment } from './support/agent-environment';
+import { CliProcess } from './support/cli-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 
 /**
@@ -208,4 +209,18 @@ test('with REACT_AGENT_TRACE_CONTENT=true model spans carry the prompt and compl
   assert.equal(await untraced.stop(), 0);
   assert.equal(receiver.spans.length, before);
   assert.equal(receiver.requests.length, requests);
+}, 60_000);
+
+test('react-agent run with OTEL_EXPORTER_OTLP_ENDPOINT starts the trace: its StartWorkflow span is the parent of the workflow run', async () => {
+  const worker = await environment.startWorker(tracing());
+  const id = scenarios.add(runId('traces-cli'), () => answer('From the CLI.'));
+  const outcome = await CliProcess.complete(['run', 'Traced from the CLI?', '--id', id], { environment: { ...environment.environment, ...tracing({ OTEL_SERVICE_NAME: '' }) } });
+  assert.equal(outcome.code, 0, outcome.stderr);
+  // The CLI flushed its span before exiting; the worker's arrive within its batch delay.
+  const start = receiver.spans.find((span) => span.service === 'react-agent' && span.name === 'StartWorkflow:researchAgent');
+  assert.ok(start, 'the CLI exported its StartWorkflow span as service react-agent');
+  const run = () => receiver.spans.find((span) => span.name === 'RunWorkflow:researchAgent' && span.traceId === start.traceId);
+  await waitFor(() => run() !== undefined, 'the run traced from the CLI');
+  assert.equal(run()?.parentSpanId, start.spanId);
+  assert.equal(await worker.stop(), 0);
 }, 60_000);
