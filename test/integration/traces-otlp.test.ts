@@ -12,6 +12,7 @@ import type { ResearchRunResult } from '../../src/core/run-result';
 import type { researchAgent } from '../../workflows';
 import { AgentEnvironment } from './support/agent-environment';
 import { CliProcess } from './support/cli-process';
+import { waitForToolLog } from './support/tool-log';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 
 /**
@@ -184,6 +185,41 @@ test('a run is one trace from the client start through the workflow to each mode
   assert.deepEqual(added.filter((span) => seen.has(span.name) && !span.name.startsWith('HandleQuery')).map((span) => span.name), [], 'no span of the run is exported twice');
   for (const name of ['RunWorkflow:researchAgent', 'chat scripted-model', 'execute_tool lookup', 'StartActivity:callModel', 'RunActivity:callModel']) {
     assert.equal(receiver.spans.filter((span) => span.traceId === traceId && span.name === name).length, spans.filter((span) => span.name === name).length, name);
+  }
+  assert.equal(await second.stop(), 0);
+}, 60_000);
+
+test('a worker killed mid-run: the run finishes on another worker as one trace, each span once, the workflow span the same parent throughout', async () => {
+  const killed = await environment.startWorker(tracing());
+  const id = scenarios.add(runId('traces-killed'), (turn) =>
+    turn === 1 ? toolCall('lookup', { query: 'first' }) : turn === 2 ? toolCall('wait', { seconds: 2 }) : answer('Done after a crash.'),
+  );
+  const client = new Client({ connection: environment.client.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
+  const handle = await client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: environment.taskQueue, workflowId: id, args: [{ question: 'Survive a crash?' }] });
+  await waitForToolLog(environment.toolLog, id, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'), 30_000);
+  await new Promise((resolve) => setTimeout(resolve, 800)); // the finished attempts' spans leave the batch
+  await killed.crash();
+  const second = await environment.startWorker(tracing());
+  assert.equal((await handle.result()).termination, 'answer');
+  const start = clientSpans.getFinishedSpans().find((span) => span.name === 'StartWorkflow:researchAgent' && span.attributes.temporalWorkflowId === id);
+  assert.ok(start);
+  const traceId = start.spanContext().traceId;
+  const ofRun = () => receiver.spans.filter((span) => span.traceId === traceId);
+  await waitFor(() => ofRun().some((span) => span.name === 'RunWorkflow:researchAgent'), 'the run span');
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const spans = ofRun();
+  assert.equal(new Set(spans.map((span) => span.spanId)).size, spans.length, 'no span arrives twice');
+  const count = (name: string) => spans.filter((span) => span.name === name).length;
+  assert.equal(count('RunWorkflow:researchAgent'), 1);
+  assert.equal(count('chat scripted-model'), 3, 'each model call once');
+  assert.equal(count('execute_tool lookup'), 1);
+  assert.equal(count('execute_tool wait'), 1, 'the killed attempt never ended; its retry did');
+  const workflow = spans.find((span) => span.name === 'RunWorkflow:researchAgent') as ReceivedSpan;
+  assert.equal(workflow.parentSpanId, start.spanContext().spanId);
+  const byId = new Map(spans.map((span) => [span.spanId, span]));
+  for (const span of spans.filter((each) => each.name.startsWith('StartActivity:'))) assert.equal(span.parentSpanId, workflow.spanId, `${span.name} under the one workflow span, on either worker`);
+  for (const span of spans.filter((each) => each.name.startsWith('chat ') || each.name.startsWith('execute_tool '))) {
+    assert.equal(byId.get(byId.get(span.parentSpanId)?.parentSpanId ?? '')?.parentSpanId, workflow.spanId, span.name);
   }
   assert.equal(await second.stop(), 0);
 }, 60_000);
