@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Sets up what the real-server test tier (test/real-server/) needs, offline but for two package
-// registries, in .tools/llama-server/:
+// registries; the build and the venv in the user's cache (scripts/cached-tools.mjs:
+// ~/.cache/react-agent/llama-server/<versions>/, linked from .tools/llama-server/), the models in
+// .tools/llama-server/:
 //
 //   bin/llama-server   llama.cpp's OpenAI-compatible server, built here from the llama.cpp source
 //                      that npm's node-llama-cpp@3.21.1 ships as a git bundle
@@ -13,22 +15,27 @@
 //                      variant with a thinking template)
 //
 // Idempotent: each step is skipped when its result is already there and works (the binary answers
-// `--version`), so a second run takes a second. The build takes about 6–9 minutes on 2 cores.
+// `--version`), so a second run (or a second clone on this machine) takes seconds. The build takes about 6–9 minutes on 2 cores.
 // Run it with `npm run setup:llama-server`; LLAMA_SERVER_BUILD_JOBS overrides the parallelism (2).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
 
 const NODE_LLAMA_CPP_VERSION = '3.21.1';
 const GGUF_VERSION = '0.19.0';
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolDirectory = join(projectRoot, '.tools', 'llama-server');
-const packageDirectory = join(toolDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
-const sourceDirectory = join(toolDirectory, 'source');
-const buildDirectory = join(toolDirectory, 'build');
-const binary = join(toolDirectory, 'bin', 'llama-server');
-const venvDirectory = join(toolDirectory, 'venv');
+// The long build (and the gguf venv) lives in the user's cache, keyed by the versions, so a second
+// clone on this machine links to it instead of building again; .tools/llama-server/bin and venv
+// are links to it. The models stay with the clone (its generator script writes them).
+const cachedDirectory = join(cacheDirectory(), 'llama-server', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}-gguf-${GGUF_VERSION}`);
+const packageDirectory = join(cachedDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
+const sourceDirectory = join(cachedDirectory, 'source');
+const buildDirectory = join(cachedDirectory, 'build');
+const binary = join(cachedDirectory, 'bin', 'llama-server');
+const venvDirectory = join(cachedDirectory, 'venv');
 const venvPython = join(venvDirectory, 'bin', 'python');
 const modelDirectory = join(toolDirectory, 'models');
 const modelGenerator = join(projectRoot, 'scripts', 'real-server', 'make-tiny-model.py');
@@ -58,10 +65,10 @@ function fetchSource() {
     return;
   }
   mkdirSync(packageDirectory, { recursive: true });
-  const tarball = join(toolDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`);
+  const tarball = join(cachedDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`);
   if (!existsSync(tarball)) {
     console.log(`Fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} from the npm registry (npm pack; not installed) ...`);
-    run('npm', ['pack', `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, '--silent', '--pack-destination', toolDirectory]);
+    run('npm', ['pack', `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, '--silent', '--pack-destination', cachedDirectory]);
   }
   run('tar', ['-xzf', tarball, '-C', packageDirectory, '--strip-components=1', 'package/llama']);
   const bundle = join(packageDirectory, 'llama', 'gitRelease.bundle');
@@ -103,7 +110,7 @@ function ensureServer() {
     console.log(`llama-server: ${binary} (${existing}, already built)`);
     return;
   }
-  console.log(`Building llama-server from node-llama-cpp@${NODE_LLAMA_CPP_VERSION}'s llama.cpp source into ${toolDirectory} (about 6–9 minutes on 2 cores) ...`);
+  console.log(`Building llama-server from node-llama-cpp@${NODE_LLAMA_CPP_VERSION}'s llama.cpp source into ${cachedDirectory} (about 6–9 minutes on 2 cores) ...`);
   fetchSource();
   buildServer();
   const version = versionOf(binary);
@@ -132,19 +139,22 @@ function ensureModels() {
 function main() {
   const started = Date.now();
   mkdirSync(toolDirectory, { recursive: true });
+  mkdirSync(cachedDirectory, { recursive: true });
   try {
     ensureServer();
     ensureGguf();
+    pointLinkAt(join(toolDirectory, 'bin'), join(cachedDirectory, 'bin'));
+    pointLinkAt(join(toolDirectory, 'venv'), venvDirectory);
     ensureModels();
   } catch (error) {
     console.error(
       `Could not set up llama-server for the real-server tests: ${error.message}\n` +
         'It needs cmake, a C++17 compiler, git, python3 with venv, and the npm and PyPI registries. ' +
-        `Fix the cause and run 'npm run setup:llama-server' again (finished steps are kept in ${toolDirectory}).`,
+        `Fix the cause and run 'npm run setup:llama-server' again (finished steps are kept in ${cachedDirectory}).`,
     );
     process.exit(1);
   }
-  console.log(`Real-server tools ready in ${toolDirectory} (${elapsedSince(started)}).`);
+  console.log(`Real-server tools ready in ${toolDirectory} (build cached in ${cachedDirectory}; ${elapsedSince(started)}).`);
 }
 
 main();

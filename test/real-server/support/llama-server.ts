@@ -65,7 +65,7 @@ interface ResolvedOptions {
   startTimeoutMs: number;
 }
 
-const SETUP_HINT = "Run 'npm run setup:llama-server' (it builds llama.cpp's llama-server once into .tools/llama-server/, about 6–9 minutes on 2 cores, and writes the tiny models).";
+const SETUP_HINT = "Run 'npm run setup:llama-server' (it builds llama.cpp's llama-server once per machine into ~/.cache/react-agent/llama-server/, linked from .tools/llama-server/, about 6–9 minutes on 2 cores, and writes the tiny models).";
 const STOP_GRACE_MS = 5_000;
 const LOG_LIMIT = 64 * 1024;
 
