@@ -19,7 +19,7 @@ const files = proxyActivities<Pick<EvaluationActivities, 'prepareEvaluation' | '
 });
 
 /**
- * An evaluation (issue 12, DESIGN decision 12): an activity reads and dedupes the rollout files
+ * An evaluation (issue 12; docs/architecture.md): an activity reads and dedupes the rollout files
  * and stores the runs' facts by hash (no transcripts in history); judge activities judge
  * `runsPerActivity` runs each, at most `concurrency` at a time, with retries; verdicts are kept in
  * the verdict store, so a retried activity or a second evaluation of the same runs makes no judge

@@ -59,7 +59,7 @@ const lines = proxyLocalActivities<Pick<BatchActivities, 'writeBatchLine'>>({
 });
 
 /**
- * A batch of research runs (issue 11, DESIGN decision 11): one child `researchAgent` per
+ * A batch of research runs (issue 11; docs/architecture.md, "Batches are workflows of workflows"): one child `researchAgent` per
  * (question, rollout), id `<batch id>/q<index>-r<rollout>`, at most `concurrency` at a time,
  * each tagged with the search attributes `ReactBatchId` and `ReactRollout`.
  *

@@ -7,7 +7,7 @@ import type { Termination } from './termination';
 import { isJudgeChoice, type EvaluationHeadline } from './evaluation/evaluation-contract';
 
 /**
- * The `researchBatch` workflow's contract (issue 11, DESIGN decision 11), workflow-safe: its
+ * The `researchBatch` workflow's contract (issue 11; docs/architecture.md, "Batches are workflows of workflows"), workflow-safe: its
  * input, the ids and ordering of its runs, the activities' inputs and outputs, its summary.
  *
  * A batch runs every (question, rollout) pair once as a child `researchAgent` with the id

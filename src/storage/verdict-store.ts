@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { LocalDirectoryOutput, type OutputLocation } from './output-location';
 
 /**
- * Judge verdicts kept by key, so re-running an evaluation makes no judge call (DESIGN decision
- * 12). The key is the SHA-256 of (judge prompt template, judge model, question, reference,
+ * Judge verdicts kept by key, so re-running an evaluation makes no judge call (evaluation is cheap
+ * to re-run; docs/architecture.md). The key is the SHA-256 of (judge prompt template, judge model, question, reference,
  * prediction); a verdict is written once its judge call ended, atomically.
  */
 export interface StoredVerdict {

@@ -5,7 +5,7 @@ import { test } from '@jest/globals';
 import { importsOf, PROJECT_ROOT, resolveFile, typeScriptFilesUnder } from './support/source-imports';
 
 /**
- * The folder rule from DESIGN.md, enforced: workflow code (and the shared code it reaches)
+ * The folder rule of docs/architecture.md, enforced: workflow code (and the shared code it reaches)
  * imports nothing with side effects, and only `import type` from activities/.
  */
 const root = PROJECT_ROOT;
