@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { progressQuery } from '../../src/core/message-definitions';
@@ -7,6 +6,7 @@ import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
+import { runClient, type ClientOutcome } from './support/client-process';
 
 /*
  * Issue 19, "Usage and cost": the worker is given prices per model (REACT_AGENT_MODEL_PRICES);
@@ -31,19 +31,8 @@ afterAll(async () => {
 });
 
 /** `react-agent status <id>`, as a user runs it, with the environment's Temporal address. */
-function status(workflowId: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), 'status', workflowId], { cwd: root, env: { ...process.env, ...environment.environment } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolveOutcome) =>
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolveOutcome({ code, stdout, stderr });
-    }),
-  );
+function status(workflowId: string): Promise<ClientOutcome> {
+  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...['status', workflowId]], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs: 120_000 });
 }
 
 const attributesOf = async (handle: Awaited<ReturnType<AgentEnvironment['startRun']>>) =>

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
@@ -7,6 +6,7 @@ import type { ResearchRunResult } from '../../src/core/run-result';
 import { QUESTION_ATTRIBUTE_MAX_CHARACTERS } from '../../src/core/search-attributes';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
+import { runClient, type ClientOutcome } from './support/client-process';
 
 /*
  * Issue 22: every run sets ReactQuestion (Text), ReactModel, ReactProtocol (Keyword) and
@@ -90,19 +90,8 @@ function attributesOf(execution: WorkflowExecutionInfo): Record<string, unknown>
   return Object.fromEntries(execution.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
 }
 
-function cli(argumentsList: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], { cwd: root, env: { ...process.env, ...environment.environment } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolveOutcome) =>
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolveOutcome({ code, stdout, stderr });
-    }),
-  );
+function cli(argumentsList: string[]): Promise<ClientOutcome> {
+  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs: 120_000 });
 }
 
 describe('runs found by what they ask, which model ran them and how they ended', () => {

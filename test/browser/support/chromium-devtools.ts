@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { requireChromium } from './headless-chromium';
+import { browserProcesses, killGroup, requireChromium } from './headless-chromium';
 
 /*
  * Headless Chromium driven through the DevTools protocol over a pipe (`--remote-debugging-pipe`:
@@ -14,19 +14,6 @@ import { requireChromium } from './headless-chromium';
  * the test process exits.
  */
 
-const sessions = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of sessions) killGroup(child);
-});
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // the group is gone already
-  }
-}
 
 interface DevToolsMessage {
   id?: number;
@@ -89,7 +76,7 @@ export class ChromiumPage {
       ],
       { detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
     );
-    sessions.add(child);
+    browserProcesses.remember(child);
     const page = new ChromiumPage(child, profile, timeoutMs);
     try {
       const { targetId } = (await page.send('Target.createTarget', { url: 'about:blank' }, false)) as { targetId: string };
@@ -151,7 +138,7 @@ export class ChromiumPage {
   async close(): Promise<void> {
     killGroup(this.child);
     for (const stream of [this.child.stdio[3], this.child.stdio[4]]) (stream as Readable | Writable | null)?.destroy();
-    sessions.delete(this.child);
+    browserProcesses.forget(this.child);
     rmSync(this.profile, { recursive: true, force: true });
   }
 

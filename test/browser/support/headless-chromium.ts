@@ -19,7 +19,8 @@ process.on('exit', () => {
   for (const child of running) killGroup(child);
 });
 
-function killGroup(child: ChildProcess): void {
+/** SIGKILLs a browser's whole process group (it was spawned detached); gone already is fine. */
+export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
@@ -27,6 +28,12 @@ function killGroup(child: ChildProcess): void {
     // the group is gone already
   }
 }
+
+/** Keeps a browser process to be killed with its group if the test process exits first; `forget` once it is stopped. */
+export const browserProcesses = {
+  remember: (child: ChildProcess) => void running.add(child),
+  forget: (child: ChildProcess) => void running.delete(child),
+};
 
 /**
  * The path of the `chromium` executable (or CHROMIUM_PATH when set). Throws, saying how to
@@ -87,7 +94,7 @@ export async function runHeadlessChromium(url: string, action: string[], options
     url,
   ];
   const child = spawn(executable, argumentsList, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
+  browserProcesses.remember(child);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -112,7 +119,7 @@ export async function runHeadlessChromium(url: string, action: string[], options
   } finally {
     // the browser's helpers (zygote, GPU, renderer processes) share its group
     killGroup(child);
-    running.delete(child);
+    browserProcesses.forget(child);
     rmSync(profile, { recursive: true, force: true });
   }
 }
