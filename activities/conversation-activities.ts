@@ -8,7 +8,8 @@ import type {
 } from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
 import { protocolByName } from '../src/core/protocols';
-import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage } from '../src/storage/conversation';
+import { toolScheduleOf } from '../src/core/tool-spec';
+import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage, putToolSpecs } from '../src/storage/conversation';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
@@ -28,7 +29,11 @@ export function createConversationActivities(dependencies: ConversationActivityD
   const { store, tools, tokenCounter } = dependencies;
 
   return {
-    /** Writes the system prompt (tools, today's date) and the question; returns what the workflow needs to schedule the run. */
+    /**
+     * Writes the system prompt (tools, today's date) and the question; returns what the workflow
+     * needs to schedule the run. With `storeToolSpecs` the tool specs are stored too, and only their
+     * reference and each tool's scheduling go back into history.
+     */
     async startConversation(input: StartConversationInput): Promise<StartConversationOutput> {
       let specs;
       try {
@@ -44,7 +49,7 @@ export function createConversationActivities(dependencies: ConversationActivityD
       const references = [await putMessage(store, { role: 'system', content: system }), await putMessage(store, { role: 'user', content: input.question })];
       return {
         conversation: await putConversation(store, references),
-        tools: specs,
+        ...(input.storeToolSpecs ? { tools: specs.map(toolScheduleOf), toolSpecs: await putToolSpecs(store, specs) } : { tools: specs }),
         modelActivity: dependencies.modelActivity,
         model: dependencies.defaultModel,
         contextTokens: tokenCounter.count(system) + tokenCounter.count(input.question),

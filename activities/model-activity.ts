@@ -9,7 +9,8 @@ import { modelCallCostUsd, type ModelPrices } from '../src/core/model-prices';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
-import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../src/storage/conversation';
+import type { ToolSpec } from '../src/core/tool-spec';
+import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, loadToolSpecs, putConversation, putMessage } from '../src/storage/conversation';
 import { classifyModelError } from './model-errors';
 import { ModelStreamWatchdog } from './model-stream-watchdog';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
@@ -44,7 +45,7 @@ export interface ModelActivityDependencies {
   store: TranscriptStore;
   tokenCounter: TokenCounter;
   modelDefaults: ModelDefaults;
-  /** For native tool calling: the schemas of the run's tools. */
+  /** For native tool calling in runs opened before their specs were stored (no `toolSpecs` in the input): the schemas by name. */
   tools: ToolRegistry;
   /** Prices per model (REACT_AGENT_MODEL_PRICES, read by the worker): a call of a priced model returns its cost with its usage. */
   prices?: ModelPrices;
@@ -111,12 +112,24 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     });
   };
 
+  /**
+   * The specs of the run's tools: those stored when it started (fixed for its life, whatever this
+   * worker offers now), else, for a run opened before they were stored, the registry's by name.
+   */
+  async function runToolSpecs(input: CallModelInput): Promise<ToolSpec[]> {
+    if (input.toolSpecs === undefined) return tools.specs(input.tools);
+    const stored = await loadToolSpecs(store, input.toolSpecs);
+    const byName = new Map(stored.map((spec) => [spec.name, spec]));
+    return input.tools.flatMap((name) => byName.get(name) ?? []);
+  }
+
   async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics, span: Span): Promise<CallModelOutput> {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     const withObservations = appended.length ? await appendAlternating(store, input.conversation, appended) : input.conversation;
     const messages: ChatMessage[] = await loadConversation(store, withObservations);
+    const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
     if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
 
     const stallLimitMs = context.info.heartbeatTimeoutMs ?? 60_000;
@@ -162,9 +175,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
           stream: true,
           stream_options: { include_usage: true },
           ...(protocol.stop.length ? { stop: protocol.stop } : {}),
-          ...(protocol.nativeTools && input.tools.length
-            ? { tools: tools.specs(input.tools).map(toOpenAITool), tool_choice: input.finalAnswer ? ('none' as const) : ('auto' as const) }
-            : {}),
+          ...(nativeTools ? { tools: nativeTools.map(toOpenAITool), tool_choice: input.finalAnswer ? ('none' as const) : ('auto' as const) } : {}),
           temperature: input.model.temperature ?? modelDefaults.temperature,
           top_p: input.model.topP ?? modelDefaults.topP,
           max_tokens: input.model.maxOutputTokens ?? modelDefaults.maxOutputTokens,

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import type { ResearchRunResult } from '../src/core/run-result';
-import { bigOutput } from '../test/fakes/test-tools';
+import { bigOutput, tools as testTools } from '../test/fakes/test-tools';
 import { countAssistantMessages } from '../test/fakes/scripted-model-server';
 import { createNaiveActivities } from './naive-baseline/activities';
 import { startBenchmarkStack } from './benchmark-stack';
@@ -25,7 +25,26 @@ const MIB = 1024 * 1024;
 async function historyFigures(client: Client, workflowId: string) {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const bytes = temporal.api.history.v1.History.encode(history).finish().length;
-  return { bytes, events: history.events?.length ?? 0 };
+  return { bytes, events: history.events?.length ?? 0, toolList: toolListFigures(history) };
+}
+
+/**
+ * What the run's tool list took of history: the bytes of `startConversation`'s result as stored
+ * (the payload), and of its `tools` field (JSON) — the whole specs before issue 18's
+ * `tool-specs-by-reference`, names and scheduling settings after (the specs behind `toolSpecs`).
+ */
+function toolListFigures(history: temporal.api.history.v1.IHistory) {
+  const events = history.events ?? [];
+  const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'startConversation');
+  const completed = events.find((event) => String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(scheduled?.eventId ?? '-'));
+  const payload = completed?.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+  const result = payload?.data ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as { tools?: unknown[]; toolSpecs?: string }) : {};
+  return {
+    resultBytes: payload ? temporal.api.common.v1.Payload.encode(payload).finish().length : 0,
+    toolsFieldBytes: Buffer.byteLength(JSON.stringify(result.tools ?? [])),
+    tools: result.tools?.length ?? 0,
+    byReference: result.toolSpecs !== undefined,
+  };
 }
 
 async function main(): Promise<void> {
@@ -44,7 +63,8 @@ async function main(): Promise<void> {
   });
   const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
-  const tools = new ToolRegistry([bigOutput]);
+  // The test tools (six, big_output the one called), so the tool list is more than one entry.
+  const tools = new ToolRegistry(testTools);
   const activities = {
     ...createActivities({
       openai,
@@ -91,6 +111,11 @@ async function main(): Promise<void> {
     console.log(`transcript by reference (ours)  ${String(oursHistory.bytes).padStart(13)}  ${(oursHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(oursHistory.events).padStart(7)}  ${figures.oursSeconds.toFixed(1).padStart(7)}`);
     console.log(`naive: whole transcript/call    ${String(naiveHistory.bytes).padStart(13)}  ${(naiveHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(naiveHistory.events).padStart(7)}  ${figures.naiveSeconds.toFixed(1).padStart(7)}`);
     console.log('');
+    const list = oursHistory.toolList;
+    console.log(
+      `tool list (${list.tools} tools) in ours: startConversation's result ${list.resultBytes} bytes, its tools field ${list.toolsFieldBytes} bytes` +
+        (list.byReference ? ' (names and scheduling; the specs stored by reference)' : ' (the whole specs)'),
+    );
     console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
     const withinTarget = ours.iterations === MODEL_CALLS && ours.termination === 'answer' && oursHistory.bytes < MIB && oursHistory.events < 2_000;
     console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);

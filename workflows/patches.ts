@@ -20,6 +20,15 @@ export const LoopPatches = {
   contextWindow: 'context-window',
   /** The final answer call's prompt is compressed until it fits the context budget, or the call is not made (issue 16). */
   finalAnswerFits: 'final-answer-fits',
+  /**
+   * The run's tool list is stored by reference (issue 18): `startConversation` stores the specs
+   * (descriptions, parameter schemas) as one content-addressed blob, and history keeps its
+   * reference with each tool's name, activity settings and approval flag (`ToolSchedule`); model
+   * calls send the schemas from the stored blob, so a worker whose MCP servers now list other tools
+   * cannot change a run in flight, and a call of a tool no worker offers any more is answered with
+   * `goneToolObservation`. Runs opened before keep the whole specs in history and the old answers.
+   */
+  toolSpecsByReference: 'tool-specs-by-reference',
 } as const;
 
 /** Markers of the `researchBatch` workflow. */

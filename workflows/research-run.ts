@@ -20,7 +20,7 @@ import {
 import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
-import type { ToolSpec } from '../src/core/tool-spec';
+import type { ToolSchedule } from '../src/core/tool-spec';
 import { openCallsPreview, type Turn } from '../src/core/turns';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { runActivities } from './activity-proxies';
@@ -220,8 +220,14 @@ export class ResearchRun {
     return this.state.setup;
   }
 
-  toolSpec(name: string): ToolSpec | undefined {
+  /** How the run schedules calls of the tool `name`; undefined when the run was not given it. */
+  toolSchedule(name: string): ToolSchedule | undefined {
     return this.setup.tools.find((tool) => tool.name === name);
+  }
+
+  /** Whether the run's tool specs are stored by reference (`tool-specs-by-reference`; decided when the transcript opened). */
+  get toolSpecsByReference(): boolean {
+    return this.setup.toolSpecs !== undefined;
   }
 
   toolNames(): string[] {
@@ -242,7 +248,7 @@ export class ResearchRun {
     const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
     return runActivities.callModel(
       { ...options, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` },
-      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), finalAnswer },
+      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), ...(this.setup.toolSpecs ? { toolSpecs: this.setup.toolSpecs } : {}), finalAnswer },
     );
   }
 }

@@ -1,7 +1,7 @@
 import type { PendingMessage, StoredText, TokenUsage } from './messages';
 import type { ParsedTurn, ProtocolName } from './protocols/protocol';
 import type { ModelOptions } from './model-options';
-import type { JsonSchema, ToolSpec } from './tool-spec';
+import type { JsonSchema, ToolSchedule } from './tool-spec';
 
 /**
  * Inputs and outputs of the activities, shared by the workflow (which schedules them) and the
@@ -27,11 +27,27 @@ export interface StartConversationInput {
   today: string;
   /** JSON schema the final answer must match; described in the system prompt. */
   answerSchema?: JsonSchema;
+  /**
+   * Store the run's tool specs (descriptions, parameter schemas) as one content-addressed blob and
+   * return its reference (`toolSpecs`) with only each tool's {@link ToolSchedule} in `tools`
+   * (issue 18, marker `tool-specs-by-reference`). Absent in runs started before: the whole specs
+   * come back in `tools`.
+   */
+  storeToolSpecs?: boolean;
 }
 
 export interface StartConversationOutput {
   conversation: string;
-  tools: ToolSpec[];
+  /**
+   * The run's tools as the workflow schedules them: with `storeToolSpecs`, name, activity settings
+   * and approval only; in runs started before, the whole specs (a `ToolSpec` is a `ToolSchedule`).
+   */
+  tools: ToolSchedule[];
+  /**
+   * With `storeToolSpecs`: the reference (`sha256:…`) of the stored JSON array of the run's
+   * `ToolSpec`s, fixed for the run's life; the model activity sends its schemas from it.
+   */
+  toolSpecs?: string;
   modelActivity: ModelActivitySettings;
   /** The model this run will use (the input's, else the worker's default). */
   model: string;
@@ -51,6 +67,12 @@ export interface CallModelInput {
   protocol: ProtocolName;
   /** The run's tool names (native tool calling sends their schemas). */
   tools: string[];
+  /**
+   * The run's stored tool specs (`StartConversationOutput.toolSpecs`): native tool calling sends
+   * the schemas the run started with, whatever the worker offers now. Absent in runs opened before
+   * `tool-specs-by-reference`: the worker's registry describes `tools` by name.
+   */
+  toolSpecs?: string;
   /** When true the call is the final-answer call; no tools should be used. */
   finalAnswer?: boolean;
 }

@@ -3,12 +3,15 @@ import type { RunLimits } from './run-limits';
 import type { RunDetails } from './run-result';
 import type { StuckDetectorState } from './stuck-detection';
 import type { UnusableReplyStreak } from './unusable-replies';
-import type { ToolSpec } from './tool-spec';
+import type { ToolSchedule } from './tool-spec';
 import type { ModelActivitySettings } from './activity-contracts';
 
 /** What the run learned when its transcript was opened; carried so a continued run needs no new activity. */
 export interface RunSetup {
-  tools: ToolSpec[];
+  /** The run's tools as the workflow schedules them (whole specs in runs opened before `tool-specs-by-reference`). */
+  tools: ToolSchedule[];
+  /** Reference of the run's stored tool specs (absent in runs opened before `tool-specs-by-reference`). */
+  toolSpecs?: string;
   modelActivity: ModelActivitySettings;
   model: string;
 }

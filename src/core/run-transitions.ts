@@ -56,7 +56,7 @@ export function withDetails(state: RunState, details: Partial<RunDetails>): RunS
 export function openedRunState(state: RunState, started: StartConversationOutput): RunState {
   return {
     ...state,
-    setup: { tools: started.tools, modelActivity: started.modelActivity, model: started.model },
+    setup: { tools: started.tools, ...(started.toolSpecs ? { toolSpecs: started.toolSpecs } : {}), modelActivity: started.modelActivity, model: started.model },
     conversation: started.conversation,
     contextTokens: started.contextTokens,
   };

@@ -1,4 +1,5 @@
 import type { ChatMessage, MessagePart, PendingMessage } from '../core/messages';
+import type { ToolSpec } from '../core/tool-spec';
 import type { TranscriptStore } from './transcript-store';
 
 /**
@@ -57,4 +58,22 @@ export async function appendToConversation(
   const added = await Promise.all(additions.map((message) => putMessage(store, message)));
   const messageReferences = [...existing, ...added];
   return { conversation: await putConversation(store, messageReferences), messageReferences: added };
+}
+
+/**
+ * A run's tool list (issue 18): its specs as one blob, a JSON array in the run's order, stored
+ * when the transcript opens; the reference goes into history, the specs never do. The same list
+ * stored twice is one blob.
+ */
+export async function putToolSpecs(store: TranscriptStore, specs: ToolSpec[]): Promise<string> {
+  return store.putText(JSON.stringify(specs));
+}
+
+/** The tool specs stored under `reference` by {@link putToolSpecs}. */
+export async function loadToolSpecs(store: TranscriptStore, reference: string): Promise<ToolSpec[]> {
+  const specs = JSON.parse(await store.getText(reference)) as unknown;
+  if (!Array.isArray(specs) || !specs.every((spec) => typeof (spec as Partial<ToolSpec> | null)?.name === 'string' && typeof (spec as ToolSpec).parameters === 'object')) {
+    throw new TypeError(`Transcript blob ${reference} is not a list of tool specs`);
+  }
+  return specs as ToolSpec[];
 }

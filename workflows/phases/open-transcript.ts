@@ -11,7 +11,8 @@ import { recordRunOpened } from '../run-search-attributes';
 import type { ResearchRun } from '../research-run';
 
 /**
- * Opens the transcript: system prompt and question stored, tools and model settings learned, then
+ * Opens the transcript: system prompt and question stored, tools (stored by reference since
+ * `tool-specs-by-reference`) and model settings learned, then
  * the model server's context window asked for. Once per workflow (a continued run already has
  * it). Returns `cancelled` when the run was cancelled meanwhile, nothing when the loop can start;
  * any other failure of the transcript fails the run.
@@ -20,12 +21,15 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
   if (run.state.setup) return undefined;
   try {
     upsertSearchAttributes([{ key: REACT_ITERATIONS, value: 0 }]);
+    const storeToolSpecs = patched(LoopPatches.toolSpecsByReference);
     const started = await runActivities.startConversation({
       question: run.input.question,
       protocol: run.protocol.name,
       tools: run.input.tools,
       today: new Date(run.state.startedAt).toISOString().slice(0, 10),
       ...(run.input.answerSchema ? { answerSchema: run.input.answerSchema } : {}),
+      // The tool list by reference (issue 18): history keeps names, scheduling and approval flags.
+      ...(storeToolSpecs ? { storeToolSpecs } : {}),
     });
     run.state = openedRunState(run.state, started);
   } catch (error) {

@@ -4,10 +4,11 @@ import type { ToolCallRequest } from '../../src/core/protocols';
 import type { Ending } from '../../src/core/run-ending';
 import { approvalRefusal } from '../../src/core/run-steering';
 import { answerToolTurn, observeRepeats } from '../../src/core/run-transitions';
+import { goneToolObservation } from '../../src/core/tool-spec';
 import { estimateTokens, type CallResult, type Turn } from '../../src/core/turns';
 import { toolActivityOptions } from '../activity-options';
 import { runActivities } from '../activity-proxies';
-import { rootMessage } from '../failures';
+import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import type { ResearchRun } from '../research-run';
 
@@ -49,11 +50,14 @@ async function runCalls(run: ResearchRun, turn: Turn): Promise<void> {
   if (failed) throw failed.reason;
 }
 
-/** One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, or its failure. */
+/** The failure type the Temporal worker gives an activity type it has not registered. */
+const ACTIVITY_NOT_REGISTERED = 'NotFoundError';
+
+/** One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, its failure, or that the tool has gone. */
 async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<CallResult> {
   const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
   if (call.problem) return note(call.problem);
-  const spec = run.toolSpec(call.name);
+  const spec = run.toolSchedule(call.name);
   if (!spec) return note(`Error: there is no tool named "${call.name}". Available tools: ${run.toolNames().join(', ') || 'none'}.`);
   if (spec.requiresApproval) {
     const refusal = approvalRefusal(call.name, await run.awaitApproval(call), run.options.approvalTimeoutMinutes);
@@ -69,6 +73,8 @@ async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<Cal
     return { parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens };
   } catch (error) {
     if (isCancellation(error)) throw error;
+    // A tool the run started with that the worker no longer registers (the SDK's NotFoundError, after the tool's attempts).
+    if (run.toolSpecsByReference && failureType(error) === ACTIVITY_NOT_REGISTERED) return note(goneToolObservation(call.name, run.toolNames()));
     return note(`Error: the tool "${call.name}" failed: ${rootMessage(error)}`);
   }
 }
