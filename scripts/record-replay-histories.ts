@@ -14,7 +14,8 @@
  * a state machine (issue 10). The `context-window-*` fixtures record the context window's paths
  * (issue 16): learned from the server at the start, or from its context-length error. The
  * `search-attributes-*` fixtures record the run's search attributes (issue 22: ReactQuestion,
- * ReactModel, ReactProtocol, ReactTokens). A continue-as-new scenario records one fixture per run of its chain
+ * ReactModel, ReactProtocol, ReactTokens). `tool-specs-by-reference` records a run whose tool list is
+ * stored by reference (issue 18: history keeps the blob's reference and each tool's scheduling). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -243,6 +244,26 @@ async function main(): Promise<void> {
       { model: { model: 'fixture-model' }, loop: { continueAsNewAfterModelCalls: 6, stuckDetection: false } },
       undefined,
       { everyRun: true },
+    );
+
+    // ---- Issue 18: the run's tool list stored by reference (marker tool-specs-by-reference). ----
+    // Native tool calls (the model call sends the stored schemas), an approved guarded call (its approval flag
+    // from what history keeps), a tool the run was not given, then the answer.
+    await record(
+      'tool-specs-by-reference',
+      [
+        { content: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: '{"query":"BYD"}' }, { id: 'b', name: 'guarded_lookup', arguments: '{"query":"Tesla"}' }] },
+        { content: '', toolCalls: [{ id: 'c', name: 'nope', arguments: '{}' }] },
+        { content: 'BYD' },
+      ],
+      { protocol: 'native' },
+      async (_workflowId, handle) => {
+        const waiting = await waitFor(async () => {
+          const calls = (await handle.query(progressQuery)).awaitingApproval;
+          return calls.length === 1 ? calls : undefined;
+        });
+        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }] });
+      },
     );
   } finally {
     await environment.close();

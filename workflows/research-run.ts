@@ -238,6 +238,15 @@ export class ResearchRun {
     return { ...(this.input.model ?? {}), model: this.input.model?.model ?? this.setup.model };
   }
 
+  /**
+   * The reference of the run's stored tool specs, for a protocol that sends their schemas with each
+   * model call (native tool calling); the others wrote them into the system prompt at the start, so
+   * their calls carry no reference (history grows by none per call).
+   */
+  private toolSpecsForModel(): { toolSpecs?: string } {
+    return this.setup.toolSpecs && this.protocol.nativeTools ? { toolSpecs: this.setup.toolSpecs } : {};
+  }
+
   /** One model call (the final answer call when `finalAnswer`) with what is pending appended. */
   callModel(finalAnswer: boolean): Promise<CallModelOutput> {
     this.state = countModelCall(this.state);
@@ -248,7 +257,7 @@ export class ResearchRun {
     const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
     return runActivities.callModel(
       { ...options, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` },
-      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), ...(this.setup.toolSpecs ? { toolSpecs: this.setup.toolSpecs } : {}), finalAnswer },
+      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), ...this.toolSpecsForModel(), finalAnswer },
     );
   }
 }

@@ -68,9 +68,10 @@ export interface CallModelInput {
   /** The run's tool names (native tool calling sends their schemas). */
   tools: string[];
   /**
-   * The run's stored tool specs (`StartConversationOutput.toolSpecs`): native tool calling sends
-   * the schemas the run started with, whatever the worker offers now. Absent in runs opened before
-   * `tool-specs-by-reference`: the worker's registry describes `tools` by name.
+   * The run's stored tool specs (`StartConversationOutput.toolSpecs`), with a protocol that sends
+   * them (native tool calling): the schemas the run started with, whatever the worker offers now.
+   * Absent for the other protocols (the system prompt has them) and in runs opened before
+   * `tool-specs-by-reference` (the worker's registry describes `tools` by name).
    */
   toolSpecs?: string;
   /** When true the call is the final-answer call; no tools should be used. */
