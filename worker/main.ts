@@ -30,14 +30,13 @@ import { openOutputLocation } from '../src/storage/output-location';
 import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/storage/verdict-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
-import { loadToolModulePaths, loadWorkflowBundlePath } from '../src/config/tool-modules-config';
+import { loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
-import { loadToolModules } from './load-tool-modules';
 import { chooseWorkflowCode, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
-import { createResearchTools } from './research-tools';
-import { combineToolGroups, describeToolNames, startMcpTools, type ToolGroup } from './mcp-tools';
+import { describeToolNames } from './mcp-tools';
+import { startWorkerTools } from './worker-tools';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
   const connection = await Connection.connect(options.connectionOptions);
@@ -103,12 +102,16 @@ async function main(): Promise<void> {
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
   const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
-  const builtInTools = createResearchTools({ environment: process.env, openai, model: modelConfig.model, log: (line) => console.log(`  ${line}`) });
-  const moduleTools = await loadToolModules(loadToolModulePaths());
-  // MCP servers (REACT_AGENT_MCP_CONFIG), started and supervised for the worker's life; a model-only worker needs no tools.
-  const mcp = plans.some((plan) => plan.workflows || plan.tools) ? await startMcpTools(process.env, (line) => console.log(`  ${line}`)) : { groups: [], close: async () => undefined };
-  const toolGroups: ToolGroup[] = [{ source: 'built-in', tools: builtInTools }, { source: 'REACT_AGENT_TOOL_MODULES', tools: moduleTools }, ...mcp.groups];
-  const tools = new ToolRegistry(combineToolGroups(toolGroups));
+  // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
+  // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
+  const mcp = await startWorkerTools({
+    environment: process.env,
+    log: (line) => console.log(`  ${line}`),
+    modelClient: () => ({ openai, model: modelConfig.model }),
+    mcp: plans.some((plan) => plan.workflows || plan.tools),
+  });
+  const toolGroups = mcp.groups;
+  const tools = new ToolRegistry(mcp.tools);
 
   const storeConfig = loadTranscriptStoreConfig(process.env, workerConfig.transcriptDirectory);
   const storeBehindCache = openTranscriptStore(storeConfig);

@@ -10,6 +10,8 @@ import { loadMcpConfig, MCP_CONFIG_VARIABLE } from '../src/config/mcp-config';
 export interface McpTools {
   /** One group per MCP server that started (its tools that REACT_AGENT_TOOLS selects). */
   groups: ToolGroup[];
+  /** Servers marked `optional` that did not start (left out), with why. */
+  skipped: Array<{ server: string; reason: string }>;
   /** Stops the stdio servers and closes the HTTP sessions. */
   close(): Promise<void>;
 }
@@ -25,7 +27,7 @@ export async function startMcpTools(environment: Environment, log: (line: string
   const selection = loadToolSelection(environment);
   if (!config || config.servers.length === 0) {
     if (selection.mcp?.length) refuseUnknown(selection.mcp, []);
-    return { groups: [], close: async () => undefined };
+    return { groups: [], skipped: [], close: async () => undefined };
   }
   let source;
   try {
@@ -49,7 +51,7 @@ export async function startMcpTools(environment: Environment, log: (line: string
       );
       return { source: `MCP server "${connection.name}"`, tools };
     });
-    return { groups, close: () => source.close() };
+    return { groups, skipped: source.skipped, close: () => source.close() };
   } catch (error) {
     await source.close();
     throw error;

@@ -16,9 +16,8 @@ import { loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConf
 /** What the research tools need from the rest of the composition root. */
 export interface ResearchToolsContext {
   environment: Environment;
-  /** For visit's goal-directed summaries. */
-  openai: OpenAI;
-  model: string;
+  /** For visit's goal-directed summaries: the model client, asked for only when they are on. */
+  modelClient: () => { openai: OpenAI; model: string };
   log: (line: string) => void;
 }
 
@@ -47,7 +46,7 @@ export function createResearchTools(context: ResearchToolsContext): ToolDefiniti
           allowPrivateNetworks: config.allowPrivateNetworks,
           allowedHosts: config.allowedHosts,
           localFileDirectories: config.localFileDirectories,
-          ...(config.summarize ? { summarizer: createModelPageSummarizer({ openai: context.openai, model: context.model }) } : {}),
+          ...(config.summarize ? { summarizer: createModelPageSummarizer(context.modelClient()) } : {}),
         }),
       );
     } else if (name === 'python') {

@@ -96,6 +96,13 @@ export const commands: Record<string, LazyCommand> = {
       return { help: listHelp, run: listCommand };
     }),
   },
+  tools: {
+    summary: 'list the tools a worker would offer (built-ins, modules, MCP servers)',
+    load: () => {
+      const { toolsCommand, toolsHelp } = require('./commands/tools-command') as typeof import('./commands/tools-command');
+      return { help: toolsHelp, run: toolsCommand };
+    },
+  },
   kb: {
     summary: 'manage the local knowledge base the search tool uses',
     load: () => {
