@@ -37,7 +37,7 @@ export interface EvaluationRun {
 /** DeepResearch's termination strings, mapped to ours (the original is kept beside). */
 export function terminationOfLine(termination: unknown, isErrorLine: boolean): { termination: string; originalTermination?: string } {
   if (typeof termination !== 'string' || termination.trim() === '') return { termination: isErrorLine ? 'error' : 'unknown' };
-  const known = ['answer', 'max_calls', 'timeout', 'token_limit', 'cancelled', 'stuck', 'error'];
+  const known = ['answer', 'max_calls', 'timeout', 'token_limit', 'cost_limit', 'cancelled', 'stuck', 'error'];
   if (known.includes(termination)) return { termination };
   const lower = termination.toLowerCase();
   const mapped = lower.includes('llm calls')
