@@ -66,3 +66,17 @@ export function formatUsd(value: number | undefined): string {
   const decimals = magnitude >= 1 ? 2 : Math.min(12, Math.max(2, 3 - Math.floor(Math.log10(magnitude))));
   return `${value < 0 ? '-' : ''}$${magnitude.toFixed(decimals)}`;
 }
+
+/**
+ * One line for people: `$0.1200 in all · $0.03000 per rollout · $0.06000 per correct answer`. Per
+ * correct answer is `—` when correctness is known but nothing was correct, and left out when it is
+ * unknown (no evaluation). No figures at all (no run had a price): `—`.
+ */
+export function describeCost(cost: CostFigures | undefined): string {
+  if (!cost) return '—';
+  const parts = [`${formatUsd(cost.totalUsd)} in all`, `${formatUsd(cost.perRolloutUsd)} per rollout`];
+  if (cost.correct !== undefined) parts.push(`${formatUsd(cost.perCorrectAnswerUsd)} per correct answer`);
+  const unpriced = cost.runs - cost.pricedRuns;
+  if (unpriced > 0) parts.push(`${unpriced} of ${cost.runs} runs without a price`);
+  return parts.join(' · ');
+}

@@ -27,6 +27,8 @@ export interface EvaluationRun {
   /** Whether `tokens` is a tokenizer count (no usage recorded). */
   tokensCounted?: boolean;
   durationMs?: number;
+  /** What the run's model calls cost in USD (the line's `usage.costUsd`); absent when its model had no price. */
+  costUsd?: number;
   /** Workflow id of the run, when the line has one. */
   runId?: string;
   /** Where the line came from. */
