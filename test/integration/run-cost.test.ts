@@ -32,7 +32,11 @@ afterAll(async () => {
 
 /** `react-agent <arguments>`, as a user runs it, with the environment's Temporal address. */
 function cli(...args: string[]): Promise<ClientOutcome> {
-  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...args], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs: 120_000 });
+  return cliWith({}, ...args);
+}
+
+function cliWith(extra: Record<string, string>, ...args: string[]): Promise<ClientOutcome> {
+  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...args], { cwd: root, env: { ...process.env, ...environment.environment, ...extra }, timeoutMs: 120_000 });
 }
 
 /** `react-agent status <id>`. */
@@ -150,3 +154,14 @@ test('--max-cost that is not a number above 0 is refused before anything starts'
     assert.match(refused.stderr, /--max-cost must be a number of US dollars above 0/);
   }
 });
+
+test('react-agent run that would start its own worker refuses --max-cost for a model its prices lack, before any call', async () => {
+  // A task queue no worker polls: `run` would start one with its own environment, whose prices cover only priced-model.
+  const before = environment.model.requests.length;
+  const refused = await cliWith({ REACT_AGENT_TASK_QUEUE: `no-worker-${Date.now().toString(36)}` }, 'run', 'Who sold more cars in 2024?', '--max-cost', '0.5');
+  assert.equal(refused.code, 2, `${refused.stdout}${refused.stderr}`);
+  assert.match(refused.stderr, /--max-cost needs a price for the model "scripted-model".*\(it prices priced-model\)/);
+  assert.doesNotMatch(refused.stderr, /Run .* started/);
+  assert.equal(environment.model.requests.length, before, 'no model call');
+});
+

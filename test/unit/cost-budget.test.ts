@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { batchRunTemplateFrom } from '../../src/cli/batch-options';
-import { costOption } from '../../src/cli/cost-option';
+import { costBudgetPriceProblem, costOption } from '../../src/cli/cost-option';
 import { runInputFrom } from '../../src/cli/start-run';
 import { UsageError } from '../../src/cli/usage-error';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
@@ -134,5 +134,13 @@ describe('--max-cost on the command line', () => {
     assert.deepEqual(batchRunTemplateFrom({ 'max-cost': '1.5' }, help), { limits: { maxCostUsd: 1.5 } });
     assert.throws(() => runInputFrom('q', { 'max-cost': '-3' }, help), /--max-cost must be/);
     assert.throws(() => batchRunTemplateFrom({ 'max-cost': 'lots' }, help), /--max-cost must be/);
+  });
+
+  test('`run` starting its own worker refuses a cost budget for a model its prices lack, before any call', () => {
+    const prices = { 'gpt-4o-mini': { input: 0.15, output: 0.6 } };
+    assert.equal(costBudgetPriceProblem(0.5, 'gpt-4o-mini', prices), undefined);
+    assert.equal(costBudgetPriceProblem(undefined, 'local-model', {}), undefined, 'no budget, nothing to check');
+    assert.match(costBudgetPriceProblem(0.5, 'local-model', prices) ?? '', /--max-cost needs a price for the model "local-model".*\(it prices gpt-4o-mini\).*REACT_AGENT_MODEL_PRICES='\{"local-model"/);
+    assert.match(costBudgetPriceProblem(0.5, 'local-model', {}) ?? '', /has none: the budget could never end the run/);
   });
 });
