@@ -132,7 +132,10 @@ test('--max-cost: the run ends cost_limit through its final answer, past its bud
   const followed = await cli('follow', workflowId);
   assert.equal(followed.code, 0, followed.stderr);
   const printed = `${followed.stderr}\n${followed.stdout}`;
-  assert.match(printed, /\[call 1\] .*\(\+1,000, \$0\.03000\)/, `each call's cost: ${printed}`);
+  // Each call's cost, what the run spent so far and its budget.
+  assert.match(printed, /\[call 1\] .*\(\+1,000, \$0\.03000; \$0\.03000 of \$0\.1000 spent\)/, `each call's cost: ${printed}`);
+  assert.match(printed, /\[call 3\] .*\(\+1,000, \$0\.03000; \$0\.09000 of \$0\.1000 spent\)/);
+  assert.match(printed, /\[call 4\] asking for the final answer\n\[call 4\] .*\(\+1,000, \$0\.03000; \$0\.1200 of \$0\.1000 spent\)/);
   assert.match(followed.stdout, /Ended: cost_limit after 4 model calls, .* tokens, \$0\.1200\./);
 });
 
