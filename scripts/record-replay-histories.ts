@@ -15,7 +15,9 @@
  * (issue 16): learned from the server at the start, or from its context-length error. The
  * `search-attributes-*` fixtures record the run's search attributes (issue 22: ReactQuestion,
  * ReactModel, ReactProtocol, ReactTokens). `tool-specs-by-reference` records a run whose tool list is
- * stored by reference (issue 18: history keeps the blob's reference and each tool's scheduling). A continue-as-new scenario records one fixture per run of its chain
+ * stored by reference (issue 18: history keeps the blob's reference and each tool's scheduling).
+ * `cost-limit` and `cost-budget-without-price` record the cost budget (issue 19, marker
+ * `cost-budget`; only `priced-model` has a price). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -28,7 +30,7 @@ import { answer, runId, Scenarios, toolCall } from '../test/integration/support/
 import { waitForToolLog } from '../test/integration/support/tool-log';
 import type { ResearchRunInput } from '../src/core/run-input';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../src/core/message-definitions';
-import type { ScriptedRequest } from '../test/fakes/scripted-model-server';
+import type { ScriptedReply, ScriptedRequest } from '../test/fakes/scripted-model-server';
 
 const directory = join(__dirname, '..', 'test', 'fixtures', 'histories');
 const only = process.argv.slice(2);
@@ -36,7 +38,8 @@ const counter = createTiktokenCounter();
 
 async function main(): Promise<void> {
   const scenarios = new Scenarios();
-  const environment = await AgentEnvironment.start({ script: scenarios.script });
+  // Only `priced-model` has a price (the cost scenarios run it); every other scenario's model has none, as before prices existed.
+  const environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'priced-model': { input: 2, output: 10 } }) } });
   try {
     await environment.startWorker();
     const record = async (
@@ -265,6 +268,17 @@ async function main(): Promise<void> {
         await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }] });
       },
     );
+
+    // ---- Issue 19: the cost budget (marker cost-budget). ----
+    // Calls of 0.03 USD against a 0.1 USD budget: three research calls, then cost_limit through the final answer call.
+    const pricedCall = (reply: ScriptedReply): ScriptedReply => ({ ...reply, promptTokens: 10_000, completionTokens: 1_000 });
+    await record(
+      'cost-limit',
+      (turn, request) => pricedCall(asksForFinalAnswer(request) ? answer('BYD, from what I found.') : toolCall('lookup', { query: `step ${turn}` })),
+      { model: { model: 'priced-model' }, limits: { maxCostUsd: 0.1 } },
+    );
+    // A cost budget for a model without a price: error after the first call, its tool call answered as not run.
+    await record('cost-budget-without-price', (turn) => pricedCall(toolCall('lookup', { query: `step ${turn}` })), { limits: { maxCostUsd: 0.1 } });
   } finally {
     await environment.close();
   }

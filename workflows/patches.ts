@@ -29,6 +29,14 @@ export const LoopPatches = {
    * `goneToolObservation`. Runs opened before keep the whole specs in history and the old answers.
    */
   toolSpecsByReference: 'tool-specs-by-reference',
+  /**
+   * The money budget (issue 19, `limits.maxCostUsd`, src/core/run-budgets.ts `costUsedUp`): the
+   * loop ends `cost_limit` through the final answer phase once the run's cost reaches it (keeping
+   * room for the final answer call), and a run with the budget whose model call came back without
+   * a cost (no price on the worker) ends `error` after that call. Asked only when one of the two
+   * happens, so runs without a cost budget (every run recorded before it) record no marker.
+   */
+  costBudget: 'cost-budget',
 } as const;
 
 /** Markers of the `researchBatch` workflow. */

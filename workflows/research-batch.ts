@@ -26,7 +26,7 @@ import {
   type ResearchBatchInput,
 } from '../src/core/batch-contract';
 import { BatchFailureTypes, batchProgressQuery } from '../src/core/batch-messages';
-import { batchProgress, emptyBatchCounts, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout, type BatchState } from '../src/core/batch-progress';
+import { batchCost, batchProgress, emptyBatchCounts, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout, type BatchState } from '../src/core/batch-progress';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { REACT_BATCH_ID, REACT_ROLLOUT, TEMPORAL_SCHEDULED_START_TIME } from '../src/core/search-attributes';
 import { preview } from '../src/core/text';
@@ -234,6 +234,8 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
 
     state = 'finishing';
     const endedAt = Date.now();
+    const perRollout = summaryPerRollout(counts, input.questions);
+    const cost = batchCost(perRollout);
     const summary: BatchSummary = {
       batchId,
       ...(input.name ? { name: input.name } : {}),
@@ -247,7 +249,9 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       durationMs: endedAt - carry.startedAt,
       continuedAsNew: carry.continuedAsNew,
       lines: linesOf(counts),
-      perRollout: summaryPerRollout(counts, input.questions),
+      perRollout,
+      // Only runs with a price have a cost, and histories recorded before prices had none: no field, as before.
+      ...(cost ? { cost } : {}),
     };
     const written = await assembly.finishBatchOutput({ output: carry.output, summary });
     const evaluation = input.evaluate && !cancelled && patched(BatchPatches.evaluateAtEnd) ? await evaluateBatch(batchId, carry.output, input.evaluate) : undefined;

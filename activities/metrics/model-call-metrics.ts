@@ -23,6 +23,26 @@ export function modelCallOutcome(error: unknown, context: Context): ModelCallOut
 }
 
 /**
+ * What the successful model calls of this process cost, per series of `react_agent_cost_usd_total`
+ * (namespace, task queue, model): the running totals the gauge is set to. They only grow, and a
+ * new process starts them at 0, so the gauge behaves as a counter of dollars would.
+ */
+export class CostTotals {
+  private readonly totals = new Map<string, number>();
+
+  /** Adds `usd` to the series' total and returns the new total. */
+  add(series: readonly string[], usd: number): number {
+    const key = JSON.stringify(series);
+    const total = (this.totals.get(key) ?? 0) + usd;
+    this.totals.set(key, total);
+    return total;
+  }
+}
+
+/** The totals of this worker process. */
+export const processCostTotals = new CostTotals();
+
+/**
  * Measures one model call (one `callModel` attempt) and records it through the activity's metric
  * meter: `requestSent` when the request leaves, `chunkArrived` for each streamed chunk (the first
  * gives the first-token time), then `succeeded` with the tokens or `failed` with the error, once.
@@ -37,6 +57,7 @@ export class ModelCallMetrics {
     private readonly context: Context,
     private readonly model: string,
     private readonly now: () => number = () => performance.now(),
+    private readonly costTotals: CostTotals = processCostTotals,
   ) {}
 
   private get meter(): MetricMeter {
@@ -56,7 +77,8 @@ export class ModelCallMetrics {
 
   /**
    * The stream ended with a finish reason: an `ok` call and its tokens (kinds the server did not
-   * report are left out), and its cost in USD when its model has a price (counted in µUSD).
+   * report are left out), and its cost in USD when its model has a price (added to the process's
+   * total for the series, which the float gauge `react_agent_cost_usd_total` is set to).
    */
   succeeded(tokens: Partial<Record<TokenKind, number | undefined>>, costUsd?: number): void {
     if (!this.end('ok')) return;
@@ -65,10 +87,11 @@ export class ModelCallMetrics {
     for (const [kind, count] of Object.entries(tokens)) {
       if (count !== undefined && Number.isFinite(count) && count > 0) counter.add(Math.round(count), { model: this.model, kind });
     }
-    const microUsd = costUsd !== undefined && Number.isFinite(costUsd) ? Math.round(costUsd * 1_000_000) : 0;
-    if (microUsd > 0) {
+    if (costUsd !== undefined && Number.isFinite(costUsd) && costUsd >= 0) {
+      const { info } = this.context;
+      const total = this.costTotals.add([info.activityNamespace, info.taskQueue, this.model], costUsd);
       const cost = AgentMetrics.cost;
-      this.meter.createCounter(cost.name, cost.unit, cost.description).add(microUsd, { model: this.model });
+      this.meter.createGauge(cost.name, 'float', cost.unit, cost.description).set(total, { model: this.model });
     }
   }
 

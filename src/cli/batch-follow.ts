@@ -1,5 +1,6 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { BatchSummary } from '../core/batch-contract';
+import { describeCost, formatUsd } from '../core/cost-figures';
 import { batchProgressQuery } from '../core/batch-messages';
 import { estimateRemainingMs, runsPerMinute, type BatchProgress } from '../core/batch-progress';
 import { TERMINATIONS, type Termination } from '../core/termination';
@@ -14,6 +15,12 @@ import { formatDuration } from './schedule-spec';
 function terminationCounts(done: Partial<Record<Termination, number>>): string {
   const parts = TERMINATIONS.filter((termination) => (done[termination] ?? 0) > 0).map((termination) => `${termination} ${done[termination]}`);
   return parts.length ? parts.join(', ') : 'none yet';
+}
+
+/** What the batch's runs that returned cost so far; undefined when none had a price. */
+function costSoFar(progress: BatchProgress): number | undefined {
+  const costs = progress.perRollout.flatMap((rollout) => (rollout.costUsd !== undefined ? [rollout.costUsd] : []));
+  return costs.length ? costs.reduce((total, cost) => total + cost, 0) : undefined;
 }
 
 /** The ETA from the completion rate so far, measured with this clock (the batch's own answer is as of its last step). */
@@ -38,6 +45,7 @@ export function renderBatchProgress(progress: BatchProgress, now: number, barWid
     terminationCounts(done),
     ...(totals.failed ? [`failed ${totals.failed}`] : []),
     ...(totals.kept ? [`kept ${totals.kept}`] : []),
+    ...(costSoFar(progress) !== undefined ? [`${formatUsd(costSoFar(progress))} so far`] : []),
     ...(rate !== undefined ? [`${rate} runs/min`] : []),
     ...(eta !== undefined && eta > 0 ? [`ETA ${formatDuration(eta)}`] : []),
   ].join(' · ');
@@ -54,8 +62,11 @@ export function describeBatchSummary(summary: BatchSummary): string {
       ...(rollout.kept ? [`${rollout.kept} kept from before`] : []),
       ...(rollout.notRun ? [`${rollout.notRun} not run`] : []),
     ];
-    lines.push(`  iter${rollout.rollout}.jsonl: ${terminationCounts(rollout.terminations)}${extra.length ? ` (${extra.join(', ')})` : ''}`);
+    lines.push(`  iter${rollout.rollout}.jsonl: ${terminationCounts(rollout.terminations)}${extra.length ? ` (${extra.join(', ')})` : ''}${rollout.cost ? `; cost ${describeCost(rollout.cost)}` : ''}`);
   }
+  // Per correct answer only an evaluation knows; a batch evaluated at its end carries it in its headline.
+  const evaluated = summary.evaluation?.headline?.cost;
+  lines.push(`  cost: ${describeCost(evaluated ?? summary.cost)}`);
   return lines.join('\n');
 }
 

@@ -10,6 +10,7 @@ import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecor
 import { isS3Url, openOutputLocation, type OutputLocation } from '../storage/output-location';
 import { loadS3ClientSettings } from '../config';
 import type { TranscriptStore } from '../storage/transcript-store';
+import { costOption } from './cost-option';
 import { UsageError } from './usage-error';
 
 /**
@@ -22,6 +23,7 @@ export const batchRunOptionsHelp = `Run options (every run of the batch):
   --max-calls N          model-call budget per run (default 100)
   --max-minutes N        wall-time budget per run in minutes (default 150)
   --max-tokens N         context budget in tokens (default 110000)
+  --max-cost USD         cost budget per run in US dollars at the workers' prices (default none)
   --tools a,b            tools the runs may use, or none (default: all the worker has)
   --model NAME           model (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME        ${PROTOCOL_NAMES.join(', ')} (default deep-research)
@@ -33,6 +35,7 @@ export const batchRunOptionSpecs = {
   'max-calls': { type: 'string' },
   'max-minutes': { type: 'string' },
   'max-tokens': { type: 'string' },
+  'max-cost': { type: 'string' },
   tools: { type: 'string' },
   model: { type: 'string' },
   protocol: { type: 'string' },
@@ -71,9 +74,12 @@ export function numberOption(values: Values, name: string, help: string, range: 
 export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
   const number = (name: string, maximum: number, integer: boolean, minimum = integer ? 1 : 0) => numberOption(values, name, help, { minimum, maximum, integer });
   const limits = Object.fromEntries(
-    Object.entries({ maxModelCalls: number('max-calls', 10_000, true), maxDurationMinutes: number('max-minutes', 7 * 24 * 60, false, 0.01), maxContextTokens: number('max-tokens', 10_000_000, true) }).filter(
-      ([, value]) => value !== undefined,
-    ),
+    Object.entries({
+      maxModelCalls: number('max-calls', 10_000, true),
+      maxDurationMinutes: number('max-minutes', 7 * 24 * 60, false, 0.01),
+      maxContextTokens: number('max-tokens', 10_000_000, true),
+      maxCostUsd: costOption(typeof values['max-cost'] === 'string' ? values['max-cost'] : undefined, help),
+    }).filter(([, value]) => value !== undefined),
   );
   const model = Object.fromEntries(
     Object.entries({

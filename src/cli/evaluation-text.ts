@@ -1,3 +1,4 @@
+import { describeCost } from '../core/cost-figures';
 import type { EvaluationComparison } from '../core/evaluation/evaluation-comparison';
 import { namedMetrics } from '../core/evaluation/evaluation-comparison';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
@@ -35,6 +36,8 @@ export function headlineTable(report: EvaluationReport): string {
     .map(([name, count]) => `${name} ${count}`)
     .join(', ');
   lines.push('', `terminations: ${terminations || 'none'}`);
+  lines.push(`cost: ${describeCost(report.metrics.cost)}`);
+  if (report.metrics.cost) for (const rollout of report.metrics.perRollout) lines.push(`  rollout ${rollout.rollout}: ${describeCost(rollout.cost)}`);
   if (report.unparsedVerdicts.length) lines.push(`unparsed verdicts (counted as not correct): ${report.unparsedVerdicts.length}`);
   if (report.skipped.length) lines.push(`skipped lines: ${report.skipped.length}`);
   if (report.missingRuns?.length) lines.push(`missing (question, rollout) pairs (counted as not correct): ${report.missingRuns.length}`);

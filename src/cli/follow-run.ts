@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { formatUsd } from '../core/cost-figures';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ResearchRunResult } from '../core/run-result';
 import { isConnectionProblem } from './connection-problems';
@@ -133,7 +134,8 @@ export async function followRun(client: Client, workflowId: string, print: (line
 export function describeResult(result: ResearchRunResult): string {
   const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
   const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
-  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens.`;
+  const cost = typeof result.usage?.costUsd === 'number' ? `, ${formatUsd(result.usage.costUsd)}` : '';
+  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}.`;
   const error = result.error ? `\nError: ${result.error}` : '';
   return `${head}${error}\n\nAnswer:\n${result.prediction}`;
 }

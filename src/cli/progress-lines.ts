@@ -1,3 +1,4 @@
+import { formatUsd } from '../core/cost-figures';
 import type { RunEvent } from './run-events';
 
 const oneLine = (text: unknown, maxCharacters = 160) => {
@@ -15,7 +16,9 @@ function linesFor(event: RunEvent): string[] {
       return [`[call ${event.modelCall}] ${event.finalAnswer ? 'asking for the final answer' : 'calling the model'}`];
     case 'model_call_completed': {
       const { turn, usage, contextTokens } = event.output;
-      const lines = [`[call ${event.modelCall}] ${count(contextTokens)} context tokens (+${count(usage?.completionTokens)})`];
+      const spent = event.spent ? `; ${formatUsd(event.spent.costUsd)}${event.spent.maxCostUsd !== undefined ? ` of ${formatUsd(event.spent.maxCostUsd)}` : ''} spent` : '';
+      const cost = typeof usage?.costUsd === 'number' ? `, ${formatUsd(usage.costUsd)}${spent}` : '';
+      const lines = [`[call ${event.modelCall}] ${count(contextTokens)} context tokens (+${count(usage?.completionTokens)}${cost})`];
       if (turn.thought) lines.push(`  thought: ${oneLine(turn.thought)}`);
       for (const call of turn.toolCalls ?? []) lines.push(`  tool call: ${call?.name || '?'} ${oneLine(JSON.stringify(call?.arguments ?? {}), 120)}${call?.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`);
       if (turn.answer !== undefined) lines.push(`  answer: ${oneLine(turn.answer)}`);

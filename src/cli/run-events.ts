@@ -11,7 +11,11 @@ const EventType = temporal.api.enums.v1.EventType;
 /** One step of a run as read from its workflow history. */
 export type RunEvent =
   | { kind: 'model_call_started'; modelCall: number; finalAnswer: boolean }
-  | { kind: 'model_call_completed'; modelCall: number; output: CallModelOutput }
+  /**
+   * `spent`: what the run's calls cost so far, this one included, and its cost budget
+   * (`limits.maxCostUsd`) as the run started or was continued with, when the calls have a cost.
+   */
+  | { kind: 'model_call_completed'; modelCall: number; output: CallModelOutput; spent?: { costUsd: number; maxCostUsd?: number } }
   | { kind: 'compression_started'; targetTokens: number; summarize: boolean }
   | { kind: 'context_compressed'; output: CompressContextOutput }
   /** The run asked the model server for its context window (once, at its start). */
@@ -82,9 +86,21 @@ function isResearchRunResult(value: unknown): value is ResearchRunResult {
  */
 export class RunEventReader {
   private readonly scheduled = new Map<string, { activity: string; input: unknown }>();
+  /** What the run's calls cost so far (from a continued run's carried usage on), and its cost budget. */
+  private costUsd: number | undefined;
+  private maxCostUsd: number | undefined;
 
   read(event: HistoryEvent): RunEvent[] {
     switch (event.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: {
+        // The input's budget (a continued run carries its state, with limits changed by setLimits and the usage so far).
+        const input = decode(event.workflowExecutionStartedEventAttributes?.input);
+        const resume = isRecord(input) && isRecord(input.resume) ? input.resume : undefined;
+        const limits = isRecord(resume?.limits) ? resume.limits : isRecord(input) && isRecord(input.limits) ? input.limits : undefined;
+        this.maxCostUsd = isNumber(limits?.maxCostUsd) && limits.maxCostUsd > 0 ? limits.maxCostUsd : undefined;
+        this.costUsd = isRecord(resume?.usage) && isNumber(resume.usage.costUsd) ? resume.usage.costUsd : undefined;
+        return [];
+      }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const attributes = event.activityTaskScheduledEventAttributes;
         const activity = attributes?.activityType?.name ?? '';
@@ -134,6 +150,13 @@ export class RunEventReader {
     }
   }
 
+  /** The cost so far once a call with a cost came back (and the budget, when there is one). */
+  private spentAfter(output: CallModelOutput): { spent?: { costUsd: number; maxCostUsd?: number } } {
+    if (isNumber(output.usage.costUsd)) this.costUsd = (this.costUsd ?? 0) + output.usage.costUsd;
+    if (this.costUsd === undefined) return {};
+    return { spent: { costUsd: this.costUsd, ...(this.maxCostUsd !== undefined ? { maxCostUsd: this.maxCostUsd } : {}) } };
+  }
+
   private started(activity: string, input: unknown): RunEvent[] {
     switch (activityRole(activity)) {
       case 'model':
@@ -151,7 +174,7 @@ export class RunEventReader {
   private completed(activity: string, input: unknown, result: unknown): RunEvent[] {
     switch (activityRole(activity)) {
       case 'model':
-        return isCallModelInput(input) && isCallModelOutput(result) ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result }] : [{ kind: 'activity_completed', activity }];
+        return isCallModelInput(input) && isCallModelOutput(result) ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result, ...this.spentAfter(result) }] : [{ kind: 'activity_completed', activity }];
       case 'compression':
         return isCompressContextOutput(result) ? [{ kind: 'context_compressed', output: result }] : [{ kind: 'activity_completed', activity }];
       case 'context-window':

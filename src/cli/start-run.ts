@@ -5,12 +5,15 @@ import type { ResearchAgentWorkflow } from '../core/workflow-types';
 import type { CliContext } from './cli-context';
 import { startResearch } from '../client/research-client';
 import { newRunId } from '../client/run-identifiers';
+import { costOption } from './cost-option';
 import { UsageError } from './usage-error';
 
 export const runOptionsHelp = `  --answer TEXT        reference answer, kept in the result for evaluation
   --max-calls N        model-call budget (default 100)
   --max-minutes N      wall-time budget in minutes (default 150)
   --max-tokens N       context budget in tokens (default 110000)
+  --max-cost USD       cost budget in US dollars at the workers' prices (REACT_AGENT_MODEL_PRICES;
+                       default none): at it the run asks for its final answer and ends cost_limit
   --tools a,b          tools the run may use, or none (default: all the worker has)
   --model NAME         model for this run (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME      deep-research (default), native (OpenAI tool calls) or classic (Thought/Action)
@@ -21,6 +24,7 @@ export const runOptionSpecs = {
   'max-calls': { type: 'string' },
   'max-minutes': { type: 'string' },
   'max-tokens': { type: 'string' },
+  'max-cost': { type: 'string' },
   tools: { type: 'string' },
   model: { type: 'string' },
   protocol: { type: 'string' },
@@ -34,7 +38,12 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
   if (!question) throw new UsageError('Give the research question in quotes.', help);
   const number = (name: keyof RunOptionValues) => (values[name] === undefined ? undefined : Number(values[name]));
   const limits = Object.fromEntries(
-    Object.entries({ maxModelCalls: number('max-calls'), maxDurationMinutes: number('max-minutes'), maxContextTokens: number('max-tokens') }).filter(([, value]) => value !== undefined),
+    Object.entries({
+      maxModelCalls: number('max-calls'),
+      maxDurationMinutes: number('max-minutes'),
+      maxContextTokens: number('max-tokens'),
+      maxCostUsd: costOption(values['max-cost'], help),
+    }).filter(([, value]) => value !== undefined),
   );
   const input: ResearchRunInput = {
     question,

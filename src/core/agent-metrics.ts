@@ -11,7 +11,11 @@ import type { Termination } from './termination';
 
 /** One agent metric as the Temporal SDK's metric meter creates it. */
 export interface AgentMetricDefinition {
-  readonly kind: 'counter' | 'histogram';
+  /**
+   * `counter` (whole numbers), `histogram`, or `gauge` (a float gauge): the SDK's counters add
+   * integers only, so a total in fractions is kept by the process and set on a float gauge.
+   */
+  readonly kind: 'counter' | 'histogram' | 'gauge';
   /** The Prometheus name, exactly as scraped (counters end in `_total`; the SDK adds no prefix or suffix to it). */
   readonly name: string;
   readonly unit: string;
@@ -93,12 +97,15 @@ export const AgentMetrics = {
     labels: ['model', 'kind'],
   },
   cost: {
-    kind: 'counter',
-    // The SDK's counters are integers (Core adds `value as u64`), so a fraction of a dollar would
-    // add nothing: the cost is counted in millionths of a dollar (divide by 1e6 for USD).
-    name: 'react_agent_cost_microusd_total',
-    unit: 'µUSD',
-    description: 'Cost of successful model calls in millionths of a US dollar, at the prices REACT_AGENT_MODEL_PRICES gives (models without a price are not counted).',
+    kind: 'gauge',
+    // The SDK's counters add integers (Core adds `value as u64`), so a fraction of a dollar would
+    // add nothing. The model activity keeps the running total of this process per series
+    // (activities/metrics/model-call-metrics.ts `CostTotals`) and sets it on a float gauge: it only
+    // grows and starts again at 0 with the process, as a counter does, so rate() and increase() read it as one.
+    name: 'react_agent_cost_usd_total',
+    unit: 'USD',
+    description:
+      'Cost in US dollars of the successful model calls this worker process made, at the prices REACT_AGENT_MODEL_PRICES gives (models without a price are not counted): a running total since the process started, like a counter.',
     labels: ['model'],
   },
   toolCalls: {

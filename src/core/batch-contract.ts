@@ -5,6 +5,7 @@ import type { ResearchRunInput } from './run-input';
 import BATCH_INPUT_SCHEMA from '../../schemas/researchBatch.input.json';
 import type { Termination } from './termination';
 import { isJudgeChoice, type EvaluationHeadline } from './evaluation/evaluation-contract';
+import type { CostFigures } from './cost-figures';
 
 /**
  * The `researchBatch` workflow's contract (issue 11; docs/architecture.md, "Batches are workflows of workflows"), workflow-safe: its
@@ -246,6 +247,11 @@ export interface BatchSummary {
   /** Lines in the iter files altogether. */
   lines: number;
   perRollout: RolloutSummary[];
+  /**
+   * What the batch's runs cost altogether and per rollout (per run), from `perRollout`; absent when
+   * no run had a price. Per correct answer: `evaluation.headline.cost`.
+   */
+  cost?: CostFigures;
   /** With `evaluate`: where the evaluation wrote its report and its headline, or why it failed. */
   evaluation?: { evaluationId: string; reportPath?: string; headline?: EvaluationHeadline; failed?: string };
 }

@@ -1,3 +1,4 @@
+import { costFiguresOfTotal, type CostFigures } from './cost-figures';
 import { addUsage, ZERO_USAGE, type TokenUsage } from './messages';
 import { TERMINATIONS, type Termination } from './termination';
 
@@ -38,6 +39,12 @@ export interface RolloutSummary {
   /** Tokens and durations of this batch's runs (kept lines not included). */
   usage: TokenUsage;
   durationMs: { total: number; mean: number; max: number };
+  /**
+   * What this batch's runs of the rollout cost (`usage.costUsd`) and per rollout, i.e. per run
+   * (kept lines not included); absent when no run had a price. Per correct answer is the
+   * evaluation's (`evaluation.headline.cost`), since only it knows which answers are correct.
+   */
+  cost?: CostFigures;
 }
 
 /** Per rollout, index rollout − 1. */
@@ -109,6 +116,8 @@ export interface BatchProgress {
     done: Partial<Record<Termination, number>>;
     failed: number;
     kept: number;
+    /** What the runs that returned so far cost in USD; absent when none had a price. */
+    costUsd?: number;
   }>;
   totals: { pairs: number; queued: number; running: number; done: number; failed: number; kept: number };
   /** Runs finished per minute since the start (kept pairs not counted). */
@@ -141,6 +150,7 @@ export function batchProgress(facts: {
     done: { ...entry.terminations },
     failed: entry.failed,
     kept: entry.kept,
+    ...(entry.usage.costUsd !== undefined ? { costUsd: entry.usage.costUsd } : {}),
   }));
   const totals = perRollout.reduce(
     (total, entry) => ({
@@ -199,8 +209,25 @@ export function summaryPerRollout(counts: BatchCounts, questions: number): Rollo
       notRun: Math.max(0, questions - entry.started - entry.kept),
       usage: { ...entry.usage },
       durationMs: { total: entry.durationMs, mean: returned > 0 ? Math.round(entry.durationMs / returned) : 0, max: entry.maxDurationMs },
+      ...costOf(entry.usage.costUsd, returned),
     };
   });
+}
+
+function costOf(totalUsd: number | undefined, runs: number): { cost?: CostFigures } {
+  const cost = costFiguresOfTotal(totalUsd, runs);
+  return cost ? { cost } : {};
+}
+
+/** The cost of the whole batch (every rollout's runs), from its rollouts' summaries; undefined when no run had a price. */
+export function batchCost(perRollout: readonly RolloutSummary[]): CostFigures | undefined {
+  const priced = perRollout.filter((rollout) => rollout.cost !== undefined);
+  if (!priced.length) return undefined;
+  const runs = perRollout.reduce((total, rollout) => total + (rollout.cost?.runs ?? 0), 0);
+  return costFiguresOfTotal(
+    priced.reduce((total, rollout) => total + (rollout.cost?.totalUsd ?? 0), 0),
+    runs,
+  );
 }
 
 /** Lines the iter files hold for these counts: every returned, failed and kept pair. */

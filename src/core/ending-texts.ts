@@ -18,6 +18,7 @@ export function closingReason(why: EndingCause): string {
       return 'Not completed: the run was asked to finish now.';
     case 'max_calls':
     case 'token_limit':
+    case 'cost_limit':
     case 'stuck':
     case 'error':
       return `Not run: the run ended (${why}).`;
@@ -40,6 +41,8 @@ export function finalAnswerReason(why: BudgetEnd | 'finish', finishReason: strin
       return 'You have used all the model calls this research may make.';
     case 'timeout':
       return 'The time for this research is up.';
+    case 'cost_limit':
+      return 'The money this research may spend is used up.';
     case 'stuck':
       return 'The research is going in circles.';
     case 'truncated_replies':
@@ -53,6 +56,17 @@ export function finalAnswerReason(why: BudgetEnd | 'finish', finishReason: strin
       throw new Error(`unknown ending cause ${String(unknown)}`);
     }
   }
+}
+
+/**
+ * The result's `error` when a run with a cost budget got a model call back without a cost: the
+ * worker that made the call has no price for the model, so the budget could never end the run.
+ */
+export function unpricedCostBudgetError(maxCostUsd: number, model: string): string {
+  return (
+    `The run has a cost budget (limits.maxCostUsd ${maxCostUsd} USD), but its model call came back without a cost: the worker has no price for the model "${model}", ` +
+    'so the budget could never end the run and it stopped after that call. Give the workers a price for it (REACT_AGENT_MODEL_PRICES), or run without a cost budget.'
+  );
 }
 
 /** The result's `error` when malformed replies ended the run. */
@@ -72,6 +86,8 @@ export function noAnswerPrediction(termination: Termination, limits: RunLimits):
       return `No answer found after ${limits.maxDurationMinutes} minutes.`;
     case 'max_calls':
       return 'No answer found: the model-call budget ran out.';
+    case 'cost_limit':
+      return 'No answer found: the cost budget ran out.';
     case 'answer':
     case 'token_limit':
     case 'stuck':

@@ -21,8 +21,8 @@ export interface RunProgress {
   contextBudget: number;
   /** The model server's context window, when the run learned it, and what a prompt may take of it. */
   contextWindow?: { tokens: number; source: string; promptBudget: number };
-  /** What is left of each budget. */
-  remaining: { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number };
+  /** What is left of each budget (`totalTokens` and `costUsd` only when the run has that budget). */
+  remaining: { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number; costUsd?: number };
   /** The model's last reasoning, shortened. */
   lastThought: string;
   /** Tool calls of the current turn not yet answered, as `name(arguments preview)`. */

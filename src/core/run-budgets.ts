@@ -26,6 +26,25 @@ export const modelCallsUsedUp = (state: RunState): boolean => state.modelCalls >
 export const totalTokensUsedUp = (state: RunState): boolean => state.limits.maxTotalTokens > 0 && state.usage.totalTokens >= state.limits.maxTotalTokens;
 
 /**
+ * The optional cost budget (`limits.maxCostUsd`; absent or 0 = none) is used up: what the run spent
+ * reached it, or would with one more call like the last when `keepRoomForFinalAnswer` (the final
+ * answer phase is on: the final answer call is that call, so the run ends near its budget, not a
+ * whole call past it). A run with no cost yet (no priced call) has not used it up.
+ */
+export function costUsedUp(state: RunState, keepRoomForFinalAnswer: boolean): boolean {
+  const budget = state.limits.maxCostUsd;
+  const spent = state.usage.costUsd;
+  if (!budget || spent === undefined) return false;
+  return spent + (keepRoomForFinalAnswer ? (state.lastCallCostUsd ?? 0) : 0) >= budget;
+}
+
+/**
+ * A run with a cost budget made a model call that came back without a cost: the worker has no
+ * price for the model, so the budget could never end the run.
+ */
+export const costBudgetWithoutPrice = (state: RunState): boolean => Boolean(state.limits.maxCostUsd) && state.modelCalls > 0 && state.usage.costUsd === undefined;
+
+/**
  * The run's context budget: `limits.maxContextTokens`, or less when the model server's context
  * window is known (src/core/context-window.ts): what a prompt may take of it.
  */
@@ -46,11 +65,17 @@ export const compressionTarget = (state: RunState, options: LoopOptions): number
 export const continueAsNewDue = (state: RunState, options: LoopOptions, suggested: boolean): boolean =>
   state.modelCallsThisRun > 0 && (suggested || (options.continueAsNewAfterModelCalls > 0 && state.modelCallsThisRun >= options.continueAsNewAfterModelCalls));
 
-/** The budget that ends the loop before its next model call, checked in this order: time, model calls, total tokens. */
-export function budgetEndBeforeModelCall(state: RunState, now: number): BudgetEnd | undefined {
+/**
+ * The budget that ends the loop before its next model call, checked in this order: time, model
+ * calls, total tokens, cost ({@link costUsedUp}, keeping room for the final answer call when
+ * `finalAnswerPhase`). `costBudget()` (the `cost-budget` marker) is asked only when the cost
+ * budget is used up, so runs without one record no marker.
+ */
+export function budgetEndBeforeModelCall(state: RunState, now: number, cost: { finalAnswerPhase: boolean; costBudget: () => boolean } = { finalAnswerPhase: true, costBudget: () => true }): BudgetEnd | undefined {
   if (timeIsUp(state, now)) return 'timeout';
   if (modelCallsUsedUp(state)) return 'max_calls';
   if (totalTokensUsedUp(state)) return 'token_limit';
+  if (costUsedUp(state, cost.finalAnswerPhase) && cost.costBudget()) return 'cost_limit';
   return undefined;
 }
 
@@ -58,11 +83,12 @@ export function budgetEndBeforeModelCall(state: RunState, now: number): BudgetEn
 export const msUntilDeadline = (state: RunState, now: number): number => Math.max(1, maxDurationMs(state) - elapsedMs(state, now));
 
 /** What is left of each budget. */
-export function remainingBudgets(state: RunState, now: number): { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number } {
+export function remainingBudgets(state: RunState, now: number): { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number; costUsd?: number } {
   return {
     modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
     durationMs: Math.max(0, maxDurationMs(state) - elapsedMs(state, now)),
     contextTokens: Math.max(0, contextBudget(state) - nextContextTokens(state)),
     ...(state.limits.maxTotalTokens ? { totalTokens: Math.max(0, state.limits.maxTotalTokens - state.usage.totalTokens) } : {}),
+    ...(state.limits.maxCostUsd ? { costUsd: Math.max(0, state.limits.maxCostUsd - (state.usage.costUsd ?? 0)) } : {}),
   };
 }

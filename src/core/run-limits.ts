@@ -33,6 +33,16 @@ export interface RunLimits {
    * @minimum 0
    */
   maxTotalTokens: number;
+  /**
+   * What the run's model calls may cost, in USD at the worker's prices (`REACT_AGENT_MODEL_PRICES`);
+   * absent or 0 means no budget. Checked before each model call: the run goes to its final answer
+   * (termination `cost_limit`) once what it spent, plus what its last call cost when the final
+   * answer phase is on (the room kept for that last call), reaches it. A run with this budget whose
+   * model call comes back without a cost (the worker has no price for the model) ends `error` after
+   * that call, since the budget could never end it. Default none.
+   * @minimum 0
+   */
+  maxCostUsd?: number;
 }
 
 export const DEFAULT_LIMITS: RunLimits = {

@@ -37,6 +37,11 @@ export interface RunState {
   modelCallsThisRun: number;
   toolCallsAnswered: number;
   usage: TokenUsage;
+  /**
+   * What the last model call cost in USD, when its model had a price: the room a cost budget keeps
+   * for the final answer call (src/core/run-budgets.ts `costUsedUp`). Absent until a priced call.
+   */
+  lastCallCostUsd?: number;
   contextTokens: number;
   lastThought: string;
   stuck: StuckDetectorState;

@@ -10,10 +10,10 @@ import { elapsedMs } from './run-budgets';
  */
 
 /** A change of budgets while the run goes (update `setLimits`); each field is optional. */
-export type LimitChanges = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens'>>;
+export type LimitChanges = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens' | 'maxCostUsd'>>;
 
 /** The limits `setLimits` may change. */
-export const CHANGEABLE_LIMITS = ['maxModelCalls', 'maxDurationMinutes', 'maxContextTokens', 'maxTotalTokens'] as const;
+export const CHANGEABLE_LIMITS = ['maxModelCalls', 'maxDurationMinutes', 'maxContextTokens', 'maxTotalTokens', 'maxCostUsd'] as const;
 
 /** A decision on a tool call waiting for approval (update `approveToolCall`). */
 export interface ApprovalDecision {

@@ -68,7 +68,7 @@ export function countModelCall(state: RunState): RunState {
 
 /**
  * A model call came back: its conversation (with the pending messages appended) is the run's,
- * its usage is added, nothing is pending. With an estimate of the prompt (and `calibrate()`, the
+ * its usage is added (and its cost kept as the last call's, when it has one), nothing is pending. With an estimate of the prompt (and `calibrate()`, the
  * `calibrated-token-estimates` marker, asked only then) the calibration ratio follows the server's count.
  */
 export function applyModelReply(state: RunState, outcome: CallModelOutput, calibrate: () => boolean): RunState {
@@ -76,6 +76,7 @@ export function applyModelReply(state: RunState, outcome: CallModelOutput, calib
     ...clearPending(state),
     conversation: outcome.conversation,
     usage: addUsage(state.usage, outcome.usage),
+    ...(outcome.usage.costUsd !== undefined ? { lastCallCostUsd: outcome.usage.costUsd } : {}),
     contextTokens: outcome.contextTokens,
     lastThought: outcome.turn.thought,
   };

@@ -8,13 +8,15 @@
  * - `token_limit`: the context grew past the token budget (or the model said so), or
  *   `loop.maxTruncatedReplies` replies in a row were cut off at the output token limit; the run
  *   made one last call asking for the final answer.
+ * - `cost_limit`: the money budget (`limits.maxCostUsd`) ran out, at the worker's prices; the run
+ *   made one last call asking for the final answer.
  * - `cancelled`: the run was cancelled through Temporal.
  * - `stuck`: the loop repeated itself without progress.
  * - `error`: a failure that retrying cannot fix (bad credentials, unknown model, an answer that
  *   never matched the answer schema, a model whose last `loop.maxMalformedReplies` replies could
  *   not be read in the run's protocol, …).
  */
-export const TERMINATIONS = ['answer', 'max_calls', 'timeout', 'token_limit', 'cancelled', 'stuck', 'error'] as const;
+export const TERMINATIONS = ['answer', 'max_calls', 'timeout', 'token_limit', 'cost_limit', 'cancelled', 'stuck', 'error'] as const;
 
 export type Termination = (typeof TERMINATIONS)[number];
 
@@ -24,7 +26,7 @@ export type Termination = (typeof TERMINATIONS)[number];
  * `truncated_replies` (cut off at the output token limit `loop.maxTruncatedReplies` times in a
  * row) and `malformed_replies` (unreadable `loop.maxMalformedReplies` times in a row).
  */
-export type BudgetEnd = 'max_calls' | 'timeout' | 'token_limit' | 'stuck' | 'truncated_replies' | 'malformed_replies';
+export type BudgetEnd = 'max_calls' | 'timeout' | 'token_limit' | 'cost_limit' | 'stuck' | 'truncated_replies' | 'malformed_replies';
 
 /**
  * The termination a budget end is recorded as. Truncated replies end `token_limit` (a token
@@ -40,6 +42,7 @@ export function terminationOfBudgetEnd(end: BudgetEnd): Termination {
     case 'max_calls':
     case 'timeout':
     case 'token_limit':
+    case 'cost_limit':
     case 'stuck':
       return end;
     default: {

@@ -175,6 +175,7 @@ export function runOfLine(value: unknown, where: { file: string; line: number; r
   const messages = line.messages;
   const modelCalls = Array.isArray(messages) && messages.length > 0 ? modelCallsOfMessages(messages) : (numberOr(line.iterations) ?? 0);
   const durationMs = numberOr(line.durationMs);
+  const costUsd = numberOr((line.usage as Record<string, unknown> | undefined)?.costUsd);
   return {
     rollout: where.rollout,
     question: line.question,
@@ -187,6 +188,7 @@ export function runOfLine(value: unknown, where: { file: string; line: number; r
     toolCalls: toolCallsOfMessages(messages),
     ...tokensOf(line, messages, options.countTokens),
     ...(durationMs !== undefined ? { durationMs } : {}),
+    ...(costUsd !== undefined && costUsd >= 0 ? { costUsd } : {}),
     ...(typeof line.runId === 'string' ? { runId: line.runId } : {}),
     file: where.file,
     line: where.line,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
+import { formatUsd } from '../../src/core/cost-figures';
 import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
 import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, evaluationReportFixture } from '../fixtures/evaluation-report';
@@ -84,6 +85,15 @@ describe('report.html in headless Chromium', () => {
     expect(document.querySelectorAll('script, img')).toHaveLength(0);
     expect([...document.querySelectorAll('.prediction')].map((element) => element.textContent)).toContain(HOSTILE_PREDICTION);
     expect(document.querySelector('title')?.textContent).toContain('Evaluation report');
+    // Cost per rollout and per correct answer (issue 19): three figures a rollout, and the headline's.
+    const fixture = evaluationReportFixture();
+    expect([...document.querySelectorAll('table.per-rollout tr[data-rollout="1"] td.cost')].map((cell) => cell.textContent)).toEqual([
+      formatUsd(fixture.metrics.perRollout[0]?.cost?.totalUsd),
+      formatUsd(fixture.metrics.perRollout[0]?.cost?.perRolloutUsd),
+      formatUsd(fixture.metrics.perRollout[0]?.cost?.perCorrectAnswerUsd),
+    ]);
+    expect(document.querySelector('tr[data-metric="cost per correct answer"] td.number')?.textContent).toBe(formatUsd(fixture.metrics.cost?.perCorrectAnswerUsd));
+    expect(fixture.metrics.cost?.perCorrectAnswerUsd).toBeGreaterThan(0);
   });
 
   test('the eval compare page renders too, with its charts and flipped questions', async () => {

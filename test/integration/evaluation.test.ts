@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import type { BatchSummary } from '../../src/core/batch-contract';
+import { formatUsd } from '../../src/core/cost-figures';
 import type { EvaluationOutcome } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
@@ -43,7 +45,8 @@ function judgeReply(request: ScriptedRequest): ScriptedReply {
 
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: judgeReply });
-  await environment.startWorker();
+  // The research runs' model has a price, so batches have a cost (issue 19); the judge's calls are not priced.
+  await environment.startWorker({ REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'scripted-model': { input: 1, output: 5 } }) });
 }, 180_000);
 
 afterAll(async () => {
@@ -256,6 +259,31 @@ test('batch --evaluate --wait: the batch evaluates itself when it ends (an evalu
   assert.equal(evaluated.metrics.passAtAllRollouts, 1);
   assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
   assert.ok(existsSync(join(output, 'evaluation', 'report.html')));
+
+  // Cost per rollout and per correct answer (issue 19), from what each run's line says it cost.
+  const lineCosts = [1, 2].map((rollout) =>
+    readFileSync(join(output, `iter${rollout}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { usage: { costUsd?: number } }).usage.costUsd ?? Number.NaN),
+  );
+  const rolloutCost = lineCosts.map((costs) => costs.reduce((sum, cost) => sum + cost, 0));
+  const totalCost = (rolloutCost[0] ?? 0) + (rolloutCost[1] ?? 0);
+  assert.ok(totalCost > 0 && lineCosts.flat().every((cost) => cost > 0), `every run has a cost: ${JSON.stringify(lineCosts)}`);
+  const near = (actual: number | undefined, expected: number, what: string) => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${what}: ${actual}, expected ${expected}`);
+  near(evaluated.metrics.cost?.totalUsd, totalCost, 'the report’s cost');
+  near(evaluated.metrics.cost?.perRolloutUsd, totalCost / 4, 'per rollout: 2 questions × 2 rollouts');
+  near(evaluated.metrics.cost?.perCorrectAnswerUsd, totalCost / 2, 'per correct answer: rollout 1 answered both');
+  near(evaluated.metrics.perRollout[0]?.cost?.perCorrectAnswerUsd, (rolloutCost[0] ?? Number.NaN) / 2, 'rollout 1 per correct answer: its cost over its 2 correct answers');
+  assert.equal(evaluated.metrics.perRollout[1]?.cost?.perCorrectAnswerUsd, undefined, 'rollout 2 answered nothing right: no figure');
+  const summary = (await environment.client.workflow.getHandle(batchId as string).result()) as BatchSummary;
+  near(summary.cost?.totalUsd, totalCost, 'the batch summary’s cost');
+  near(summary.perRollout[1]?.cost?.perRolloutUsd, (rolloutCost[1] ?? 0) / 2, 'the summary’s rollout 2 per rollout');
+  near(summary.evaluation?.headline?.cost?.perCorrectAnswerUsd, totalCost / 2, 'the summary’s evaluation headline');
+  const perCorrect = formatUsd(totalCost / 2).replace(/[$.]/g, '\\$&');
+  assert.match(outcome.stdout, new RegExp(`\n {2}cost: \\$[0-9.]+ in all · \\$[0-9.]+ per rollout · ${perCorrect} per correct answer`), outcome.stdout);
+  const html = readFileSync(join(output, 'evaluation', 'report.html'), 'utf8');
+  assert.match(html, new RegExp(`<tr data-metric="cost per correct answer"><th scope="row">cost per correct answer</th><td class="number">${perCorrect}</td>`));
   assert.match(outcome.stdout, new RegExp(`Report: ${join(output, 'evaluation', 'report.html')}`));
   const child = await environment.client.workflow.getHandle(`${batchId}/evaluation`).describe();
   assert.equal(child.type, 'evaluation');

@@ -82,6 +82,14 @@ async function scrapedAfter(server: PrometheusServer, target: string, since: num
   throw new Error(`Prometheus did not scrape ${target} after ${new Date(since).toISOString()}: ${JSON.stringify(await server.targets())}`);
 }
 
+/** The first worker's prices (USD per million tokens): its calls have a cost, `react_agent_cost_usd_total`. */
+const PRICES = { 'scripted-model': { input: 3, output: 15 } };
+
+/** Equal as floating-point sums of the same costs may be, to a billionth of their size. */
+function assertCost(actual: number | undefined, expected: number, what: string): void {
+  assert.ok(actual !== undefined && Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected), `${what}: ${actual}, the run's cost ${expected}`);
+}
+
 const EXPECTED_TOOL_CALLS = { 'lookup/ok': 1, 'lookup/error': 1, 'broken/failed': 2, 'hang/timed_out': 1 };
 
 let result: ResearchRunResult;
@@ -91,7 +99,7 @@ let workerMetrics = '';
 let replayedAt = 0;
 
 test("a worker's /metrics counts the run's model calls, tokens, tool calls and its end as its result has them", async () => {
-  first = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(0) });
+  first = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(0), REACT_AGENT_MODEL_PRICES: JSON.stringify(PRICES) });
   assert.match(first.log, new RegExp(`Prometheus metrics on http://${instance(0)}/metrics`));
   let rateLimited = false;
   workflowId = scenarios.add(runId('metrics'), (turn) => {
@@ -124,6 +132,10 @@ test("a worker's /metrics counts the run's model calls, tokens, tool calls and i
   assert.equal(sumOf(samples, 'react_agent_tokens_total', { kind: 'completion' }), result.usage.completionTokens);
   assert.equal(sumOf(samples, 'react_agent_model_call_seconds_count'), result.iterations + 1);
   assert.equal(sumOf(samples, 'react_agent_model_first_token_seconds_count'), result.iterations, 'the 429 sent no chunk');
+  // The cost in USD, a float gauge holding the process's running total: what the run's result says it cost.
+  assert.ok((result.usage.costUsd ?? 0) > 0, `the run has a cost: ${JSON.stringify(result.usage)}`);
+  assertCost(sumOf(samples, 'react_agent_cost_usd_total', { model: 'scripted-model' }), result.usage.costUsd ?? Number.NaN, 'react_agent_cost_usd_total on /metrics');
+  assert.match(workerMetrics, /# TYPE react_agent_cost_usd_total gauge/);
   const toolCalls: Record<string, number> = {};
   for (const sample of samples.filter((each) => each.name === 'react_agent_tool_calls_total')) {
     const key = `${sample.labels.tool}/${sample.labels.outcome}`;
@@ -155,6 +167,7 @@ withPrometheus("what Prometheus stored from scraping the worker matches the run'
   assert.equal(await value('sum(react_agent_model_call_seconds_count)'), result.iterations + 1);
   assert.equal(await value('sum(react_agent_model_first_token_seconds_count)'), result.iterations);
   assert.ok((await value('sum(react_agent_model_call_seconds_sum)')) > 0);
+  assertCost(await value('sum(react_agent_cost_usd_total{model="scripted-model"})'), result.usage.costUsd ?? Number.NaN, 'react_agent_cost_usd_total in Prometheus');
   const toolCalls = await server.query('sum by (tool, outcome) (react_agent_tool_calls_total)');
   assert.deepEqual(Object.fromEntries(toolCalls.map((sample) => [`${sample.labels.tool}/${sample.labels.outcome}`, sample.value])), EXPECTED_TOOL_CALLS);
   assert.ok((await value('sum(temporal_activity_schedule_to_start_latency_count)')) >= 10);
@@ -180,6 +193,7 @@ withPrometheus('in Prometheus, the run was counted once, by the first worker, an
   assert.equal((await server.query(`count_over_time(react_agent_runs_finished_total{instance="${instance(1)}"}[10m])`)).length, 0);
   assert.equal(await server.value('sum(max_over_time(react_agent_runs_finished_total[10m]))'), 1);
   assert.equal(await server.value('sum(max_over_time(react_agent_model_calls_total{outcome="ok"}[10m]))'), result.iterations);
+  assertCost(await server.value('sum(max_over_time(react_agent_cost_usd_total[10m]))'), result.usage.costUsd ?? Number.NaN, 'the cost after the replay');
 });
 
 withPrometheus('the alert rules of ops/prometheus/alerts.yml load into Prometheus and evaluate without errors on these metrics', async (server) => {

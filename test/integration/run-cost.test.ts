@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { progressQuery } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
-import type { ScriptedReply } from '../fakes/scripted-model-server';
+import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { runClient, type ClientOutcome } from './support/client-process';
@@ -30,9 +30,18 @@ afterAll(async () => {
   await environment?.close();
 });
 
-/** `react-agent status <id>`, as a user runs it, with the environment's Temporal address. */
+/** `react-agent <arguments>`, as a user runs it, with the environment's Temporal address. */
+function cli(...args: string[]): Promise<ClientOutcome> {
+  return cliWith({}, ...args);
+}
+
+function cliWith(extra: Record<string, string>, ...args: string[]): Promise<ClientOutcome> {
+  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...args], { cwd: root, env: { ...process.env, ...environment.environment, ...extra }, timeoutMs: 120_000 });
+}
+
+/** `react-agent status <id>`. */
 function status(workflowId: string): Promise<ClientOutcome> {
-  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...['status', workflowId]], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs: 120_000 });
+  return cli('status', workflowId);
 }
 
 const attributesOf = async (handle: Awaited<ReturnType<AgentEnvironment['startRun']>>) =>
@@ -80,3 +89,82 @@ test('a run of a model without a price has no cost: none in its result, its prog
   assert.equal(attributes.ReactTokens, 520);
   assert.equal('ReactCost' in attributes, false);
 });
+
+const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now/.test(String(request.messages.at(-1)?.content ?? ''));
+
+test('--max-cost: the run ends cost_limit through its final answer, past its budget by less than one call', async () => {
+  // Every call: 10,000 prompt tokens at 2 USD and 1,000 completion tokens at 10 USD per million = 0.03 USD.
+  const callCost = (10_000 * 2 + 1_000 * 10) / 1e6;
+  const budget = 0.1;
+  const finalAnswerRequests: string[] = [];
+  const workflowId = scenarios.add(runId('max-cost'), (turn, request) => {
+    if (asksForFinalAnswer(request)) {
+      finalAnswerRequests.push(String(request.messages.at(-1)?.content ?? ''));
+      return { ...answer('BYD, from what I found.'), promptTokens: 10_000, completionTokens: 1_000 };
+    }
+    return { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 10_000, completionTokens: 1_000 };
+  });
+  const started = await cli('start', 'Who sold more cars in 2024?', '--model', 'priced-model', '--max-cost', String(budget), '--id', workflowId);
+  assert.equal(started.code, 0, started.stderr);
+  const handle = environment.client.workflow.getHandle(workflowId);
+  const result = (await handle.result()) as ResearchRunResult;
+
+  assert.equal(result.termination, 'cost_limit', `${result.termination}: ${result.error ?? result.prediction}`);
+  assert.equal(result.details.finalAnswerPhase, 'cost_limit');
+  assert.equal(result.prediction, 'BYD, from what I found.', 'the final answer call’s answer');
+  assert.equal(finalAnswerRequests.length, 1);
+  assert.match(finalAnswerRequests[0] ?? '', /money this research may spend is used up/);
+  const cost = result.usage.costUsd ?? Number.NaN;
+  // 3 research calls (0.09 spent, and a 4th like the last would reach 0.1), then the final answer call.
+  assert.equal(result.iterations, 4);
+  assert.ok(Math.abs(cost - 4 * callCost) < 1e-12, `cost ${cost}`);
+  assert.ok(cost >= budget, `the budget was reached: ${cost} ≥ ${budget}`);
+  assert.ok(cost - budget <= callCost + 1e-12, `past the budget by at most one call: ${cost} - ${budget} ≤ ${callCost}`);
+
+  const progress = await handle.query(progressQuery);
+  assert.equal(progress.termination, 'cost_limit');
+  assert.equal(progress.limits.maxCostUsd, budget);
+  assert.equal(progress.remaining.costUsd, 0, 'nothing left of the budget');
+  const shown = await status(workflowId);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.equal((JSON.parse(shown.stdout) as { termination?: string }).termination, 'cost_limit', 'ReactTermination, shown by status');
+
+  const followed = await cli('follow', workflowId);
+  assert.equal(followed.code, 0, followed.stderr);
+  const printed = `${followed.stderr}\n${followed.stdout}`;
+  // Each call's cost, what the run spent so far and its budget.
+  assert.match(printed, /\[call 1\] .*\(\+1,000, \$0\.03000; \$0\.03000 of \$0\.1000 spent\)/, `each call's cost: ${printed}`);
+  assert.match(printed, /\[call 3\] .*\(\+1,000, \$0\.03000; \$0\.09000 of \$0\.1000 spent\)/);
+  assert.match(printed, /\[call 4\] asking for the final answer\n\[call 4\] .*\(\+1,000, \$0\.03000; \$0\.1200 of \$0\.1000 spent\)/);
+  assert.match(followed.stdout, /Ended: cost_limit after 4 model calls, .* tokens, \$0\.1200\./);
+});
+
+test('--max-cost for a model without a price: the run ends error after its first call, saying why', async () => {
+  const workflowId = scenarios.add(runId('max-cost-no-price'), (turn) => ({ ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 1_000, completionTokens: 100 }));
+  const handle = await environment.startRun({ question: 'Who sold more cars in 2024?', limits: { maxCostUsd: 0.5 } }, workflowId);
+  const result = (await handle.result()) as ResearchRunResult;
+  assert.equal(result.termination, 'error');
+  assert.equal(result.iterations, 1, 'one call, no final answer call');
+  assert.equal(result.toolCalls, 1, 'its tool call answered as not run');
+  assert.match(result.error ?? '', /cost budget \(limits\.maxCostUsd 0\.5 USD\).*no price for the model.*REACT_AGENT_MODEL_PRICES/);
+  assert.equal('costUsd' in result.usage, false);
+});
+
+test('--max-cost that is not a number above 0 is refused before anything starts', async () => {
+  for (const bad of ['-1', 'abc', '0']) {
+    const refused = await cli('start', 'Who sold more cars in 2024?', `--max-cost=${bad}`);
+    assert.equal(refused.code, 2, `${bad}: ${refused.stdout}${refused.stderr}`);
+    assert.match(refused.stderr, /--max-cost must be a number of US dollars above 0/);
+  }
+});
+
+test('react-agent run that would start its own worker refuses --max-cost for a model its prices lack, before any call', async () => {
+  // A task queue no worker polls: `run` would start one with its own environment, whose prices cover only priced-model.
+  const before = environment.model.requests.length;
+  const refused = await cliWith({ REACT_AGENT_TASK_QUEUE: `no-worker-${Date.now().toString(36)}` }, 'run', 'Who sold more cars in 2024?', '--max-cost', '0.5');
+  assert.equal(refused.code, 2, `${refused.stdout}${refused.stderr}`);
+  assert.match(refused.stderr, /--max-cost needs a price for the model "scripted-model".*\(it prices priced-model\)/);
+  assert.doesNotMatch(refused.stderr, /Run .* started/);
+  assert.equal(environment.model.requests.length, before, 'no model call');
+});
+

@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { createCallModel } from '../../activities/model-activity';
 import { characterEstimateCounter } from '../../activities/token-counter';
 import { withToolCallMetrics } from '../../activities/tools/tool-call-metrics';
+import { CostTotals } from '../../activities/metrics/model-call-metrics';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
 import { AgentMetrics, agentHistogramBuckets, MODEL_CALL_OUTCOMES, TOOL_CALL_OUTCOMES, type AgentMetricDefinition } from '../../src/core/agent-metrics';
@@ -48,7 +49,7 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
       react_agent_model_call_seconds: ['model', 'outcome'],
       react_agent_model_first_token_seconds: ['model'],
       react_agent_tokens_total: ['model', 'kind'],
-      react_agent_cost_microusd_total: ['model'],
+      react_agent_cost_usd_total: ['model'],
       react_agent_tool_calls_total: ['tool', 'outcome'],
       react_agent_tool_call_seconds: ['tool'],
       react_agent_runs_finished_total: ['termination'],
@@ -115,7 +116,7 @@ describe('callModel records react_agent_model_* through the activity metric mete
     assert.deepEqual(tokens, { prompt: output.usage.promptTokens, completion: output.usage.completionTokens });
   });
 
-  test('with a price for the model: the cost (cached prompt tokens at the cached price) returned with the usage and counted in µUSD', async () => {
+  test('with a price for the model: the cost (cached prompt tokens at the cached price) returned with the usage and the process total set on the USD gauge', async () => {
     const { store, conversation } = await startedConversation();
     const usage = { ...usageChunk(1_000, 200), usage: { prompt_tokens: 1_000, completion_tokens: 200, total_tokens: 1_200, prompt_tokens_details: { cached_tokens: 400 } } };
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]));
@@ -125,7 +126,22 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     // 600 × 0.15 + 400 × 0.075 + 200 × 0.6 per million = 0.00024 USD.
     assert.ok(Math.abs((output.usage.costUsd ?? Number.NaN) - 0.00024) < 1e-12, `cost ${output.usage.costUsd}`);
-    assert.deepEqual(meter.of(AgentMetrics.cost.name).map((record) => [record.value, record.tags.model]), [[240, 'qwen-test']]);
+    const [first] = meter.of(AgentMetrics.cost.name);
+    assert.equal(first?.kind, 'gauge');
+    assert.equal(first?.tags.model, 'qwen-test');
+    assert.ok(first && first.value >= 0.00024 - 1e-12, `the gauge holds the process's total so far: ${first?.value}`);
+    // A second call adds its cost to the same series' total: the gauge grows as a counter would.
+    const again = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
+    const [, second] = meter.of(AgentMetrics.cost.name);
+    assert.ok(second && Math.abs(second.value - (first.value + (again.usage.costUsd ?? Number.NaN))) < 1e-12, `${second?.value} = ${first.value} + ${again.usage.costUsd}`);
+  });
+
+  test('the running totals behind the gauge: one per series, only growing', () => {
+    const totals = new CostTotals();
+    assert.equal(totals.add(['default', 'q', 'a'], 0.25), 0.25);
+    assert.equal(totals.add(['default', 'q', 'b'], 1), 1, 'another model is another series');
+    assert.equal(totals.add(['default', 'q', 'a'], 0.5), 0.75);
+    assert.equal(totals.add(['default', 'other-queue', 'a'], 0.1), 0.1, 'another task queue is another series');
   });
 
   test('a model without a price has no cost (absent, not zero) and counts none', async () => {

@@ -128,7 +128,7 @@ describe('following a batch', () => {
     assert.equal(renderBatchProgress({ ...progress, state: 'cancelling' }, 60_000, 10).split(' · ')[1], 'cancelling');
   });
 
-  test('the summary, one line per iter file', () => {
+  test('the summary, one line per iter file, and its cost (— when no run had a price)', () => {
     const summary = {
       batchId: 'b',
       output: '/o',
@@ -142,7 +142,7 @@ describe('following a batch', () => {
     } as unknown as BatchSummary;
     assert.equal(
       describeBatchSummary(summary),
-      'Batch b was cancelled after 1m 5s: 5 lines in /o\n  iter1.jsonl: answer 3 (1 failed)\n  iter2.jsonl: cancelled 1 (2 kept from before, 1 not run)',
+      'Batch b was cancelled after 1m 5s: 5 lines in /o\n  iter1.jsonl: answer 3 (1 failed)\n  iter2.jsonl: cancelled 1 (2 kept from before, 1 not run)\n  cost: —',
     );
   });
 });

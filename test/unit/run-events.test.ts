@@ -52,6 +52,11 @@ class History {
     this.add({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED, activityTaskCanceledEventAttributes: { scheduledEventId } });
   }
 
+  /** The run's first event, with its input. */
+  started(input: unknown): void {
+    this.add({ eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, workflowExecutionStartedEventAttributes: { input: { payloads: [defaultPayloadConverter.toPayload(input)] } } });
+  }
+
   read(): RunEvent[] {
     const reader = new RunEventReader();
     return this.events.flatMap((event) => reader.read(event));
@@ -70,6 +75,26 @@ const toolOutput: ToolActivityOutput = { observation: { ref: ref('b'), preview: 
 const compressed: CompressContextOutput = { conversation: ref('d'), contextTokens: 40_000, stubbedObservations: 3, summarizedTurns: 1 };
 
 describe('RunEventReader', () => {
+  test('sums what the calls cost so far, from a continued run’s carried usage on, with the budget the run has (issue 19)', () => {
+    const priced = (costUsd: number): CallModelOutput => ({ ...modelOutput, usage: { ...modelOutput.usage, costUsd } });
+    const history = new History();
+    history.started({ question: 'q', limits: { maxModelCalls: 5 }, resume: { limits: { maxModelCalls: 5, maxCostUsd: 0.5 }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, costUsd: 0.25 } } });
+    history.completed(history.scheduled('callModel', { modelCall: 4, conversation: ref('c'), append: [] }), priced(0.125));
+    history.completed(history.scheduled('callModel', { modelCall: 5, conversation: ref('c'), append: [] }), priced(0.0625));
+    const spent = history.read().flatMap((event) => (event.kind === 'model_call_completed' ? [event.spent] : []));
+    assert.deepEqual(spent, [{ costUsd: 0.375, maxCostUsd: 0.5 }, { costUsd: 0.4375, maxCostUsd: 0.5 }]);
+    const [line] = progressLines(history.read().find((event) => event.kind === 'model_call_completed') as RunEvent);
+    assert.equal(line, '[call 4] 1,000 context tokens (+100, $0.1250; $0.3750 of $0.5000 spent)');
+
+    const unpriced = new History();
+    unpriced.started({ question: 'q' });
+    unpriced.completed(unpriced.scheduled('callModel', { modelCall: 1, conversation: ref('c'), append: [] }), modelOutput);
+    const event = unpriced.read().find((each) => each.kind === 'model_call_completed');
+    assert.ok(event?.kind === 'model_call_completed');
+    assert.equal('spent' in event, false, 'no price: no cost, not $0');
+    assert.equal(progressLines(event as RunEvent)[0], '[call 1] 1,000 context tokens (+100)');
+  });
+
   test('reads a history with a context compression and an unknown activity without mistaking either for a tool', () => {
     const history = new History();
     history.completed(history.scheduled('startConversation', { question: 'q' }), { conversation: ref('c'), tools: [], contextTokens: 10 });

@@ -18,7 +18,7 @@ describe('what the message validators refuse', () => {
     const now = 6 * 60_000;
     assert.equal(limitChangesProblem(state, { maxModelCalls: 150 }, now), undefined);
     assert.equal(limitChangesProblem(state, undefined, now), 'give the limits to change');
-    assert.match(limitChangesProblem(state, { maxSteps: 3 } as LimitChanges, now) ?? '', /^unknown limits: maxSteps \(known: maxModelCalls, maxDurationMinutes, maxContextTokens, maxTotalTokens\)$/);
+    assert.match(limitChangesProblem(state, { maxSteps: 3 } as LimitChanges, now) ?? '', /^unknown limits: maxSteps \(known: maxModelCalls, maxDurationMinutes, maxContextTokens, maxTotalTokens, maxCostUsd\)$/);
     assert.match(limitChangesProblem(state, { maxModelCalls: 0 }, now) ?? '', /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);
     assert.equal(limitChangesProblem(state, { maxModelCalls: 4 }, now), 'maxModelCalls 4 is below the 5 calls already made');
     assert.equal(limitChangesProblem(state, { maxDurationMinutes: 6 }, now), 'maxDurationMinutes 6 is not more than the 6.0 minutes already used');

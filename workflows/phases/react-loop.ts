@@ -3,7 +3,8 @@ import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { learnedFromOverflow, withSummaryLimits } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import { readReply, type ReplyStep } from '../../src/core/reply-steps';
-import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
+import { unpricedCostBudgetError } from '../../src/core/ending-texts';
+import { budgetEndBeforeModelCall, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
 import { applyCompression, applyModelReply } from '../../src/core/run-transitions';
 import { runActivities } from '../activity-proxies';
@@ -30,7 +31,7 @@ export async function reactLoop(run: ResearchRun): Promise<Ending> {
 
 /** One iteration: budgets checked, injected messages delivered, the context compressed if due, one model call, its step taken. */
 async function iterate(run: ResearchRun): Promise<Ending | undefined> {
-  const budget = budgetEndBeforeModelCall(run.state, Date.now());
+  const budget = budgetEndBeforeModelCall(run.state, Date.now(), { finalAnswerPhase: run.options.finalAnswerPhase, costBudget: () => patched(LoopPatches.costBudget) });
   if (budget) return { kind: 'budget_ended', budget };
   if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested)) return { kind: 'continue_as_new' };
   run.deliverInjected();
@@ -54,7 +55,18 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, () => patched(LoopPatches.unusableReplies));
   run.state = read.state;
   if (read.given) run.given = read.given;
+  if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);
   return takeStep(run, read.step);
+}
+
+/**
+ * The run has a cost budget but its model call came back without a cost (the worker has no price
+ * for the model): it ends `error` saying so, its reply's tool calls answered as not run (a reply
+ * that ends the run anyway, such as an answer, is taken as it is).
+ */
+function unpricedCostBudget(run: ResearchRun, step: Exclude<ReplyStep, { kind: 'end' }>): Ending {
+  if (step.kind === 'run_tools') run.turn = { calls: step.calls, results: new Map() };
+  return { kind: 'failed', message: unpricedCostBudgetError(run.state.limits.maxCostUsd ?? 0, run.modelOptions().model) };
 }
 
 /** Applies a reply's step: call again, run the tools, or end (keeping the error and the calls the reply left open). */

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { writeFile } from 'node:fs/promises';
 import type { WorkflowHandle } from '@temporalio/client';
-import { ConfigurationError, loadModelConfig, loadTemporalConnection, loadWorkerConfig } from '../../config';
+import { ConfigurationError, loadModelConfig, loadModelPrices, loadTemporalConnection, loadWorkerConfig } from '../../config';
 import type { ResearchRunResult } from '../../core/run-result';
 import { openCliContext, type CliContext } from '../cli-context';
 import { describeResult, followRun, RunEndedWithoutResultError } from '../follow-run';
 import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../local-stack';
+import { costBudgetPriceProblem } from '../cost-option';
+import { UsageError } from '../usage-error';
 import { materialiseResult } from '../materialise-result';
 import { checkModelEndpoint } from '../model-preflight';
 import { responseToFollowFailure, shouldKeepFollowing, type StackState } from '../run-supervision';
@@ -111,6 +113,9 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
     stack.server = await unlessAborted(ensureLocalServer(temporal, workerConfig, log));
     context = await unlessAborted(openCliContext());
     if (!(await unlessAborted(hasLiveWorker(context.client, temporal.namespace, workerConfig.taskQueue)))) {
+      // The worker this command starts has this environment's prices: a cost budget it cannot hold is refused now, before any call.
+      const unpriced = costBudgetPriceProblem(input.limits?.maxCostUsd, input.model?.model ?? modelConfig.model, loadModelPrices());
+      if (unpriced) throw new UsageError(unpriced, runHelp);
       stack.worker = await unlessAborted(ChildWorker.start(context.client, temporal, workerConfig, log));
     }
     // Not raced against a stop request: a start that went through must not be left behind.

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, setLimitsUpdate, type LimitChanges } from '../../core/message-definitions';
 import { openCliContext, printJson } from '../cli-context';
+import { costOption } from '../cost-option';
 import { UsageError } from '../usage-error';
 
 export const injectHelp = `Usage: react-agent inject <run-id> "MESSAGE"
@@ -12,10 +13,11 @@ export const finishHelp = `Usage: react-agent finish <run-id> [--reason TEXT]
 Asks the run to finish now: it stops what it is doing (open tool calls are answered with a
 note) and makes one last tool-less call for the best answer.`;
 
-export const limitsHelp = `Usage: react-agent limits <run-id> [--max-calls N] [--max-minutes N] [--max-tokens N] [--max-total-tokens N]
+export const limitsHelp = `Usage: react-agent limits <run-id> [--max-calls N] [--max-minutes N] [--max-tokens N] [--max-total-tokens N] [--max-cost USD]
 
-Raises or lowers a running run's budgets; prints the limits in force afterwards. A limit below
-what is already used is refused.`;
+Raises or lowers a running run's budgets; prints the limits in force afterwards. Fewer model
+calls or minutes than already used are refused; a token or cost budget below what the run spent
+ends it (token_limit, cost_limit) through its final answer before its next model call.`;
 
 export const approveHelp = `Usage: react-agent approve <run-id> <call-id> [--deny] [--reason TEXT] [--reviewer NAME]
 
@@ -55,7 +57,7 @@ export async function limitsCommand(argumentsList: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argumentsList,
     allowPositionals: true,
-    options: { 'max-calls': { type: 'string' }, 'max-minutes': { type: 'string' }, 'max-tokens': { type: 'string' }, 'max-total-tokens': { type: 'string' } },
+    options: { 'max-calls': { type: 'string' }, 'max-minutes': { type: 'string' }, 'max-tokens': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' } },
   });
   const [workflowId] = positionals;
   if (!workflowId) throw new UsageError('limits needs a run id.', limitsHelp);
@@ -64,6 +66,7 @@ export async function limitsCommand(argumentsList: string[]): Promise<number> {
     ...(values['max-minutes'] !== undefined ? { maxDurationMinutes: Number(values['max-minutes']) } : {}),
     ...(values['max-tokens'] !== undefined ? { maxContextTokens: Number(values['max-tokens']) } : {}),
     ...(values['max-total-tokens'] !== undefined ? { maxTotalTokens: Number(values['max-total-tokens']) } : {}),
+    ...(values['max-cost'] !== undefined ? { maxCostUsd: costOption(values['max-cost'], limitsHelp) } : {}),
   };
   if (!Object.keys(changes).length) throw new UsageError('limits needs at least one limit to change.', limitsHelp);
   return sendUpdate(workflowId, (handle) => handle.executeUpdate(setLimitsUpdate, { args: [changes] }));

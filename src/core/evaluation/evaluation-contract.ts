@@ -1,5 +1,6 @@
 import type { EvaluationReport } from './evaluation-report';
 import type { EvaluationRun } from './evaluation-runs';
+import type { CostFigures } from '../cost-figures';
 import type { VerdictFormat } from './judge-prompts';
 import { concernsField, validateAgainstSchema } from '../json-schema-validation';
 import { isValidS3Url } from '../s3-url';
@@ -131,6 +132,8 @@ export interface EvaluationHeadline {
   perRolloutPassAt1: number[];
   unparsedVerdicts: number;
   skippedLines: number;
+  /** What the evaluated runs cost: altogether, per rollout (per run) and per correct answer; absent when no run had a price. */
+  cost?: CostFigures;
 }
 
 export interface WriteEvaluationOutput {
@@ -161,6 +164,7 @@ export function headlineOf(report: EvaluationReport): EvaluationHeadline {
     perRolloutPassAt1: report.metrics.perRollout.map((rollout) => rollout.passAt1),
     unparsedVerdicts: report.unparsedVerdicts.length,
     skippedLines: report.skipped.length,
+    ...(report.metrics.cost ? { cost: report.metrics.cost } : {}),
   };
 }
 

@@ -1,3 +1,5 @@
+import type { CostFigures } from '../cost-figures';
+
 /**
  * The evaluation report: what `report.json` holds and what `report.html` and `eval compare`
  * render. Workflow-safe (plain data). Metrics are over unique questions and named for what
@@ -20,6 +22,11 @@ export interface RolloutScore {
   exactMatch?: number;
   /** Mean token F1 (0..1), when reference answers exist. */
   f1?: number;
+  /**
+   * What this rollout's runs cost (their lines' `usage.costUsd`), per rollout (per run) and per
+   * correct answer; absent when no run had a price, `perCorrectAnswerUsd` absent when none was correct.
+   */
+  cost?: CostFigures;
 }
 
 /** Headline metrics over the rollouts. */
@@ -36,6 +43,8 @@ export interface EvaluationMetrics {
   /** Unbiased pass@k estimator (Chen et al. 2021) for each k from 1 to rollouts: key is k. */
   unbiasedPassAtK: Record<string, number>;
   perRollout: RolloutScore[];
+  /** The same cost figures over every rollout's runs (correct answers summed over the rollouts); absent when no run had a price. */
+  cost?: CostFigures;
 }
 
 /** Distribution of a number over runs (model calls, tokens, durations, answer lengths). */

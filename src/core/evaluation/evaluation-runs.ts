@@ -27,6 +27,8 @@ export interface EvaluationRun {
   /** Whether `tokens` is a tokenizer count (no usage recorded). */
   tokensCounted?: boolean;
   durationMs?: number;
+  /** What the run's model calls cost in USD (the line's `usage.costUsd`); absent when its model had no price. */
+  costUsd?: number;
   /** Workflow id of the run, when the line has one. */
   runId?: string;
   /** Where the line came from. */
@@ -37,7 +39,7 @@ export interface EvaluationRun {
 /** DeepResearch's termination strings, mapped to ours (the original is kept beside). */
 export function terminationOfLine(termination: unknown, isErrorLine: boolean): { termination: string; originalTermination?: string } {
   if (typeof termination !== 'string' || termination.trim() === '') return { termination: isErrorLine ? 'error' : 'unknown' };
-  const known = ['answer', 'max_calls', 'timeout', 'token_limit', 'cancelled', 'stuck', 'error'];
+  const known = ['answer', 'max_calls', 'timeout', 'token_limit', 'cost_limit', 'cancelled', 'stuck', 'error'];
   if (known.includes(termination)) return { termination };
   const lower = termination.toLowerCase();
   const mapped = lower.includes('llm calls')

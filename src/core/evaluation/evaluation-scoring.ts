@@ -1,3 +1,4 @@
+import { costFigures, type CostFigures } from '../cost-figures';
 import { exactMatch, tokenF1 } from './answer-matching';
 import type { EvaluationMetrics, EvaluationReport, QuestionRow, RolloutScore, RolloutVerdict, ScoringMethod } from './evaluation-report';
 import type { EvaluationRun } from './evaluation-runs';
@@ -55,6 +56,15 @@ function mean(values: number[]): number | undefined {
   return values.length === 0 ? undefined : values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
+/** The cost figures of runs, as a field to spread: none when no run had a price. */
+function costOf(runs: readonly EvaluationRun[], correct: number): { cost?: CostFigures } {
+  const cost = costFigures(
+    runs.map((run) => run.costUsd),
+    correct,
+  );
+  return cost ? { cost } : {};
+}
+
 /**
  * The report: metrics over the union of unique questions of all rollouts (a question a rollout
  * has no line for counts as not correct in it, and is listed in `missingRuns`), statistics over
@@ -82,16 +92,20 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
     const f1s = runs.flatMap((run) => (verdictOf(run)?.f1 === undefined ? [] : [verdictOf(run)?.f1 as number]));
     const exactMatchMean = mean(ems);
     const f1Mean = mean(f1s);
+    const correct = runs.filter((run) => verdictOf(run)?.isCorrect === true).length;
     return {
       rollout: index + 1,
       questions: runs.length,
-      correct: runs.filter((run) => verdictOf(run)?.isCorrect === true).length,
+      correct,
       passAt1: perRolloutPass[index] ?? 0,
       // EM and F1 over the questions this rollout answered (a missing line has no prediction to compare).
       ...(exactMatchMean !== undefined ? { exactMatch: exactMatchMean } : {}),
       ...(f1Mean !== undefined ? { f1: f1Mean } : {}),
+      ...costOf(runs, correct),
     };
   });
+  const correctRuns = perRollout.reduce((total, rollout) => total + rollout.correct, 0);
+  const cost = costOf(input.rollouts.flat(), correctRuns);
   const metrics: EvaluationMetrics = {
     rollouts: rolloutCount,
     questions: questions.length,
@@ -100,6 +114,7 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
     passAtAllRollouts: passAtAny(correctness),
     unbiasedPassAtK: unbiasedPassAtK(correctness, rolloutCount),
     perRollout,
+    ...cost,
   };
 
   const rows: QuestionRow[] = questions.map((question) => ({

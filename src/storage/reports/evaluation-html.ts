@@ -1,3 +1,4 @@
+import { formatUsd, type CostFigures } from '../../core/cost-figures';
 import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../../core/evaluation/evaluation-comparison';
 import type {
   Distribution,
@@ -69,6 +70,12 @@ function unbiasedPoints(report: EvaluationReport): Array<{ k: number; value: num
     .sort((x, y) => x.k - y.k);
 }
 
+/** ", 2 of them without a price" when some runs had none. */
+function pricedNote(cost: CostFigures): string {
+  const unpriced = cost.runs - cost.pricedRuns;
+  return unpriced > 0 ? `, ${unpriced} of them without a price` : '';
+}
+
 async function accuracySection(report: EvaluationReport): Promise<string> {
   const metrics = report.metrics;
   const k = metrics.rollouts;
@@ -78,6 +85,10 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
     ['best pass@1', `rollout ${metrics.bestPassAt1.rollout}`, formatPercent(metrics.bestPassAt1.passAt1)],
     [`pass@${k} (any of ${k})`, `share of questions answered correctly by at least one of the ${k} rollouts`, formatPercent(metrics.passAtAllRollouts)],
     ...points.map((point) => [`unbiased pass@${point.k}`, 'unbiased estimator (Chen et al. 2021)', formatPercent(point.value)]),
+    // What the runs cost, at the workers' prices (their lines' usage.costUsd): "—" when no run had a price, never $0.
+    ['cost', metrics.cost ? `all ${metrics.cost.runs} runs${pricedNote(metrics.cost)}` : 'no run had a price (REACT_AGENT_MODEL_PRICES)', formatUsd(metrics.cost?.totalUsd)],
+    ['cost per rollout', 'what one run of one question cost on average', formatUsd(metrics.cost?.perRolloutUsd)],
+    ['cost per correct answer', metrics.cost ? `all runs' cost over their ${metrics.cost.correct ?? 0} correct answers` : 'no run had a price', formatUsd(metrics.cost?.perCorrectAnswerUsd)],
   ];
   const headlineRows = headline
     .map(
@@ -87,11 +98,14 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
     .join('\n');
   const hasExactMatch = metrics.perRollout.some((row) => row.exactMatch !== undefined);
   const hasF1 = metrics.perRollout.some((row) => row.f1 !== undefined);
+  const hasCost = metrics.perRollout.some((row) => row.cost !== undefined);
   const perRolloutRows = metrics.perRollout
     .map(
       (row) => `<tr data-rollout="${row.rollout}"><td class="number">${row.rollout}</td><td class="number">${row.questions}</td><td class="number">${row.correct}</td><td class="number">${formatPercent(row.passAt1)}</td>${
         hasExactMatch ? `<td class="number">${formatPercent(row.exactMatch)}</td>` : ''
-      }${hasF1 ? `<td class="number">${formatPercent(row.f1)}</td>` : ''}</tr>`,
+      }${hasF1 ? `<td class="number">${formatPercent(row.f1)}</td>` : ''}${
+        hasCost ? `<td class="number cost">${formatUsd(row.cost?.totalUsd)}</td><td class="number cost">${formatUsd(row.cost?.perRolloutUsd)}</td><td class="number cost">${formatUsd(row.cost?.perCorrectAnswerUsd)}</td>` : ''
+      }</tr>`,
     )
     .join('\n');
   const charts = [
@@ -115,7 +129,7 @@ ${headlineRows}
 <table class="per-rollout">
 <thead><tr><th class="number">rollout</th><th class="number">questions</th><th class="number">correct</th><th class="number">pass@1</th>${
     hasExactMatch ? '<th class="number">exact match</th>' : ''
-  }${hasF1 ? '<th class="number">F1</th>' : ''}</tr></thead>
+  }${hasF1 ? '<th class="number">F1</th>' : ''}${hasCost ? '<th class="number">cost</th><th class="number">per rollout</th><th class="number">per correct answer</th>' : ''}</tr></thead>
 <tbody>
 ${perRolloutRows}
 </tbody>
