@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type OpenAI from 'openai';
 import type { ToolDefinition } from '../activities';
+import type { ChatModel } from '../activities/model/chat-model';
 import { createParseFileTool } from '../activities/tools/parse-file/parse-file-tool';
 import { createPythonTool } from '../activities/tools/python/python-tool';
 import { KnowledgeBase } from '../src/storage/knowledge-base/knowledge-base';
@@ -17,7 +17,7 @@ import { loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConf
 export interface ResearchToolsContext {
   environment: Environment;
   /** For visit's goal-directed summaries. */
-  openai: OpenAI;
+  chatModel: ChatModel;
   model: string;
   log: (line: string) => void;
 }
@@ -47,7 +47,7 @@ export function createResearchTools(context: ResearchToolsContext): ToolDefiniti
           allowPrivateNetworks: config.allowPrivateNetworks,
           allowedHosts: config.allowedHosts,
           localFileDirectories: config.localFileDirectories,
-          ...(config.summarize ? { summarizer: createModelPageSummarizer({ openai: context.openai, model: context.model }) } : {}),
+          ...(config.summarize ? { summarizer: createModelPageSummarizer({ chatModel: context.chatModel, model: context.model }) } : {}),
         }),
       );
     } else if (name === 'python') {
