@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
+import { ApplicationFailure } from '@temporalio/common';
 import type { CompressContextInput, CompressContextOutput } from '../src/core/activity-contracts';
 import { MAX_REPLY_SHARE_OF_WINDOW, SUMMARY_REPLY_TOKENS, windowMargin, windowOfOverflowMessage } from '../src/core/context-window';
 import { FailureTypes } from '../src/core/failure-types';
@@ -8,17 +7,16 @@ import type { ChatMessage } from '../src/core/messages';
 import type { ProtocolName } from '../src/core/protocols';
 import { preview } from '../src/core/text';
 import { appendToConversation, composeMessage, loadConversation, putConversation, putMessage } from '../src/storage/conversation';
-import { classifyModelError } from './model-errors';
-import type { ModelDefaults } from './model-activity';
-import { WORKFLOW_ID_HEADER } from './model-activity';
+import type { ChatModel } from './model/chat-model';
+import { WORKFLOW_ID_LABEL } from './model-activity';
 import { countConversationTokens, type TokenCounter } from './token-counter';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 
 export interface CompressionDependencies {
-  openai: OpenAI;
+  /** The model that writes the summaries (activities/model/chat-model.ts). */
+  chatModel: ChatModel;
   store: TranscriptStore;
   tokenCounter: TokenCounter;
-  modelDefaults: ModelDefaults;
 }
 
 /** Observations shorter than this stay whole: a stub would save nothing. */
@@ -89,7 +87,7 @@ function isObservation(message: ChatMessage, protocol: ProtocolName): boolean {
  * after compressing, and counts toward the target; `dropTurns` leaves the question alone.
  */
 export function createCompressContext(dependencies: CompressionDependencies) {
-  const { openai, store, tokenCounter, modelDefaults } = dependencies;
+  const { chatModel, store, tokenCounter } = dependencies;
 
   const stub = async (body: string): Promise<string> => {
     if (body.length < STUB_MINIMUM_CHARACTERS || body.startsWith(STUB_PREFIX)) return body;
@@ -123,25 +121,20 @@ export function createCompressContext(dependencies: CompressionDependencies) {
   /** One summary call: the summary so far and these steps (rendered) folded into a new summary. */
   const summarizeOnce = async (input: CompressContextInput, previousSummary: string, rendered: string, maxTokens: number): Promise<string> => {
     const context = Context.current();
-    const ticker = setInterval(() => context.heartbeat({ summarizing: true }), 2_000);
-    try {
-      const response = await openai.chat.completions.create(
-        {
-          model: input.model.model,
-          messages: summaryMessages(input.question, previousSummary, rendered),
-          stream: false,
-          temperature: 0.2,
-          max_tokens: maxTokens,
-        },
-        { signal: context.cancellationSignal, headers: { [WORKFLOW_ID_HEADER]: input.workflowId, 'x-react-agent-purpose': 'summary' } },
-      );
-      return response.choices[0]?.message?.content?.trim() ?? '';
-    } catch (error) {
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof Error ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
-      throw classifyModelError(error, { baseUrl: modelDefaults.baseUrl, model: input.model.model });
-    } finally {
-      clearInterval(ticker);
-    }
+    const reply = await chatModel.chat(
+      {
+        model: input.model.model,
+        messages: summaryMessages(input.question, previousSummary, rendered),
+        sampling: { temperature: 0.2, maxOutputTokens: maxTokens },
+        labels: { [WORKFLOW_ID_LABEL]: input.workflowId, purpose: 'summary' },
+      },
+      {
+        signal: context.cancellationSignal,
+        ...(context.info.heartbeatTimeoutMs ? { stallLimitMs: context.info.heartbeatTimeoutMs } : {}),
+        onProgress: () => context.heartbeat({ summarizing: true }),
+      },
+    );
+    return reply.content.trim();
   };
 
   /** `text` cut (marked) to at most `tokens` of our estimate; '' when nothing of it fits. */

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { ApplicationFailure, log } from '@temporalio/activity';
-import type OpenAI from 'openai';
 import {
   EvaluationFailureTypes,
   EXACT_MATCH_JUDGE,
@@ -22,10 +21,11 @@ import { renderEvaluationReportHtml } from '../src/storage/reports/evaluation-ht
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
 import { createJudgeRuns, verdictKeyOf, type JudgeEndpoint } from './judge-activity';
+import type { ChatModel } from './model/chat-model';
 
 export interface EvaluationActivityDependencies {
-  /** The judge's OpenAI-compatible client (`maxRetries: 0`). */
-  openai: OpenAI;
+  /** The judge's model (its failures `ReactAgent.Judge.*`: built with `classifyJudgeError`). */
+  judgeModel: ChatModel;
   endpoint: JudgeEndpoint;
   store: TranscriptStore;
   verdicts: VerdictStore;
@@ -134,7 +134,7 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
       }
     },
 
-    judgeRuns: createJudgeRuns({ openai: dependencies.openai, endpoint: dependencies.endpoint, verdicts: dependencies.verdicts, loadInput }),
+    judgeRuns: createJudgeRuns({ chatModel: dependencies.judgeModel, endpoint: dependencies.endpoint, verdicts: dependencies.verdicts, loadInput }),
 
     async writeEvaluation(input: WriteEvaluationInput): Promise<WriteEvaluationOutput> {
       const stored = await loadInput(input.input);

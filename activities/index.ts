@@ -1,4 +1,3 @@
-import type OpenAI from 'openai';
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
 import type { ModelPrices } from '../src/core/model-prices';
 import { createBatchActivities } from './batch-activities';
@@ -7,6 +6,7 @@ import { createEvaluationActivities, type EvaluationActivityDependencies } from 
 import { createCompressContext } from './compression-activity';
 import { createLearnContextWindow } from './context-window-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
+import type { ChatModel } from './model/chat-model';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import { withToolCallMetrics } from './tools/tool-call-metrics';
@@ -18,8 +18,8 @@ import { withTranscriptFailures } from './transcript-failures';
 
 /** Everything the activities need, injected by the worker (or a test). */
 export interface ActivityDependencies {
-  /** An OpenAI-compatible client created with `maxRetries: 0` (Temporal owns retries). */
-  openai: OpenAI;
+  /** The model the runs call (activities/model/chat-model.ts), also for compression's summaries and the context window. */
+  chatModel: ChatModel;
   store: TranscriptStore;
   tools: ToolRegistry;
   modelDefaults: ModelDefaults;
@@ -53,9 +53,9 @@ export function createAgentActivities(input: ActivityDependencies) {
       defaultModel: dependencies.modelDefaults.model,
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
-    compressContext: createCompressContext({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults }),
-    callModel: createCallModel({ openai: dependencies.openai, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}), ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}) }),
-    learnContextWindow: createLearnContextWindow({ openai: dependencies.openai, modelDefaults: dependencies.modelDefaults }),
+    compressContext: createCompressContext({ chatModel: dependencies.chatModel, store: dependencies.store, tokenCounter }),
+    callModel: createCallModel({ chatModel: dependencies.chatModel, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}), ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}) }),
+    learnContextWindow: createLearnContextWindow({ chatModel: dependencies.chatModel, modelDefaults: dependencies.modelDefaults }),
   };
 }
 

@@ -1,11 +1,9 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import OpenAI from 'openai';
+import { Context } from '@temporalio/activity';
 import type { JudgeRunsInput, JudgeRunsOutput, StoredEvaluationInput, StoredJudge } from '../src/core/evaluation/evaluation-contract';
-import { EvaluationFailureTypes } from '../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../src/core/evaluation/evaluation-runs';
 import { parseVerdict, renderJudgePrompt, verdictReminder } from '../src/core/evaluation/judge-prompts';
 import { verdictKey, type StoredVerdict, type VerdictStore } from '../src/storage/verdict-store';
-import { retryAfterMilliseconds } from './model-errors';
+import type { ChatModel } from './model/chat-model';
 
 /** The judge's endpoint, for messages (never the key). */
 export interface JudgeEndpoint {
@@ -16,49 +14,15 @@ export interface JudgeEndpoint {
 }
 
 export interface JudgeActivityDependencies {
-  /** An OpenAI-compatible client for the judge, created with `maxRetries: 0` (Temporal owns retries). */
-  openai: OpenAI;
+  /**
+   * The judge's model (activities/model/chat-model.ts); its failures are `ReactAgent.Judge.*`
+   * naming `REACT_AGENT_JUDGE_*` (the worker builds it with `classifyJudgeError`).
+   */
+  chatModel: ChatModel;
   endpoint: JudgeEndpoint;
   verdicts: VerdictStore;
   /** Reads a stored evaluation input (cached by the caller). */
   loadInput: (reference: string) => Promise<StoredEvaluationInput>;
-}
-
-/**
- * Turns what the openai client threw at a judge call into an ApplicationFailure: unreachable,
- * 408/409/429/5xx retry; 400/401/403/404 do not. Messages name the variable to fix.
- */
-export function classifyJudgeError(error: unknown, endpoint: JudgeEndpoint): ApplicationFailure {
-  const cause = error instanceof Error ? error : new Error(String(error));
-  if (error instanceof OpenAI.APIConnectionError) {
-    return ApplicationFailure.create({
-      type: EvaluationFailureTypes.judgeUnreachable,
-      message: `The judge endpoint ${endpoint.baseUrl} could not be reached (${cause.message}). Check REACT_AGENT_JUDGE_BASE_URL (default: OPENAI_BASE_URL) and that the server is running.`,
-      cause,
-    });
-  }
-  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
-    const status = error.status;
-    if (status === 429) {
-      return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRateLimited, message: `The judge endpoint is rate limiting (429): ${error.message}`, nextRetryDelay: retryAfterMilliseconds(error.headers), cause });
-    }
-    if (status === 408 || status === 409 || status >= 500) {
-      return ApplicationFailure.create({
-        type: EvaluationFailureTypes.judgeServerError,
-        message: `The judge endpoint ${endpoint.baseUrl} failed with ${status}: ${error.message}. Check REACT_AGENT_JUDGE_BASE_URL.`,
-        nextRetryDelay: retryAfterMilliseconds(error.headers),
-        cause,
-      });
-    }
-    const fix =
-      status === 401 || status === 403
-        ? `Check REACT_AGENT_JUDGE_API_KEY (default: OPENAI_API_KEY): ${endpoint.baseUrl} refused it.`
-        : status === 404
-          ? `Check REACT_AGENT_JUDGE_MODEL (now "${endpoint.model}") and REACT_AGENT_JUDGE_BASE_URL (now ${endpoint.baseUrl}).`
-          : 'Retrying will not help.';
-    return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRejected, message: `The judge endpoint rejected the request with ${status}: ${error.message}. ${fix}`, nonRetryable: true, cause });
-  }
-  return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeBadResponse, message: `The judge call failed: ${cause.message}`, cause });
 }
 
 /** The key of a run's verdict under a judge. */
@@ -77,21 +41,20 @@ export function runsInOrder(input: StoredEvaluationInput): EvaluationRun[] {
  * is asked once more with a reminder, then stored as not correct and unparsed.
  */
 export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
-  const { openai, endpoint, verdicts } = dependencies;
+  const { chatModel, endpoint, verdicts } = dependencies;
 
-  async function complete(messages: Array<{ role: 'user' | 'assistant'; content: string }>, signal: AbortSignal): Promise<string> {
-    try {
-      const response = await openai.chat.completions.create({ model: endpoint.model, messages, temperature: 0 }, { signal });
-      return response.choices[0]?.message?.content ?? '';
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw classifyJudgeError(error, endpoint);
-    }
+  async function complete(messages: Array<{ role: 'user' | 'assistant'; content: string }>, signal: AbortSignal, progress: unknown): Promise<string> {
+    const context = Context.current();
+    const reply = await chatModel.chat(
+      { model: endpoint.model, messages, sampling: { temperature: 0 } },
+      { signal, ...(context.info.heartbeatTimeoutMs ? { stallLimitMs: context.info.heartbeatTimeoutMs } : {}), onProgress: () => context.heartbeat(progress) },
+    );
+    return reply.content;
   }
 
-  async function judge(run: EvaluationRun, stored: StoredJudge, signal: AbortSignal): Promise<StoredVerdict> {
+  async function judge(run: EvaluationRun, stored: StoredJudge, signal: AbortSignal, progress: unknown): Promise<StoredVerdict> {
     const prompt = renderJudgePrompt(stored.template, { question: run.question, reference: run.reference, prediction: run.prediction });
-    const first = await complete([{ role: 'user', content: prompt }], signal);
+    const first = await complete([{ role: 'user', content: prompt }], signal, progress);
     let parsed = parseVerdict(first, stored.format);
     let reply = first;
     let calls = 1;
@@ -103,6 +66,7 @@ export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
           { role: 'user', content: verdictReminder(stored.format) },
         ],
         signal,
+        progress,
       );
       calls = 2;
       parsed = parseVerdict(reply, stored.format);
@@ -133,7 +97,7 @@ export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
         if (existing.unparsed) output.unparsed += 1;
         continue;
       }
-      const verdict = await judge(run, stored.judge, context.cancellationSignal);
+      const verdict = await judge(run, stored.judge, context.cancellationSignal, { judged: offset });
       await verdicts.put(key, verdict);
       output.made += verdict.calls;
       if (verdict.unparsed) output.unparsed += 1;

@@ -1,25 +1,20 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
+import type { Span } from '@opentelemetry/api';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
-import { FailureTypes } from '../src/core/failure-types';
 import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/core/model-stream-text';
-import type { ChatMessage, NativeToolCall } from '../src/core/messages';
+import type { ChatMessage } from '../src/core/messages';
 import { modelCallCostUsd, type ModelPrices } from '../src/core/model-prices';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
 import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, loadToolSpecs, putConversation, putMessage } from '../src/storage/conversation';
-import { classifyModelError } from './model-errors';
-import { ModelStreamWatchdog } from './model-stream-watchdog';
-import { ModelCallMetrics } from './metrics/model-call-metrics';
-import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
-import type { Span } from '@opentelemetry/api';
-import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
-import type { ToolRegistry } from './tools/tool-registry';
-import { countConversationTokens, type TokenCounter } from './token-counter';
 import type { TranscriptStore } from '../src/storage/transcript-store';
+import { ModelCallMetrics } from './metrics/model-call-metrics';
+import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
+import { countConversationTokens, type TokenCounter } from './token-counter';
+import type { ToolRegistry } from './tools/tool-registry';
+import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
 
 /** Sampling defaults the worker applies when a run does not set them. */
 export interface ModelDefaults {
@@ -28,8 +23,6 @@ export interface ModelDefaults {
   temperature: number;
   topP: number;
   maxOutputTokens: number;
-  /** The endpoint, for error messages (never the key). */
-  baseUrl: string;
   /**
    * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
    * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, the heartbeat timeout bounds the gaps.
@@ -41,7 +34,8 @@ export interface ModelDefaults {
 export const DEFAULT_FIRST_TOKEN_SECONDS = 300;
 
 export interface ModelActivityDependencies {
-  openai: OpenAI;
+  /** The model (activities/model/chat-model.ts). */
+  chatModel: ChatModel;
   store: TranscriptStore;
   tokenCounter: TokenCounter;
   modelDefaults: ModelDefaults;
@@ -53,18 +47,47 @@ export interface ModelActivityDependencies {
   traceContent?: TraceContentOptions;
 }
 
-/** Headers that let a model server's logs be matched to a run and a model call. */
-export const WORKFLOW_ID_HEADER = 'x-react-agent-workflow-id';
-export const MODEL_CALL_HEADER = 'x-react-agent-model-call';
+/** Labels (request headers `x-react-agent-<label>`) that let a model server's logs be matched to a run and a model call. */
+export const WORKFLOW_ID_LABEL = 'workflow-id';
+export const MODEL_CALL_LABEL = 'model-call';
 
 /** Reasoning shortened for history the way the protocols shorten a `<think>` thought. */
 function thoughtOfReasoning(reasoning: string): string {
   return extractThought(`<think>${reasoning}</think>`);
 }
 
-function cancellationError(): Error {
-  const reason: unknown = Context.current().cancellationSignal.reason;
-  return reason instanceof Error ? reason : new CancelledFailure('Activity cancelled');
+/**
+ * The last part of what a reply streamed — reasoning, content, native tool calls, in the order
+ * they came, a new line where the kind changes and for each further tool call — bounded.
+ */
+class StreamedText {
+  tail: StreamTail = { text: '', characters: 0 };
+  private lastKind: 'reasoning' | 'content' | 'tool' | undefined;
+  private readonly namedCalls = new Set<number>();
+
+  add(delta: ChatDelta): void {
+    if (!delta.text) return;
+    const kind = delta.kind === 'tool-name' || delta.kind === 'tool-arguments' ? 'tool' : delta.kind;
+    let separator = this.lastKind !== undefined && this.lastKind !== kind ? '\n' : '';
+    if (delta.kind === 'tool-name' && !this.namedCalls.has(delta.toolCall ?? 0)) {
+      // Each native tool call on a line of its own: its name, then its arguments as they come.
+      if (this.lastKind === 'tool') separator = '\n';
+      this.namedCalls.add(delta.toolCall ?? 0);
+    }
+    this.lastKind = kind;
+    this.tail = appendToStreamTail(this.tail, separator + delta.text);
+  }
+}
+
+/** A model call's heartbeat details: how far it got, and the streamed text's tail once text flows. */
+function heartbeatOf(progress: ChatProgress, streamed: StreamedText): ModelCallHeartbeat {
+  return {
+    chunks: progress.chunks,
+    characters: progress.contentCharacters,
+    ...(progress.reasoningCharacters ? { reasoningCharacters: progress.reasoningCharacters } : {}),
+    ...(progress.waitingForFirstChunkMs !== undefined ? { waitingForFirstTokenSeconds: Math.round(progress.waitingForFirstChunkMs / 1000) } : {}),
+    ...(streamed.tail.characters ? { streamed: streamed.tail.text, streamedCharacters: streamed.tail.characters } : {}),
+  };
 }
 
 /**
@@ -90,13 +113,13 @@ async function appendAlternating(store: TranscriptStore, conversation: string, a
 }
 
 /**
- * The model activity: appends the previous turn's observations, streams one chat completion
- * (heartbeating while the request is open; giving up when no first chunk comes within the
- * first-token limit or the stream stalls past the heartbeat timeout), stores the reply with its
- * reasoning, and returns references plus the parsed turn.
+ * The model activity: appends the previous turn's observations, streams one reply from the
+ * chat model (heartbeating with the streamed text's tail; the model gives up when no first chunk
+ * comes within the first-token limit or the stream stalls past the heartbeat timeout), stores the
+ * reply with its reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { openai, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
+  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
@@ -132,128 +155,47 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
     if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
 
-    const stallLimitMs = context.info.heartbeatTimeoutMs ?? 60_000;
-    const firstTokenLimitMs = (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000;
-    const requestAbort = new AbortController();
-    const signal = AbortSignal.any([context.cancellationSignal, requestAbort.signal]);
-
-    let content = '';
-    let reasoning = '';
-    const toolCallParts: Array<{ id: string; name: string; arguments: string }> = [];
-    let finishReason = '';
-    let reportedUsage: OpenAI.CompletionUsage | undefined;
-    let chunks = 0;
     // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
     // Web UI's pending activity): it rides in the heartbeat details, never in history.
-    let streamed: StreamTail = { text: '', characters: 0 };
-    let streamedKind: 'reasoning' | 'content' | 'tool' | undefined;
-    const addStreamed = (kind: 'reasoning' | 'content' | 'tool', text: string) => {
-      if (!text) return;
-      const separator = streamedKind !== undefined && streamedKind !== kind ? '\n' : '';
-      streamedKind = kind;
-      streamed = appendToStreamTail(streamed, separator + text);
-    };
-    const progress = (): ModelCallHeartbeat => ({
-      chunks,
-      characters: content.length,
-      ...(reasoning ? { reasoningCharacters: reasoning.length } : {}),
-      ...(chunks === 0 ? { waitingForFirstTokenSeconds: Math.round(watchdog.waitForFirstChunkMs / 1000) } : {}),
-      ...(streamed.characters ? { streamed: streamed.text, streamedCharacters: streamed.characters } : {}),
-    });
-    const watchdog = new ModelStreamWatchdog({
-      firstTokenLimitMs,
-      stallLimitMs,
-      heartbeat: () => context.heartbeat(progress()),
-      abandon: () => requestAbort.abort(),
-    });
-    try {
-      metrics.requestSent();
-      const stream = await openai.chat.completions.create(
-        {
-          model: input.model.model,
-          messages: messages.map(toOpenAIMessage),
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(protocol.stop.length ? { stop: protocol.stop } : {}),
-          ...(nativeTools ? { tools: nativeTools.map(toOpenAITool), tool_choice: input.finalAnswer ? ('none' as const) : ('auto' as const) } : {}),
+    const streamed = new StreamedText();
+    metrics.requestSent();
+    const reply = await chatModel.chat(
+      {
+        model: input.model.model,
+        messages,
+        ...(protocol.stop.length ? { stop: protocol.stop } : {}),
+        ...(nativeTools ? { tools: nativeTools, toolChoice: input.finalAnswer ? 'none' : 'auto' } : {}),
+        sampling: {
           temperature: input.model.temperature ?? modelDefaults.temperature,
-          top_p: input.model.topP ?? modelDefaults.topP,
-          max_tokens: input.model.maxOutputTokens ?? modelDefaults.maxOutputTokens,
-          ...(input.model.presencePenalty !== undefined ? { presence_penalty: input.model.presencePenalty } : {}),
+          topP: input.model.topP ?? modelDefaults.topP,
+          maxOutputTokens: input.model.maxOutputTokens ?? modelDefaults.maxOutputTokens,
+          ...(input.model.presencePenalty !== undefined ? { presencePenalty: input.model.presencePenalty } : {}),
         },
-        { signal, headers: { [WORKFLOW_ID_HEADER]: input.workflowId, [MODEL_CALL_HEADER]: String(input.modelCall) } },
-      );
-      for await (const chunk of stream) {
-        watchdog.chunkArrived();
-        metrics.chunkArrived();
-        chunks += 1;
-        const choice = chunk.choices[0];
-        const reasoningDelta = reasoningOfDelta(choice?.delta);
-        reasoning += reasoningDelta;
-        addStreamed('reasoning', reasoningDelta);
-        if (choice?.delta?.content) {
-          content += choice.delta.content;
-          addStreamed('content', choice.delta.content);
-        }
-        for (const delta of choice?.delta?.tool_calls ?? []) {
-          const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
-          if (delta.id) part.id = delta.id;
-          if (delta.function?.name) {
-            // Each native tool call on a line of its own: its name, then its arguments as they come.
-            addStreamed('tool', `${!part.name && streamedKind === 'tool' ? '\n' : ''}${delta.function.name}`);
-            part.name += delta.function.name;
-          }
-          if (delta.function?.arguments) {
-            part.arguments += delta.function.arguments;
-            addStreamed('tool', delta.function.arguments);
-          }
-        }
-        if (choice?.finish_reason) finishReason = choice.finish_reason;
-        if (chunk.usage) reportedUsage = chunk.usage;
-        context.heartbeat(progress());
-      }
-    } catch (error) {
-      if (!context.cancellationSignal.aborted && !watchdog.abandoned) {
-        throw classifyModelError(error, { baseUrl: modelDefaults.baseUrl, model: input.model.model });
-      }
-    } finally {
-      watchdog.stop();
-    }
-    // An aborted stream can end quietly instead of throwing, so these are checked either way.
-    if (context.cancellationSignal.aborted) throw cancellationError();
-    if (watchdog.abandoned === 'first-token') {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelFirstTokenTimeout,
-        message:
-          `The model sent no reply within ${firstTokenLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
-          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
-      });
-    }
-    if (watchdog.abandoned === 'stall') {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelBadResponse,
-        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
-      });
-    }
-    if (!finishReason) {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelBadResponse,
-        message: `The model stream ended after ${chunks} chunks without a finish reason; retrying.`,
-      });
-    }
-
+        labels: { [WORKFLOW_ID_LABEL]: input.workflowId, [MODEL_CALL_LABEL]: String(input.modelCall) },
+      },
+      {
+        signal: context.cancellationSignal,
+        firstChunkLimitMs: (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000,
+        stallLimitMs: context.info.heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS,
+        onDelta: (delta) => streamed.add(delta),
+        onProgress: (progress) => {
+          if (progress.chunks > 0) metrics.chunkArrived();
+          context.heartbeat(heartbeatOf(progress, streamed));
+        },
+      },
+    );
+    const { content, reasoning, toolCalls: nativeCalls, finishReason } = reply;
     const cleaned = protocol.cleanOutput(content);
-    const nativeCalls: NativeToolCall[] = toolCallParts.filter(Boolean);
-    const promptTokens = reportedUsage?.prompt_tokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
-    const completionTokens = reportedUsage?.completion_tokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
-    const cachedPromptTokens = reportedUsage?.prompt_tokens_details?.cached_tokens;
+    const promptTokens = reply.usage?.promptTokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
+    const completionTokens = reply.usage?.completionTokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
+    const cachedPromptTokens = reply.usage?.cachedPromptTokens;
     // Absent when the model has no price (src/core/model-prices.ts).
     const costUsd = modelCallCostUsd(prices, input.model.model, { promptTokens, completionTokens, ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) });
     metrics.succeeded(
       {
         prompt: promptTokens,
         completion: completionTokens,
-        reasoning: reportedUsage?.completion_tokens_details?.reasoning_tokens,
+        reasoning: reply.usage?.reasoningTokens,
         cached: cachedPromptTokens,
       },
       costUsd,

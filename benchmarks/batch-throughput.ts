@@ -16,7 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import type { BatchSummary, ResearchBatchInput } from '../src/core/batch-contract';
 import type { BatchItem } from '../src/core/batch-input';
@@ -88,17 +88,17 @@ async function main(): Promise<void> {
     maxReceiveMessageBytes: 256 * MIB,
   });
   const { directory, model, client, workerConnection } = stack;
-  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
+  const chatModel = createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: 'benchmark' });
   const store = new LocalDirectoryTranscriptStore(join(directory, 'transcripts'));
   const worker = await Worker.create({
     connection: workerConnection,
     taskQueue: 'benchmark',
     workflowsPath: require.resolve('./batch-benchmark-workflows'),
     activities: createActivities({
-      openai,
+      chatModel,
       store,
       tools: new ToolRegistry([]),
-      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
       modelActivity: { startToCloseSeconds: 60, heartbeatSeconds: 30, maxAttempts: 3 },
     }),
     maxConcurrentWorkflowTaskExecutions: 20,

@@ -8,7 +8,7 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import OpenAI from 'openai';
+import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { createActivities, ToolRegistry } from '../activities';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { lookup } from '../test/fakes/test-tools';
@@ -132,16 +132,16 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
  * benchmarks measure through Temporal).
  */
 export async function createScriptedWorker(options: { connection: NativeConnection; taskQueue: string; modelBaseUrl: string; store: TranscriptStore }): Promise<Worker> {
-  const openai = new OpenAI({ baseURL: options.modelBaseUrl, apiKey: 'benchmark', maxRetries: 0 });
+  const chatModel = createOpenAIChatModel({ baseUrl: options.modelBaseUrl, apiKey: 'benchmark' });
   return Worker.create({
     connection: options.connection,
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../workflows'),
     activities: createActivities({
-      openai,
+      chatModel,
       store: options.store,
       tools: new ToolRegistry([lookup]),
-      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: options.modelBaseUrl },
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
       modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
     }),
   });

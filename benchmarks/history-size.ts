@@ -11,6 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { bigOutput, tools as testTools } from '../test/fakes/test-tools';
@@ -67,10 +68,10 @@ async function main(): Promise<void> {
   const tools = new ToolRegistry(testTools);
   const activities = {
     ...createActivities({
-      openai,
+      chatModel: createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: 'benchmark' }),
       store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
       tools,
-      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000, baseUrl: model.baseUrl },
+      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
       modelActivity: { startToCloseSeconds: 60, heartbeatSeconds: 30, maxAttempts: 3 },
     }),
     ...createNaiveActivities(openai, 'scripted-model', bigOutput),

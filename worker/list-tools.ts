@@ -4,7 +4,7 @@
  * started, listed and closed as the worker does — and prints them as JSON (src/core/tool-listing.ts)
  * on stdout. Configuration the worker would refuse is printed as the worker prints it, exit code 2.
  */
-import OpenAI from 'openai';
+import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { ConfigurationError, loadModelConfig } from '../src/config';
 import type { ListedTool, ToolListing } from '../src/core/tool-listing';
 import type { McpToolDefinition } from '../activities/tools/mcp/mcp-tool-definitions';
@@ -17,7 +17,7 @@ async function main(): Promise<number> {
     log: () => undefined,
     modelClient: () => {
       const model = loadModelConfig();
-      return { openai: new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, maxRetries: 0 }), model: model.model };
+      return { chatModel: createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: model.apiKey }), model: model.model };
     },
   });
   try {

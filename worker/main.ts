@@ -6,8 +6,9 @@
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import OpenAI from 'openai';
 import { createActivities, ToolRegistry } from '../activities';
+import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
+import { classifyJudgeError } from '../activities/model/openai-errors';
 import {
   ConfigurationError,
   loadJudgeConfig,
@@ -101,13 +102,13 @@ async function main(): Promise<void> {
   const tracing = startWorkerTracing(loadTracingConfig(), (line) => console.log(line));
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
-  const openai = new OpenAI({ baseURL: modelConfig.baseUrl, apiKey: modelConfig.apiKey, maxRetries: 0, timeout: modelConfig.timeoutSeconds * 1000 });
+  const chatModel = createOpenAIChatModel({ baseUrl: modelConfig.baseUrl, apiKey: modelConfig.apiKey, timeoutSeconds: modelConfig.timeoutSeconds });
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
   const mcp = await startWorkerTools({
     environment: process.env,
     log: (line) => console.log(`  ${line}`),
-    modelClient: () => ({ openai, model: modelConfig.model }),
+    modelClient: () => ({ chatModel, model: modelConfig.model }),
     mcp: plans.some((plan) => plan.workflows || plan.tools),
   });
   const toolGroups = mcp.groups;
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
   const activities = createActivities({
-    openai,
+    chatModel,
     store,
     tools,
     // A batch's --output: a directory, or s3://bucket/prefix with this worker's endpoint and region.
@@ -133,7 +134,6 @@ async function main(): Promise<void> {
       temperature: modelConfig.temperature,
       topP: modelConfig.topP,
       maxOutputTokens: modelConfig.maxOutputTokens,
-      baseUrl: modelConfig.baseUrl,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
     // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
     evaluation: {
-      openai: new OpenAI({ baseURL: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, maxRetries: 0, timeout: judgeConfig.timeoutSeconds * 1000 }),
+      judgeModel: createOpenAIChatModel({ baseUrl: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, timeoutSeconds: judgeConfig.timeoutSeconds }, classifyJudgeError),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.
       verdicts:

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type OpenAI from 'openai';
 import type { ToolDefinition } from '../activities';
+import type { ChatModel } from '../activities/model/chat-model';
 import { createParseFileTool } from '../activities/tools/parse-file/parse-file-tool';
 import { createPythonTool } from '../activities/tools/python/python-tool';
 import { KnowledgeBase } from '../src/storage/knowledge-base/knowledge-base';
@@ -16,8 +16,8 @@ import { loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConf
 /** What the research tools need from the rest of the composition root. */
 export interface ResearchToolsContext {
   environment: Environment;
-  /** For visit's goal-directed summaries: the model client, asked for only when they are on. */
-  modelClient: () => { openai: OpenAI; model: string };
+  /** For visit's goal-directed summaries: the model, asked for only when they are on. */
+  modelClient: () => { chatModel: ChatModel; model: string };
   log: (line: string) => void;
 }
 

@@ -1,5 +1,5 @@
-import type OpenAI from 'openai';
 import type { ToolDefinition } from '../activities';
+import type { ChatModel } from '../activities/model/chat-model';
 import type { Environment } from '../src/config';
 import { loadToolModulePaths } from '../src/config/tool-modules-config';
 import { loadToolModules } from './load-tool-modules';
@@ -22,8 +22,8 @@ export interface WorkerToolsOptions {
   environment: Environment;
   /** Lines about each tool's setup (search backend, python isolation, each MCP server's tools). */
   log: (line: string) => void;
-  /** The model client, asked for only by a tool that calls the model (visit's summaries). */
-  modelClient: () => { openai: OpenAI; model: string };
+  /** The model, asked for only by a tool that calls the model (visit's summaries). */
+  modelClient: () => { chatModel: ChatModel; model: string };
   /** Whether to start the MCP servers (a model-only worker does not). Default true. */
   mcp?: boolean;
 }

@@ -6,6 +6,7 @@
  * Only files under `test/` and `benchmarks/` may import this module.
  */
 import OpenAI from 'openai';
+import { OpenAIChatModel } from '../../activities/model/openai-chat-model';
 
 /** One call the activity made: the request body and the request options. */
 export interface RecordedChatCall {
@@ -73,4 +74,9 @@ function abortableSleep(milliseconds: number, signal: AbortSignal | undefined): 
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** The project's OpenAI chat model over a fake (or real) `openai` client: the adapter under test, without HTTP. */
+export function chatModelOver(openai: OpenAI, baseUrl = 'http://model.test/v1'): OpenAIChatModel {
+  return new OpenAIChatModel({ client: openai, baseUrl });
 }

@@ -108,6 +108,8 @@ export interface ScriptedRequest {
   workflowId?: string;
   /** Value of the `x-react-agent-model-call` header parsed as an integer, if any. */
   modelCall?: number;
+  /** Value of the `x-react-agent-purpose` header, if any: `summary` for compression's summary requests. */
+  purpose?: string;
   /** Parsed JSON body as sent (model, messages, stop, stream, tools, max_tokens, ...). */
   body: any;
   /** Messages of the request (empty when the body had none). */
@@ -475,6 +477,7 @@ export class ScriptedModelServer {
       sequence: this.requests.length + 1,
       ...(typeof workflowHeader === 'string' ? { workflowId: workflowHeader } : {}),
       ...(Number.isFinite(modelCall) ? { modelCall } : {}),
+      ...(typeof request.headers['x-react-agent-purpose'] === 'string' ? { purpose: request.headers['x-react-agent-purpose'] } : {}),
       body,
       messages: Array.isArray(body.messages) ? body.messages : [],
       ...(typeof request.headers.authorization === 'string' ? { authorization: request.headers.authorization } : {}),

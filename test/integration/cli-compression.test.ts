@@ -22,7 +22,7 @@ afterAll(async () => {
 
 /** Large observations (each call different, so stuck detection stays quiet) until the context passes 80% of a 4,000-token budget, then an answer; summary requests get a summary. */
 const compressingRun = (turn: number, request: ScriptedRequest): ScriptedReply => {
-  if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
+  if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
   const call = request.modelCall ?? turn;
   return call <= 12 ? toolCall('big_output', { characters: 2_000 + call }, `step ${call}`) : answer('BYD, by about 2.48 million.');
 };

@@ -47,7 +47,7 @@ async function run(label: string, replies: Replies, input: Partial<ResearchRunIn
 
 const lastText = (request: ScriptedRequest) => String(request.messages.at(-1)?.content ?? '');
 const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now/.test(lastText(request));
-const isSummary = (request: ScriptedRequest) => request.body.stream === false;
+const isSummary = (request: ScriptedRequest) => request.purpose === 'summary';
 /** The prompt as the scripted server counts it: a token per 4 characters of the messages' text. */
 const promptTokens = (request: { messages: Array<{ content: unknown }> }) => Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
 

@@ -130,7 +130,7 @@ test('compression: old observations become stubs that resolve, then old turns fo
   const { result, requests, messages } = await run(
     'compress',
     (turn, request) => {
-      if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
+      if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
       // Folding turns into a summary removes assistant messages, so count calls by the header.
       const call = request.modelCall ?? turn;
       return call <= 6 ? toolCall('big_output', { characters: 3_000 }, `step ${call}`) : answer('BYD');

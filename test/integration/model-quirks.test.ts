@@ -145,7 +145,7 @@ describe('a model whose tokenizer counts more than our estimate', () => {
     const { result, requests } = await run(
       'calibrated',
       (turn, request) => {
-        if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
+        if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
         const call = request.modelCall ?? turn;
         const reply = call === 1 ? toolCall('lookup', { query: 'BYD' }, longThought) : call <= 9 ? toolCall('lookup', { query: `step ${call}` }) : answer(COMPLETE);
         return {
@@ -157,9 +157,9 @@ describe('a model whose tokenizer counts more than our estimate', () => {
       { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
     );
     assert.equal(result.termination, 'answer');
-    assert.ok(requests.some((request) => request.body.stream === false), 'old turns were folded into a summary');
+    assert.ok(requests.some((request) => request.purpose === 'summary'), 'old turns were folded into a summary');
     assert.equal(result.details.compressions.length, 1, `compressed at calls ${result.details.compressions.map((compression) => compression.atModelCall).join(', ')}`);
-    for (const request of requests.filter((candidate) => candidate.body.stream !== false)) {
+    for (const request of requests.filter((candidate) => candidate.purpose !== 'summary')) {
       assert.ok(estimate(request) * ratio <= 8_000, 'every prompt fits the context budget in the server\'s tokens');
     }
   }, 90_000);

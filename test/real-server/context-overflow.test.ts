@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
-import { toOpenAIMessage, toOpenAITool } from '../../activities/openai-messages';
+import { toOpenAIMessage, toOpenAITool } from '../../activities/model/openai-messages';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { ChatMessage } from '../../src/core/messages';

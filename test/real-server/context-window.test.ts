@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { toOpenAIMessage } from '../../activities/openai-messages';
+import { toOpenAIMessage } from '../../activities/model/openai-messages';
 import { progressQuery } from '../../src/core/message-definitions';
 import type { ChatMessage } from '../../src/core/messages';
 import { RealServerEnvironment } from './support/real-server-environment';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { toOpenAIMessage, toOpenAITool } from '../../activities/openai-messages';
+import { toOpenAIMessage, toOpenAITool } from '../../activities/model/openai-messages';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { ChatMessage } from '../../src/core/messages';
 import { TRUNCATED_REPLY_CALL_NOTE } from '../../src/core/protocols/truncated-reply';

@@ -13,7 +13,7 @@ import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOu
 import { AgentMetrics, agentHistogramBuckets, MODEL_CALL_OUTCOMES, TOOL_CALL_OUTCOMES, type AgentMetricDefinition } from '../../src/core/agent-metrics';
 import { FailureTypes } from '../../src/core/failure-types';
 import { putConversation, putMessage } from '../../src/storage/conversation';
-import { deltaChunk, fakeOpenAI, stallingStream, streamOf, usageChunk } from '../fakes/fake-chat-completions';
+import { deltaChunk, fakeOpenAI, stallingStream, streamOf, usageChunk, chatModelOver } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 import { RecordingMetricMeter } from '../fakes/recording-metric-meter';
 
@@ -76,10 +76,10 @@ function callInput(conversation: string): CallModelInput {
   return { workflowId: 'wf-metrics', modelCall: 1, conversation, append: [], model: { model: 'qwen-test' }, protocol: 'deep-research', tools: [] };
 }
 
-const MODEL_DEFAULTS = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024, baseUrl: 'http://model.invalid/v1' };
+const MODEL_DEFAULTS = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024 };
 
 function callModelWith(openai: OpenAI, store: MemoryTranscriptStore) {
-  return createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
+  return createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
 }
 
 describe('callModel records react_agent_model_* through the activity metric meter', () => {
@@ -122,7 +122,7 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]));
     const prices = { 'qwen-test': { input: 0.15, cachedInput: 0.075, output: 0.6 } };
     const { env, meter } = environment();
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices });
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     // 600 × 0.15 + 400 × 0.075 + 200 × 0.6 per million = 0.00024 USD.
     assert.ok(Math.abs((output.usage.costUsd ?? Number.NaN) - 0.00024) < 1e-12, `cost ${output.usage.costUsd}`);
@@ -148,7 +148,7 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usageChunk(100, 10)]));
     const { env, meter } = environment();
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices: { 'other-model': { input: 1, output: 1 } } });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices: { 'other-model': { input: 1, output: 1 } } });
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     assert.equal('costUsd' in output.usage, false);
     assert.deepEqual(meter.of(AgentMetrics.cost.name), []);

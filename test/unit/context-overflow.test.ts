@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import OpenAI from 'openai';
-import { isContextOverflow } from '../../activities/context-overflow';
-import { classifyModelError } from '../../activities/model-errors';
+import { isContextOverflow } from '../../activities/model/context-overflow';
+import { classifyModelError } from '../../activities/model/openai-errors';
 import { FailureTypes } from '../../src/core/failure-types';
 import { CONTEXT_OVERFLOW_RESPONSES, OTHER_REJECTIONS, type ServerErrorResponse } from '../fakes/model-server-error-bodies';
 

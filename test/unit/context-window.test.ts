@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import OpenAI from 'openai';
-import { createLearnContextWindow, serverOrigin } from '../../activities/context-window-activity';
-import { classifyModelError } from '../../activities/model-errors';
+import { createLearnContextWindow } from '../../activities/context-window-activity';
+import { OpenAIChatModel } from '../../activities/model/openai-chat-model';
+import { serverOrigin } from '../../activities/model/openai-context-window';
+import { classifyModelError } from '../../activities/model/openai-errors';
 import { progressLines } from '../../src/cli/progress-lines';
 import {
   didNotFitPrediction,
@@ -250,7 +252,8 @@ describe('learnContextWindow (the activity, over a fake fetch)', () => {
   }
   const learn = (route: Route, baseURL = 'http://127.0.0.1:8080/v1', maxOutputTokens?: number) => {
     const { fetchImpl, asked } = fakeFetch(route);
-    const activity = createLearnContextWindow({ openai: { baseURL, apiKey: 'sk-local' }, modelDefaults: { maxOutputTokens: 10_000 }, fetch: fetchImpl, timeoutMs: 1_000 });
+    const chatModel = new OpenAIChatModel({ client: new OpenAI({ baseURL, apiKey: 'sk-local', maxRetries: 0 }), baseUrl: baseURL, windowProbe: { fetch: fetchImpl, timeoutMs: 1_000 } });
+    const activity = createLearnContextWindow({ chatModel, modelDefaults: { maxOutputTokens: 10_000 } });
     return { result: activity({ model: 'qwen', ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) }), asked };
   };
   const notFound = { status: 404 };

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { chatModelOver } from '../fakes/fake-chat-completions';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,7 +127,7 @@ describe('the evaluation activities over S3', () => {
     });
     const store = new MemoryTranscriptStore();
     const verdicts = { get: async () => undefined, put: async () => undefined };
-    return createEvaluationActivities({ openai, endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' }, store, verdicts, openLocation: buckets.open, ...(renderReportHtml ? { renderReportHtml } : {}) });
+    return createEvaluationActivities({ judgeModel: chatModelOver(openai), endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' }, store, verdicts, openLocation: buckets.open, ...(renderReportHtml ? { renderReportHtml } : {}) });
   }
 
   test('prepareEvaluation reads an s3:// batch output, writeEvaluation writes to s3://…/evaluation and returns its report URL', async () => {

@@ -9,7 +9,10 @@ import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput } from '../../src/core/activity-contracts';
 import type { ChatMessage } from '../../src/core/messages';
 import { loadConversation, putConversation, putMessage } from '../../src/storage/conversation';
-import { deltaChunk, fakeOpenAI, streamOf, usageChunk, type RecordedChatCall } from '../fakes/fake-chat-completions';
+import type { ChatRequest } from '../../activities/model/chat-model';
+import { classifyModelError } from '../../activities/model/openai-errors';
+import { chatModelOver, deltaChunk, fakeOpenAI, streamOf, usageChunk } from '../fakes/fake-chat-completions';
+import { fakeChatModel } from '../fakes/fake-chat-model';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 import { llamaServerContextOverflowBody } from '../fakes/model-server-error-bodies';
 
@@ -17,7 +20,7 @@ import { llamaServerContextOverflowBody } from '../fakes/model-server-error-bodi
 // answer added last, the question alone, summaries sized to the model's window; and the model
 // activity joining a user message to a user message before it.
 
-const MODEL_DEFAULTS = { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 100, baseUrl: 'http://127.0.0.1:9/v1' };
+const MODEL_DEFAULTS = { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 100 };
 const REQUEST = 'You have reached the maximum context length you can handle. Stop calling tools now.';
 const observation = (index: number) => `${'The quick brown fox jumps over the lazy dog. '.repeat(30)}(${index})`;
 
@@ -38,14 +41,19 @@ async function stored(store: MemoryTranscriptStore, messages: ChatMessage[]): Pr
   return putConversation(store, await Promise.all(messages.map((message) => putMessage(store, message))));
 }
 
-/** A non-streamed completion, as the summariser gets it. */
-const completion = (content: string) => ({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
-const overflow = (window: number) => OpenAI.APIError.generate(400, llamaServerContextOverflowBody(window + 500, window), undefined, new Headers({ 'content-type': 'application/json' }));
+/** llama-server's refusal of a request longer than its window, as the chat model reports it. */
+const overflow = (window: number) =>
+  classifyModelError(OpenAI.APIError.generate(400, llamaServerContextOverflowBody(window + 500, window), undefined, new Headers({ 'content-type': 'application/json' })), { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
 
-function compressor(respond: (call: RecordedChatCall) => unknown) {
+/** The compression activity over a fake chat model answering each summary request with `respond`'s text. */
+function compressor(respond: (request: ChatRequest) => string) {
   const store = new MemoryTranscriptStore();
-  const { openai, calls } = fakeOpenAI(async (call) => respond(call) as AsyncIterable<unknown>);
-  const compress = createCompressContext({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS });
+  const calls: ChatRequest[] = [];
+  const chatModel = fakeChatModel((request) => {
+    calls.push(request);
+    return respond(request);
+  });
+  const compress = createCompressContext({ chatModel, store, tokenCounter: characterEstimateCounter });
   const run = (input: Partial<CompressContextInput> & { conversation: string }): Promise<CompressContextOutput> =>
     new MockActivityEnvironment().run(compress, {
       workflowId: 'wf',
@@ -63,7 +71,7 @@ function compressor(respond: (call: RecordedChatCall) => unknown) {
 
 describe('compression for the final answer call', () => {
   test('the request is added last, to the last user message, and counted', async () => {
-    const { store, run } = compressor(() => completion('SUMMARY'));
+    const { store, run } = compressor(() => 'SUMMARY');
     const conversation = await stored(store, deepResearchTurns(2));
     const output = await run({ conversation, keepRecentTurns: 1, summarize: false, targetTokens: 10_000, finalAnswer: { request: REQUEST } });
     const messages = await loadConversation(store, output.conversation);
@@ -75,7 +83,7 @@ describe('compression for the final answer call', () => {
   });
 
   test('native: after the tool messages the request is a user message of its own', async () => {
-    const { store, run } = compressor(() => completion('SUMMARY'));
+    const { store, run } = compressor(() => 'SUMMARY');
     const conversation = await stored(store, [
       { role: 'system', content: 's' },
       { role: 'user', content: 'q' },
@@ -90,7 +98,7 @@ describe('compression for the final answer call', () => {
   });
 
   test('every turn folded into the summary: the request joins the question and its summary', async () => {
-    const { store, calls, run } = compressor(() => completion('SUMMARY: BYD.'));
+    const { store, calls, run } = compressor(() => 'SUMMARY: BYD.');
     const conversation = await stored(store, deepResearchTurns(3));
     const output = await run({ conversation, keepRecentTurns: 0, targetTokens: 50, finalAnswer: { request: REQUEST } });
     const messages = await loadConversation(store, output.conversation);
@@ -98,11 +106,11 @@ describe('compression for the final answer call', () => {
     assert.match(messages[1]?.content ?? '', /^Which company sold more cars in 2024\?\n\n\[Summary of the research so far[^\n]*:\]\nSUMMARY: BYD\.\n\nYou have reached/);
     assert.equal(output.summarizedTurns, 3);
     assert.equal(calls.length, 1, 'one summary request: no limits, as always');
-    assert.equal(calls[0]?.params.max_tokens, 1_500);
+    assert.equal(calls[0]?.sampling?.maxOutputTokens, 1_500);
   });
 
   test('dropTurns: the question alone (no summary), a note where the steps are, then the request', async () => {
-    const { store, calls, run } = compressor(() => completion('unused'));
+    const { store, calls, run } = compressor(() => 'unused');
     const question = 'Which company sold more cars in 2024?\n\n[Summary of the research so far, written to save context; the steps before it are in the transcript store as sha256:x:]\nOld summary.';
     const conversation = await stored(store, [deepResearchTurns(0)[0] as ChatMessage, { role: 'user', content: question }, ...deepResearchTurns(2).slice(2)]);
     const output = await run({ conversation, finalAnswer: { request: REQUEST, dropTurns: true } });
@@ -120,35 +128,35 @@ describe('compression for the final answer call', () => {
 
 describe("summaries sized to the model's window", () => {
   test('with summaryLimits, older turns are summarised in pieces whose requests fit, the summary carried from piece to piece', async () => {
-    const { store, calls, run } = compressor((call) => completion(`SUMMARY ${(call.params.messages[1]?.content as string).length}`));
+    const { store, calls, run } = compressor((call) => `SUMMARY ${(call.messages[1]?.content as string).length}`);
     const conversation = await stored(store, deepResearchTurns(6));
     const limits = { promptTokens: 700, replyTokens: 200 };
     const output = await run({ conversation, keepRecentTurns: 1, targetTokens: 50, summaryLimits: limits });
     assert.ok(calls.length > 1, `${calls.length} summary requests`);
     for (const call of calls) {
-      const promptTokens = (call.params.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
+      const promptTokens = (call.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
       assert.ok(promptTokens <= limits.promptTokens, `a summary request of ${promptTokens} tokens`);
-      assert.equal(call.params.max_tokens, 200);
+      assert.equal(call.sampling?.maxOutputTokens, 200);
     }
-    assert.match(calls[1]?.params.messages[1]?.content as string, /Summary so far:\nSUMMARY \d+/, 'the second piece starts from the first summary');
+    assert.match(calls[1]?.messages[1]?.content as string, /Summary so far:\nSUMMARY \d+/, 'the second piece starts from the first summary');
     assert.equal(output.summarizedTurns, 5);
   });
 
   test('a summary request refused as too long is sent again in pieces sized from the window the refusal names', async () => {
     let refusals = 0;
     const { store, calls, run } = compressor((call) => {
-      const promptTokens = (call.params.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
+      const promptTokens = (call.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
       if (promptTokens > 1_000) {
         refusals += 1;
         throw overflow(1_024);
       }
-      return completion('SUMMARY');
+      return 'SUMMARY';
     });
     const conversation = await stored(store, deepResearchTurns(8));
     const output = await run({ conversation, keepRecentTurns: 1, targetTokens: 50 });
     assert.equal(refusals, 1);
     assert.ok(calls.length > 2, `${calls.length} requests`);
-    assert.ok(calls.slice(1).every((call) => call.params.max_tokens === 256), 'the reply at most a quarter of the window');
+    assert.ok(calls.slice(1).every((call) => call.sampling?.maxOutputTokens === 256), 'the reply at most a quarter of the window');
     assert.equal(output.summarizedTurns, 7);
   });
 
@@ -165,7 +173,7 @@ describe("summaries sized to the model's window", () => {
 
   test('another failure of the summary request is the activity\'s failure, as before', async () => {
     const { store, run } = compressor(() => {
-      throw OpenAI.APIError.generate(500, { error: { message: 'boom' } }, undefined, new Headers());
+      throw classifyModelError(OpenAI.APIError.generate(500, { error: { message: 'boom' } }, undefined, new Headers()), { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
     });
     const conversation = await stored(store, deepResearchTurns(3));
     await assert.rejects(run({ conversation, keepRecentTurns: 1, targetTokens: 10 }), /The model endpoint failed with 500/);
@@ -176,7 +184,7 @@ describe('the model call', () => {
   test('a user message after a user message (the request after a compression took the observations in) joins it', async () => {
     const store = new MemoryTranscriptStore();
     const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
     const conversation = await stored(store, deepResearchTurns(1));
     const input: CallModelInput = {
       workflowId: 'wf',
@@ -199,7 +207,7 @@ describe('the model call', () => {
   test('the question is never joined to', async () => {
     const store = new MemoryTranscriptStore();
     const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
     const conversation = await stored(store, deepResearchTurns(0));
     const input: CallModelInput = {
       workflowId: 'wf',

@@ -59,6 +59,9 @@ function productFiles(): string[] {
   return ['src', 'workflows', 'activities', 'worker'].flatMap((folder) => typeScriptFilesUnder(folder));
 }
 
+/** The files of the OpenAI-compatible model adapter, the only product files that may import `openai`. */
+const OPENAI_ADAPTER = /^activities\/model\/openai-[a-z-]+\.ts$/;
+
 function graph(): { edges: Edge[]; packages: Array<{ from: string; specifier: string }> } {
   const edges: Edge[] = [];
   const packages: Array<{ from: string; specifier: string }> = [];
@@ -128,6 +131,12 @@ describe('the import graph', () => {
   test('src/core uses no Node built-ins and only workflow-safe packages', () => {
     const offenders = packages.filter(({ from, specifier }) => floorOf(from) === 'core' && !CORE_PACKAGES.has(specifier));
     assert.deepEqual(offenders, []);
+  });
+
+  test('only the model adapter (activities/model/openai-*.ts) imports the openai client: everything else goes through ChatModel', () => {
+    const offenders = packages.filter(({ from, specifier }) => (specifier === 'openai' || specifier.startsWith('openai/')) && !OPENAI_ADAPTER.test(from));
+    assert.deepEqual(offenders, []);
+    assert.ok(packages.some(({ from, specifier }) => specifier === 'openai' && OPENAI_ADAPTER.test(from)), 'the checker sees the adapter import openai');
   });
 
   test('has no cycles', () => {

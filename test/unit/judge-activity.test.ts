@@ -6,12 +6,13 @@ import { afterAll, describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import OpenAI from 'openai';
-import { classifyJudgeError, createJudgeRuns } from '../../activities/judge-activity';
+import { createJudgeRuns } from '../../activities/judge-activity';
+import { classifyJudgeError } from '../../activities/model/openai-errors';
 import { judgeTemplate } from '../../activities/evaluation-activities';
 import type { JudgeRunsOutput, StoredEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { LocalDirectoryVerdictStore } from '../../src/storage/verdict-store';
-import { fakeOpenAI } from '../fakes/fake-chat-completions';
+import { fakeChatModel } from '../fakes/fake-chat-model';
 
 const directory = mkdtempSync(join(tmpdir(), 'judge-activity-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -21,8 +22,6 @@ function run(question: string, reference: string, prediction: string): Evaluatio
   return { rollout: 1, question, reference, prediction, termination: 'answer', isError: false, modelCalls: 1, toolCalls: {}, file: 'iter1.jsonl', line: 1 };
 }
 
-/** A non-streamed completion with this content. */
-const completion = (content: string) => ({ choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
 
 describe('judgeRuns', () => {
   test('verdicts: clean, decorated, fixed by the reminder, unparseable; no reference: not judged; a second pass makes no call', async () => {
@@ -32,11 +31,10 @@ describe('judgeRuns', () => {
       'reminded?': ['I believe so', 'Correct'],
       'unparseable?': ['Perhaps', 'Still perhaps'],
     };
-    const { openai, calls } = fakeOpenAI(async (call) => {
-      const prompt = String(call.params.messages[0]?.content);
+    const chatModel = fakeChatModel((request) => {
+      const prompt = String(request.messages[0]?.content);
       const question = Object.keys(replies).find((key) => prompt.includes(`Question: ${key}`)) as string;
-      const reply = (replies[question] as string[])[call.params.messages.length >= 3 ? 1 : 0] as string;
-      return completion(reply) as never;
+      return (replies[question] as string[])[request.messages.length >= 3 ? 1 : 0] as string;
     });
     const judge = await judgeTemplate('gaia', endpoint.model);
     const input: StoredEvaluationInput = {
@@ -49,19 +47,19 @@ describe('judgeRuns', () => {
       judge,
     };
     const verdicts = new LocalDirectoryVerdictStore(join(directory, 'verdicts'));
-    const judgeRuns = createJudgeRuns({ openai, endpoint, verdicts, loadInput: async () => input });
+    const judgeRuns = createJudgeRuns({ chatModel, endpoint, verdicts, loadInput: async () => input });
     const first = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
     assert.deepEqual({ ...first }, { made: 6, stored: 0, unparsed: 1 });
-    assert.equal(calls.length, 6);
-    assert.equal(calls[0]?.params.model, 'judge-model');
-    assert.equal(calls[0]?.params.temperature, 0);
-    const reminder = calls.find((call) => call.params.messages.length === 3);
-    assert.match(String(reminder?.params.messages[2]?.content), /Reply with exactly one word: Correct or Incorrect/);
-    assert.equal(reminder?.params.messages[1]?.role, 'assistant');
+    assert.equal(chatModel.calls.length, 6);
+    assert.equal(chatModel.calls[0]?.request.model, 'judge-model');
+    assert.equal(chatModel.calls[0]?.request.sampling?.temperature, 0);
+    const reminder = chatModel.calls.find((call) => call.request.messages.length === 3);
+    assert.match(String(reminder?.request.messages[2]?.content), /Reply with exactly one word: Correct or Incorrect/);
+    assert.equal(reminder?.request.messages[1]?.role, 'assistant');
 
     const again = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
     assert.deepEqual({ ...again }, { made: 0, stored: 4, unparsed: 1 });
-    assert.equal(calls.length, 6, 'no judge call for stored verdicts');
+    assert.equal(chatModel.calls.length, 6, 'no judge call for stored verdicts');
     // A range judges only its runs.
     const ranged = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 1, to: 2 })) as JudgeRunsOutput;
     assert.deepEqual({ ...ranged }, { made: 0, stored: 1, unparsed: 0 });

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { chatModelOver } from '../fakes/fake-chat-completions';
 import { describe, test } from '@jest/globals';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { loadConversation, loadMessageReferences, putConversation, putMessage } from '../../src/storage/conversation';
-import { MODEL_CALL_HEADER, WORKFLOW_ID_HEADER, createCallModel, type ModelDefaults } from '../../activities/model-activity';
+import { MODEL_CALL_LABEL, WORKFLOW_ID_LABEL, createCallModel, type ModelDefaults } from '../../activities/model-activity';
+import { labelHeader } from '../../activities/model/openai-chat-model';
 import { characterEstimateCounter, type TokenCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
@@ -124,7 +126,7 @@ function environment(heartbeatTimeoutMs = 5_000) {
 // Fixtures
 
 const NO_TOOLS = new ToolRegistry();
-const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024, baseUrl: 'http://model.invalid/v1' };
+const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024 };
 const SYSTEM: ChatMessage = { role: 'system', content: 'You are a test assistant.' };
 const QUESTION: ChatMessage = { role: 'user', content: 'What is two plus two?' };
 const TOOL_CALL_REPLY = '<think>I should look it up.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["2+2"]}}\n</tool_call>';
@@ -162,7 +164,7 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const toolOutput = await store.putText('2+2 is 4 according to the calculator.');
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env } = environment();
 
     const output = await runIn(
@@ -181,7 +183,7 @@ describe('callModel', () => {
   test('without observations the stored conversation is sent as it is', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.deepEqual(calls[0]?.params.messages, [SYSTEM, QUESTION]);
     assert.deepEqual(await loadConversation(store, output.conversation), [SYSTEM, QUESTION, { role: 'assistant', content: ANSWER_REPLY }]);
@@ -190,7 +192,7 @@ describe('callModel', () => {
   test('the request streams with usage, the protocol stop sequences, worker defaults and correlation headers', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     await runIn(environment().env, callModel, callInput(conversation, { workflowId: 'wf-headers', modelCall: 7 }));
 
     const call = calls[0];
@@ -204,10 +206,10 @@ describe('callModel', () => {
     assert.equal(call.params.top_p, 0.95);
     assert.equal(call.params.max_tokens, 1024);
     assert.ok(!('presence_penalty' in call.params), 'presence_penalty is only sent when the run sets it');
-    assert.equal(call.options.headers?.[WORKFLOW_ID_HEADER], 'wf-headers');
-    assert.equal(call.options.headers?.[MODEL_CALL_HEADER], '7');
-    assert.equal(WORKFLOW_ID_HEADER, 'x-react-agent-workflow-id');
-    assert.equal(MODEL_CALL_HEADER, 'x-react-agent-model-call');
+    assert.equal(call.options.headers?.[labelHeader(WORKFLOW_ID_LABEL)], 'wf-headers');
+    assert.equal(call.options.headers?.[labelHeader(MODEL_CALL_LABEL)], '7');
+    assert.equal(labelHeader(WORKFLOW_ID_LABEL), 'x-react-agent-workflow-id');
+    assert.equal(labelHeader(MODEL_CALL_LABEL), 'x-react-agent-model-call');
     assert.ok(call.options.signal instanceof AbortSignal);
     assert.equal(call.options.signal.aborted, false);
   });
@@ -215,7 +217,7 @@ describe('callModel', () => {
   test("the run's sampling settings override the worker's", async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     await runIn(
       environment().env,
       callModel,
@@ -233,7 +235,7 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const raw = `${TOOL_CALL_REPLY}\n<tool_response>\nmade-up search results\n</tool_response>`;
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(raw, { pieceSize: 7 })));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output: CallModelOutput = await runIn(environment().env, callModel, callInput(conversation));
 
     const stored = JSON.parse(await store.getText(output.assistant.ref)) as ChatMessage;
@@ -253,7 +255,7 @@ describe('callModel', () => {
   test('an answer turn is parsed with its answer', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { finishReason: 'length' })));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.equal(output.turn.answer, '4');
     assert.equal(output.turn.thought, 'Easy.');
@@ -264,7 +266,7 @@ describe('callModel', () => {
   test("usage comes from the server's usage chunk", async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { usage: [1234, 56] })));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.deepEqual(output.usage, { promptTokens: 1234, completionTokens: 56, totalTokens: 1290 });
     assert.equal(output.contextTokens, 1290);
@@ -275,7 +277,7 @@ describe('callModel', () => {
     const counted: string[] = [];
     const lengthCounter: TokenCounter = { count: (text) => (counted.push(text), text.length) };
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ openai, store, tokenCounter: lengthCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: lengthCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     const prompt = `${SYSTEM.content}\n${QUESTION.content}`;
     // The usage estimate counts the prompt, then the reply (estimatedPromptTokens counts per message after that).
@@ -288,7 +290,7 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const chunks = replyChunks(ANSWER_REPLY, { pieceSize: 10, usage: [10, 10] });
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     assert.equal(heartbeats.length, chunks.length);
@@ -301,7 +303,7 @@ describe('callModel', () => {
     const long = `<think>${'a long thought, '.repeat(300)}</think>\n<answer>done</answer>`;
     const chunks = replyChunks(long, { pieceSize: 50, usage: [10, 10] });
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
@@ -322,7 +324,7 @@ describe('callModel', () => {
       delta({ tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] }, 'tool_calls'),
     ];
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
@@ -333,7 +335,7 @@ describe('callModel', () => {
   test('a stream that ends without a finish reason fails retryably with BadResponse and stores no reply', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { finishReason: null })));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const storedBefore = store.blobs.size;
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelBadResponse);
@@ -346,7 +348,7 @@ describe('callModel', () => {
   test('a stream that stalls past the heartbeat timeout is aborted and fails retryably with BadResponse', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(({ options }) => stallingStream(replyChunks('<think>partial', { finishReason: null, pieceSize: 7 }), options.signal));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env, heartbeats } = environment(150);
     const started = Date.now();
     const failure = await applicationFailure(runIn(env, callModel, callInput(conversation)));
@@ -373,7 +375,7 @@ describe('callModel', () => {
   test('a stalled stream that ends quietly when aborted is still reported as stalled', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(({ options }) => stallingStream([contentChunk('<think>')], options.signal, true));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const failure = await applicationFailure(runIn(environment(100).env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelBadResponse);
     assert.match(failure.message, /heartbeat timeout/);
@@ -387,7 +389,7 @@ describe('callModel', () => {
       return streamOf([]);
     });
     const modelDefaults = { ...MODEL_DEFAULTS, firstTokenSeconds: 0.4 };
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: NO_TOOLS });
     const started = Date.now();
     const failure = await applicationFailure(runIn(environment(100).env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelFirstTokenTimeout);
@@ -400,7 +402,7 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const chunks = replyChunks(ANSWER_REPLY, { pieceSize: 12 }); // 4 chunks, 60 ms apart: 240 ms in all
     const { openai } = fakeOpenAI(() => streamOf(chunks, 60));
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment(150).env, callModel, callInput(conversation));
     assert.equal(output.turn.answer, '4');
   });
@@ -415,7 +417,7 @@ describe('callModel', () => {
         await untilAborted(options.signal);
       })(),
     );
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env } = environment();
     const running = rejection(runIn(env, callModel, callInput(conversation)));
     await firstChunkSent.promise;
@@ -432,7 +434,7 @@ describe('callModel', () => {
     const { openai } = fakeOpenAI(() => {
       throw OpenAI.APIError.generate(401, { error: { message: 'Incorrect API key provided' } }, undefined, new Headers());
     });
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai, 'http://model.invalid/v1'), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelRequestRejected);
     assert.equal(failure.nonRetryable, true);
@@ -449,7 +451,7 @@ describe('callModel', () => {
     const { openai } = fakeOpenAI(() => {
       throw errors.shift();
     });
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const contextLength = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(contextLength.type, FailureTypes.modelContextLengthExceeded);
     assert.equal(contextLength.nonRetryable, true);
@@ -467,7 +469,7 @@ describe('callModel', () => {
         throw new OpenAI.APIConnectionError({ message: 'Connection error.', cause: new Error('socket hang up') });
       })(),
     );
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelUnreachable);
     assert.equal(failure.nonRetryable, false);

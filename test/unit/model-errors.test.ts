@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import { classifyModelError, retryAfterMilliseconds } from '../../activities/model-errors';
+import { classifyModelError, retryAfterMilliseconds } from '../../activities/model/openai-errors';
 import { FailureTypes } from '../../src/core/failure-types';
 
 const ENDPOINT = { baseUrl: 'http://models.internal:8000/v1', model: 'qwen-test-model' };

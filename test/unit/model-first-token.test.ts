@@ -5,12 +5,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { putConversation, putMessage } from '../../src/storage/conversation';
 import { createCallModel, type ModelDefaults } from '../../activities/model-activity';
-import { heartbeatIntervalFor } from '../../activities/model-stream-watchdog';
+import { heartbeatIntervalFor } from '../../activities/model/stream-watchdog';
 import { characterEstimateCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
 import { FailureTypes } from '../../src/core/failure-types';
-import { deltaChunk, fakeOpenAI, stallingStream, streamOf, type ChatResponder } from '../fakes/fake-chat-completions';
+import { deltaChunk, fakeOpenAI, stallingStream, streamOf, type ChatResponder, chatModelOver } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 const HEARTBEAT_TIMEOUT_MS = 300;
@@ -20,7 +20,6 @@ const MODEL_DEFAULTS: ModelDefaults = {
   temperature: 0.6,
   topP: 0.95,
   maxOutputTokens: 1024,
-  baseUrl: 'http://model.invalid/v1',
   firstTokenSeconds: FIRST_TOKEN_SECONDS,
 };
 const ANSWER = [deltaChunk({ role: 'assistant', content: null }), deltaChunk({ content: '<answer>4</answer>' }), deltaChunk({}, 'stop')];
@@ -29,7 +28,7 @@ async function callWith(responder: ChatResponder) {
   const store = new MemoryTranscriptStore();
   const conversation = await putConversation(store, [await putMessage(store, { role: 'system', content: 'Be brief.' }), await putMessage(store, { role: 'user', content: '2+2?' })]);
   const { openai, calls } = fakeOpenAI(responder);
-  const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
+  const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }, { logger: new DefaultLogger('ERROR', () => undefined) });
   const heartbeats: Array<Record<string, unknown>> = [];
   env.on('heartbeat', (details: Record<string, unknown>) => heartbeats.push(details));

@@ -8,10 +8,10 @@ import { characterEstimateCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';
 import type { ProtocolName } from '../../src/core/protocols';
-import { deltaChunk, fakeOpenAI, streamOf, usageChunk } from '../fakes/fake-chat-completions';
+import { deltaChunk, fakeOpenAI, streamOf, usageChunk, chatModelOver } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
-const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024, baseUrl: 'http://model.invalid/v1' };
+const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024 };
 const REASONING = 'The user asks for 2+2. That is 4.';
 
 /** A llama-server stream (role chunk with content null, reasoning_content pieces, content, finish, usage with `choices: []`). */
@@ -32,7 +32,7 @@ async function call(chunks: unknown[], protocol: ProtocolName = 'deep-research',
   for (const message of history) references.push(await putMessage(store, message));
   const conversation = await putConversation(store, references);
   const { openai, calls } = fakeOpenAI(() => streamOf(chunks));
-  const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
+  const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 }, { logger: new DefaultLogger('ERROR', () => undefined) });
   const input: CallModelInput = { workflowId: 'wf-reasoning', modelCall: 2, conversation, append: [], model: { model: 'm' }, protocol, tools: [] };
   const output = (await env.run(callModel, input)) as CallModelOutput;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { reasoningOfDelta, toOpenAIMessage, toolCallArgumentsForRequest } from '../../activities/openai-messages';
+import { reasoningOfDelta, toOpenAIMessage, toolCallArgumentsForRequest } from '../../activities/model/openai-messages';
 import { nativeToolProtocol } from '../../src/core/protocols/native-tool-protocol';
 
 describe('tool-call arguments sent back to the server are always a JSON object', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
+import { createOpenAIChatModel } from '../../activities/model/openai-chat-model';
 import { describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import OpenAI from 'openai';
 import { createAgentActivities } from '../../activities';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelOutput, CompressContextOutput, ToolActivityOutput } from '../../src/core/activity-contracts';
@@ -154,10 +154,10 @@ describe('RunEventReader', () => {
 
   test('knows every one of the agent\'s own activities (activities/index.ts), and nothing else', () => {
     const registered = createAgentActivities({
-      openai: new OpenAI({ apiKey: 'unused', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 }),
+      chatModel: createOpenAIChatModel({ apiKey: 'unused', baseUrl: 'http://127.0.0.1:9/v1' }),
       store: new MemoryTranscriptStore(),
       tools: new ToolRegistry([]),
-      modelDefaults: { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 10, baseUrl: 'http://127.0.0.1:9/v1' },
+      modelDefaults: { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 10 },
       modelActivity: { startToCloseSeconds: 1, heartbeatSeconds: 1, maxAttempts: 1 },
       tokenCounter: { count: (text) => text.length },
     });

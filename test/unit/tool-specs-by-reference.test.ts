@@ -13,6 +13,7 @@ import { openedRunState, initialRunState } from '../../src/core/run-transitions'
 import { DEFAULT_LIMITS } from '../../src/core/run-limits';
 import { goneToolObservation, toolScheduleOf } from '../../src/core/tool-spec';
 import { loadToolSpecs, putToolSpecs } from '../../src/storage/conversation';
+import { chatModelOver } from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 /**
@@ -119,7 +120,7 @@ function recordingOpenAI(): { openai: OpenAI; requests: Array<{ tools?: unknown[
 }
 
 describe('callModel with the run\'s stored specs', () => {
-  const modelDefaults = { model: 'm', temperature: 0.6, topP: 0.95, maxOutputTokens: 100, baseUrl: 'http://model.test/v1' };
+  const modelDefaults = { model: 'm', temperature: 0.6, topP: 0.95, maxOutputTokens: 100 };
   const environment = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR') });
 
   test('sends the schemas the run started with, though this worker no longer offers the tool (its MCP server dropped it)', async () => {
@@ -128,7 +129,7 @@ describe('callModel with the run\'s stored specs', () => {
     const { openai, requests } = recordingOpenAI();
     // This worker's registry has another echo and no get-sum.
     const changedEcho: ToolDefinition = { ...echo, description: 'A newer echo.', parameters: { type: 'object', properties: { text: { type: 'string' } } } };
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([changedEcho]) });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([changedEcho]) });
     const input = { workflowId: 'wf', modelCall: 1, conversation: opened.conversation, append: [], model: { model: 'm' }, protocol: 'native' as const, tools: ['get-sum', 'echo'], toolSpecs: opened.toolSpecs as string };
     const output = (await environment().run(callModel, input)) as CallModelOutput;
     assert.equal(output.finishReason, 'stop');
@@ -142,7 +143,7 @@ describe('callModel with the run\'s stored specs', () => {
     const store = new MemoryTranscriptStore();
     const opened = await conversationActivities(store, [echo]).startConversation(start);
     const { openai, requests } = recordingOpenAI();
-    const callModel = createCallModel({ openai, store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([echo]) });
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([echo]) });
     await environment().run(callModel, { workflowId: 'wf', modelCall: 1, conversation: opened.conversation, append: [], model: { model: 'm' }, protocol: 'native' as const, tools: ['echo'] });
     assert.deepEqual(requests[0]?.tools, [{ type: 'function', function: { name: 'echo', description: echo.description, parameters: echo.parameters } }]);
   });

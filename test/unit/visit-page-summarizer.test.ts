@@ -1,45 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { ToolInputError } from '../../activities/tools/tool-definition';
 import {
   createModelPageSummarizer,
   parsePageSummary,
   splitIntoChunks,
-  type ChatCompletionClient,
   type PageToSummarize,
 } from '../../activities/tools/visit/page-summarizer';
+import { createOpenAIChatModel } from '../../activities/model/openai-chat-model';
+import { fakeChatModel } from '../fakes/fake-chat-model';
 
-interface RecordedCall {
-  body: ChatCompletionCreateParamsNonStreaming;
-  signal: AbortSignal | undefined;
-}
-
-/** A fake `openai` client: answers each call with the next scripted reply (or what `reply` returns). */
-function fakeOpenAI(reply: (prompt: string, callIndex: number) => string | Error) {
-  const calls: RecordedCall[] = [];
-  const client: ChatCompletionClient = {
-    chat: {
-      completions: {
-        async create(body, options) {
-          calls.push({ body, signal: options?.signal });
-          const first = body.messages[0];
-          const prompt = typeof first?.content === 'string' ? first.content : '';
-          const answer = reply(prompt, calls.length - 1);
-          if (answer instanceof Error) throw answer;
-          return {
-            id: `completion-${calls.length}`,
-            object: 'chat.completion',
-            created: 0,
-            model: body.model,
-            choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: answer, refusal: null } }],
-          } as ChatCompletion;
-        },
-      },
-    },
-  };
-  return { client, calls, promptOf: (index: number) => String(calls[index]?.body.messages[0]?.content) };
+/** A chat model answering each extraction call with `reply(prompt, callIndex)`. */
+function fakeModel(reply: (prompt: string, callIndex: number) => string | Error) {
+  return fakeChatModel((request, index) => reply(String(request.messages[0]?.content), index));
 }
 
 function controls() {
@@ -56,62 +29,66 @@ const PAGE: PageToSummarize = {
 
 describe('createModelPageSummarizer', () => {
   test('asks the model once for a short page and reads its JSON', async () => {
-    const openai = fakeOpenAI(() => JSON.stringify({ rational: 'The first paragraph has the number.', evidence: 'BYD sold 4,272,145 vehicles in 2024', summary: 'BYD sold 4,272,145 vehicles.' }));
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'extractor-model' });
+    const model = fakeModel(() => JSON.stringify({ rational: 'The first paragraph has the number.', evidence: 'BYD sold 4,272,145 vehicles in 2024', summary: 'BYD sold 4,272,145 vehicles.' }));
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'extractor-model' });
     const { heartbeat, signal, heartbeats } = controls();
     const summary = await summarizer.summarize(PAGE, { heartbeat, signal });
     assert.deepEqual(summary, { rational: 'The first paragraph has the number.', evidence: 'BYD sold 4,272,145 vehicles in 2024', summary: 'BYD sold 4,272,145 vehicles.' });
-    assert.equal(openai.calls.length, 1);
-    const call = openai.calls[0] as RecordedCall;
-    assert.equal(call.body.model, 'extractor-model');
-    assert.equal((call.body as { stream?: boolean }).stream, undefined, 'non-streaming');
-    assert.equal(call.signal, signal, 'the abort signal reaches the client');
-    const prompt = openai.promptOf(0);
+    assert.equal(model.calls.length, 1);
+    const call = model.calls[0];
+    assert.equal(call?.request.model, 'extractor-model');
+    assert.equal(call?.controls.signal, signal, 'the abort signal reaches the model');
+    const prompt = model.promptOf(0);
     assert.match(prompt, /How many vehicles did BYD sell in 2024\?/);
     assert.match(prompt, /BYD sold 4,272,145 vehicles/);
     assert.match(prompt, /https:\/\/news\.example\/byd-2024/);
     assert.match(prompt, /"rational".*"evidence".*"summary"/);
-    assert.equal(heartbeats.length, 1);
+    // Before the call and while it streams, always with the piece's progress.
+    assert.ok(heartbeats.length >= 2);
+    assert.ok(heartbeats.every((details) => JSON.stringify(details) === JSON.stringify({ summarizing: PAGE.url, part: 1, of: 1 })));
   });
 
   test('splits a long page into chunks, heartbeats between them, and merges the extractions', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, index) => `Paragraph ${index}: ${'detail '.repeat(20)}`);
     const markdown = paragraphs.join('\n\n');
-    const openai = fakeOpenAI((prompt, index) => {
+    const model = fakeModel((prompt, index) => {
       if (prompt.startsWith('Several extractions')) return JSON.stringify({ rational: 'merged', evidence: 'all the evidence', summary: 'the merged summary' });
       return JSON.stringify({ rational: `part ${index + 1}`, evidence: `evidence from part ${index + 1}`, summary: `summary ${index + 1}` });
     });
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'm', maxChunkCharacters: 1_000 });
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm', maxChunkCharacters: 1_000 });
     const { heartbeat, signal, heartbeats } = controls();
     const summary = await summarizer.summarize({ ...PAGE, markdown }, { heartbeat, signal });
 
     const chunks = splitIntoChunks(markdown, 1_000);
     assert.ok(chunks.length >= 4, `expected several chunks, got ${chunks.length}`);
-    const extractionCalls = openai.calls.length - 1;
+    const extractionCalls = model.calls.length - 1;
     assert.equal(extractionCalls, chunks.length, 'one call per chunk, then one merge');
     for (let index = 0; index < chunks.length; index += 1) {
-      const prompt = openai.promptOf(index);
+      const prompt = model.promptOf(index);
       assert.match(prompt, new RegExp(`part ${index + 1} of ${chunks.length}`));
       assert.ok(prompt.includes(chunks[index] as string), `chunk ${index + 1} is in its prompt`);
     }
-    const mergePrompt = openai.promptOf(openai.calls.length - 1);
+    const mergePrompt = model.promptOf(model.calls.length - 1);
     for (let index = 1; index <= chunks.length; index += 1) assert.ok(mergePrompt.includes(`evidence from part ${index}`));
     assert.match(mergePrompt, /How many vehicles did BYD sell/);
     assert.deepEqual(summary, { rational: 'merged', evidence: 'all the evidence', summary: 'the merged summary' });
-    assert.equal(heartbeats.length, chunks.length + 1, 'a heartbeat before each chunk and the merge');
+    // Before each chunk and the merge, and while each call streams: each beat names its piece.
+    const pieces = new Set(heartbeats.map((details) => JSON.stringify(details)));
+    assert.equal(pieces.size, chunks.length + 1, 'one progress per chunk and one for the merge');
+    assert.equal(heartbeats.length, 2 * (chunks.length + 1));
   });
 
   test('merges in rounds when the extractions themselves are too long for one call', async () => {
     const markdown = Array.from({ length: 12 }, (_, index) => `Section ${index} ${'x'.repeat(950)}`).join('\n\n');
     let merges = 0;
-    const openai = fakeOpenAI((prompt) => {
+    const model = fakeModel((prompt) => {
       if (prompt.startsWith('Several extractions')) {
         merges += 1;
         return JSON.stringify({ rational: 'r', evidence: 'm'.repeat(300), summary: `merge ${merges}` });
       }
       return JSON.stringify({ rational: 'r', evidence: 'e'.repeat(400), summary: 's' });
     });
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'm', maxChunkCharacters: 1_000 });
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm', maxChunkCharacters: 1_000 });
     const { heartbeat, signal } = controls();
     const summary = await summarizer.summarize({ ...PAGE, markdown }, { heartbeat, signal });
     assert.ok(merges > 1, 'several merge calls');
@@ -119,16 +96,16 @@ describe('createModelPageSummarizer', () => {
   });
 
   test('falls back to the raw answer when the JSON is malformed', async () => {
-    const openai = fakeOpenAI(() => 'BYD sold about 4.27 million vehicles {not json');
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'm' });
+    const model = fakeModel(() => 'BYD sold about 4.27 million vehicles {not json');
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm' });
     const summary = await summarizer.summarize(PAGE, controls());
     assert.deepEqual(summary, { rational: '', evidence: '', summary: 'BYD sold about 4.27 million vehicles {not json' });
   });
 
   test('a failing model call becomes a plain Error naming the model (Temporal retries it)', async () => {
     const cause = Object.assign(new Error('503 Service Unavailable'), { status: 503 });
-    const openai = fakeOpenAI(() => cause);
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'extractor-model' });
+    const model = fakeModel(() => cause);
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'extractor-model' });
     await assert.rejects(summarizer.summarize(PAGE, controls()), (error: unknown) => {
       assert.ok(error instanceof Error);
       assert.ok(!(error instanceof ToolInputError), 'not an observation: retried');
@@ -142,21 +119,20 @@ describe('createModelPageSummarizer', () => {
   test('stops with the abort reason when cancelled', async () => {
     const abort = new AbortController();
     const reason = new Error('activity cancelled');
-    const openai = fakeOpenAI(() => {
+    const model = fakeModel(() => {
       abort.abort(reason);
       return new Error('request aborted');
     });
-    const summarizer = createModelPageSummarizer({ openai: openai.client, model: 'm' });
+    const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm' });
     await assert.rejects(summarizer.summarize(PAGE, { signal: abort.signal, heartbeat: () => undefined }), (error: unknown) => error === reason);
   });
 
-  test('accepts the real openai client (checked by the compiler; no request is made)', () => {
-    const openai = new OpenAI({ apiKey: 'not-needed', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 });
-    assert.ok(createModelPageSummarizer({ openai, model: 'm' }));
+  test('accepts the OpenAI chat model (checked by the compiler; no request is made)', () => {
+    assert.ok(createModelPageSummarizer({ chatModel: createOpenAIChatModel({ apiKey: 'not-needed', baseUrl: 'http://127.0.0.1:9/v1' }), model: 'm' }));
   });
 
   test('rejects a tiny chunk size', () => {
-    assert.throws(() => createModelPageSummarizer({ openai: fakeOpenAI(() => '').client, model: 'm', maxChunkCharacters: 10 }), RangeError);
+    assert.throws(() => createModelPageSummarizer({ chatModel: fakeModel(() => ''), model: 'm', maxChunkCharacters: 10 }), RangeError);
   });
 });
 

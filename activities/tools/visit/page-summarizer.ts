@@ -1,4 +1,4 @@
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ChatModel } from '../../model/chat-model';
 
 /** What a goal-directed extraction returns (DeepResearch's extractor fields). */
 export interface PageSummary {
@@ -33,19 +33,10 @@ export interface PageSummarizer {
   summarize(page: PageToSummarize, controls: SummarizeControls): Promise<PageSummary>;
 }
 
-/** The one method of the `openai` client the summarizer uses, so tests can pass a fake. */
-export interface ChatCompletionClient {
-  chat: {
-    completions: {
-      create(body: ChatCompletionCreateParamsNonStreaming, options?: { signal?: AbortSignal }): PromiseLike<ChatCompletion>;
-    };
-  };
-}
-
 /** Options of {@link createModelPageSummarizer}. */
 export interface ModelPageSummarizerOptions {
-  /** An OpenAI-compatible client created with `maxRetries: 0` (Temporal owns retries). */
-  openai: ChatCompletionClient;
+  /** The model that extracts (activities/model/chat-model.ts). */
+  chatModel: ChatModel;
   /** Model name for the extraction calls. */
   model: string;
   /**
@@ -192,7 +183,7 @@ function batchesOf(partials: PageSummary[], limit: number): PageSummary[][] {
 }
 
 /**
- * A {@link PageSummarizer} that asks a chat model (one non-streaming call per piece) for
+ * A {@link PageSummarizer} that asks a chat model (one call per piece) for
  * `{rational, evidence, summary}` as DeepResearch's extractor does. Pages longer than
  * `maxChunkCharacters` are extracted piece by piece (heartbeating between pieces) and the
  * extractions merged by further calls. Malformed JSON falls back to the raw answer; a failed
@@ -204,24 +195,26 @@ export function createModelPageSummarizer(options: ModelPageSummarizerOptions): 
     throw new RangeError(`maxChunkCharacters must be at least 1000, got ${maxChunkCharacters}`);
   }
 
-  async function ask(prompt: string, signal: AbortSignal): Promise<PageSummary> {
+  async function ask(prompt: string, controls: SummarizeControls, progress: unknown): Promise<PageSummary> {
+    const { signal } = controls;
     if (signal.aborted) throw abortReason(signal);
-    let completion: ChatCompletion;
+    let content: string;
     try {
-      completion = await options.openai.chat.completions.create(
+      const reply = await options.chatModel.chat(
         {
           model: options.model,
           messages: [{ role: 'user', content: prompt }],
-          ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+          ...(options.temperature === undefined ? {} : { sampling: { temperature: options.temperature } }),
         },
-        { signal },
+        { signal, onProgress: () => controls.heartbeat(progress) },
       );
+      content = reply.content;
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       const message = error instanceof Error ? error.message : String(error);
       throw new Error(`The visit tool's page summarizer could not call the model "${options.model}": ${message}`, { cause: error });
     }
-    return parsePageSummary(completion.choices?.[0]?.message?.content ?? '');
+    return parsePageSummary(content);
   }
 
   return {
@@ -229,14 +222,16 @@ export function createModelPageSummarizer(options: ModelPageSummarizerOptions): 
       const chunks = splitIntoChunks(page.markdown, maxChunkCharacters);
       let partials: PageSummary[] = [];
       for (const [index, chunk] of chunks.entries()) {
-        controls.heartbeat({ summarizing: page.url, part: index + 1, of: chunks.length });
-        partials.push(await ask(extractionPrompt(page, chunk, index + 1, chunks.length), controls.signal));
+        const progress = { summarizing: page.url, part: index + 1, of: chunks.length };
+        controls.heartbeat(progress);
+        partials.push(await ask(extractionPrompt(page, chunk, index + 1, chunks.length), controls, progress));
       }
       while (partials.length > 1) {
         const merged: PageSummary[] = [];
         for (const batch of batchesOf(partials, maxChunkCharacters)) {
-          controls.heartbeat({ merging: page.url, extractions: batch.length });
-          merged.push(await ask(mergePrompt(page, batch), controls.signal));
+          const progress = { merging: page.url, extractions: batch.length };
+          controls.heartbeat(progress);
+          merged.push(await ask(mergePrompt(page, batch), controls, progress));
         }
         partials = merged;
       }

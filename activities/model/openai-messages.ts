@@ -1,7 +1,7 @@
 import JSON5 from 'json5';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ChatMessage } from '../src/core/messages';
-import type { ToolSpec } from '../src/core/tool-spec';
+import type { ChatMessage } from '../../src/core/messages';
+import type { ChatTool } from './chat-model';
 
 /**
  * Our stored message in the OpenAI chat API's shape, as it is sent back to the server.
@@ -63,6 +63,6 @@ export function reasoningOfDelta(delta: ChatCompletionChunk.Choice.Delta | undef
 }
 
 /** A tool spec as the chat API's `tools` entry (native tool calling). */
-export function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
+export function toOpenAITool(tool: ChatTool): ChatCompletionTool {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
 }

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import { FailureTypes } from '../src/core/failure-types';
+import { EvaluationFailureTypes } from '../../src/core/evaluation/evaluation-contract';
+import { FailureTypes } from '../../src/core/failure-types';
 import { isContextOverflow } from './context-overflow';
 
 
@@ -91,4 +92,41 @@ export function classifyModelError(error: unknown, endpoint: ModelEndpointDescri
     message: `The model call failed: ${cause.message}`,
     cause,
   });
+}
+
+/**
+ * Turns what the openai client threw at a judge call into an ApplicationFailure: unreachable,
+ * 408/409/429/5xx retry; 400/401/403/404 do not. Messages name the variable to fix.
+ */
+export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescription): ApplicationFailure {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  if (error instanceof OpenAI.APIConnectionError) {
+    return ApplicationFailure.create({
+      type: EvaluationFailureTypes.judgeUnreachable,
+      message: `The judge endpoint ${endpoint.baseUrl} could not be reached (${cause.message}). Check REACT_AGENT_JUDGE_BASE_URL (default: OPENAI_BASE_URL) and that the server is running.`,
+      cause,
+    });
+  }
+  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+    const status = error.status;
+    if (status === 429) {
+      return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRateLimited, message: `The judge endpoint is rate limiting (429): ${error.message}`, nextRetryDelay: retryAfterMilliseconds(error.headers), cause });
+    }
+    if (status === 408 || status === 409 || status >= 500) {
+      return ApplicationFailure.create({
+        type: EvaluationFailureTypes.judgeServerError,
+        message: `The judge endpoint ${endpoint.baseUrl} failed with ${status}: ${error.message}. Check REACT_AGENT_JUDGE_BASE_URL.`,
+        nextRetryDelay: retryAfterMilliseconds(error.headers),
+        cause,
+      });
+    }
+    const fix =
+      status === 401 || status === 403
+        ? `Check REACT_AGENT_JUDGE_API_KEY (default: OPENAI_API_KEY): ${endpoint.baseUrl} refused it.`
+        : status === 404
+          ? `Check REACT_AGENT_JUDGE_MODEL (now "${endpoint.model}") and REACT_AGENT_JUDGE_BASE_URL (now ${endpoint.baseUrl}).`
+          : 'Retrying will not help.';
+    return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRejected, message: `The judge endpoint rejected the request with ${status}: ${error.message}. ${fix}`, nonRetryable: true, cause });
+  }
+  return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeBadResponse, message: `The judge call failed: ${cause.message}`, cause });
 }

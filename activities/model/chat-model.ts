@@ -1,0 +1,119 @@
+import type { ContextWindow } from '../../src/core/context-window';
+import type { ChatMessage, NativeToolCall } from '../../src/core/messages';
+import type { ToolSpec } from '../../src/core/tool-spec';
+
+/**
+ * The one seam between the agent and a model API, in the project's own terms: messages, tools,
+ * stop sequences and sampling in; one streamed reply with its usage, finish reason and reasoning
+ * out. Every caller — the model activity, compression's summaries, the judge, the visit tool's
+ * page summariser — goes through it, so streaming, the first-token and stall limits, heartbeats
+ * and the classification of failures live in one implementation per API.
+ *
+ * `openai-chat-model.ts` implements it for OpenAI-compatible chat completions (OpenAI, vLLM,
+ * llama-server, Ollama, gateways). Another API (Anthropic Messages, OpenAI Responses) would be a
+ * sibling file implementing the same interface: it maps messages and tools to its request,
+ * reads its own stream into a {@link ChatReply}, and throws the same typed failures
+ * (`ApplicationFailure`s of `src/core/failure-types.ts`, see docs/architecture.md).
+ */
+export interface ChatModel {
+  /**
+   * Sends one request and reads its streamed reply to the end.
+   *
+   * @throws ApplicationFailure typed by what went wrong (`ReactAgent.Model.*`: unreachable, rate
+   *   limited, server error, request rejected, context length exceeded, first-token timeout, bad
+   *   response), naming the setting to fix; the abort reason when `controls.signal` aborts.
+   */
+  chat(request: ChatRequest, controls: ChatControls): Promise<ChatReply>;
+
+  /** The model's context window as its server says it; undefined when the server does not say. Never throws. */
+  contextWindow(model: string): Promise<ContextWindow | undefined>;
+}
+
+/** Sampling settings; an absent one is left to the server. */
+export interface ChatSampling {
+  temperature?: number;
+  topP?: number;
+  /** Longest reply, in tokens. */
+  maxOutputTokens?: number;
+  presencePenalty?: number;
+}
+
+/** A tool as the model sees it: its name, what it does, and the JSON Schema of its arguments. */
+export type ChatTool = Pick<ToolSpec, 'name' | 'description' | 'parameters'>;
+
+/** One request to the model. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  /** Tools the model may call natively; none when absent or empty. */
+  tools?: ChatTool[];
+  /** With `tools`: `none` forbids calling them (the final answer call). Default `auto`. */
+  toolChoice?: 'auto' | 'none';
+  /** Stop sequences. */
+  stop?: string[];
+  sampling?: ChatSampling;
+  /** Labels for the server's logs (sent as request headers), e.g. the workflow id and the call's number. */
+  labels?: Record<string, string>;
+}
+
+/** Tokens a reply used, as the server reported them. */
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the server's cache, when it says. */
+  cachedPromptTokens?: number;
+  /** Completion tokens spent on reasoning, when it says. */
+  reasoningTokens?: number;
+}
+
+/** A whole reply. */
+export interface ChatReply {
+  /** The text, exactly as streamed (stop sequences already cut by the server). */
+  content: string;
+  /** Reasoning the server streamed apart from the content ('' when none). */
+  reasoning: string;
+  toolCalls: NativeToolCall[];
+  /** Why the reply ended (`stop`, `length`, `tool_calls`, …). */
+  finishReason: string;
+  /** What the server reported; absent when it reported nothing. */
+  usage?: ChatUsage;
+  /** How many stream chunks came. */
+  chunks: number;
+}
+
+/** A piece of the reply as it streams: reasoning, content, or a native tool call's name or arguments. */
+export interface ChatDelta {
+  kind: 'reasoning' | 'content' | 'tool-name' | 'tool-arguments';
+  text: string;
+  /** For tool deltas: which call of the reply (0-based). */
+  toolCall?: number;
+}
+
+/** How far a streaming reply got, for heartbeats. */
+export interface ChatProgress {
+  chunks: number;
+  contentCharacters: number;
+  reasoningCharacters: number;
+  /** While no chunk came: milliseconds since the request was sent. */
+  waitingForFirstChunkMs?: number;
+}
+
+/** Cancellation, liveness and limits of one call. */
+export interface ChatControls {
+  /** Aborts the request (the activity's cancellation). */
+  signal: AbortSignal;
+  /** Called with every piece of the reply as it arrives. */
+  onDelta?: (delta: ChatDelta) => void;
+  /** Called after every chunk and every few seconds while the request is open: the caller heartbeats. */
+  onProgress?: (progress: ChatProgress) => void;
+  /** Longest wait for the first chunk, in milliseconds. Default {@link DEFAULT_FIRST_CHUNK_LIMIT_MS}. */
+  firstChunkLimitMs?: number;
+  /** Longest gap between two chunks once the reply streams, in milliseconds. Default {@link DEFAULT_STALL_LIMIT_MS}. */
+  stallLimitMs?: number;
+}
+
+/** {@link ChatControls.firstChunkLimitMs} when not given: 300 s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS's default). */
+export const DEFAULT_FIRST_CHUNK_LIMIT_MS = 300_000;
+
+/** {@link ChatControls.stallLimitMs} when not given: 60 s (the model activity's default heartbeat timeout). */
+export const DEFAULT_STALL_LIMIT_MS = 60_000;

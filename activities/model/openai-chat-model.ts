@@ -1,0 +1,176 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import OpenAI from 'openai';
+import type { ContextWindow } from '../../src/core/context-window';
+import { FailureTypes } from '../../src/core/failure-types';
+import type { NativeToolCall } from '../../src/core/messages';
+import { DEFAULT_FIRST_CHUNK_LIMIT_MS, DEFAULT_STALL_LIMIT_MS, type ChatControls, type ChatModel, type ChatProgress, type ChatReply, type ChatRequest, type ChatUsage } from './chat-model';
+import { classifyModelError } from './openai-errors';
+import { probeContextWindow, type WindowProbeOptions } from './openai-context-window';
+import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
+import { ModelStreamWatchdog } from './stream-watchdog';
+
+/** What {@link createOpenAIChatModel} connects to. */
+export interface OpenAIEndpoint {
+  /** The API's base URL (OPENAI_BASE_URL, usually ending in `/v1`). */
+  baseUrl: string;
+  apiKey: string;
+  /** Longest a request may take, in seconds; default the openai client's (600). */
+  timeoutSeconds?: number;
+}
+
+/** Options of {@link OpenAIChatModel}. */
+export interface OpenAIChatModelOptions {
+  /** The client; created with `maxRetries: 0`, since Temporal owns retries. */
+  client: OpenAI;
+  /** The endpoint, for messages (never the key). */
+  baseUrl: string;
+  /**
+   * Turns what the client threw into a typed failure. Default {@link classifyModelError}
+   * (`ReactAgent.Model.*`, naming OPENAI_BASE_URL, OPENAI_API_KEY, REACT_AGENT_MODEL).
+   */
+  classifyError?: (error: unknown, endpoint: { baseUrl: string; model: string }) => ApplicationFailure;
+  /** How the context window is asked for (openai-context-window.ts): fetch and timeout; default the global fetch, 5 s. */
+  windowProbe?: Pick<WindowProbeOptions, 'fetch' | 'timeoutMs'>;
+}
+
+/** Request headers a label becomes: `x-react-agent-<label>`, so a server's logs can be matched to a run and a call. */
+export const labelHeader = (label: string): string => `x-react-agent-${label}`;
+
+/** A {@link ChatModel} over an OpenAI-compatible endpoint, with its own client (`maxRetries: 0`). */
+export function createOpenAIChatModel(endpoint: OpenAIEndpoint, classifyError?: OpenAIChatModelOptions['classifyError']): OpenAIChatModel {
+  const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey, maxRetries: 0, ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}) });
+  return new OpenAIChatModel({ client, baseUrl: endpoint.baseUrl, ...(classifyError ? { classifyError } : {}) });
+}
+
+/**
+ * OpenAI-compatible chat completions, always streamed (with `include_usage`): owns the stream
+ * loop, the watchdog (first-chunk and stall limits, heartbeats while the request is open), the
+ * reading of reasoning and native tool calls from deltas, and error classification (including
+ * the context-overflow refusals of each server family, `context-overflow.ts`).
+ */
+export class OpenAIChatModel implements ChatModel {
+  constructor(private readonly options: OpenAIChatModelOptions) {}
+
+  contextWindow(model: string): Promise<ContextWindow | undefined> {
+    return probeContextWindow({ baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey, ...this.options.windowProbe }, model);
+  }
+
+  async chat(request: ChatRequest, controls: ChatControls): Promise<ChatReply> {
+    const classify = this.options.classifyError ?? classifyModelError;
+    const endpoint = { baseUrl: this.options.baseUrl, model: request.model };
+    const firstChunkLimitMs = controls.firstChunkLimitMs ?? DEFAULT_FIRST_CHUNK_LIMIT_MS;
+    const stallLimitMs = controls.stallLimitMs ?? DEFAULT_STALL_LIMIT_MS;
+    const requestAbort = new AbortController();
+    const signal = AbortSignal.any([controls.signal, requestAbort.signal]);
+
+    let content = '';
+    let reasoning = '';
+    const toolCallParts: NativeToolCall[] = [];
+    let finishReason = '';
+    let usage: ChatUsage | undefined;
+    let chunks = 0;
+    const progress = (): ChatProgress => ({
+      chunks,
+      contentCharacters: content.length,
+      reasoningCharacters: reasoning.length,
+      ...(chunks === 0 ? { waitingForFirstChunkMs: watchdog.waitForFirstChunkMs } : {}),
+    });
+    const watchdog = new ModelStreamWatchdog({
+      firstTokenLimitMs: firstChunkLimitMs,
+      stallLimitMs,
+      heartbeat: () => controls.onProgress?.(progress()),
+      abandon: () => requestAbort.abort(),
+    });
+    const { sampling = {}, tools = [] } = request;
+    try {
+      const stream = await this.options.client.chat.completions.create(
+        {
+          model: request.model,
+          messages: request.messages.map(toOpenAIMessage),
+          stream: true,
+          stream_options: { include_usage: true },
+          ...(request.stop?.length ? { stop: request.stop } : {}),
+          ...(tools.length ? { tools: tools.map(toOpenAITool), tool_choice: request.toolChoice ?? 'auto' } : {}),
+          ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
+          ...(sampling.topP !== undefined ? { top_p: sampling.topP } : {}),
+          ...(sampling.maxOutputTokens !== undefined ? { max_tokens: sampling.maxOutputTokens } : {}),
+          ...(sampling.presencePenalty !== undefined ? { presence_penalty: sampling.presencePenalty } : {}),
+        },
+        { signal, headers: Object.fromEntries(Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value])) },
+      );
+      for await (const chunk of stream) {
+        watchdog.chunkArrived();
+        chunks += 1;
+        const choice = chunk.choices[0];
+        const reasoningDelta = reasoningOfDelta(choice?.delta);
+        if (reasoningDelta) {
+          reasoning += reasoningDelta;
+          controls.onDelta?.({ kind: 'reasoning', text: reasoningDelta });
+        }
+        if (choice?.delta?.content) {
+          content += choice.delta.content;
+          controls.onDelta?.({ kind: 'content', text: choice.delta.content });
+        }
+        for (const delta of choice?.delta?.tool_calls ?? []) {
+          const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
+          if (delta.id) part.id = delta.id;
+          if (delta.function?.name) {
+            part.name += delta.function.name;
+            controls.onDelta?.({ kind: 'tool-name', text: delta.function.name, toolCall: delta.index });
+          }
+          if (delta.function?.arguments) {
+            part.arguments += delta.function.arguments;
+            controls.onDelta?.({ kind: 'tool-arguments', text: delta.function.arguments, toolCall: delta.index });
+          }
+        }
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        if (chunk.usage) usage = usageOf(chunk.usage);
+        controls.onProgress?.(progress());
+      }
+    } catch (error) {
+      if (!controls.signal.aborted && !watchdog.abandoned) throw classify(error, endpoint);
+    } finally {
+      watchdog.stop();
+    }
+    // An aborted stream can end quietly instead of throwing, so these are checked either way.
+    if (controls.signal.aborted) throw abortReason(controls.signal);
+    if (watchdog.abandoned === 'first-token') {
+      throw ApplicationFailure.create({
+        type: FailureTypes.modelFirstTokenTimeout,
+        message:
+          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
+          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
+      });
+    }
+    if (watchdog.abandoned === 'stall') {
+      throw ApplicationFailure.create({
+        type: FailureTypes.modelBadResponse,
+        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
+      });
+    }
+    if (!finishReason) {
+      throw ApplicationFailure.create({
+        type: FailureTypes.modelBadResponse,
+        message: `The model stream ended after ${chunks} chunks without a finish reason; retrying.`,
+      });
+    }
+    return { content, reasoning, toolCalls: toolCallParts.filter(Boolean), finishReason, ...(usage ? { usage } : {}), chunks };
+  }
+}
+
+function usageOf(reported: OpenAI.CompletionUsage): ChatUsage {
+  const cached = reported.prompt_tokens_details?.cached_tokens;
+  const reasoningTokens = reported.completion_tokens_details?.reasoning_tokens;
+  return {
+    promptTokens: reported.prompt_tokens,
+    completionTokens: reported.completion_tokens,
+    ...(typeof cached === 'number' ? { cachedPromptTokens: cached } : {}),
+    ...(typeof reasoningTokens === 'number' ? { reasoningTokens } : {}),
+  };
+}
+
+/** The reason a signal aborted with, as an Error (Temporal's cancellation when it is not one). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new CancelledFailure('Activity cancelled');
+}
