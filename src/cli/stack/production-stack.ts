@@ -379,7 +379,7 @@ export class ProductionStack {
     let lastProblem = 'no answer yet';
     const started = Date.now();
     while (Date.now() < deadline) {
-      const problem = await this.namespaceProblem(log).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+      const problem = await this.servingProblem(log).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
       if (problem === undefined) {
         log(`Temporal: namespace ${this.namespace} with the project's search attributes, serving (${Date.now() - started} ms)`);
         return;
@@ -390,7 +390,13 @@ export class ProductionStack {
     throw new StackError(`Temporal at ${this.address} did not become ready within 180 s (last problem: ${lastProblem}); see the logs in ${join(this.directory, 'logs')}`);
   }
 
-  private async namespaceProblem(log: (line: string) => void): Promise<string | undefined> {
+  /**
+   * Undefined when Temporal serves end to end — the namespace and search attributes exist (they
+   * are registered here when missing), a workflow can be started and terminated (frontend,
+   * history, PostgreSQL) and matching describes a queue; otherwise what failed. Every call has a
+   * deadline: while history is down, calls would otherwise hang.
+   */
+  async servingProblem(log: (line: string) => void = () => undefined): Promise<string | undefined> {
     const connection = await Connection.connect({ address: this.address, connectTimeout: 3_000 });
     try {
       return await connection.withDeadline(Date.now() + 10_000, async () => {
@@ -634,6 +640,23 @@ export class ProductionStack {
       }
     } catch (error) {
       return `not serving (${(error as Error).message.split('\n')[0]})`;
+    }
+  }
+
+  /** SIGKILL every process of the stack and stop PostgreSQL at once, synchronously (for a test's exit hook: nothing may outlive it). */
+  killAllNow(): void {
+    for (const record of Object.values(this.state.processes)) {
+      if (!isAlive(record)) continue;
+      try {
+        process.kill(-record.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    try {
+      this.postgres().stop('immediate');
+    } catch {
+      // not running, or not installed
     }
   }
 
