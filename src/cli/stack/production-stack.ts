@@ -38,11 +38,14 @@ export interface StackPorts {
 /** A worker process of the stack: its role and, for a worker "machine", the network namespace it runs in. */
 export interface StackWorker {
   name: string;
-  role: WorkerRole;
+  /** A fleet's role, or `all` (every queue; a machine that does everything). */
+  role: WorkerRole | 'all';
   /** Network namespace (`ip netns`) the worker runs in; its TEMPORAL_ADDRESS and S3 endpoint are then `hostAddress`. */
   netns?: string;
   /** The host's address as seen from inside the namespace. */
   hostAddress?: string;
+  /** Variables of this worker only, over the stack's (e.g. a model server's URL as seen from its namespace). */
+  environment?: Record<string, string>;
 }
 
 interface StackState {
@@ -518,6 +521,7 @@ export class ProductionStack {
       TEMPORAL_ADDRESS: `${host}:${this.state.ports.temporal.frontend.grpcPort}`,
       ...this.s3Environment(host),
       REACT_AGENT_DATA_DIR: join(this.directory, 'workers', worker.name),
+      ...(worker.environment ?? {}),
     };
   }
 
