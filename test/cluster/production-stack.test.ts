@@ -90,7 +90,7 @@ test('a batch of 4 questions writes each once to iter1.jsonl in S3', async () =>
   assert.deepEqual(lines.map((line) => line.prediction), ['answer 0', 'answer 1', 'answer 2', 'answer 3']);
 }, 240_000);
 
-test('chaos across the stack: history and matching SIGKILLed, the frontend restarted, PostgreSQL stopped -m immediate, a worker SIGKILLed — every run answers exactly once', async () => {
+test('chaos across the stack: history and matching SIGKILLed, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed — every run answers exactly once', async () => {
   const stack = cluster.stack;
   const chaosStart = Date.now();
   const faults: FaultRecord[] = [];
@@ -124,15 +124,27 @@ test('chaos across the stack: history and matching SIGKILLed, the frontend resta
     await action();
     await delay(downMs);
     const restoreStarted = Date.now();
+    const callsAtRestore = modelCalls();
     await restore();
     const recovery = (Date.now() - restoreStarted + (await recovered())) / 1000;
-    faults.push({ fault, at, downSeconds: downMs / 1000, recoverySeconds: recovery, modelCallsBefore: before, runsInFlight: inFlight });
+    // Work resumed: the first model call the scripted server receives after the restore began.
+    let resumed = Number.NaN;
+    while (Date.now() - restoreStarted < 180_000) {
+      if (modelCalls() > callsAtRestore) {
+        resumed = (Date.now() - restoreStarted) / 1000;
+        break;
+      }
+      await delay(100);
+    }
+    faults.push({ fault, at, downSeconds: downMs / 1000, recoverySeconds: recovery, resumedSeconds: resumed, modelCallsBefore: before, runsInFlight: inFlight });
   };
 
   await inject('SIGKILL history', () => stack.kill('temporal-history'), 5_000, () => stack.startTemporalService('history'), () => cluster.timeUntilServing());
   await inject('SIGKILL matching', () => stack.kill('temporal-matching'), 3_000, () => stack.startTemporalService('matching'), () => cluster.timeUntilServing());
   await inject('restart frontend (SIGTERM, start)', () => stack.stop('temporal-frontend'), 1_000, () => stack.startTemporalService('frontend'), () => cluster.timeUntilServing());
   await inject('PostgreSQL stop -m immediate', async () => stack.stopPostgres('immediate'), 5_000, async () => stack.startPostgres(), () => cluster.timeUntilServing());
+  // The store: `up` starts what is not running, here SeaweedFS on its folder (objects kept), and waits until S3 answers.
+  await inject('SIGKILL SeaweedFS (S3)', () => stack.kill('seaweedfs'), 30_000, () => stack.up(), async () => 0);
   const worker = stack.workers.find((candidate) => candidate.name === 'worker-workflows-1');
   assert.ok(worker);
   await inject('SIGKILL worker-workflows-1', () => stack.kill(worker.name), 2_000, () => stack.startWorker(worker), async () => 0);
@@ -163,11 +175,13 @@ test('chaos across the stack: history and matching SIGKILLed, the frontend resta
   const lines = await cluster.iterLines(batch.prefix, 1);
   assert.deepEqual(iterFileProblems(lines, 6, 1), [], table);
   assert.deepEqual(lines.map((line) => line.prediction), [0, 1, 2, 3, 4, 5].map((index) => `batch answer ${index}`));
-  assert.equal(faults.length, 5);
+  assert.equal(faults.length, 6);
   // Work went on between faults: more model calls were answered before each fault than before the previous one.
   for (let index = 1; index < faults.length; index += 1) assert.ok((faults[index]?.modelCallsBefore ?? 0) > (faults[index - 1]?.modelCallsBefore ?? 0), `no progress before "${faults[index]?.fault}"\n${table}`);
   // Every fault found all six runs in flight.
-  assert.deepEqual(faults.map((fault) => fault.runsInFlight), [6, 6, 6, 6, 6], table);
+  assert.deepEqual(faults.map((fault) => fault.runsInFlight), [6, 6, 6, 6, 6, 6], table);
+  // And after each, work resumed.
+  for (const fault of faults) assert.ok(Number.isFinite(fault.resumedSeconds), `no model call within 180 s of restoring after "${fault.fault}"\n${table}`);
   // After the faults the stack is whole again.
   const rows = await stack.status();
   for (const row of rows) assert.ok(row.health === 'ready' || row.health === 'running', `${row.name}: ${row.health}`);

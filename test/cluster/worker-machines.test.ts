@@ -142,7 +142,7 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
 
   const settled = (await Promise.allSettled([batchResult]))[0];
   const table = formatFaultTable(
-    [{ fault: `network cut ${cutMachine.name} (${cutMachine.namespace})`, at: (cutAt - chaosStart) / 1000, downSeconds: (restoredAt - cutAt) / 1000, recoverySeconds: pollsAgainAfter ?? Number.NaN, runsInFlight: count, modelCallsBefore }],
+    [{ fault: `network cut ${cutMachine.name} (${cutMachine.namespace})`, at: (cutAt - chaosStart) / 1000, downSeconds: (restoredAt - cutAt) / 1000, recoverySeconds: pollsAgainAfter ?? Number.NaN, resumedSeconds: pollsAgainAfter ?? Number.NaN, runsInFlight: count, modelCallsBefore }],
     { runs: [{ id, ok: settled?.status === 'fulfilled', ...(settled?.status === 'fulfilled' ? { closedAt: (settled.value.closedAt - chaosStart) / 1000 } : {}) }], faultsDone: (restoredAt - chaosStart) / 1000, modelCalls: cluster.model.requests.length },
   );
   const summary = `${table}\nthe open call ${open.workflowId} ${open.callId} ran elsewhere after ${movedAfter?.toFixed(1) ?? 'never'} s; machine 1 polled again ${pollsAgainAfter?.toFixed(1) ?? 'never'} s after the link came back; tool starts on machine 1 during the cut: ${startsOnCutMachineDuringCut}`;

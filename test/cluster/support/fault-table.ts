@@ -4,6 +4,8 @@ export interface FaultRecord {
   at: number;
   downSeconds: number;
   recoverySeconds: number;
+  /** Seconds from the restore until the model server received a call again (NaN: not within 3 minutes). */
+  resumedSeconds: number;
   /** Model calls answered before the fault (progress marker). */
   modelCallsBefore: number;
   /** Runs not yet closed when the fault began. */
@@ -25,8 +27,8 @@ function table(rows: string[][]): string {
 /** The table the cluster tier prints at the end: each fault, when, for how long, the recovery; then how the runs ended. */
 export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): string {
   const faultRows = [
-    ['fault', 'at (s)', 'down (s)', 'recovered after restore (s)', 'runs in flight', 'model calls before'],
-    ...faults.map((fault) => [fault.fault, fault.at.toFixed(1), fault.downSeconds.toFixed(1), fault.recoverySeconds.toFixed(1), String(fault.runsInFlight), String(fault.modelCallsBefore)]),
+    ['fault', 'at (s)', 'down (s)', 'serving after restore (s)', 'model calls resumed after (s)', 'runs in flight', 'model calls before'],
+    ...faults.map((fault) => [fault.fault, fault.at.toFixed(1), fault.downSeconds.toFixed(1), fault.recoverySeconds.toFixed(1), Number.isFinite(fault.resumedSeconds) ? fault.resumedSeconds.toFixed(1) : 'no', String(fault.runsInFlight), String(fault.modelCallsBefore)]),
   ];
   const completed = outcome.runs.filter((run) => run.ok);
   const closed = completed.map((run) => run.closedAt ?? 0).sort((a, b) => a - b);
