@@ -6,6 +6,7 @@ import type { BatchSummary } from '../../src/core/batch-contract';
 import { protocolProblems } from '../integration/support/agent-environment';
 import { iterFileProblems, questions } from '../integration/support/batch-helpers';
 import { Scenarios, answer, runId, toolCall } from '../integration/support/scenarios';
+import { CliProcess } from '../integration/support/cli-process';
 import { ClusterEnvironment } from './support/cluster-environment';
 import { formatFaultTable, type FaultRecord } from './support/fault-table';
 
@@ -90,7 +91,7 @@ test('a batch of 4 questions writes each once to iter1.jsonl in S3', async () =>
   assert.deepEqual(lines.map((line) => line.prediction), ['answer 0', 'answer 1', 'answer 2', 'answer 3']);
 }, 240_000);
 
-test('chaos across the stack: history and matching SIGKILLed, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed — every run answers exactly once', async () => {
+test('chaos across the stack while `react-agent follow` watches: history and matching SIGKILLed, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed — every run answers exactly once', async () => {
   const stack = cluster.stack;
   const chaosStart = Date.now();
   const faults: FaultRecord[] = [];
@@ -113,6 +114,9 @@ test('chaos across the stack: history and matching SIGKILLed, the frontend resta
   // Nothing may reject unobserved while the faults run.
   for (const pending of [...results, batchResult]) pending.catch(() => undefined);
 
+  // A user following run 0 with the CLI through every fault, the frontend restart included.
+  const follow = CliProcess.start(['follow', runs[0]?.id ?? ''], { environment: cluster.stack.clientEnvironment(), timeoutMs: 900_000 });
+
   const closed = new Set<string>();
   results.forEach((pending, index) => void pending.then(() => closed.add(runs[index]?.id ?? ''), () => undefined));
   const modelCalls = () => cluster.model.requests.length;
@@ -125,17 +129,17 @@ test('chaos across the stack: history and matching SIGKILLed, the frontend resta
     await delay(downMs);
     const restoreStarted = Date.now();
     const callsAtRestore = modelCalls();
+    // Work resumed: the first model call the scripted server receives after the restore began (watched meanwhile).
+    const resumedWatch = (async () => {
+      while (Date.now() - restoreStarted < 180_000) {
+        if (modelCalls() > callsAtRestore) return (Date.now() - restoreStarted) / 1000;
+        await delay(100);
+      }
+      return Number.NaN;
+    })();
     await restore();
     const recovery = (Date.now() - restoreStarted + (await recovered())) / 1000;
-    // Work resumed: the first model call the scripted server receives after the restore began.
-    let resumed = Number.NaN;
-    while (Date.now() - restoreStarted < 180_000) {
-      if (modelCalls() > callsAtRestore) {
-        resumed = (Date.now() - restoreStarted) / 1000;
-        break;
-      }
-      await delay(100);
-    }
+    const resumed = await resumedWatch;
     faults.push({ fault, at, downSeconds: downMs / 1000, recoverySeconds: recovery, resumedSeconds: resumed, modelCallsBefore: before, runsInFlight: inFlight });
   };
 
@@ -160,6 +164,9 @@ test('chaos across the stack: history and matching SIGKILLed, the frontend resta
   });
   console.log(`cluster: chaos\n${table}`);
 
+  const followed = await follow.exited;
+  assert.equal(followed.code, 0, `react-agent follow ${runs[0]?.id} through the faults: exit ${followed.code} ${followed.signal ?? ''}\n${follow.stderr.slice(-2_000)}\n${table}`);
+  assert.match(follow.stdout, /answer of run 0/, follow.stdout.slice(-1_000));
   for (const [index, outcome] of settled.entries()) {
     assert.equal(outcome.status, 'fulfilled', `${runs[index]?.id}: ${outcome.status === 'rejected' ? String(outcome.reason) : ''}\n${table}`);
     if (outcome.status === 'fulfilled') await checkRun(outcome.value.result, runs[index]?.text ?? '');
