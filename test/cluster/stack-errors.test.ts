@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -49,12 +49,14 @@ test('no PostgreSQL: up names the missing initdb and how to install it', () => {
 });
 
 test('a bad command line is a usage error', () => {
-  const result = stackCli(['sideways'], {});
+  const result = stackCli(['sideways'], { REACT_AGENT_STACK_DIR: join(directory, 'never-created') });
   assert.equal(result.status, 2);
   assert.match(result.stderr, /react-agent stack: say up, down or status/);
-  const workers = stackCli(['up', '--workers', 'gpu=2'], {});
+  const folder = join(directory, 'never-created');
+  const workers = stackCli(['up', '--workers', 'gpu=2'], { REACT_AGENT_STACK_DIR: folder });
   assert.equal(workers.status, 2);
   assert.match(workers.stderr, /--workers: "gpu=2" is not role=count/);
+  assert.equal(existsSync(folder), false, 'a wrong command line creates no stack folder');
 });
 
 test("ports in use: PostgreSQL's and then the history service's are named", async () => {

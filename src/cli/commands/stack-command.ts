@@ -49,11 +49,13 @@ export async function stackCommand(argumentsList: string[]): Promise<number> {
   });
   const action = positionals[0];
   if (positionals.length !== 1 || !['up', 'down', 'status'].includes(action as string)) throw new UsageError('react-agent stack: say up, down or status', stackHelp);
+  // The whole command line is checked before the stack's folder is opened (or created).
+  const workers = values.workers ? parseWorkers(values.workers) : undefined;
   const stack = await ProductionStack.open(values.dir ?? defaultStackDirectory(), { freePorts: values['free-ports'] === true });
   const log = (line: string) => console.error(line);
   if (action === 'up') {
     const started = Date.now();
-    await stack.up({ ...(values.workers ? { workers: parseWorkers(values.workers) } : {}), ui: values['no-ui'] !== true, log });
+    await stack.up({ ...(workers ? { workers } : {}), ui: values['no-ui'] !== true, log });
     log(`Stack up in ${((Date.now() - started) / 1000).toFixed(1)} s (${stack.directory}). To use it:`);
     const variables = stack.clientEnvironment();
     console.log(Object.entries(variables).map(([name, value]) => `export ${name}=${value}`).join('\n'));
