@@ -7,6 +7,7 @@ import { protocolProblems } from '../integration/support/agent-environment';
 import { iterFileProblems, questions } from '../integration/support/batch-helpers';
 import { Scenarios, answer, runId, toolCall } from '../integration/support/scenarios';
 import { CliProcess } from '../integration/support/cli-process';
+import { activityRetriesByCause, formatRetries } from './support/activity-retries';
 import { ClusterEnvironment } from './support/cluster-environment';
 import { formatFaultTable, type FaultRecord } from './support/fault-table';
 
@@ -162,7 +163,8 @@ test('chaos across the stack while `react-agent follow` watches: history and mat
     faultsDone,
     modelCalls: modelCalls(),
   });
-  console.log(`cluster: chaos\n${table}`);
+  const retries = await activityRetriesByCause(cluster.client, [...runs.map((run) => run.id), ...Array.from({ length: 6 }, (_, index) => `${batchId}/q${index}-r1`)]).catch((error: unknown) => new Map([[`(could not read the histories: ${(error as Error).message})`, 0]]));
+  console.log(`cluster: chaos\n${table}\n${formatRetries(retries)}`);
 
   const followed = await follow.exited;
   assert.equal(followed.code, 0, `react-agent follow ${runs[0]?.id} through the faults: exit ${followed.code} ${followed.signal ?? ''}\n${follow.stderr.slice(-2_000)}\n${table}`);
