@@ -12,7 +12,7 @@ export type SearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool'
 
 const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
 
-const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
+export const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   Text: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
   Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
@@ -97,7 +97,7 @@ export async function findFreePort(): Promise<number> {
   throw new Error('Could not find a free TCP port on 127.0.0.1');
 }
 
-async function isPortFree(port: number): Promise<boolean> {
+export async function isPortFree(port: number): Promise<boolean> {
   try {
     await bindAndRelease(port);
     return true;

@@ -124,6 +124,13 @@ export const commands: Record<string, LazyCommand> = {
       return { help: workerHelp, run: workerCommand };
     },
   },
+  stack: {
+    summary: 'the production stack here: PostgreSQL, Temporal services, S3, workers (up|down|status)',
+    load: () => {
+      const { stackCommand, stackHelp } = require('./commands/stack-command') as typeof import('./commands/stack-command');
+      return { help: stackHelp, run: stackCommand };
+    },
+  },
   gc: {
     summary: 'remove transcripts of runs closed longer ago than --older-than',
     load: () => {

@@ -38,9 +38,75 @@ export interface SeaweedServerOptions {
   weed?: string;
 }
 
-interface Ports {
+/** The S3 port and the nine other listeners `weed mini` needs. */
+export interface SeaweedPorts {
   s3: number;
   others: number[];
+}
+type Ports = SeaweedPorts;
+
+/**
+ * Creates `directory` (and its data folder) and writes the one identity's credentials
+ * (`credentials.json`, kept for the next start) and `identities.json` (what weed reads).
+ */
+export function prepareSeaweedDirectory(directory: string, options: { accessKeyId?: string; secretAccessKey?: string } = {}): { accessKeyId: string; secretAccessKey: string } {
+  mkdirSync(join(directory, 'data'), { recursive: true });
+  const credentialsFile = join(directory, 'credentials.json');
+  let saved: { accessKeyId?: string; secretAccessKey?: string } = {};
+  try {
+    saved = JSON.parse(readFileSync(credentialsFile, 'utf8')) as typeof saved;
+  } catch {
+    // first start in this folder
+  }
+  const accessKeyId = options.accessKeyId ?? saved.accessKeyId ?? `AK${randomBytes(9).toString('hex').toUpperCase()}`;
+  const secretAccessKey = options.secretAccessKey ?? saved.secretAccessKey ?? randomBytes(24).toString('base64url');
+  writeFileSync(credentialsFile, JSON.stringify({ accessKeyId, secretAccessKey }), { mode: 0o600 });
+  writeFileSync(
+    join(directory, 'identities.json'),
+    JSON.stringify({ identities: [{ name: 'react-agent', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
+    { mode: 0o600 },
+  );
+  return { accessKeyId, secretAccessKey };
+}
+
+/** The arguments of `weed mini` serving S3 from `directory` on loopback, every listener on the given ports. */
+export function weedMiniArguments(directory: string, ports: SeaweedPorts): string[] {
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc, admin, adminGrpc] = ports.others as [number, number, number, number, number, number, number, number, number];
+  return [
+    'mini',
+    `-dir=${join(directory, 'data')}`,
+    `-ip=${HOST}`,
+    `-ip.bind=${HOST}`,
+    `-s3.config=${join(directory, 'identities.json')}`,
+    `-s3.port=${ports.s3}`,
+    `-s3.port.grpc=${s3Grpc}`,
+    `-master.port=${master}`,
+    `-master.port.grpc=${masterGrpc}`,
+    `-volume.port=${volume}`,
+    `-volume.port.grpc=${volumeGrpc}`,
+    `-filer.port=${filer}`,
+    `-filer.port.grpc=${filerGrpc}`,
+    `-filer.localSocket=${join(directory, 'filer.sock')}`,
+    `-admin.port=${admin}`,
+    `-admin.port.grpc=${adminGrpc}`,
+    '-webdav=false',
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
+    '-master.telemetry=false',
+  ];
+}
+
+/** True when `port` on 127.0.0.1 answers HTTP at all (S3 answers 403 without credentials). */
+export function s3PortAnswers(port: number): Promise<boolean> {
+  return new Promise((resolveAnswer) => {
+    const probe = request({ host: HOST, port, path: '/', method: 'GET', timeout: 1_000 }, (response) => {
+      response.resume();
+      resolveAnswer(true);
+    });
+    probe.on('timeout', () => probe.destroy());
+    probe.on('error', () => resolveAnswer(false));
+    probe.end();
+  });
 }
 
 /**
@@ -62,22 +128,7 @@ export class SeaweedServer {
 
   static async start(options: SeaweedServerOptions): Promise<SeaweedServer> {
     const directory = resolve(options.directory);
-    mkdirSync(join(directory, 'data'), { recursive: true });
-    const credentialsFile = join(directory, 'credentials.json');
-    let saved: { accessKeyId?: string; secretAccessKey?: string } = {};
-    try {
-      saved = JSON.parse(readFileSync(credentialsFile, 'utf8')) as typeof saved;
-    } catch {
-      // first start in this folder
-    }
-    const accessKeyId = options.accessKeyId ?? saved.accessKeyId ?? `AK${randomBytes(9).toString('hex').toUpperCase()}`;
-    const secretAccessKey = options.secretAccessKey ?? saved.secretAccessKey ?? randomBytes(24).toString('base64url');
-    writeFileSync(credentialsFile, JSON.stringify({ accessKeyId, secretAccessKey }), { mode: 0o600 });
-    writeFileSync(
-      join(directory, 'identities.json'),
-      JSON.stringify({ identities: [{ name: 'react-agent', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
-      { mode: 0o600 },
-    );
+    const { accessKeyId, secretAccessKey } = prepareSeaweedDirectory(directory, options);
     const s3 = options.s3Port ? options.s3Port : await findFreePort();
     const others: number[] = [];
     for (let index = 0; index < 9; index += 1) others.push(await findFreePort());
@@ -141,29 +192,7 @@ export class SeaweedServer {
   }
 
   private args(): string[] {
-    const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc, admin, adminGrpc] = this.ports.others as [number, number, number, number, number, number, number, number, number];
-    return [
-      'mini',
-      `-dir=${join(this.directory, 'data')}`,
-      `-ip=${HOST}`,
-      `-ip.bind=${HOST}`,
-      `-s3.config=${join(this.directory, 'identities.json')}`,
-      `-s3.port=${this.ports.s3}`,
-      `-s3.port.grpc=${s3Grpc}`,
-      `-master.port=${master}`,
-      `-master.port.grpc=${masterGrpc}`,
-      `-volume.port=${volume}`,
-      `-volume.port.grpc=${volumeGrpc}`,
-      `-filer.port=${filer}`,
-      `-filer.port.grpc=${filerGrpc}`,
-      `-filer.localSocket=${join(this.directory, 'filer.sock')}`,
-      `-admin.port=${admin}`,
-      `-admin.port.grpc=${adminGrpc}`,
-      '-webdav=false',
-      '-s3.port.iceberg=0',
-      '-s3.port.lance=0',
-      '-master.telemetry=false',
-    ];
+    return weedMiniArguments(this.directory, this.ports);
   }
 
   private async launch(): Promise<void> {
@@ -189,15 +218,7 @@ export class SeaweedServer {
 
   /** True when the S3 port answers HTTP at all (403 without credentials counts). */
   private answers(): Promise<boolean> {
-    return new Promise((resolveAnswer) => {
-      const probe = request({ host: HOST, port: this.ports.s3, path: '/', method: 'GET', timeout: 1_000 }, (response) => {
-        response.resume();
-        resolveAnswer(true);
-      });
-      probe.on('timeout', () => probe.destroy());
-      probe.on('error', () => resolveAnswer(false));
-      probe.end();
-    });
+    return s3PortAnswers(this.ports.s3);
   }
 
   /** SIGTERM, then SIGKILL after 5 s. */

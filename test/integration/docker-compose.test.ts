@@ -60,3 +60,22 @@ test('a missing search attribute, role or S3 store is named', () => {
   assert.match(result.stderr, /worker-tools: REACT_AGENT_WORKER_ROLE=gpu is not workflows, model, tools or all/);
   assert.match(result.stderr, /worker-model: REACT_AGENT_TRANSCRIPT_STORE is not s3:\/\/bucket\/\.\.\./);
 }, 90_000);
+
+test('a compose file that drifts from src/config/stack-topology.json (the native stack) is named', () => {
+  const result = validate(
+    variant('drift.yml', (text) =>
+      text
+        .replace('    HISTORY_GRPC_PORT: "7234"\n', '    HISTORY_GRPC_PORT: "7334"\n')
+        .replace('      TEMPORAL_SERVICES: matching\n', '      TEMPORAL_SERVICES: matching,history\n')
+        .replace('temporalio/ui:${TEMPORAL_UI_VERSION:-2.58.1}', 'temporalio/ui:${TEMPORAL_UI_VERSION:-2.39.0}')
+        .replace('update-schema --schema-name postgresql/v12/visibility', 'update-schema --schema-name postgresql/v96/visibility')
+        .replace('    REACT_AGENT_MODEL_TASK_QUEUE: react-agent-model\n', '    REACT_AGENT_MODEL_TASK_QUEUE: models\n'),
+    ),
+  );
+  assert.equal(result.status, 1, result.stdout);
+  assert.match(result.stderr, /topology: temporal-history has HISTORY_GRPC_PORT=7334, the stack 7234/);
+  assert.match(result.stderr, /topology: no service with TEMPORAL_SERVICES=matching/);
+  assert.match(result.stderr, /topology: temporal-ui runs temporalio\/ui:2\.39\.0, the stack's Web UI 2\.58\.1/);
+  assert.match(result.stderr, /topology: temporal-schema does not update temporal_visibility to postgresql\/v12\/visibility/);
+  assert.match(result.stderr, /topology: worker-model has REACT_AGENT_MODEL_TASK_QUEUE=models, the stack react-agent-model/);
+}, 90_000);
