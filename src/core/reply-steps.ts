@@ -108,20 +108,25 @@ function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], c
   }
 }
 
+/** Whether a loop reply was cut off or unreadable: only then does `unusable-replies` decide {@link readReply}. */
+export function isUnusableReply(outcome: CallModelOutput, protocol: Protocol): boolean {
+  return replyKind(protocol.name, outcome.turn, outcome.finishReason).kind !== 'usable';
+}
+
 /**
  * The step for a reply of the ReAct loop. A reply cut off is answered with a request for a
  * shorter one (the run ends once `loop.maxTruncatedReplies` came in a row); an answer is checked;
  * a reply without calls gets the protocol's correction (the run ends once `loop.maxMalformedReplies`
- * unreadable ones came in a row); calls are run. `sortUnusable()` is the `unusable-replies`
- * marker, asked only for a reply that is not usable: a run recorded before it takes such replies
- * the old way.
+ * unreadable ones came in a row); calls are run. `sortUnusable` is the `unusable-replies`
+ * marker, read only for a reply that is not usable ({@link isUnusableReply}): a run recorded
+ * before it takes such replies the old way.
  */
-export function readReply(state: RunState, outcome: CallModelOutput, context: ReplyContext, sortUnusable: () => boolean): ReadReply {
+export function readReply(state: RunState, outcome: CallModelOutput, context: ReplyContext, sortUnusable: boolean): ReadReply {
   const parsed = outcome.turn;
   const reply = replyKind(context.protocol.name, parsed, outcome.finishReason);
   let next = state;
   let malformedLimitReached = false;
-  if (reply.kind === 'usable' || sortUnusable()) {
+  if (reply.kind === 'usable' || sortUnusable) {
     const recorded = recordReply(state.unusableReplies ?? NO_UNUSABLE_REPLIES, reply, context.options);
     next = { ...next, unusableReplies: recorded.streak };
     if (reply.kind === 'truncated') {
@@ -149,15 +154,20 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
 /** What the final answer phase does with a reply: ask once more (it was cut off), or take what it has. */
 export type FinalReplyStep = { kind: 'ask_again' } | { kind: 'take'; answer?: string; openCalls: ToolCallRequest[] };
 
+/** Whether a final answer phase's reply was cut off: only then does `unusable-replies` decide {@link readFinalReply}. */
+export function isCutOffFinalReply(outcome: CallModelOutput, protocol: Protocol, retriesLeft: number): boolean {
+  return decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft).kind !== 'accept';
+}
+
 /**
  * The step for a reply of the final answer phase. Cut off with a retry left, it is asked for again
  * shorter; cut off without one, its partial answer is kept, marked. Its tool calls are not run.
- * `sortUnusable()` is the `unusable-replies` marker, asked only for a reply cut off.
+ * `sortUnusable` is the `unusable-replies` marker, read only for a reply cut off ({@link isCutOffFinalReply}).
  */
-export function readFinalReply(state: RunState, outcome: CallModelOutput, protocol: Protocol, retriesLeft: number, sortUnusable: () => boolean): { state: RunState; step: FinalReplyStep } {
+export function readFinalReply(state: RunState, outcome: CallModelOutput, protocol: Protocol, retriesLeft: number, sortUnusable: boolean): { state: RunState; step: FinalReplyStep } {
   const decision = decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft);
   const openCalls = outcome.turn.toolCalls;
-  if (decision.kind === 'accept' || !sortUnusable()) return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
+  if (decision.kind === 'accept' || !sortUnusable) return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
   const counted = withDetails(state, { truncatedReplies: (state.details.truncatedReplies ?? 0) + 1 });
   switch (decision.kind) {
     case 'ask_again':

@@ -11,11 +11,11 @@ import {
 } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/core/protocols';
-import { checkAnswer, readFinalReply } from '../../src/core/reply-steps';
+import { checkAnswer, isCutOffFinalReply, readFinalReply } from '../../src/core/reply-steps';
 import { endingAfterFinalAnswer, finalAnswerCause, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
 import { appendPendingText } from '../../src/core/pending';
 import type { RunState } from '../../src/core/run-state';
-import { applyCompression, applyModelReply, finalAnswerRequest, prepareFinalAnswer } from '../../src/core/run-transitions';
+import { applyCompression, applyModelReply, finalAnswerRequest, hasPromptEstimate, prepareFinalAnswer } from '../../src/core/run-transitions';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -109,8 +109,9 @@ async function fitFinalAnswer(run: ResearchRun, prompt: FinalPrompt, steps: Fina
 /** One call of the final answer phase; true when its answer was cut off and is asked for again. */
 async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promise<boolean> {
   const outcome = await CancellationScope.cancellable(() => run.callModel(true));
-  run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
-  const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, () => patched(LoopPatches.unusableReplies));
+  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
+  const sortUnusable = isCutOffFinalReply(outcome, run.protocol, retriesLeft) && patched(LoopPatches.unusableReplies);
+  const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, sortUnusable);
   run.state = read.state;
   switch (read.step.kind) {
     case 'ask_again':

@@ -2,11 +2,11 @@ import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { learnedFromOverflow, withSummaryLimits } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
-import { readReply, type ReplyStep } from '../../src/core/reply-steps';
+import { isUnusableReply, readReply, type ReplyStep } from '../../src/core/reply-steps';
 import { unpricedCostBudgetError } from '../../src/core/ending-texts';
-import { budgetEndBeforeModelCall, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
+import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
-import { applyCompression, applyModelReply } from '../../src/core/run-transitions';
+import { applyCompression, applyModelReply, hasPromptEstimate } from '../../src/core/run-transitions';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -31,7 +31,10 @@ export async function reactLoop(run: ResearchRun): Promise<Ending> {
 
 /** One iteration: budgets checked, injected messages delivered, the context compressed if due, one model call, its step taken. */
 async function iterate(run: ResearchRun): Promise<Ending | undefined> {
-  const budget = budgetEndBeforeModelCall(run.state, Date.now(), { finalAnswerPhase: run.options.finalAnswerPhase, costBudget: () => patched(LoopPatches.costBudget) });
+  const now = Date.now();
+  const { finalAnswerPhase } = run.options;
+  const costBudget = costBudgetEndsLoop(run.state, now, finalAnswerPhase) && patched(LoopPatches.costBudget);
+  const budget = budgetEndBeforeModelCall(run.state, now, { finalAnswerPhase, costBudget });
   if (budget) return { kind: 'budget_ended', budget };
   if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested)) return { kind: 'continue_as_new' };
   run.deliverInjected();
@@ -50,9 +53,10 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     }
     return { kind: 'failed', message: rootMessage(error) };
   }
-  run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
+  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
   recordModelCall(run);
-  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, () => patched(LoopPatches.unusableReplies));
+  const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
+  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, sortUnusable);
   run.state = read.state;
   if (read.given) run.given = read.given;
   if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);

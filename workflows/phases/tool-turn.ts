@@ -3,7 +3,7 @@ import { malformedRepliesEnd } from '../../src/core/reply-steps';
 import type { ToolCallRequest } from '../../src/core/protocols';
 import type { Ending } from '../../src/core/run-ending';
 import { approvalRefusal } from '../../src/core/run-steering';
-import { answerToolTurn, observeRepeats } from '../../src/core/run-transitions';
+import { answerToolTurn, hasUnreadableCall, observeRepeats } from '../../src/core/run-transitions';
 import { goneToolObservation } from '../../src/core/tool-spec';
 import { estimateTokens, type CallResult, type Turn } from '../../src/core/turns';
 import { toolActivityOptions } from '../activity-options';
@@ -25,7 +25,7 @@ export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], ma
   run.turn = undefined;
   run.state = answerToolTurn(run.state, turn, run.protocol);
   if (run.options.stuckDetection) {
-    const observed = observeRepeats(run.state, calls, () => patched(LoopPatches.unusableReplies));
+    const observed = observeRepeats(run.state, calls, hasUnreadableCall(calls) && patched(LoopPatches.unusableReplies));
     run.state = observed.state;
     if (observed.stuck) return { kind: 'budget_ended', budget: 'stuck' };
   }
