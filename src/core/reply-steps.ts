@@ -9,7 +9,7 @@ import type { LoopOptions } from './run-limits';
 import type { RunState } from './run-state';
 import { withDetails } from './run-transitions';
 import type { JsonSchema } from './tool-spec';
-import { answerTurn, estimateTokens } from './turns';
+import { answerTurn, estimateTokens, unansweredTurn } from './turns';
 import { NO_UNUSABLE_REPLIES, recordReply, replyKind } from './unusable-replies';
 
 /**
@@ -21,8 +21,8 @@ export type ReplyStep =
   | { kind: 'call_again' }
   /** Run these tool calls; then, when `malformedLimitReached`, end on malformed replies. */
   | { kind: 'run_tools'; calls: ToolCallRequest[]; malformedLimitReached: boolean }
-  /** The run ends; `error` goes on the result, `openCalls` came with the reply and are answered when the run finishes. */
-  | { kind: 'end'; ending: Ending; error?: string; openCalls?: ToolCallRequest[] };
+  /** The run ends; the ending carries its error and the calls that came with the reply (answered when the run finishes). */
+  | { kind: 'end'; ending: Ending };
 
 /** What a reply step needs to know about the run besides its state. */
 export interface ReplyContext {
@@ -74,25 +74,24 @@ export function checkAnswer(state: RunState, text: string, schema: JsonSchema | 
   return { state: next, given: { text }, check: { kind: 'retry', correction } };
 }
 
-/** The run ends on malformed replies: the limit is recorded and the error says what to try. */
-export function malformedRepliesEnd(state: RunState, context: ReplyContext): { state: RunState; ending: Ending; error: string } {
+/** The run ends on malformed replies: the limit is recorded and the ending's error says what to try. */
+export function malformedRepliesEnd(state: RunState, context: ReplyContext): { state: RunState; ending: Ending } {
   const count = state.unusableReplies?.malformed ?? context.options.maxMalformedReplies;
   return {
     state: withDetails(state, { replyLimit: 'maxMalformedReplies' }),
-    ending: { kind: 'budget_ended', budget: 'malformed_replies' },
-    error: malformedRepliesError(count, context.protocol.name),
+    ending: { kind: 'budget_ended', budget: 'malformed_replies', error: malformedRepliesError(count, context.protocol.name) },
   };
 }
 
 /** An answer in a loop reply: accepted or failed, it ends the run; refused with attempts left, the model is asked again and the calls that came with it are answered, not run. */
 function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], context: ReplyContext): ReadReply {
   const checked = checkAnswer(state, answer, context.answerSchema, context.options.answerAttempts);
-  const openCalls = calls.length ? { openCalls: calls } : {};
+  const openTurn = calls.length ? { openTurn: unansweredTurn(calls) } : {};
   switch (checked.check.kind) {
     case 'accepted':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'answered', answer: checked.given }, ...openCalls } };
+      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'answered', answer: checked.given, ...openTurn } } };
     case 'failed':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer }, ...openCalls } };
+      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer, ...openTurn } } };
     case 'retry': {
       let next = appendPendingText(checked.state, checked.check.correction);
       if (calls.length) {
@@ -146,7 +145,7 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
     next = setPending(next, [context.protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')], estimateTokens(parsed.problem ?? ''));
     if (!malformedLimitReached) return { state: next, step: { kind: 'call_again' } };
     const ended = malformedRepliesEnd(next, context);
-    return { state: ended.state, step: { kind: 'end', ending: ended.ending, error: ended.error } };
+    return { state: ended.state, step: { kind: 'end', ending: ended.ending } };
   }
   return { state: next, step: { kind: 'run_tools', calls: parsed.toolCalls, malformedLimitReached } };
 }

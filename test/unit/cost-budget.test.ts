@@ -103,8 +103,8 @@ describe('the cost budget', () => {
     assert.equal(terminationOfBudgetEnd('cost_limit'), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, true), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, false), undefined);
-    assert.deepEqual(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, { answer: { text: 'best guess' } }, DEFAULT_LIMITS), { termination: 'cost_limit', prediction: 'best guess' });
-    assert.equal(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, {}, DEFAULT_LIMITS).prediction, noAnswerPrediction('cost_limit', DEFAULT_LIMITS));
+    assert.deepEqual(concludeRun({ kind: 'budget_ended', budget: 'cost_limit', lastAnswer: { text: 'best guess' } }, DEFAULT_LIMITS), { termination: 'cost_limit', prediction: 'best guess' });
+    assert.equal(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, DEFAULT_LIMITS).prediction, noAnswerPrediction('cost_limit', DEFAULT_LIMITS));
     assert.match(finalAnswerReason('cost_limit', ''), /money/);
     assert.equal(closingReason('cost_limit'), 'Not run: the run ended (cost_limit).');
   });

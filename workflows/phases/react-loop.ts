@@ -7,6 +7,7 @@ import { unpricedCostBudgetError } from '../../src/core/ending-texts';
 import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
 import { applyCompression, applyModelReply, hasPromptEstimate } from '../../src/core/run-transitions';
+import { unansweredTurn } from '../../src/core/turns';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -58,7 +59,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
   const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, sortUnusable);
   run.state = read.state;
-  if (read.given) run.given = read.given;
+  run.noteAnswer(read.given);
   if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);
   return takeStep(run, read.step);
 }
@@ -69,11 +70,11 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
  * that ends the run anyway, such as an answer, is taken as it is).
  */
 function unpricedCostBudget(run: ResearchRun, step: Exclude<ReplyStep, { kind: 'end' }>): Ending {
-  if (step.kind === 'run_tools') run.turn = { calls: step.calls, results: new Map() };
-  return { kind: 'failed', message: unpricedCostBudgetError(run.state.limits.maxCostUsd ?? 0, run.modelOptions().model) };
+  const message = unpricedCostBudgetError(run.state.limits.maxCostUsd ?? 0, run.modelOptions().model);
+  return { kind: 'failed', message, ...(step.kind === 'run_tools' ? { openTurn: unansweredTurn(step.calls) } : {}) };
 }
 
-/** Applies a reply's step: call again, run the tools, or end (keeping the error and the calls the reply left open). */
+/** Applies a reply's step: call again, run the tools, or end (the ending carries its error and the calls the reply left open). */
 async function takeStep(run: ResearchRun, step: ReplyStep): Promise<Ending | undefined> {
   switch (step.kind) {
     case 'call_again':
@@ -81,8 +82,6 @@ async function takeStep(run: ResearchRun, step: ReplyStep): Promise<Ending | und
     case 'run_tools':
       return runToolTurn(run, step.calls, step.malformedLimitReached);
     case 'end':
-      if (step.error !== undefined) run.error = step.error;
-      if (step.openCalls) run.turn = { calls: step.openCalls, results: new Map() };
       return step.ending;
     default: {
       const unknown: never = step;

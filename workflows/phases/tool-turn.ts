@@ -18,11 +18,9 @@ import type { ResearchRun } from '../research-run';
  * Returns `stuck` or the malformed-replies end when one applies, nothing when the loop goes on.
  */
 export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], malformedLimitReached: boolean): Promise<Ending | undefined> {
-  const turn: Turn = { calls, results: new Map() };
-  run.turn = turn;
-  run.enter('running_tools');
+  const turn = run.beginTurn(calls);
   await runCalls(run, turn);
-  run.turn = undefined;
+  run.endTurn();
   run.state = answerToolTurn(run.state, turn, run.protocol);
   if (run.options.stuckDetection) {
     const observed = observeRepeats(run.state, calls, hasUnreadableCall(calls) && patched(LoopPatches.unusableReplies));
@@ -32,7 +30,6 @@ export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], ma
   if (!malformedLimitReached) return undefined;
   const ended = malformedRepliesEnd(run.state, { protocol: run.protocol, options: run.options });
   run.state = ended.state;
-  run.error = ended.error;
   return ended.ending;
 }
 
