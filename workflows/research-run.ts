@@ -4,7 +4,8 @@ import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core
 import type { ResearchPhase } from '../src/core/research-phase';
 import { deliverInjectedMessages } from '../src/core/pending';
 import { contextBudget, elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/core/run-budgets';
-import { endingAfterLoop, requestStop, type Ending, type GivenAnswer, type StopRequest } from '../src/core/run-ending';
+import { didNotFitPrediction } from '../src/core/context-window';
+import { concludeRun, endingAfterLoop, requestStop, withRecord, type Conclusion, type Ending, type FinalEnding, type GivenAnswer, type StopRequest } from '../src/core/run-ending';
 import type { ModelOptions } from '../src/core/model-options';
 import type { ResearchRunInput } from '../src/core/run-input';
 import type { LoopOptions, RunLimits } from '../src/core/run-limits';
@@ -21,7 +22,7 @@ import { changeLimits, countModelCall, finishRequested, initialRunState, resumed
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
 import type { ToolSchedule } from '../src/core/tool-spec';
-import { openCallsPreview, type Turn } from '../src/core/turns';
+import { openCallsPreview, unansweredTurn, type Turn } from '../src/core/turns';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { runActivities } from './activity-proxies';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from '../src/core/message-definitions';
@@ -34,20 +35,22 @@ function refuse(problem: string | undefined): void {
 /**
  * One research run: its state, its phase, the messages injected for the next model call, the
  * tool calls waiting for approval, its deadline, and the message handlers with their validators.
- * The phases (workflows/phases/) read and change it; every change of `state` is a pure function
- * from src/. Handlers are synchronous, so `allHandlersFinished` holds as soon as the last one ran.
+ * The phases (workflows/phases/) read its state and replace it, every change a pure function from
+ * src/core/; everything else the run writes itself, through its methods. Why the run ended is the
+ * `Ending` the phases return, which carries what it ended with (its error, the last answer, the
+ * open calls). Handlers are synchronous, so `allHandlersFinished` holds as soon as the last one ran.
  */
 export class ResearchRun {
   readonly workflowId = workflowInfo().workflowId;
   readonly protocol: Protocol;
   state: RunState;
-  phase: ResearchPhase = 'starting';
-  /** The tool calls of the turn in progress, or of the reply that ended the run (answered when it finishes). */
-  turn?: Turn;
-  /** The last answer the model gave, and the error so far: what the run concludes with besides its ending. */
-  given?: GivenAnswer;
-  error?: string;
-  termination?: Termination;
+  private phase: ResearchPhase = 'starting';
+  /** The tool calls of the turn in progress: `progress` shows them, and a stop meanwhile leaves them open in the ending. */
+  private turn?: Turn;
+  /** The last answer the model gave in the loop: the prediction if a budget or a stop ends the loop later. */
+  private lastAnswer?: GivenAnswer;
+  /** Set once the run concluded, for `progress`. */
+  private termination?: Termination;
   private readonly inbox: string[] = [];
   private readonly decisions = new Map<string, ApprovalDecision>();
   private readonly awaitingApproval = new Map<string, { tool: string; arguments: string }>();
@@ -146,11 +149,29 @@ export class ResearchRun {
     this.state = deliverInjectedMessages(this.state, this.takeInjected());
   }
 
-  /** The open turn, taken to be answered. */
-  takeOpenTurn(): Turn | undefined {
-    const turn = this.turn;
-    this.turn = undefined;
+  /** A turn's tool calls start running: the turn in progress until {@link endTurn}. */
+  beginTurn(calls: ToolCallRequest[]): Turn {
+    const turn = unansweredTurn(calls);
+    this.turn = turn;
+    this.enter('running_tools');
     return turn;
+  }
+
+  /** Every call of the turn in progress came back. */
+  endTurn(): void {
+    this.turn = undefined;
+  }
+
+  /** An answer the model gave in the loop (if the reply had one); accepted or not, the latest stands. */
+  noteAnswer(given: GivenAnswer | undefined): void {
+    if (given) this.lastAnswer = given;
+  }
+
+  /** The run's conclusion from its ending (`concludeRun`); `progress` reports its termination from now on. */
+  conclude(ending: FinalEnding): Conclusion {
+    const conclusion = concludeRun(ending, this.state.limits, didNotFitPrediction(this.state.details));
+    this.termination = conclusion.termination;
+    return conclusion;
   }
 
   /** The loop is over: no more steering. */
@@ -193,14 +214,22 @@ export class ResearchRun {
     this.deadline = undefined;
   }
 
-  /** Runs the ReAct loop in the scope a stop request cancels; its ending, with the stop request (if any) taken into account. */
+  /**
+   * Runs the ReAct loop in the scope a stop request cancels; its ending, with the stop request (if
+   * any) taken into account, carrying the last answer the model gave and the calls of a turn the
+   * stop interrupted.
+   */
   async runLoop(loop: () => Promise<Ending>): Promise<Ending> {
     try {
-      return endingAfterLoop(await this.loopScope.run(loop), this.stop);
+      return endingAfterLoop(this.withRecord(await this.loopScope.run(loop)), this.stop);
     } catch (error) {
       if (!isCancellation(error)) throw error;
-      return endingAfterLoop({ kind: 'cancelled' }, this.stop);
+      return endingAfterLoop(this.withRecord({ kind: 'cancelled' }), this.stop);
     }
+  }
+
+  private withRecord(ending: Ending): Ending {
+    return withRecord(ending, { lastAnswer: this.lastAnswer, openTurn: this.turn });
   }
 
   /** Waits for a decision on a call that requires approval; undefined when none came within `loop.approvalTimeoutMinutes`. */

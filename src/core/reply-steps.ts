@@ -9,7 +9,7 @@ import type { LoopOptions } from './run-limits';
 import type { RunState } from './run-state';
 import { withDetails } from './run-transitions';
 import type { JsonSchema } from './tool-spec';
-import { answerTurn, estimateTokens } from './turns';
+import { answerTurn, estimateTokens, unansweredTurn } from './turns';
 import { NO_UNUSABLE_REPLIES, recordReply, replyKind } from './unusable-replies';
 
 /**
@@ -21,8 +21,8 @@ export type ReplyStep =
   | { kind: 'call_again' }
   /** Run these tool calls; then, when `malformedLimitReached`, end on malformed replies. */
   | { kind: 'run_tools'; calls: ToolCallRequest[]; malformedLimitReached: boolean }
-  /** The run ends; `error` goes on the result, `openCalls` came with the reply and are answered when the run finishes. */
-  | { kind: 'end'; ending: Ending; error?: string; openCalls?: ToolCallRequest[] };
+  /** The run ends; the ending carries its error and the calls that came with the reply (answered when the run finishes). */
+  | { kind: 'end'; ending: Ending };
 
 /** What a reply step needs to know about the run besides its state. */
 export interface ReplyContext {
@@ -74,25 +74,24 @@ export function checkAnswer(state: RunState, text: string, schema: JsonSchema | 
   return { state: next, given: { text }, check: { kind: 'retry', correction } };
 }
 
-/** The run ends on malformed replies: the limit is recorded and the error says what to try. */
-export function malformedRepliesEnd(state: RunState, context: ReplyContext): { state: RunState; ending: Ending; error: string } {
+/** The run ends on malformed replies: the limit is recorded and the ending's error says what to try. */
+export function malformedRepliesEnd(state: RunState, context: ReplyContext): { state: RunState; ending: Ending } {
   const count = state.unusableReplies?.malformed ?? context.options.maxMalformedReplies;
   return {
     state: withDetails(state, { replyLimit: 'maxMalformedReplies' }),
-    ending: { kind: 'budget_ended', budget: 'malformed_replies' },
-    error: malformedRepliesError(count, context.protocol.name),
+    ending: { kind: 'budget_ended', budget: 'malformed_replies', error: malformedRepliesError(count, context.protocol.name) },
   };
 }
 
 /** An answer in a loop reply: accepted or failed, it ends the run; refused with attempts left, the model is asked again and the calls that came with it are answered, not run. */
 function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], context: ReplyContext): ReadReply {
   const checked = checkAnswer(state, answer, context.answerSchema, context.options.answerAttempts);
-  const openCalls = calls.length ? { openCalls: calls } : {};
+  const openTurn = calls.length ? { openTurn: unansweredTurn(calls) } : {};
   switch (checked.check.kind) {
     case 'accepted':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'answered', answer: checked.given }, ...openCalls } };
+      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'answered', answer: checked.given, ...openTurn } } };
     case 'failed':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer }, ...openCalls } };
+      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer, ...openTurn } } };
     case 'retry': {
       let next = appendPendingText(checked.state, checked.check.correction);
       if (calls.length) {
@@ -108,20 +107,25 @@ function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], c
   }
 }
 
+/** Whether a loop reply was cut off or unreadable: only then does `unusable-replies` decide {@link readReply}. */
+export function isUnusableReply(outcome: CallModelOutput, protocol: Protocol): boolean {
+  return replyKind(protocol.name, outcome.turn, outcome.finishReason).kind !== 'usable';
+}
+
 /**
  * The step for a reply of the ReAct loop. A reply cut off is answered with a request for a
  * shorter one (the run ends once `loop.maxTruncatedReplies` came in a row); an answer is checked;
  * a reply without calls gets the protocol's correction (the run ends once `loop.maxMalformedReplies`
- * unreadable ones came in a row); calls are run. `sortUnusable()` is the `unusable-replies`
- * marker, asked only for a reply that is not usable: a run recorded before it takes such replies
- * the old way.
+ * unreadable ones came in a row); calls are run. `sortUnusable` is the `unusable-replies`
+ * marker, read only for a reply that is not usable ({@link isUnusableReply}): a run recorded
+ * before it takes such replies the old way.
  */
-export function readReply(state: RunState, outcome: CallModelOutput, context: ReplyContext, sortUnusable: () => boolean): ReadReply {
+export function readReply(state: RunState, outcome: CallModelOutput, context: ReplyContext, sortUnusable: boolean): ReadReply {
   const parsed = outcome.turn;
   const reply = replyKind(context.protocol.name, parsed, outcome.finishReason);
   let next = state;
   let malformedLimitReached = false;
-  if (reply.kind === 'usable' || sortUnusable()) {
+  if (reply.kind === 'usable' || sortUnusable) {
     const recorded = recordReply(state.unusableReplies ?? NO_UNUSABLE_REPLIES, reply, context.options);
     next = { ...next, unusableReplies: recorded.streak };
     if (reply.kind === 'truncated') {
@@ -141,7 +145,7 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
     next = setPending(next, [context.protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')], estimateTokens(parsed.problem ?? ''));
     if (!malformedLimitReached) return { state: next, step: { kind: 'call_again' } };
     const ended = malformedRepliesEnd(next, context);
-    return { state: ended.state, step: { kind: 'end', ending: ended.ending, error: ended.error } };
+    return { state: ended.state, step: { kind: 'end', ending: ended.ending } };
   }
   return { state: next, step: { kind: 'run_tools', calls: parsed.toolCalls, malformedLimitReached } };
 }
@@ -149,15 +153,20 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
 /** What the final answer phase does with a reply: ask once more (it was cut off), or take what it has. */
 export type FinalReplyStep = { kind: 'ask_again' } | { kind: 'take'; answer?: string; openCalls: ToolCallRequest[] };
 
+/** Whether a final answer phase's reply was cut off: only then does `unusable-replies` decide {@link readFinalReply}. */
+export function isCutOffFinalReply(outcome: CallModelOutput, protocol: Protocol, retriesLeft: number): boolean {
+  return decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft).kind !== 'accept';
+}
+
 /**
  * The step for a reply of the final answer phase. Cut off with a retry left, it is asked for again
  * shorter; cut off without one, its partial answer is kept, marked. Its tool calls are not run.
- * `sortUnusable()` is the `unusable-replies` marker, asked only for a reply cut off.
+ * `sortUnusable` is the `unusable-replies` marker, read only for a reply cut off ({@link isCutOffFinalReply}).
  */
-export function readFinalReply(state: RunState, outcome: CallModelOutput, protocol: Protocol, retriesLeft: number, sortUnusable: () => boolean): { state: RunState; step: FinalReplyStep } {
+export function readFinalReply(state: RunState, outcome: CallModelOutput, protocol: Protocol, retriesLeft: number, sortUnusable: boolean): { state: RunState; step: FinalReplyStep } {
   const decision = decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft);
   const openCalls = outcome.turn.toolCalls;
-  if (decision.kind === 'accept' || !sortUnusable()) return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
+  if (decision.kind === 'accept' || !sortUnusable) return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
   const counted = withDetails(state, { truncatedReplies: (state.details.truncatedReplies ?? 0) + 1 });
   switch (decision.kind) {
     case 'ask_again':

@@ -66,16 +66,25 @@ export const continueAsNewDue = (state: RunState, options: LoopOptions, suggeste
   state.modelCallsThisRun > 0 && (suggested || (options.continueAsNewAfterModelCalls > 0 && state.modelCallsThisRun >= options.continueAsNewAfterModelCalls));
 
 /**
+ * Whether the cost budget is what ends the loop before its next model call: no budget checked
+ * before it is used up, and the cost is ({@link costUsedUp}). Only then does the `cost-budget`
+ * marker decide {@link budgetEndBeforeModelCall}, so runs without a cost budget record no marker.
+ */
+export function costBudgetEndsLoop(state: RunState, now: number, finalAnswerPhase: boolean): boolean {
+  return !timeIsUp(state, now) && !modelCallsUsedUp(state) && !totalTokensUsedUp(state) && costUsedUp(state, finalAnswerPhase);
+}
+
+/**
  * The budget that ends the loop before its next model call, checked in this order: time, model
  * calls, total tokens, cost ({@link costUsedUp}, keeping room for the final answer call when
- * `finalAnswerPhase`). `costBudget()` (the `cost-budget` marker) is asked only when the cost
- * budget is used up, so runs without one record no marker.
+ * `finalAnswerPhase`) when `costBudget` (the `cost-budget` marker, read only when
+ * {@link costBudgetEndsLoop}).
  */
-export function budgetEndBeforeModelCall(state: RunState, now: number, cost: { finalAnswerPhase: boolean; costBudget: () => boolean } = { finalAnswerPhase: true, costBudget: () => true }): BudgetEnd | undefined {
+export function budgetEndBeforeModelCall(state: RunState, now: number, cost: { finalAnswerPhase: boolean; costBudget: boolean } = { finalAnswerPhase: true, costBudget: true }): BudgetEnd | undefined {
   if (timeIsUp(state, now)) return 'timeout';
   if (modelCallsUsedUp(state)) return 'max_calls';
   if (totalTokensUsedUp(state)) return 'token_limit';
-  if (costUsedUp(state, cost.finalAnswerPhase) && cost.costBudget()) return 'cost_limit';
+  if (cost.costBudget && costUsedUp(state, cost.finalAnswerPhase)) return 'cost_limit';
   return undefined;
 }
 

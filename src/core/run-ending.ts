@@ -1,11 +1,12 @@
 import { noAnswerPrediction } from './ending-texts';
 import type { RunLimits } from './run-limits';
 import { terminationOfBudgetEnd, type BudgetEnd, type Termination } from './termination';
+import type { Turn } from './turns';
 
 /**
- * How a research run ends, as a small state machine: each phase returns an {@link Ending}, and
- * {@link concludeRun} is the one place an ending becomes the run's termination and prediction.
- * Pure and workflow-safe.
+ * How a research run ends, as a small state machine: each phase returns an {@link Ending} that
+ * carries everything the run ended with, and {@link concludeRun} is the one place an ending
+ * becomes the run's termination and prediction. Pure and workflow-safe.
  */
 
 /** An answer the model gave: its text, and the value parsed from it when it matched the answer schema. */
@@ -14,8 +15,22 @@ export interface GivenAnswer {
   parsed?: unknown;
 }
 
-/** Why a phase stopped the run (or this run of a continued workflow). */
-export type Ending =
+/**
+ * What an ending carries besides why the run ended: the last answer the model gave (the
+ * prediction of a budget end, a finish request or a cancellation; an answer that ended the run is
+ * its ending's own), the error so far, and the tool calls left open — with the results of those
+ * that finished — which are answered with why the run ended.
+ */
+export interface EndingRecord {
+  lastAnswer?: GivenAnswer;
+  error?: string;
+  openTurn?: Turn;
+}
+
+/** Why a phase stopped the run (or this run of a continued workflow), with what it ended with. */
+export type Ending = EndingKind & EndingRecord;
+
+type EndingKind =
   /** The model answered (and the answer matched the schema, if there is one). */
   | { kind: 'answered'; answer: GivenAnswer }
   /** A budget or reply limit ran out: which one. */
@@ -40,6 +55,16 @@ export function requestStop(current: StopRequest | undefined, incoming: StopRequ
   return current ?? incoming;
 }
 
+/** The record's fields that are set (an ending never holds an undefined one). */
+export function recordOf({ lastAnswer, error, openTurn }: EndingRecord): EndingRecord {
+  return { ...(lastAnswer ? { lastAnswer } : {}), ...(error !== undefined ? { error } : {}), ...(openTurn ? { openTurn } : {}) };
+}
+
+/** The ending with what the run holds besides it (the answer it was given last, the turn in progress); what the ending carries itself stands. */
+export function withRecord(ending: Ending, record: EndingRecord): Ending {
+  return { ...recordOf(record), ...ending };
+}
+
 /** The ending a stop request leads to: the time budget ran out, or the run was asked to finish. */
 export function stopEnding(stop: StopRequest): Ending {
   switch (stop.kind) {
@@ -58,7 +83,8 @@ export function stopEnding(stop: StopRequest): Ending {
  * Why the ReAct loop ended, from how it ended (`cancelled` when its scope was cancelled) and the
  * stop request, if one came. An answer or a failure of the loop's own stands; otherwise a stop
  * request wins: it is why the loop's scope was cancelled, and it outranks a budget end or a
- * continue-as-new reached at the same moment. A cancellation without a stop request is the run's.
+ * continue-as-new reached at the same moment, and takes what that ending carried (its error, the
+ * last answer, the open calls). A cancellation without a stop request is the run's.
  */
 export function endingAfterLoop(loop: Ending, stop: StopRequest | undefined): Ending {
   switch (loop.kind) {
@@ -69,7 +95,7 @@ export function endingAfterLoop(loop: Ending, stop: StopRequest | undefined): En
     case 'finish_requested':
     case 'cancelled':
     case 'continue_as_new':
-      return stop ? stopEnding(stop) : loop;
+      return stop ? { ...stopEnding(stop), ...recordOf(loop) } : loop;
     default: {
       const unknown: never = loop;
       throw new Error(`unknown ending ${JSON.stringify(unknown)}`);
@@ -84,21 +110,28 @@ export function finalAnswerCause(ending: Ending, finalAnswerPhase: boolean): Bud
   return undefined;
 }
 
-/** How the final answer phase's calls went. */
-export type FinalAnswerCalls = { kind: 'called' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
+/**
+ * How the final answer phase's calls went; when called, what the last reply gave: its answer, the
+ * error when that answer failed its schema, and its tool calls (not run).
+ */
+export type FinalAnswerCalls = ({ kind: 'called' } & EndingRecord) | { kind: 'cancelled' } | { kind: 'failed'; message: string };
 
 /**
- * The ending after the final answer phase, and the run's error: a cancellation during the last
- * call cancels the run; a failure of the last call keeps the ending and joins the error so far.
+ * The ending after the final answer phase. The calls the loop left open were answered in its
+ * prompt, so the ending no longer carries them. Called: what the last reply gave stands (its
+ * answer, the error of a schema it failed, the calls it left open), else what the ending carried.
+ * A cancellation during the last call cancels the run, keeping the answer and error so far; a
+ * failure of the last call keeps the ending and joins the error so far.
  */
-export function endingAfterFinalAnswer(ending: FinalEnding, calls: FinalAnswerCalls, error: string | undefined): { ending: FinalEnding; error: string | undefined } {
+export function endingAfterFinalAnswer(ending: FinalEnding, calls: FinalAnswerCalls): FinalEnding {
+  const answered = withoutOpenTurn(ending);
   switch (calls.kind) {
     case 'called':
-      return { ending, error };
+      return { ...answered, ...recordOf(calls) };
     case 'cancelled':
-      return { ending: { kind: 'cancelled' }, error };
+      return { kind: 'cancelled', ...recordOf({ lastAnswer: ending.lastAnswer, error: ending.error }) };
     case 'failed':
-      return { ending, error: error ? `${error} The final answer call failed: ${calls.message}` : calls.message };
+      return { ...answered, error: ending.error ? `${ending.error} The final answer call failed: ${calls.message}` : calls.message };
     default: {
       const unknown: never = calls;
       throw new Error(`unknown final answer outcome ${JSON.stringify(unknown)}`);
@@ -106,12 +139,11 @@ export function endingAfterFinalAnswer(ending: FinalEnding, calls: FinalAnswerCa
   }
 }
 
-/** What a run records besides its ending: the last answer the model gave, and the error so far. */
-export interface RunRecord {
-  answer?: GivenAnswer;
-  error?: string;
-  /** Why there is no answer, when the run knows better than its termination says (the final answer call did not fit). */
-  noAnswer?: string;
+function withoutOpenTurn(ending: FinalEnding): FinalEnding {
+  if (!ending.openTurn) return ending;
+  const answered = { ...ending };
+  delete answered.openTurn;
+  return answered;
 }
 
 /** How the run ended, for its result and search attributes. */
@@ -126,21 +158,22 @@ export interface Conclusion {
  * The termination and prediction of an ending. An answer ends `answer`; a failure `error`, its
  * prediction the failed answer or what went wrong; a budget end its budget's termination; a
  * finish request `answer` when the final answer call gave one, else `cancelled`; a cancellation
- * `cancelled`. Without an answer the prediction says why there is none.
+ * `cancelled`. Without an answer the prediction says why there is none: `noAnswer` when the run
+ * knows better than its termination says (the final answer call did not fit).
  */
-export function concludeRun(ending: FinalEnding, record: RunRecord, limits: RunLimits): Conclusion {
+export function concludeRun(ending: FinalEnding, limits: RunLimits, noAnswer?: string): Conclusion {
   const withLastAnswer = (termination: Termination): Conclusion => ({
     termination,
-    prediction: record.answer?.text || record.noAnswer || noAnswerPrediction(termination, limits),
-    ...(record.error ? { error: record.error } : {}),
-    ...(record.answer?.parsed !== undefined ? { parsedAnswer: record.answer.parsed } : {}),
+    prediction: ending.lastAnswer?.text || noAnswer || noAnswerPrediction(termination, limits),
+    ...(ending.error ? { error: ending.error } : {}),
+    ...(ending.lastAnswer?.parsed !== undefined ? { parsedAnswer: ending.lastAnswer.parsed } : {}),
   });
   switch (ending.kind) {
     case 'answered':
       return {
         termination: 'answer',
         prediction: ending.answer.text || noAnswerPrediction('answer', limits),
-        ...(record.error ? { error: record.error } : {}),
+        ...(ending.error ? { error: ending.error } : {}),
         ...(ending.answer.parsed !== undefined ? { parsedAnswer: ending.answer.parsed } : {}),
       };
     case 'failed':
@@ -152,7 +185,7 @@ export function concludeRun(ending: FinalEnding, record: RunRecord, limits: RunL
     case 'budget_ended':
       return withLastAnswer(terminationOfBudgetEnd(ending.budget));
     case 'finish_requested':
-      return withLastAnswer(record.answer?.text ? 'answer' : 'cancelled');
+      return withLastAnswer(ending.lastAnswer?.text ? 'answer' : 'cancelled');
     case 'cancelled':
       return withLastAnswer('cancelled');
     default: {

@@ -16,9 +16,10 @@ import { NO_UNUSABLE_REPLIES } from './unusable-replies';
 /**
  * Every change of a run's state, as pure functions from one `RunState` to the next (the reply
  * steps are in src/reply-steps.ts, pending messages in src/pending.ts). The workflow calls them
- * in its phases; unit tests call them without a server. Functions that take a `() => boolean`
- * ask it only where a `patched()` marker decides, so the workflow's marker commands come exactly
- * where they came before.
+ * in its phases; unit tests call them without a server. Where a `patched()` marker decides, a
+ * function takes its answer as a plain flag, and a predicate beside it says when the workflow must
+ * ask the marker (only then, so its marker commands come exactly where they came before); the flag
+ * is not read otherwise.
  */
 
 export function initialRunState(protocol: ProtocolName, limits: RunLimits, startedAt: number): RunState {
@@ -66,12 +67,16 @@ export function countModelCall(state: RunState): RunState {
   return { ...state, modelCalls: state.modelCalls + 1, modelCallsThisRun: state.modelCallsThisRun + 1 };
 }
 
+/** Whether a model call's outcome came with an estimate of its prompt: only then does `calibrated-token-estimates` decide {@link applyModelReply}. */
+export const hasPromptEstimate = (outcome: CallModelOutput): boolean => outcome.estimatedPromptTokens !== undefined;
+
 /**
  * A model call came back: its conversation (with the pending messages appended) is the run's,
- * its usage is added (and its cost kept as the last call's, when it has one), nothing is pending. With an estimate of the prompt (and `calibrate()`, the
- * `calibrated-token-estimates` marker, asked only then) the calibration ratio follows the server's count.
+ * its usage is added (and its cost kept as the last call's, when it has one), nothing is pending.
+ * With an estimate of the prompt ({@link hasPromptEstimate}) and `calibrate` (the
+ * `calibrated-token-estimates` marker) the calibration ratio follows the server's count.
  */
-export function applyModelReply(state: RunState, outcome: CallModelOutput, calibrate: () => boolean): RunState {
+export function applyModelReply(state: RunState, outcome: CallModelOutput, calibrate: boolean): RunState {
   const next: RunState = {
     ...clearPending(state),
     conversation: outcome.conversation,
@@ -80,7 +85,7 @@ export function applyModelReply(state: RunState, outcome: CallModelOutput, calib
     contextTokens: outcome.contextTokens,
     lastThought: outcome.turn.thought,
   };
-  if (outcome.estimatedPromptTokens === undefined || !calibrate()) return next;
+  if (!hasPromptEstimate(outcome) || !calibrate) return next;
   return { ...next, serverTokensPerEstimatedToken: calibrationAfterCall(calibration(state), outcome.usage.promptTokens, outcome.estimatedPromptTokens) };
 }
 
@@ -118,16 +123,18 @@ export function closeOpenTurn(state: RunState, turn: Turn, reason: string, proto
   return { ...appendPending(state, closed.messages, closed.tokens), toolCallsAnswered: state.toolCallsAnswered + turn.calls.length };
 }
 
+/** Whether a turn has a call that could not be parsed: only then does `unusable-replies` decide {@link observeRepeats}. */
+export const hasUnreadableCall = (calls: readonly ToolCallRequest[]): boolean => calls.some((call) => call.problem !== undefined);
+
 /**
  * Stuck detection over a turn's calls, in call order: a repeat gets a warning after the
  * observations, a repeat after a warning is stuck (and the calls after it are not looked at).
- * Unparseable calls are left out when `watchReadableOnly()` (the `unusable-replies` marker,
- * asked only when the turn has one) says so.
+ * Unparseable calls ({@link hasUnreadableCall}) are left out when `watchReadableOnly` (the
+ * `unusable-replies` marker).
  */
-export function observeRepeats(state: RunState, calls: ToolCallRequest[], watchReadableOnly: () => boolean): { state: RunState; stuck: boolean } {
-  const unreadable = calls.some((call) => call.problem !== undefined);
+export function observeRepeats(state: RunState, calls: ToolCallRequest[], watchReadableOnly: boolean): { state: RunState; stuck: boolean } {
   let next = state;
-  for (const call of unreadable && watchReadableOnly() ? watchedCalls(calls) : calls) {
+  for (const call of hasUnreadableCall(calls) && watchReadableOnly ? watchedCalls(calls) : calls) {
     const observed = observeToolCall(next.stuck, callSignature(call.name, call.arguments));
     next = { ...next, stuck: observed.state };
     if (observed.verdict.kind === 'stuck') return { state: next, stuck: true };

@@ -17,6 +17,11 @@ export interface Turn {
   results: Map<string, CallResult>;
 }
 
+/** A turn of calls none of which ran: answered, when the run ends, with why. */
+export function unansweredTurn(calls: ToolCallRequest[]): Turn {
+  return { calls, results: new Map() };
+}
+
 /** The messages answering every call of the turn, in call order, with `reason` for calls that have no result. */
 export function answerTurn(protocol: Protocol, turn: Turn, reason: string): { messages: PendingMessage[]; tokens: number } {
   let tokens = 0;

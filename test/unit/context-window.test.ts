@@ -231,7 +231,7 @@ describe('the final answer call fits', () => {
     const prediction = didNotFitPrediction(state.details) ?? '';
     assert.match(prediction, /^No answer: even the question alone does not fit/);
     assert.match(prediction, /take about 3,802 tokens, and the model's context window of 4,096 tokens leaves at most 3,717 for the prompt \(the rest is kept for the answer\)\.$/);
-    const conclusion = concludeRun({ kind: 'budget_ended', budget: 'token_limit' }, { noAnswer: prediction }, DEFAULT_LIMITS);
+    const conclusion = concludeRun({ kind: 'budget_ended', budget: 'token_limit' }, DEFAULT_LIMITS, prediction);
     assert.deepEqual(conclusion, { termination: 'token_limit', prediction });
     assert.equal(didNotFitPrediction(fresh().details), undefined);
   });

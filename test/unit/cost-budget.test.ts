@@ -8,7 +8,7 @@ import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { closingReason, finalAnswerReason, noAnswerPrediction, unpricedCostBudgetError } from '../../src/core/ending-texts';
 import { concludeRun, finalAnswerCause } from '../../src/core/run-ending';
 import { validateRunInput } from '../../src/core/run-input';
-import { budgetEndBeforeModelCall, costBudgetWithoutPrice, costUsedUp, remainingBudgets } from '../../src/core/run-budgets';
+import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, costUsedUp, remainingBudgets } from '../../src/core/run-budgets';
 import { DEFAULT_LIMITS, type RunLimits } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import { limitChangesProblem } from '../../src/core/run-steering';
@@ -34,7 +34,7 @@ function reply(costUsd: number | undefined): CallModelOutput {
 /** The state after model calls of these costs (undefined: no price). */
 function afterCalls(limits: Partial<RunLimits>, costs: Array<number | undefined>): RunState {
   let state = fresh({ ...DEFAULT_LIMITS, ...limits });
-  for (const cost of costs) state = applyModelReply({ ...state, modelCalls: state.modelCalls + 1 }, reply(cost), () => false);
+  for (const cost of costs) state = applyModelReply({ ...state, modelCalls: state.modelCalls + 1 }, reply(cost), false);
   return state;
 }
 
@@ -71,15 +71,16 @@ describe('the cost budget', () => {
 
   test('checked before a model call after time, calls and total tokens; the marker is asked only when it ends the run', () => {
     const used = afterCalls({ maxCostUsd: 0.15, maxModelCalls: 10 }, [0.1, 0.1]);
-    let asked = 0;
-    const marker = (answer: boolean) => ({ finalAnswerPhase: true, costBudget: () => ((asked += 1), answer) });
-    assert.equal(budgetEndBeforeModelCall(used, 2_000, marker(true)), 'cost_limit');
-    assert.equal(asked, 1);
-    assert.equal(budgetEndBeforeModelCall(used, 2_000, marker(false)), undefined, 'a history recorded before the marker goes on');
-    assert.equal(budgetEndBeforeModelCall({ ...used, modelCalls: 10 }, 2_000, marker(true)), 'max_calls', 'calls first');
-    assert.equal(asked, 2);
-    assert.equal(budgetEndBeforeModelCall(afterCalls({ maxCostUsd: 1 }, [0.1]), 2_000, marker(true)), undefined);
-    assert.equal(asked, 2, 'not asked when the budget is not used up');
+    const with_ = (costBudget: boolean) => ({ finalAnswerPhase: true, costBudget });
+    assert.equal(costBudgetEndsLoop(used, 2_000, true), true, 'the marker is asked');
+    assert.equal(budgetEndBeforeModelCall(used, 2_000, with_(true)), 'cost_limit');
+    assert.equal(budgetEndBeforeModelCall(used, 2_000, with_(false)), undefined, 'a history recorded before the marker goes on');
+    const outOfCalls = { ...used, modelCalls: 10 };
+    assert.equal(costBudgetEndsLoop(outOfCalls, 2_000, true), false, 'calls first: the marker is not asked');
+    assert.equal(budgetEndBeforeModelCall(outOfCalls, 2_000, with_(false)), 'max_calls');
+    const within = afterCalls({ maxCostUsd: 1 }, [0.1]);
+    assert.equal(costBudgetEndsLoop(within, 2_000, true), false, 'not asked when the budget is not used up');
+    assert.equal(budgetEndBeforeModelCall(within, 2_000, with_(true)), undefined);
   });
 
   test('a run with the budget whose call came back without a cost cannot be held to it', () => {
@@ -102,8 +103,8 @@ describe('the cost budget', () => {
     assert.equal(terminationOfBudgetEnd('cost_limit'), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, true), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, false), undefined);
-    assert.deepEqual(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, { answer: { text: 'best guess' } }, DEFAULT_LIMITS), { termination: 'cost_limit', prediction: 'best guess' });
-    assert.equal(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, {}, DEFAULT_LIMITS).prediction, noAnswerPrediction('cost_limit', DEFAULT_LIMITS));
+    assert.deepEqual(concludeRun({ kind: 'budget_ended', budget: 'cost_limit', lastAnswer: { text: 'best guess' } }, DEFAULT_LIMITS), { termination: 'cost_limit', prediction: 'best guess' });
+    assert.equal(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, DEFAULT_LIMITS).prediction, noAnswerPrediction('cost_limit', DEFAULT_LIMITS));
     assert.match(finalAnswerReason('cost_limit', ''), /money/);
     assert.equal(closingReason('cost_limit'), 'Not run: the run ended (cost_limit).');
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
-import { readFinalReply, readReply, type ReplyContext } from '../../src/core/reply-steps';
+import { isCutOffFinalReply, isUnusableReply, readFinalReply, readReply, type ReadReply, type ReplyContext } from '../../src/core/reply-steps';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import { initialRunState } from '../../src/core/run-transitions';
@@ -26,28 +26,38 @@ function outcome(content: string, finishReason = 'stop'): CallModelOutput {
 
 const lookup = '<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>';
 const unreadable = '<tool_call>\n{"name": "lookup", "arguments": {"query": </tool_call>';
-const marker = () => true;
-const notAsked = () => assert.fail('a usable reply does not ask the unusable-replies marker');
+/** The `unusable-replies` marker's answer in a run that has it. */
+const marker = true;
+
+/** A usable reply: the marker is not asked (isUnusableReply), nor read (the same step either way). */
+function readUsable(state: RunState, reply: CallModelOutput, replyContext: ReplyContext): ReadReply {
+  assert.equal(isUnusableReply(reply, replyContext.protocol), false, 'a usable reply does not ask the unusable-replies marker');
+  const read = readReply(state, reply, replyContext, false);
+  assert.deepEqual(readReply(state, reply, replyContext, true), read);
+  return read;
+}
 
 describe('readReply: one typed step per reply', () => {
   test('tool calls: run them', () => {
-    const read = readReply(fresh(), outcome(`<think>x</think>\n${lookup}`), context, notAsked);
+    const read = readUsable(fresh(), outcome(`<think>x</think>\n${lookup}`), context);
     assert.equal(read.step.kind, 'run_tools');
     assert.deepEqual(read.step.kind === 'run_tools' && read.step.calls.map((call) => call.name), ['lookup']);
     assert.equal(read.step.kind === 'run_tools' && read.step.malformedLimitReached, false);
   });
 
   test('an answer ends the run, its calls left open to be answered at the end', () => {
-    const read = readReply(fresh(), outcome(`${lookup}\n<answer>BYD</answer>`), context, notAsked);
+    const read = readUsable(fresh(), outcome(`${lookup}\n<answer>BYD</answer>`), context);
     assert.deepEqual(read.given, { text: 'BYD' });
     assert.equal(read.step.kind, 'end');
     if (read.step.kind !== 'end') return;
-    assert.deepEqual(read.step.ending, { kind: 'answered', answer: { text: 'BYD' } });
-    assert.deepEqual(read.step.openCalls?.map((call) => call.name), ['lookup']);
+    const { openTurn, ...ending } = read.step.ending;
+    assert.deepEqual(ending, { kind: 'answered', answer: { text: 'BYD' } });
+    assert.deepEqual(openTurn?.calls.map((call) => call.name), ['lookup']);
+    assert.equal(openTurn?.results.size, 0, 'none of them ran');
   });
 
   test('an answer the schema refuses, with attempts left: the correction, its calls answered not run, call again', () => {
-    const read = readReply(fresh(), outcome(`${lookup}\n<answer>not json</answer>`), { ...context, answerSchema: { type: 'object' } }, notAsked);
+    const read = readUsable(fresh(), outcome(`${lookup}\n<answer>not json</answer>`), { ...context, answerSchema: { type: 'object' } });
     assert.equal(read.step.kind, 'call_again');
     assert.deepEqual(read.given, { text: 'not json' });
     assert.equal(read.state.answerAttempts, 1);
@@ -57,18 +67,19 @@ describe('readReply: one typed step per reply', () => {
 
   test('an answer the schema refuses after the last attempt: failed, with the answer', () => {
     const state = { ...fresh(), answerAttempts: 2 };
-    const read = readReply(state, outcome('<answer>not json</answer>'), { ...context, answerSchema: { type: 'object' } }, notAsked);
+    const read = readUsable(state, outcome('<answer>not json</answer>'), { ...context, answerSchema: { type: 'object' } });
     assert.equal(read.step.kind === 'end' && read.step.ending.kind, 'failed');
     assert.equal(read.step.kind === 'end' && read.step.ending.kind === 'failed' && read.step.ending.answer, 'not json');
   });
 
   test('a matching structured answer carries its parsed value', () => {
-    const read = readReply(fresh(), outcome('<answer>{"winner": "BYD"}</answer>'), { ...context, answerSchema: { type: 'object', required: ['winner'] } }, notAsked);
+    const read = readUsable(fresh(), outcome('<answer>{"winner": "BYD"}</answer>'), { ...context, answerSchema: { type: 'object', required: ['winner'] } });
     assert.deepEqual(read.step.kind === 'end' && read.step.ending, { kind: 'answered', answer: { text: '{"winner": "BYD"}', parsed: { winner: 'BYD' } } });
   });
 
   test('a reply cut off: a request for a shorter one, its calls not run; the limit in a row ends token-limited', () => {
     const cut = outcome(`${lookup}\n<answer>BYD sold more th`, 'length');
+    assert.equal(isUnusableReply(cut, protocol), true, 'the marker is asked');
     let state = fresh();
     for (let index = 1; index < DEFAULT_LOOP_OPTIONS.maxTruncatedReplies; index += 1) {
       const read = readReply(state, cut, context, marker);
@@ -84,7 +95,7 @@ describe('readReply: one typed step per reply', () => {
   });
 
   test('a reply cut off in a run recorded before the marker is taken as it is', () => {
-    const read = readReply(fresh(), outcome('<answer>BYD sold more th', 'length'), context, () => false);
+    const read = readReply(fresh(), outcome('<answer>BYD sold more th', 'length'), context, false);
     assert.deepEqual(read.step.kind === 'end' && read.step.ending, { kind: 'answered', answer: { text: 'BYD sold more th' } });
     assert.equal(read.state.details.truncatedReplies, 0);
   });
@@ -99,8 +110,9 @@ describe('readReply: one typed step per reply', () => {
     const second = readReply(state, outcome('Still chatting.'), { ...context, options }, marker);
     assert.equal(second.step.kind, 'end');
     if (second.step.kind !== 'end') return;
-    assert.deepEqual(second.step.ending, { kind: 'budget_ended', budget: 'malformed_replies' });
-    assert.match(second.step.error ?? '', /last 2 replies in a row could not be read in the deep-research protocol/);
+    const { error, ...ending } = second.step.ending;
+    assert.deepEqual(ending, { kind: 'budget_ended', budget: 'malformed_replies' });
+    assert.match(error ?? '', /last 2 replies in a row could not be read in the deep-research protocol/);
     assert.equal(second.state.details.replyLimit, 'maxMalformedReplies');
   });
 
@@ -113,18 +125,22 @@ describe('readReply: one typed step per reply', () => {
 
   test('a usable reply resets the unusable streak', () => {
     const state = { ...fresh(), unusableReplies: { truncated: 2, malformed: 4 } };
-    assert.deepEqual(readReply(state, outcome(lookup), context, notAsked).state.unusableReplies, { truncated: 0, malformed: 0 });
+    assert.deepEqual(readUsable(state, outcome(lookup), context).state.unusableReplies, { truncated: 0, malformed: 0 });
   });
 });
 
 describe('readFinalReply', () => {
   test('complete: take its answer and leave its calls open', () => {
-    const read = readFinalReply(fresh(), outcome(`${lookup}\n<answer>BYD</answer>`), protocol, 1, () => assert.fail('not cut off: not asked'));
+    const complete = outcome(`${lookup}\n<answer>BYD</answer>`);
+    assert.equal(isCutOffFinalReply(complete, protocol, 1), false, 'not cut off: the marker is not asked');
+    const read = readFinalReply(fresh(), complete, protocol, 1, false);
+    assert.deepEqual(readFinalReply(fresh(), complete, protocol, 1, true), read, 'nor read');
     assert.deepEqual(read.step.kind === 'take' && [read.step.answer, read.step.openCalls.length], ['BYD', 1]);
   });
 
   test('cut off with a retry left: ask again shorter; without one: keep it, marked', () => {
     const cut = outcome('<answer>BYD sold more th', 'length');
+    assert.equal(isCutOffFinalReply(cut, protocol, 1), true, 'the marker is asked');
     const again = readFinalReply(fresh(), cut, protocol, 1, marker);
     assert.deepEqual(again.step, { kind: 'ask_again' });
     assert.match(pendingText(again.state), /answer was cut off/);
@@ -135,7 +151,7 @@ describe('readFinalReply', () => {
   });
 
   test('cut off in a run recorded before the marker: taken as it is', () => {
-    const read = readFinalReply(fresh(), outcome('<answer>BYD sold more th', 'length'), protocol, 1, () => false);
+    const read = readFinalReply(fresh(), outcome('<answer>BYD sold more th', 'length'), protocol, 1, false);
     assert.equal(read.step.kind === 'take' && read.step.answer, 'BYD sold more th');
   });
 });

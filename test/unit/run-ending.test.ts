@@ -11,18 +11,20 @@ import {
   requestStop,
   type Conclusion,
   type Ending,
+  type EndingRecord,
   type FinalAnswerCalls,
-  type RunRecord,
   type StopRequest,
+  withRecord,
 } from '../../src/core/run-ending';
 import { DEFAULT_LIMITS } from '../../src/core/run-limits';
 import { askForFinalAnswer, continuedRunState, initialRunState } from '../../src/core/run-transitions';
+import { unansweredTurn } from '../../src/core/turns';
 
 /**
  * How a run ends, without a server: the same steps the workflow takes after its loop
  * (workflows/research-agent.ts), on pure functions. Stop requests arrive in order; the loop's
- * own ending, the final answer phase (if the ending goes through it) and the run's record
- * (last answer, error) decide the conclusion.
+ * own ending with what it carries (last answer, error), and the final answer phase (if the ending
+ * goes through it) with what its call gave, decide the conclusion.
  */
 interface Row {
   name: string;
@@ -31,27 +33,24 @@ interface Row {
   /** Stop requests, in the order they arrived. */
   stops?: StopRequest[];
   finalAnswerPhase?: boolean;
-  /** How the final answer phase's calls went, when the ending goes through it. */
+  /** How the final answer phase's calls went (and what the last reply gave), when the ending goes through it. */
   finalCalls?: FinalAnswerCalls;
-  /** The last answer and the error the run holds when it concludes. */
-  record?: RunRecord;
+  /** What the run holds when its loop ends besides the loop's ending: the last answer the model gave in the loop, the error. */
+  record?: EndingRecord;
   expected: Partial<Conclusion> | 'continue_as_new';
 }
 
 function conclude(row: Row): Conclusion | 'continue_as_new' {
   const stop = (row.stops ?? []).reduce<StopRequest | undefined>((current, incoming) => requestStop(current, incoming), undefined);
-  const ending = endingAfterLoop(row.loop, stop);
+  const ending = endingAfterLoop(withRecord(row.loop, row.record ?? {}), stop);
   if (ending.kind === 'continue_as_new') return 'continue_as_new';
-  let record = row.record ?? {};
   let final = ending;
   if (finalAnswerCause(ending, row.finalAnswerPhase ?? true) !== undefined) {
-    const after = endingAfterFinalAnswer(ending, row.finalCalls ?? { kind: 'called' }, record.error);
-    final = after.ending;
-    record = { ...record, error: after.error };
+    final = endingAfterFinalAnswer(ending, row.finalCalls ?? { kind: 'called' });
   } else {
     assert.equal(row.finalCalls, undefined, `${row.name}: no final answer phase, so no final calls`);
   }
-  return concludeRun(final, record, DEFAULT_LIMITS);
+  return concludeRun(final, DEFAULT_LIMITS);
 }
 
 const M = "The model's last 5 replies in a row could not be read in the deep-research protocol (no answer and no tool call it could parse). Try another protocol.";
@@ -65,7 +64,7 @@ const rows: Row[] = [
     name: 'the deadline: timeout, with the final answer',
     loop: { kind: 'cancelled' },
     stops: [{ kind: 'timeout' }],
-    record: { answer: { text: 'probably BYD' } },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'probably BYD' } },
     expected: { termination: 'timeout', prediction: 'probably BYD' },
   },
   {
@@ -78,7 +77,7 @@ const rows: Row[] = [
     name: 'the deadline during a finish request: the finish stands, answered',
     loop: { kind: 'cancelled' },
     stops: [{ kind: 'finish', reason: 'enough' }, { kind: 'timeout' }],
-    record: { answer: { text: 'partial answer' } },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'partial answer' } },
     expected: { termination: 'answer', prediction: 'partial answer' },
   },
   { name: 'a finish request the final answer call did not answer', loop: { kind: 'cancelled' }, stops: [{ kind: 'finish', reason: '' }], expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' } },
@@ -87,8 +86,7 @@ const rows: Row[] = [
     loop: { kind: 'cancelled' },
     stops: [{ kind: 'finish', reason: '' }],
     finalAnswerPhase: false,
-    finalCalls: { kind: 'called' },
-    record: { answer: { text: 'now' } },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'now' } },
     expected: { termination: 'answer', prediction: 'now' },
   },
   { name: 'a budget end loses to a stop request of the same moment', loop: { kind: 'budget_ended', budget: 'stuck' }, stops: [{ kind: 'timeout' }], expected: { termination: 'timeout' } },
@@ -112,18 +110,19 @@ const rows: Row[] = [
     record: { error: M },
     expected: { termination: 'cancelled', error: M },
   },
-  { name: 'token limit through the final answer', loop: { kind: 'budget_ended', budget: 'token_limit' }, record: { answer: { text: 'best guess' } }, expected: { termination: 'token_limit', prediction: 'best guess' } },
+  { name: 'token limit through the final answer', loop: { kind: 'budget_ended', budget: 'token_limit' }, finalCalls: { kind: 'called', lastAnswer: { text: 'best guess' } }, expected: { termination: 'token_limit', prediction: 'best guess' } },
   { name: 'truncated replies end token_limit', loop: { kind: 'budget_ended', budget: 'truncated_replies' }, expected: { termination: 'token_limit', prediction: 'No answer found.' } },
   {
     name: 'malformed replies end error, the final answer kept',
     loop: { kind: 'budget_ended', budget: 'malformed_replies' },
-    record: { answer: { text: 'best effort' }, error: M },
+    record: { error: M },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'best effort' } },
     expected: { termination: 'error', prediction: 'best effort', error: M },
   },
   {
     name: 'schema failure on the final answer: the budget stands, the answer is the prediction, the error says why',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
-    record: { answer: { text: 'not json' }, error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON' },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'not json' }, error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON' },
     expected: { termination: 'max_calls', prediction: 'not json', error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON' },
   },
   {
@@ -134,7 +133,7 @@ const rows: Row[] = [
   {
     name: 'a structured final answer after a budget end carries its parsed value',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
-    record: { answer: { text: '{"winner":"BYD"}', parsed: { winner: 'BYD' } } },
+    finalCalls: { kind: 'called', lastAnswer: { text: '{"winner":"BYD"}', parsed: { winner: 'BYD' } } },
     expected: { termination: 'max_calls', prediction: '{"winner":"BYD"}', parsedAnswer: { winner: 'BYD' } },
   },
   {
@@ -152,12 +151,33 @@ const rows: Row[] = [
   },
   { name: 'no final answer phase: max_calls at once', loop: { kind: 'budget_ended', budget: 'max_calls' }, finalAnswerPhase: false, expected: { termination: 'max_calls', prediction: 'No answer found: the model-call budget ran out.' } },
   { name: 'continue-as-new', loop: { kind: 'continue_as_new' }, expected: 'continue_as_new' },
-  { name: 'continue-as-new with a finish request pending: the finish wins', loop: { kind: 'continue_as_new' }, stops: [{ kind: 'finish', reason: 'now' }], record: { answer: { text: 'x' } }, expected: { termination: 'answer' } },
+  { name: 'continue-as-new with a finish request pending: the finish wins', loop: { kind: 'continue_as_new' }, stops: [{ kind: 'finish', reason: 'now' }], finalCalls: { kind: 'called', lastAnswer: { text: 'x' } }, expected: { termination: 'answer' } },
   {
     name: 'an earlier answer the schema refused is the prediction of a later budget end',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
-    record: { answer: { text: 'not json yet' } },
+    record: { lastAnswer: { text: 'not json yet' } },
     expected: { termination: 'max_calls', prediction: 'not json yet' },
+  },
+  {
+    name: 'malformed replies and a timeout of the same moment: the timeout, their error kept',
+    loop: { kind: 'budget_ended', budget: 'malformed_replies' },
+    record: { error: M },
+    stops: [{ kind: 'timeout' }],
+    expected: { termination: 'timeout', prediction: 'No answer found after 150 minutes.', error: M },
+  },
+  {
+    name: 'an answer the schema refused in the loop, then none from the final answer call: the refused one is the prediction',
+    loop: { kind: 'cancelled' },
+    stops: [{ kind: 'timeout' }],
+    record: { lastAnswer: { text: 'not json yet' } },
+    expected: { termination: 'timeout', prediction: 'not json yet' },
+  },
+  {
+    name: "the final answer's schema failure replaces the loop's error",
+    loop: { kind: 'budget_ended', budget: 'malformed_replies' },
+    record: { error: M },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'not json' }, error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON' },
+    expected: { termination: 'error', prediction: 'not json', error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON' },
   },
   { name: 'an empty answer says there is none', loop: { kind: 'answered', answer: { text: '' } }, expected: { termination: 'answer', prediction: 'No answer found.' } },
 ];
@@ -193,6 +213,24 @@ describe('pieces of the ending', () => {
     assert.equal(finalAnswerCause({ kind: 'cancelled' }, true), undefined);
   });
 
+  test('open calls: a stop keeps those the loop left open; the final answer phase answers them and leaves those of its last reply', () => {
+    const left = unansweredTurn([{ id: 'c1', name: 'lookup', arguments: {} }]);
+    const stopped = endingAfterLoop(withRecord({ kind: 'cancelled' }, { openTurn: left }), { kind: 'timeout' });
+    assert.deepEqual(stopped, { kind: 'budget_ended', budget: 'timeout', openTurn: left });
+    if (stopped.kind === 'continue_as_new') return;
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'called' }), { kind: 'budget_ended', budget: 'timeout' });
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'cancelled' }), { kind: 'cancelled' });
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'failed', message: 'down' }), { kind: 'budget_ended', budget: 'timeout', error: 'down' });
+    const made = unansweredTurn([{ id: 'c2', name: 'search', arguments: {} }]);
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'called', openTurn: made }), { kind: 'budget_ended', budget: 'timeout', openTurn: made });
+  });
+
+  test('what the run holds joins the ending; what the ending carries stands', () => {
+    const answer = { kind: 'answered', answer: { text: 'BYD' }, lastAnswer: { text: 'BYD' } } as const;
+    assert.deepEqual(withRecord(answer, { lastAnswer: { text: 'earlier' }, openTurn: undefined }), answer);
+    assert.deepEqual(withRecord({ kind: 'budget_ended', budget: 'stuck' }, { lastAnswer: undefined, openTurn: undefined }), { kind: 'budget_ended', budget: 'stuck' });
+  });
+
   test('a store failure is added to the error', () => {
     const stored = afterStoreFailure({ termination: 'answer', prediction: 'BYD' }, 'disk full');
     assert.equal(stored.error, 'the last messages could not be stored: disk full');
@@ -205,7 +243,8 @@ describe('pieces of the ending', () => {
     assert.equal(checked.check.kind, 'failed');
     assert.equal(checked.state.answerAttempts, 3);
     assert.deepEqual(checked.given, { text: 'not json' });
-    const conclusion = concludeRun({ kind: 'budget_ended', budget: 'max_calls' }, { answer: checked.given, error: checked.check.kind === 'failed' ? checked.check.message : undefined }, DEFAULT_LIMITS);
+    const error = checked.check.kind === 'failed' ? { error: checked.check.message } : {};
+    const conclusion = concludeRun({ kind: 'budget_ended', budget: 'max_calls', lastAnswer: checked.given, ...error }, DEFAULT_LIMITS);
     assert.equal(conclusion.termination, 'max_calls');
     assert.match(conclusion.error ?? '', /did not match the answer schema after 3 attempts/);
   });

@@ -19,6 +19,8 @@ import {
   answerToolTurn,
   applyCompression,
   applyModelReply,
+  hasPromptEstimate,
+  hasUnreadableCall,
   askForFinalAnswer,
   closeOpenTurn,
   closingState,
@@ -134,20 +136,17 @@ describe('state changes', () => {
 
   test('a model reply: conversation, usage summed, nothing pending; calibration only when the marker says so and there is an estimate', () => {
     const state = setPending({ ...fresh(), usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } }, [{ role: 'user', parts: [{ text: 'x' }] }], 30, ['c']);
-    let asked = 0;
-    const applied = applyModelReply(state, reply({ estimatedPromptTokens: 200 }), () => {
-      asked += 1;
-      return true;
-    });
+    assert.equal(hasPromptEstimate(reply({ estimatedPromptTokens: 200 })), true, 'with an estimate the marker decides');
+    const applied = applyModelReply(state, reply({ estimatedPromptTokens: 200 }), true);
     assert.equal(applied.conversation, 'sha256:after');
     assert.deepEqual(applied.usage, { promptTokens: 310, completionTokens: 25, totalTokens: 335 });
     assert.deepEqual([applied.pending, applied.pendingTokens, applied.pendingCallIds], [[], 0, []]);
     assert.equal(applied.lastThought, 'thinking');
     assert.equal(applied.serverTokensPerEstimatedToken, 1.5);
-    assert.equal(asked, 1);
-    const unpatched = applyModelReply(state, reply({ estimatedPromptTokens: 200 }), () => false);
+    const unpatched = applyModelReply(state, reply({ estimatedPromptTokens: 200 }), false);
     assert.equal(unpatched.serverTokensPerEstimatedToken, 1, 'a run recorded before the marker keeps its estimates');
-    applyModelReply(state, reply(), () => assert.fail('no estimate: the marker is not asked'));
+    assert.equal(hasPromptEstimate(reply()), false, 'no estimate: the marker is not asked');
+    assert.deepEqual(applyModelReply(state, reply(), true), applyModelReply(state, reply(), false), 'nor read');
   });
 
   test('compression: applied and recorded, or nothing when it changed nothing', () => {
@@ -176,19 +175,25 @@ describe('state changes', () => {
 
   test('stuck detection over a turn: a warning, then stuck; unreadable calls left out only with the marker', () => {
     let state = fresh();
-    for (let index = 0; index < 2; index += 1) state = observeRepeats(state, [call(`c${index}`, 'same')], () => assert.fail('all readable: not asked')).state;
-    const warned = observeRepeats(state, [call('c2', 'same')], () => true);
+    for (let index = 0; index < 2; index += 1) {
+      const calls = [call(`c${index}`, 'same')];
+      assert.equal(hasUnreadableCall(calls), false, 'all readable: the marker is not asked');
+      assert.deepEqual(observeRepeats(state, calls, true), observeRepeats(state, calls, false), 'nor read');
+      state = observeRepeats(state, calls, false).state;
+    }
+    const warned = observeRepeats(state, [call('c2', 'same')], false);
     assert.equal(warned.stuck, false);
     assert.equal(warned.state.details.stuckNudges, 1);
     assert.match(text(warned.state), /same tool call three times in a row/);
-    assert.equal(observeRepeats(warned.state, [call('c3', 'same')], () => true).stuck, true);
+    assert.equal(observeRepeats(warned.state, [call('c3', 'same')], false).stuck, true);
 
     const unreadable = { id: 'u', name: '', arguments: {}, problem: 'not valid JSON' };
+    assert.equal(hasUnreadableCall([unreadable]), true);
     let watched = fresh();
     let unwatched = fresh();
     for (let index = 0; index < 3; index += 1) {
-      watched = observeRepeats(watched, [unreadable], () => true).state;
-      unwatched = observeRepeats(unwatched, [unreadable], () => false).state;
+      watched = observeRepeats(watched, [unreadable], true).state;
+      unwatched = observeRepeats(unwatched, [unreadable], false).state;
     }
     assert.equal(watched.details.stuckNudges, 0);
     assert.equal(unwatched.details.stuckNudges, 1, 'a run recorded before the marker counts them');

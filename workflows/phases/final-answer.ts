@@ -11,11 +11,12 @@ import {
 } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/core/protocols';
-import { checkAnswer, readFinalReply } from '../../src/core/reply-steps';
-import { endingAfterFinalAnswer, finalAnswerCause, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
+import { checkAnswer, isCutOffFinalReply, readFinalReply } from '../../src/core/reply-steps';
+import { endingAfterFinalAnswer, finalAnswerCause, type EndingRecord, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
 import { appendPendingText } from '../../src/core/pending';
 import type { RunState } from '../../src/core/run-state';
-import { applyCompression, applyModelReply, finalAnswerRequest, prepareFinalAnswer } from '../../src/core/run-transitions';
+import { unansweredTurn } from '../../src/core/turns';
+import { applyCompression, applyModelReply, finalAnswerRequest, hasPromptEstimate, prepareFinalAnswer } from '../../src/core/run-transitions';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -26,8 +27,9 @@ import type { ResearchRun } from '../research-run';
  * asked the run to finish, one last tool-less call asks for the best answer from what is known
  * (asked once more when that answer is cut off). Its prompt is compressed first when it does not
  * fit the context budget (harder when the server refuses it as too long); when not even the
- * question alone fits, no call is made. Returns the ending the run concludes with: the same one,
- * or `cancelled` when the run was cancelled during the call.
+ * question alone fits, no call is made. Returns the ending the run concludes with: the same one
+ * with what the call gave (its answer, a schema's error, the calls it made), or `cancelled` when
+ * the run was cancelled during the call.
  */
 export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promise<FinalEnding> {
   const why = finalAnswerCause(ending, run.options.finalAnswerPhase);
@@ -35,12 +37,10 @@ export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promis
   run.close();
   run.disarmDeadline();
   const finishReason = ending.kind === 'finish_requested' ? ending.reason : '';
-  const prepared = prepareFinalAnswer(run.state, why, run.takeOpenTurn(), { protocol: run.protocol, injected: run.takeInjected() });
+  const prepared = prepareFinalAnswer(run.state, why, ending.openTurn, { protocol: run.protocol, injected: run.takeInjected() });
   const request = finalAnswerRequest(why, run.protocol, finishReason);
   run.state = appendPendingText(prepared, request);
-  const after = endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }), run.error);
-  run.error = after.error;
-  return after.ending;
+  return endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }));
 }
 
 /** The final answer call's prompt before any compression: the state without the request, and the request. */
@@ -61,8 +61,11 @@ async function finalAnswerCalls(run: ResearchRun, prompt: FinalPrompt): Promise<
     let retriesLeft = FINAL_ANSWER_RETRIES_WHEN_TRUNCATED;
     for (;;) {
       try {
-        while (await callForFinalAnswer(run, retriesLeft)) retriesLeft -= 1;
-        return { kind: 'called' };
+        for (;;) {
+          const taken = await callForFinalAnswer(run, retriesLeft);
+          if (taken) return { kind: 'called', ...taken };
+          retriesLeft -= 1;
+        }
       } catch (error) {
         // The server refused the prompt as too long after all: the window it names, and harder compression.
         if (!steps.length || isCancellation(error) || failureType(error) !== FailureTypes.modelContextLengthExceeded) throw error;
@@ -106,19 +109,18 @@ async function fitFinalAnswer(run: ResearchRun, prompt: FinalPrompt, steps: Fina
   return undefined;
 }
 
-/** One call of the final answer phase; true when its answer was cut off and is asked for again. */
-async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promise<boolean> {
+/** One call of the final answer phase: what its reply gave, or undefined when its answer was cut off and is asked for again. */
+async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promise<EndingRecord | undefined> {
   const outcome = await CancellationScope.cancellable(() => run.callModel(true));
-  run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
-  const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, () => patched(LoopPatches.unusableReplies));
+  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
+  const sortUnusable = isCutOffFinalReply(outcome, run.protocol, retriesLeft) && patched(LoopPatches.unusableReplies);
+  const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, sortUnusable);
   run.state = read.state;
   switch (read.step.kind) {
     case 'ask_again':
-      return true;
+      return undefined;
     case 'take':
-      if (read.step.openCalls.length) run.turn = { calls: read.step.openCalls, results: new Map() };
-      if (read.step.answer !== undefined) takeFinalAnswer(run, read.step.answer);
-      return false;
+      return { ...(read.step.openCalls.length ? { openTurn: unansweredTurn(read.step.openCalls) } : {}), ...takeFinalAnswer(run, read.step.answer) };
     default: {
       const unknown: never = read.step;
       throw new Error(`unknown final reply step ${JSON.stringify(unknown)}`);
@@ -127,19 +129,18 @@ async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promis
 }
 
 /** The final answer becomes the run's; against a schema it may fail (the error says why) or get a correction no call follows. */
-function takeFinalAnswer(run: ResearchRun, answer: string): void {
+function takeFinalAnswer(run: ResearchRun, answer: string | undefined): EndingRecord {
+  if (answer === undefined) return {};
   const checked = checkAnswer(run.state, answer, run.input.answerSchema, run.options.answerAttempts);
   run.state = checked.state;
-  run.given = checked.given;
   switch (checked.check.kind) {
     case 'accepted':
-      return;
+      return { lastAnswer: checked.given };
     case 'failed':
-      run.error = checked.check.message;
-      return;
+      return { lastAnswer: checked.given, error: checked.check.message };
     case 'retry':
       run.state = appendPendingText(run.state, checked.check.correction);
-      return;
+      return { lastAnswer: checked.given };
     default: {
       const unknown: never = checked.check;
       throw new Error(`unknown answer check ${JSON.stringify(unknown)}`);

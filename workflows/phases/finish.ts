@@ -1,6 +1,5 @@
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { didNotFitPrediction } from '../../src/core/context-window';
-import { afterStoreFailure, concludeRun, type FinalEnding } from '../../src/core/run-ending';
+import { afterStoreFailure, type FinalEnding } from '../../src/core/run-ending';
 import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import { closingState, continuedRunState } from '../../src/core/run-transitions';
@@ -22,15 +21,13 @@ export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchR
     run.close();
     run.disarmDeadline();
     run.enter('finishing');
-    const noAnswer = didNotFitPrediction(run.state.details);
-    let conclusion = concludeRun(ending, { answer: run.given, error: run.error, ...(noAnswer ? { noAnswer } : {}) }, run.state.limits);
+    let conclusion = run.conclude(ending);
     const { termination } = conclusion;
-    run.termination = termination;
     let transcript = '';
     if (!run.state.setup) {
       upsertSearchAttributes([{ key: REACT_TERMINATION, value: termination }]);
     } else {
-      run.state = closingState(run.state, run.takeOpenTurn(), termination, run.takeInjected(), run.protocol);
+      run.state = closingState(run.state, ending.openTurn, termination, run.takeInjected(), run.protocol);
       transcript = run.state.conversation;
       try {
         transcript = (await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })).conversation;

@@ -2,11 +2,12 @@ import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { learnedFromOverflow, withSummaryLimits } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
-import { readReply, type ReplyStep } from '../../src/core/reply-steps';
+import { isUnusableReply, readReply, type ReplyStep } from '../../src/core/reply-steps';
 import { unpricedCostBudgetError } from '../../src/core/ending-texts';
-import { budgetEndBeforeModelCall, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
+import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
-import { applyCompression, applyModelReply } from '../../src/core/run-transitions';
+import { applyCompression, applyModelReply, hasPromptEstimate } from '../../src/core/run-transitions';
+import { unansweredTurn } from '../../src/core/turns';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -31,7 +32,10 @@ export async function reactLoop(run: ResearchRun): Promise<Ending> {
 
 /** One iteration: budgets checked, injected messages delivered, the context compressed if due, one model call, its step taken. */
 async function iterate(run: ResearchRun): Promise<Ending | undefined> {
-  const budget = budgetEndBeforeModelCall(run.state, Date.now(), { finalAnswerPhase: run.options.finalAnswerPhase, costBudget: () => patched(LoopPatches.costBudget) });
+  const now = Date.now();
+  const { finalAnswerPhase } = run.options;
+  const costBudget = costBudgetEndsLoop(run.state, now, finalAnswerPhase) && patched(LoopPatches.costBudget);
+  const budget = budgetEndBeforeModelCall(run.state, now, { finalAnswerPhase, costBudget });
   if (budget) return { kind: 'budget_ended', budget };
   if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested)) return { kind: 'continue_as_new' };
   run.deliverInjected();
@@ -50,11 +54,12 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     }
     return { kind: 'failed', message: rootMessage(error) };
   }
-  run.state = applyModelReply(run.state, outcome, () => patched(LoopPatches.calibratedTokenEstimates));
+  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
   recordModelCall(run);
-  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, () => patched(LoopPatches.unusableReplies));
+  const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
+  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, sortUnusable);
   run.state = read.state;
-  if (read.given) run.given = read.given;
+  run.noteAnswer(read.given);
   if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);
   return takeStep(run, read.step);
 }
@@ -65,11 +70,11 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
  * that ends the run anyway, such as an answer, is taken as it is).
  */
 function unpricedCostBudget(run: ResearchRun, step: Exclude<ReplyStep, { kind: 'end' }>): Ending {
-  if (step.kind === 'run_tools') run.turn = { calls: step.calls, results: new Map() };
-  return { kind: 'failed', message: unpricedCostBudgetError(run.state.limits.maxCostUsd ?? 0, run.modelOptions().model) };
+  const message = unpricedCostBudgetError(run.state.limits.maxCostUsd ?? 0, run.modelOptions().model);
+  return { kind: 'failed', message, ...(step.kind === 'run_tools' ? { openTurn: unansweredTurn(step.calls) } : {}) };
 }
 
-/** Applies a reply's step: call again, run the tools, or end (keeping the error and the calls the reply left open). */
+/** Applies a reply's step: call again, run the tools, or end (the ending carries its error and the calls the reply left open). */
 async function takeStep(run: ResearchRun, step: ReplyStep): Promise<Ending | undefined> {
   switch (step.kind) {
     case 'call_again':
@@ -77,8 +82,6 @@ async function takeStep(run: ResearchRun, step: ReplyStep): Promise<Ending | und
     case 'run_tools':
       return runToolTurn(run, step.calls, step.malformedLimitReached);
     case 'end':
-      if (step.error !== undefined) run.error = step.error;
-      if (step.openCalls) run.turn = { calls: step.openCalls, results: new Map() };
       return step.ending;
     default: {
       const unknown: never = step;

@@ -3,7 +3,7 @@ import { malformedRepliesEnd } from '../../src/core/reply-steps';
 import type { ToolCallRequest } from '../../src/core/protocols';
 import type { Ending } from '../../src/core/run-ending';
 import { approvalRefusal } from '../../src/core/run-steering';
-import { answerToolTurn, observeRepeats } from '../../src/core/run-transitions';
+import { answerToolTurn, hasUnreadableCall, observeRepeats } from '../../src/core/run-transitions';
 import { goneToolObservation } from '../../src/core/tool-spec';
 import { estimateTokens, type CallResult, type Turn } from '../../src/core/turns';
 import { toolActivityOptions } from '../activity-options';
@@ -18,21 +18,18 @@ import type { ResearchRun } from '../research-run';
  * Returns `stuck` or the malformed-replies end when one applies, nothing when the loop goes on.
  */
 export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], malformedLimitReached: boolean): Promise<Ending | undefined> {
-  const turn: Turn = { calls, results: new Map() };
-  run.turn = turn;
-  run.enter('running_tools');
+  const turn = run.beginTurn(calls);
   await runCalls(run, turn);
-  run.turn = undefined;
+  run.endTurn();
   run.state = answerToolTurn(run.state, turn, run.protocol);
   if (run.options.stuckDetection) {
-    const observed = observeRepeats(run.state, calls, () => patched(LoopPatches.unusableReplies));
+    const observed = observeRepeats(run.state, calls, hasUnreadableCall(calls) && patched(LoopPatches.unusableReplies));
     run.state = observed.state;
     if (observed.stuck) return { kind: 'budget_ended', budget: 'stuck' };
   }
   if (!malformedLimitReached) return undefined;
   const ended = malformedRepliesEnd(run.state, { protocol: run.protocol, options: run.options });
   run.state = ended.state;
-  run.error = ended.error;
   return ended.ending;
 }
 
