@@ -29,6 +29,7 @@ import {
 } from '../src/storage/batch-output';
 import { openOutputLocation, type OutputLocation } from '../src/storage/output-location';
 import type { ResearchRunResult } from '../src/core/run-result';
+import { heartbeat } from './heartbeats';
 import { TranscriptMissingError, type TranscriptStore } from '../src/storage/transcript-store';
 
 export interface BatchActivityDependencies {
@@ -43,16 +44,6 @@ export interface BatchActivityDependencies {
    * with its endpoint and region (AWS_ENDPOINT_URL, AWS_REGION).
    */
   openOutput?: (output: string) => OutputLocation;
-}
-
-/** Heartbeats when running as an activity (a lost attempt then shows within the heartbeat timeout); a no-op in a local activity or a direct call. */
-function beat(details?: unknown): void {
-  try {
-    const context = Context.current();
-    if (!context.info.isLocal) context.heartbeat(details);
-  } catch {
-    // not inside an activity
-  }
 }
 
 /** Stored inputs kept per worker (a batch reads its questions once per continue-as-new run). */
@@ -126,8 +117,8 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       if (!resume && (await hasBatchResults(output)) && existing?.id !== record.id) {
         throw unusable(`${record.output} already holds results${earlier ? ` of batch ${earlier.id}` : ''}; add --resume to keep them and rerun only what is missing or ended in error, or use another directory.`);
       }
-      beat('checked');
-      if (resume) await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () => beat('reading earlier results'));
+      heartbeat('checked');
+      if (resume) await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () => heartbeat('reading earlier results'));
       const model = record.run.model?.model ?? dependencies.defaultModel;
       const resumed = [...((earlier as { resumed?: string[] } | undefined)?.resumed ?? []), ...(earlier && resume ? [earlier.id] : [])];
       await output.writeText(
@@ -146,7 +137,7 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       const items: BatchChunkItem[] = [];
       for (let ordinal = input.from; ordinal < input.to; ordinal += 1) {
         const { index, rollout } = pairOfOrdinal(ordinal, input.questions);
-        if ((ordinal - input.from) % 50 === 0) beat({ ordinal });
+        if ((ordinal - input.from) % 50 === 0) heartbeat({ ordinal });
         if (input.resume) {
           const earlier = await readRunLineTermination(locationOf(input.output), rollout, index);
           if (earlier !== undefined && earlier !== 'error') {
@@ -166,11 +157,11 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       let line: Record<string, unknown>;
       if (input.failure) line = failedRunLine(input.failure, where);
       else {
-        beat('reading the result');
+        heartbeat('reading the result');
         const result = await resultOf(input.workflowId, input.runId);
-        beat('reading the transcript');
+        heartbeat('reading the transcript');
         line = batchResultLine(result, await resultMessages(dependencies.store, result.transcript), where);
-        beat('writing');
+        heartbeat('writing');
       }
       await writeRunLine(locationOf(input.output), input.rollout, input.index, `${JSON.stringify(line)}\n`);
       return { termination: line.termination as WriteBatchLineOutput['termination'] };
@@ -181,8 +172,8 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       const output = locationOf(outputUrl);
       const lines: number[] = [];
       for (let rollout = 1; rollout <= summary.rollouts; rollout += 1) {
-        lines.push(await assembleIterFile(output, rollout, summary.questions, (done) => beat({ rollout, done })));
-        beat({ rollout, done: summary.questions });
+        lines.push(await assembleIterFile(output, rollout, summary.questions, (done) => heartbeat({ rollout, done })));
+        heartbeat({ rollout, done: summary.questions });
       }
       const total = lines.reduce((sum, count) => sum + count, 0);
       await output.writeText(SUMMARY_FILE, `${JSON.stringify({ ...summary, lines: total }, null, 2)}\n`);

@@ -10,6 +10,7 @@ import { appendToConversation, composeMessage, loadConversation, putConversation
 import type { ChatModel } from './model/chat-model';
 import { WORKFLOW_ID_LABEL } from './model-activity';
 import { countConversationTokens, type TokenCounter } from './token-counter';
+import { heartbeat } from './heartbeats';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 
 export interface CompressionDependencies {
@@ -195,7 +196,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
   };
 
   return async function compressContext(input: CompressContextInput): Promise<CompressContextOutput> {
-    Context.current().heartbeat({ compressing: true });
+    heartbeat({ compressing: true });
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     const start = appended.length ? (await appendToConversation(store, input.conversation, appended)).conversation : input.conversation;
     let messages = await loadConversation(store, start);

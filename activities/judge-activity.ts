@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { heartbeat } from './heartbeats';
 import type { JudgeRunsInput, JudgeRunsOutput, StoredEvaluationInput, StoredJudge } from '../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../src/core/evaluation/evaluation-runs';
 import { parseVerdict, renderJudgePrompt, verdictReminder } from '../src/core/evaluation/judge-prompts';
@@ -88,7 +89,7 @@ export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
     const runs = runsInOrder(stored).slice(input.from, input.to);
     const output: JudgeRunsOutput = { made: 0, stored: 0, unparsed: 0 };
     for (const [offset, run] of runs.entries()) {
-      context.heartbeat({ judged: offset });
+      heartbeat({ judged: offset });
       if (run.reference.trim() === '') continue;
       const key = verdictKeyOf(stored.judge, run);
       const existing = await verdicts.get(key);

@@ -11,6 +11,7 @@ import {
   type EvaluationWorkflowInput,
 } from '../src/core/evaluation/evaluation-contract';
 import { InputPatches } from './patches';
+import { TaskSlots } from '../src/core/task-slots';
 
 /** Reading the rollout files and writing the report: file work, retried a few times. */
 const files = proxyActivities<Pick<EvaluationActivities, 'prepareEvaluation' | 'writeEvaluation'>>({
@@ -42,26 +43,24 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
   if (!prepared.refused && input.judge !== EXACT_MATCH_JUDGE) {
     const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;
     const concurrency = input.concurrency ?? DEFAULT_EVALUATION_CONCURRENCY;
-    let running = 0;
+    const slots = new TaskSlots(concurrency, condition);
     let failure: unknown;
     const pending: Promise<void>[] = [];
     for (let from = 0; from < prepared.runs; from += size) {
-      await condition(() => running < concurrency || failure !== undefined);
+      await slots.free(() => failure !== undefined);
       if (failure !== undefined) break;
-      running += 1;
       pending.push(
-        judging
-          .judgeRuns({ input: prepared.input, from, to: Math.min(prepared.runs, from + size) })
-          .then((judged) => {
-            judgeCalls.made += judged.made;
-            judgeCalls.stored += judged.stored;
-          })
-          .catch((error: unknown) => {
-            failure ??= error;
-          })
-          .finally(() => {
-            running -= 1;
-          }),
+        slots.run(() =>
+          judging
+            .judgeRuns({ input: prepared.input, from, to: Math.min(prepared.runs, from + size) })
+            .then((judged) => {
+              judgeCalls.made += judged.made;
+              judgeCalls.stored += judged.stored;
+            })
+            .catch((error: unknown) => {
+              failure ??= error;
+            }),
+        ),
       );
     }
     await Promise.all(pending);

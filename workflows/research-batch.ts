@@ -35,6 +35,7 @@ import { WorkflowTypes, type EvaluationWorkflow, type ResearchAgentWorkflow } fr
 import { EXACT_MATCH_JUDGE } from '../src/core/evaluation/evaluation-contract';
 import { rootMessage } from './failures';
 import { BatchPatches, InputPatches } from './patches';
+import { TaskSlots } from '../src/core/task-slots';
 
 /** Output bookkeeping: quick file operations, except assembling the iter files at the end (which heartbeats). */
 const bookkeeping = proxyActivities<Pick<BatchActivities, 'openBatchOutput' | 'prepareBatchChunk'>>({
@@ -144,14 +145,15 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
     /** Runs started and not yet cancelled: workflow id, by start order. */
     const children = new Set<string>();
     let cancelsSent = false;
-    let running = 0;
+    const slots = new TaskSlots(concurrency, condition);
     const cancelRun = (workflowId: string) => {
       void getExternalWorkflowHandle(workflowId)
         .cancel()
         .catch(() => undefined); // it may have ended meanwhile
     };
 
-    const runPair = async (item: BatchChunkItem): Promise<void> => {
+    /** One run and its line; gives its slot back last, where the hand-kept count used to drop, so histories replay. */
+    const runPair = async (item: BatchChunkItem, giveBackSlot: () => void): Promise<void> => {
       const { index, rollout } = pairOfOrdinal(item.ordinal, input.questions);
       const workflowId = batchRunId(batchId, index, rollout);
       const question = item.question as string;
@@ -185,7 +187,7 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
         fatal ??= error;
       }
       recordFinished(counts, rollout, outcome);
-      running -= 1;
+      giveBackSlot();
     };
 
     let cursor = carry.cursor;
@@ -207,20 +209,20 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
           cursor = item.ordinal + 1;
           continue;
         }
-        await condition(() => running < concurrency || cancelled || fatal !== undefined);
+        await slots.free(() => cancelled || fatal !== undefined);
         if (cancelled || fatal !== undefined) break;
         if (startedHere > 0 && workflowInfo().continueAsNewSuggested) break;
-        running += 1;
+        const giveBackSlot = slots.take();
         startedHere += 1;
         recordStarted(counts, pairOfOrdinal(item.ordinal, input.questions).rollout);
-        void runPair(item);
+        void runPair(item, giveBackSlot);
         cursor = item.ordinal + 1;
       }
     }
 
     // Let the running runs end; on a cancellation, cancel each once.
-    while (running > 0) {
-      await condition(() => running === 0 || (cancelled && !cancelsSent));
+    while (slots.running > 0) {
+      await slots.idle(() => cancelled && !cancelsSent);
       if (cancelled && !cancelsSent) {
         cancelsSent = true;
         for (const workflowId of children) cancelRun(workflowId);

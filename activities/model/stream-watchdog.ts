@@ -11,16 +11,10 @@
  *   timeout, as before).
  */
 
+import { heartbeatIntervalFor, keepHeartbeating } from '../heartbeats';
+
 /** Why the watchdog gave up on a request. */
 export type AbandonReason = 'first-token' | 'stall';
-
-/** How often the watchdog heartbeats at most: every few seconds, whatever the heartbeat timeout. */
-export const MAX_HEARTBEAT_INTERVAL_MS = 5_000;
-
-/** The heartbeat interval for a heartbeat timeout: a third of it, at most {@link MAX_HEARTBEAT_INTERVAL_MS}. */
-export function heartbeatIntervalFor(heartbeatTimeoutMs: number): number {
-  return Math.max(1, Math.min(MAX_HEARTBEAT_INTERVAL_MS, Math.floor(heartbeatTimeoutMs / 3)));
-}
 
 export interface ModelStreamWatchdogOptions {
   /** Longest wait for the first chunk, in milliseconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS). */
@@ -40,11 +34,11 @@ export class ModelStreamWatchdog {
   private readonly startedAt = Date.now();
   private firstChunkAt: number | undefined;
   private limitTimer: NodeJS.Timeout | undefined;
-  private readonly heartbeatTimer: NodeJS.Timeout;
+  private readonly stopHeartbeats: () => void;
   private abandonReason: AbandonReason | undefined;
 
   constructor(private readonly options: ModelStreamWatchdogOptions) {
-    this.heartbeatTimer = setInterval(options.heartbeat, options.heartbeatIntervalMs ?? heartbeatIntervalFor(options.stallLimitMs));
+    this.stopHeartbeats = keepHeartbeating(options.heartbeat, options.heartbeatIntervalMs ?? heartbeatIntervalFor(options.stallLimitMs));
     this.arm('first-token', options.firstTokenLimitMs);
   }
 
@@ -58,7 +52,7 @@ export class ModelStreamWatchdog {
   /** Stops heartbeating and watching; call when the request ended, however it ended. */
   stop(): void {
     clearTimeout(this.limitTimer);
-    clearInterval(this.heartbeatTimer);
+    this.stopHeartbeats();
   }
 
   /** Why the request was given up on, if it was. */

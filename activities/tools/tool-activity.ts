@@ -6,6 +6,10 @@ import type { TokenCounter } from '../token-counter';
 import type { TranscriptStore } from '../../src/storage/transcript-store';
 import { ToolInputError, type ToolDefinition } from './tool-definition';
 import { validateArguments } from './validate-arguments';
+import { heartbeatIntervalFor, keepHeartbeating } from '../heartbeats';
+
+/** The heartbeat timeout assumed when an attempt has none, for the timer heartbeats' interval. */
+const DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS = 30_000;
 
 /** How long a cancelled tool's handler gets to stop before the activity reports the cancellation anyway. */
 export const CANCELLATION_GRACE_MS = 5_000;
@@ -48,10 +52,12 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
       return finish(`Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}.`, true);
     }
 
-    const heartbeatEveryMs = Math.max(200, Math.floor((context.info.heartbeatTimeoutMs ?? 30_000) / 3));
     // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it.
     let attemptState: Record<string, unknown> = {};
-    const ticker = setInterval(() => context.heartbeat({ callId: input.callId, running: true, ...attemptState }), heartbeatEveryMs);
+    const stopHeartbeats = keepHeartbeating(
+      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState }),
+      heartbeatIntervalFor(context.info.heartbeatTimeoutMs ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS),
+    );
     context.heartbeat({ callId: input.callId, started: true });
     const running = tool.run(input.arguments ?? {}, {
       signal: context.cancellationSignal,
@@ -82,7 +88,7 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
       if (error instanceof ToolInputError) return finish(`Error: ${error.message}`, true);
       throw error;
     } finally {
-      clearInterval(ticker);
+      stopHeartbeats();
     }
   };
   Object.defineProperty(activity, 'name', { value: tool.name });

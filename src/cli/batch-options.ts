@@ -1,4 +1,3 @@
-import { isAbsolute, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
 import { describeBatchInputProblems } from '../core/batch-input';
@@ -7,8 +6,9 @@ import { toolNamesFromList } from '../core/tool-spec';
 import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
-import { isS3Url, openOutputLocation, type OutputLocation } from '../storage/output-location';
-import { loadS3ClientSettings } from '../config';
+import { isS3Location } from '../core/s3-url';
+import { absoluteLocation, type OutputLocation } from '../storage/output-location';
+import { openCliLocation } from './cli-locations';
 import type { TranscriptStore } from '../storage/transcript-store';
 import { costOption } from './cost-option';
 import { UsageError } from './usage-error';
@@ -148,11 +148,11 @@ export async function storeInput(store: TranscriptStore, file: BatchInputFile): 
 export async function checkedOutputDirectory(directory: string, options: { resume: boolean; input?: string }): Promise<string> {
   let location: OutputLocation;
   try {
-    location = isS3Url(directory) ? openOutputLocation(directory, loadS3ClientSettings(process.env)) : openOutputLocation(isAbsolute(directory) ? directory : resolve(directory));
+    location = openCliLocation(absoluteLocation(directory));
     await checkOutputDirectory(location);
   } catch (error) {
     if (error instanceof BatchOutputError) throw new BatchInputRejected([`${error.message} Nothing was started.`]);
-    if (isS3Url(directory) && !(error instanceof Error && error.name === 'ConfigurationError')) {
+    if (isS3Location(directory) && !(error instanceof Error && error.name === 'ConfigurationError')) {
       throw new BatchInputRejected([`Cannot reach the output ${directory} (${(error as Error).message}); check AWS_ENDPOINT_URL and that the S3 server is up. Nothing was started.`]);
     }
     throw error;

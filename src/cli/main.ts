@@ -21,18 +21,8 @@ interface LazyCommand {
   load: () => Command;
 }
 
-/**
- * `follow`, `status`, `cancel` and `list` take batch ids too: the batch commands wrap the run
- * command (registerBatchCommands), loaded only for these.
- */
-function batchAware(name: string, load: () => Command): () => Command {
-  return () => {
-    const { registerBatchCommands } = require('./commands/batch-command') as typeof import('./commands/batch-command');
-    const table = { [name]: { ...load(), summary: '' } };
-    registerBatchCommands(table);
-    return table[name] as Command;
-  };
-}
+/** The batch side of `follow`, `status`, `cancel` and `list` (commands/batch-command.ts), loaded only for these. */
+const batchCommands = () => require('./commands/batch-command') as typeof import('./commands/batch-command');
 
 function steering(name: 'inject' | 'finish' | 'limits' | 'approve'): () => Command {
   return () => {
@@ -59,17 +49,21 @@ export const commands: Record<string, LazyCommand> = {
   },
   follow: {
     summary: 'print a run or batch\'s progress until it ends',
-    load: batchAware('follow', () => {
+    // A run id: the run's view; a batch id: the batch's (batchSides.follow).
+    load: () => {
       const { followCommand, followHelp } = require('./commands/follow-command') as typeof import('./commands/follow-command');
-      return { help: followHelp, run: followCommand };
-    }),
+      const { takingBatchIds, batchSides } = batchCommands();
+      return takingBatchIds({ help: followHelp, run: followCommand }, batchSides.follow);
+    },
   },
   status: {
     summary: 'show a run or batch\'s status and progress',
-    load: batchAware('status', () => {
+    // A run id: the run's view; a batch id: the batch's (batchSides.status).
+    load: () => {
       const { statusCommand, statusHelp } = require('./commands/status-command') as typeof import('./commands/status-command');
-      return { help: statusHelp, run: statusCommand };
-    }),
+      const { takingBatchIds, batchSides } = batchCommands();
+      return takingBatchIds({ help: statusHelp, run: statusCommand }, batchSides.status);
+    },
   },
   result: {
     summary: 'print a run\'s result with its messages as JSON',
@@ -80,10 +74,12 @@ export const commands: Record<string, LazyCommand> = {
   },
   cancel: {
     summary: 'cancel a run or batch cleanly',
-    load: batchAware('cancel', () => {
+    // A run id: the run's view; a batch id: the batch's (batchSides.cancel).
+    load: () => {
       const { cancelCommand, cancelHelp } = require('./commands/cancel-command') as typeof import('./commands/cancel-command');
-      return { help: cancelHelp, run: cancelCommand };
-    }),
+      const { takingBatchIds, batchSides } = batchCommands();
+      return takingBatchIds({ help: cancelHelp, run: cancelCommand }, batchSides.cancel);
+    },
   },
   inject: { summary: 'add a user message to a running run', load: steering('inject') },
   finish: { summary: 'make a run give its best answer now', load: steering('finish') },
@@ -91,10 +87,11 @@ export const commands: Record<string, LazyCommand> = {
   approve: { summary: 'approve or deny a tool call waiting for approval', load: steering('approve') },
   list: {
     summary: 'list recent runs (--batches: batches)',
-    load: batchAware('list', () => {
+    // --batches: the batches (listingBatches).
+    load: () => {
       const { listCommand, listHelp } = require('./commands/list-command') as typeof import('./commands/list-command');
-      return { help: listHelp, run: listCommand };
-    }),
+      return batchCommands().listingBatches({ help: listHelp, run: listCommand });
+    },
   },
   tools: {
     summary: 'list the tools a worker would offer (built-ins, modules, MCP servers)',

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { ListableTranscriptStore, StoredBlob } from '../storage/transcript-store';
+import { forEachAtMost } from '../core/task-slots';
 
 /**
  * Retention for the transcript store (`react-agent gc`). A blob may go only when all of these hold:
@@ -78,15 +79,6 @@ export function referencesInValue(value: unknown, into: Set<string> = new Set())
   return into;
 }
 
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function eachWithLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  });
-  await Promise.all(lanes);
-}
-
 /**
  * The blobs reachable from `roots`: each root, and every reference in the text of every blob
  * reached, transitively. A reference that is not in the store (never a blob: a hash quoted in a
@@ -102,7 +94,7 @@ export async function reachableBlobs(store: ListableTranscriptStore, roots: Iter
   while (frontier.length > 0) {
     for (const reference of frontier) visited.add(reference);
     const found: string[] = [];
-    await eachWithLimit(frontier, concurrency, async (reference) => {
+    await forEachAtMost(frontier, concurrency, async (reference) => {
       let text: string;
       try {
         text = await store.getText(reference);
@@ -164,8 +156,8 @@ export async function planRetention(
 export async function applyRetention(store: ListableTranscriptStore, plan: RetentionPlan, concurrency = 8): Promise<void> {
   const leaves = plan.remove.filter((blob) => !plan.manifests.has(blob.reference));
   const manifests = plan.remove.filter((blob) => plan.manifests.has(blob.reference));
-  await eachWithLimit(leaves, concurrency, (blob) => store.deleteBlob(blob.reference));
-  await eachWithLimit(manifests, concurrency, (blob) => store.deleteBlob(blob.reference));
+  await forEachAtMost(leaves, concurrency, (blob) => store.deleteBlob(blob.reference));
+  await forEachAtMost(manifests, concurrency, (blob) => store.deleteBlob(blob.reference));
 }
 
 /** Counts a plan for the summary. */
@@ -234,10 +226,10 @@ export async function collectTranscriptGarbage(client: Client, store: ListableTr
   const oldRoots = new Set<string>();
   const keptRoots = new Set<string>();
   if (old.length > 0) {
-    await eachWithLimit(old, concurrency, async (execution) => {
+    await forEachAtMost(old, concurrency, async (execution) => {
       for (const reference of await historyReferences(client, execution)) oldRoots.add(reference);
     });
-    await eachWithLimit(keptExecutions, concurrency, async (execution) => {
+    await forEachAtMost(keptExecutions, concurrency, async (execution) => {
       for (const reference of await historyReferences(client, execution)) keptRoots.add(reference);
     });
   }

@@ -1,4 +1,4 @@
-import { isValidS3Url } from './s3-url';
+import { workerLocationProblem } from './s3-url';
 import type { BatchCounts, RolloutSummary } from './batch-progress';
 import { concernsField, validateAgainstSchema } from './json-schema-validation';
 import type { ResearchRunInput } from './run-input';
@@ -147,7 +147,7 @@ export function validateBatchInput(input: ResearchBatchInput): string[] {
   const shapeOk = (field: string) => !concernsField(problems, field);
   if (shapeOk('input') && !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input.input)}`);
   // An s3:// output (accepted since the S3 outputs of issue 13) used to fail here at once, so no running batch replays differently.
-  if (shapeOk('output') && !(input.output.startsWith('/') || isValidS3Url(input.output))) {
+  if (shapeOk('output') && workerLocationProblem(input.output)) {
     problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input.output)}`);
   }
   if (shapeOk('schedule') && input.schedule !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id)) {

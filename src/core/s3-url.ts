@@ -1,7 +1,10 @@
 /**
  * `s3://bucket/prefix` URLs, read the same way wherever one is given: the transcript store
- * (REACT_AGENT_TRANSCRIPT_STORE), a batch's `--output`, and the batch workflow's input check.
- * Pure string work, so it is workflow-safe.
+ * (REACT_AGENT_TRANSCRIPT_STORE), a batch's or an evaluation's paths and outputs, and the
+ * workflows' input checks. A location users name is a local path or such a URL; this file is the
+ * one place that tells them apart ({@link isS3Location}) and says whether a worker can use one
+ * ({@link workerLocationProblem}); `src/storage/output-location.ts` opens them and does their
+ * path arithmetic. Pure string work, so it is workflow-safe.
  */
 
 /** An `s3://` URL taken apart. */
@@ -27,6 +30,21 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 export function s3UrlOf(bucket: string, ...prefixSegments: string[]): string {
   const prefix = prefixSegments.filter((segment) => segment !== '').join('/');
   return `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
+}
+
+/** Whether a location names S3 (`s3://…`, well formed or not) rather than a local path. */
+export function isS3Location(location: string): boolean {
+  return location.startsWith('s3://');
+}
+
+/**
+ * Why a worker cannot use a location given in a workflow's input, or undefined when it can: it
+ * must be an absolute path (on the workers' machines) or a valid `s3://bucket/prefix` URL.
+ * `malformed-s3` for an `s3://` text that is not a valid URL, `not-absolute` for anything else.
+ */
+export function workerLocationProblem(location: string): 'malformed-s3' | 'not-absolute' | undefined {
+  if (isS3Location(location)) return isValidS3Url(location) ? undefined : 'malformed-s3';
+  return location.startsWith('/') ? undefined : 'not-absolute';
 }
 
 /** Parses `s3://bucket/prefix`; says what is wrong instead when it is not one. */

@@ -2,7 +2,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { dedupeRollout, modelCallsOfMessages, terminationOfLine, toolCallsOfMessages, type EvaluationRun } from '../core/evaluation/evaluation-runs';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
-import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation } from './output-location';
+import { isS3Location } from '../core/s3-url';
+import { locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation } from './output-location';
 
 /**
  * Reading an evaluation's inputs (Node-only): a batch output directory (its `iter<k>.jsonl`,
@@ -81,7 +82,7 @@ export async function resolveEvaluationFiles(paths: string[], options: Evaluatio
   const openLocation = options.openLocation ?? openOutputLocation;
   const entries = await Promise.all(
     paths.map(async (path) => {
-      if (isS3Url(path)) return s3PathKind(path, openLocation);
+      if (isS3Location(path)) return s3PathKind(path, openLocation);
       const absolute = resolve(path);
       const info = await stat(absolute).catch(() => {
         throw new EvaluationInputError(`${absolute} does not exist.`);
@@ -91,12 +92,12 @@ export async function resolveEvaluationFiles(paths: string[], options: Evaluatio
   );
   if (entries.every((entry) => entry.isFile)) return { files: entries.map((entry) => entry.url) };
   if (entries.length > 1) {
-    const prefix = entries.find((entry) => !entry.isFile && isS3Url(entry.url));
+    const prefix = entries.find((entry) => !entry.isFile && isS3Location(entry.url));
     if (prefix) throw new EvaluationInputError(`${prefix.url} is no object: give one batch output (a directory or an s3:// prefix), or rollout files, not both.`);
     throw new EvaluationInputError('Give one batch output directory, or rollout files, not both.');
   }
   const directory = (entries[0] as { url: string }).url;
-  if (!isS3Url(directory)) {
+  if (!isS3Location(directory)) {
     const names = iterFilesOf(await readdir(directory));
     if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files.`);
     return { files: names.map((name) => join(directory, name)), directory };
@@ -118,7 +119,7 @@ export async function resolveEvaluationFiles(paths: string[], options: Evaluatio
  * @throws EvaluationInputError naming the file when it cannot be read.
  */
 export async function readEvaluationFile(file: string, options: EvaluationLocationOptions = {}): Promise<string> {
-  if (!isS3Url(file)) {
+  if (!isS3Location(file)) {
     try {
       return await readFile(file, 'utf8');
     } catch (error) {

@@ -4,7 +4,8 @@ import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../core/evaluation/evaluation-runs';
 import { deepResearchSummaryLine, runKey, type RunVerdict } from '../core/evaluation/evaluation-scoring';
 import { EvaluationInputError, readEvaluationFile, type EvaluationLocationOptions } from './evaluation-input';
-import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OutputLocation } from './output-location';
+import { isS3Location } from '../core/s3-url';
+import { locationChild, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, splitLocation, type OutputLocation } from './output-location';
 
 /**
  * An evaluation's outputs (Node-only), in `<batch DIR>/evaluation/` unless told otherwise, through
@@ -29,10 +30,8 @@ export const COMPARISON_HTML_FILE = 'compare.html';
 
 /** Where an evaluation of these inputs writes by default: `<DIR>/evaluation`, or next to the first file (`s3://…/evaluation` for inputs in S3). */
 export function defaultEvaluationDirectory(inputs: { directory?: string; files: string[] }): string {
-  if (inputs.directory) return isS3Url(inputs.directory) ? `${inputs.directory.replace(/\/+$/, '')}/evaluation` : join(inputs.directory, 'evaluation');
-  const first = inputs.files[0] ?? '.';
-  const parent = first.slice(0, Math.max(0, first.lastIndexOf('/')));
-  return isS3Url(first) ? `${parent}/evaluation` : join(parent || '.', 'evaluation');
+  const first = inputs.files[0];
+  return locationChild(inputs.directory ?? (first === undefined ? '.' : splitLocation(first).parent), 'evaluation');
 }
 
 /** An output given as a path or URL, opened. */
@@ -121,7 +120,7 @@ async function readS3EvaluationReport(url: string, options: EvaluationLocationOp
  * @throws EvaluationInputError naming the path when there is no report there.
  */
 export async function readEvaluationReport(path: string, options: EvaluationLocationOptions = {}): Promise<{ report: EvaluationReport; path: string }> {
-  if (isS3Url(path)) return readS3EvaluationReport(path, options);
+  if (isS3Location(path)) return readS3EvaluationReport(path, options);
   let file = path;
   try {
     if ((await stat(path)).isDirectory()) file = join(path, REPORT_FILE);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access, appendFile, constants, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { parseS3Url, s3UrlOf, type S3Url } from '../core/s3-url';
+import { isS3Location, parseS3Url, s3UrlOf, type S3Url } from '../core/s3-url';
 import type { S3SettingsProblem } from './s3-transcript-store';
 
 /** The AWS SDK, loaded when an S3 location is first used: commands that never touch S3 start without it. */
@@ -67,10 +67,6 @@ export class OutputLocationError extends Error {
   }
 }
 
-export function isS3Url(output: string): boolean {
-  return output.startsWith('s3://');
-}
-
 /**
  * `s3://bucket/prefix` → bucket and prefix (no leading or trailing slash).
  * @throws OutputLocationError for a malformed bucket name or prefix.
@@ -96,7 +92,7 @@ export interface S3OutputSettings {
 
 /** Opens a local directory, or an S3 prefix for `s3://…`. @throws OutputLocationError for a malformed s3:// URL. */
 export function openOutputLocation(output: string, s3: S3OutputSettings = {}): OutputLocation {
-  if (!isS3Url(output)) return new LocalDirectoryOutput(output);
+  if (!isS3Location(output)) return new LocalDirectoryOutput(output);
   const { bucket, prefix } = parseS3OutputUrl(output);
   const location = { bucket, prefix, ...s3 };
   return new S3Output(bucket, prefix, s3Store().createS3Client(location));
@@ -106,16 +102,44 @@ export function openOutputLocation(output: string, s3: S3OutputSettings = {}): O
 export type OpenLocation = (url: string) => OutputLocation;
 
 /**
- * The location holding a file named by a path or an `s3://bucket/key` URL, and the file's name
- * in it: `s3://b/p/iter1.jsonl` → the prefix `s3://b/p` and `iter1.jsonl`.
+ * A location as the workers get it: a local path made absolute (from the current directory), an
+ * `s3://` URL as given.
+ */
+export function absoluteLocation(location: string): string {
+  return isS3Location(location) ? location : resolve(location);
+}
+
+/**
+ * A file or folder inside a location: `join(dir, name)` for a path, `s3://bucket/prefix/name` for
+ * a URL (normalised). @throws OutputLocationError for a malformed s3:// URL.
+ */
+export function locationChild(location: string, name: string): string {
+  if (!isS3Location(location)) return join(location, name);
+  const { bucket, prefix } = parseS3OutputUrl(location);
+  return s3UrlOf(bucket, prefix, name);
+}
+
+/**
+ * The file's or folder's name and the location holding it: `/a/b/iter1.jsonl` → `/a/b` and
+ * `iter1.jsonl`; `s3://b/p/iter1.jsonl` → `s3://b/p` and `iter1.jsonl`.
  * @throws OutputLocationError for a malformed s3:// URL, or one that names a bucket and no key.
  */
-export function locationOfFile(file: string, openLocation: OpenLocation = openOutputLocation): { location: OutputLocation; name: string } {
-  if (!isS3Url(file)) return { location: openLocation(dirname(file)), name: basename(file) };
-  const { bucket, prefix } = parseS3OutputUrl(file);
-  if (!prefix) throw new OutputLocationError(`${file} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
+export function splitLocation(location: string): { parent: string; name: string } {
+  if (!isS3Location(location)) return { parent: dirname(location), name: basename(location) };
+  const { bucket, prefix } = parseS3OutputUrl(location);
+  if (!prefix) throw new OutputLocationError(`${location} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
   const cut = prefix.lastIndexOf('/');
-  return { location: openLocation(s3UrlOf(bucket, cut > 0 ? prefix.slice(0, cut) : '')), name: prefix.slice(cut + 1) };
+  return { parent: s3UrlOf(bucket, cut > 0 ? prefix.slice(0, cut) : ''), name: prefix.slice(cut + 1) };
+}
+
+/**
+ * The location holding a file named by a path or an `s3://bucket/key` URL, opened, and the file's
+ * name in it: `s3://b/p/iter1.jsonl` → the prefix `s3://b/p` and `iter1.jsonl`.
+ * @throws OutputLocationError as {@link splitLocation}.
+ */
+export function locationOfFile(file: string, openLocation: OpenLocation = openOutputLocation): { location: OutputLocation; name: string } {
+  const { parent, name } = splitLocation(file);
+  return { location: openLocation(parent), name };
 }
 
 /** What a location (or a path that is one) is as an {@link OutputLocation}. */

@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/cli/seaweed-server';
 import { S3Output } from '../../src/storage/output-location';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, iterFileProblems, pairOf, toolReply, turnOf, type ResultLine } from './support/batch-helpers';
@@ -28,14 +28,13 @@ beforeAll(async () => {
       return turnOf(request) === 1 ? toolReply('lookup', { query: `q${pair.index}` }) : answerReply(`A${pair.index}-r${pair.rollout}`);
     },
   });
-  seaweed = await SeaweedServer.start({ directory: join(environment.directory, 'seaweedfs'), buckets: [BUCKET] });
+  seaweed = await environment.startS3([BUCKET]);
   s3 = seaweed.client();
   await environment.startWorker(seaweed.environment());
 }, 120_000);
 
 afterAll(async () => {
   s3?.destroy();
-  await seaweed?.stop();
   await environment?.close();
 }, 60_000);
 

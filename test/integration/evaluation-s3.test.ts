@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
-import { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/cli/seaweed-server';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, pairOf } from './support/batch-helpers';
@@ -39,14 +39,13 @@ function script(request: ScriptedRequest): ScriptedReply {
 
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script });
-  seaweed = await SeaweedServer.start({ directory: join(environment.directory, 'seaweedfs'), buckets: [BUCKET] });
+  seaweed = await environment.startS3([BUCKET]);
   s3 = seaweed.client();
   await environment.startWorker(seaweed.environment());
 }, 180_000);
 
 afterAll(async () => {
   s3?.destroy();
-  await seaweed?.stop();
   await environment?.close();
 }, 60_000);
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/cli/seaweed-server';
 import { loadConversation } from '../../src/storage/conversation';
 import { S3TranscriptStore, createS3Client } from '../../src/storage/s3-transcript-store';
 import type { ResearchRunResult } from '../../src/core/run-result';
@@ -36,12 +36,11 @@ function machine(name: string): Record<string, string> {
 beforeAll(async () => {
   // Model attempts cover the store outage too (the model activity reads the conversation first).
   environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' } });
-  seaweed = await SeaweedServer.start({ directory: join(environment.directory, 'seaweedfs'), buckets: [BUCKET] });
+  seaweed = await environment.startS3([BUCKET]);
 }, 120_000);
 
 afterAll(async () => {
   await environment?.close();
-  await seaweed?.stop();
 }, 60_000);
 
 test('two workers share only Temporal and S3: the store down for 10 s and a worker SIGKILLed mid-run, the run finishes; result materialises from S3', async () => {

@@ -5,7 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { putConversation, putMessage } from '../../src/storage/conversation';
 import { createCallModel, type ModelDefaults } from '../../activities/model-activity';
-import { heartbeatIntervalFor } from '../../activities/model/stream-watchdog';
+import { heartbeatIntervalFor } from '../../activities/heartbeats';
 import { characterEstimateCounter } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelInput, CallModelOutput } from '../../src/core/activity-contracts';

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { assembleIterFile, hasBatchResults, readRunLineTermination, seedRunLinesFromIterFiles, writeRunLine } from '../../src/storage/batch-output';
-import { LocalDirectoryOutput, S3Output, isS3Url, openOutputLocation, parseS3OutputUrl } from '../../src/storage/output-location';
+import { isS3Location, workerLocationProblem } from '../../src/core/s3-url';
+import { absoluteLocation, LocalDirectoryOutput, locationChild, S3Output, openOutputLocation, parseS3OutputUrl, splitLocation } from '../../src/storage/output-location';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-output-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -21,8 +22,8 @@ describe('openOutputLocation', () => {
     assert.equal(s3.url, 's3://batch-outputs/nightly/run-1');
     assert.equal((s3 as S3Output).keyOf('runs/iter1/q0.json'), 'nightly/run-1/runs/iter1/q0.json');
     assert.equal((openOutputLocation('s3://batch-outputs') as S3Output).keyOf('batch.json'), 'batch.json');
-    assert.equal(isS3Url('s3://x'), true);
-    assert.equal(isS3Url('/s3://x'), false);
+    assert.equal(isS3Location('s3://x'), true);
+    assert.equal(isS3Location('/s3://x'), false);
   });
 
   test.each([
@@ -32,6 +33,34 @@ describe('openOutputLocation', () => {
     ['s3://bucket/a/../b', /malformed key prefix/],
   ])('%s is refused with an OutputLocationError', (url, message) => {
     assert.throws(() => parseS3OutputUrl(url), (error: unknown) => (error as Error).name === 'OutputLocationError' && message.test((error as Error).message));
+  });
+});
+
+describe('one location type: a path or an s3:// URL', () => {
+  test('what a worker can use: an absolute path or a valid s3:// URL', () => {
+    assert.equal(workerLocationProblem('/data/out'), undefined);
+    assert.equal(workerLocationProblem('s3://bucket/prefix'), undefined);
+    assert.equal(workerLocationProblem('s3://Bad_Bucket/x'), 'malformed-s3');
+    assert.equal(workerLocationProblem('out'), 'not-absolute');
+    assert.equal(workerLocationProblem('S3://bucket'), 'not-absolute');
+  });
+
+  test('absolute: a path from the current directory, a URL as given', () => {
+    assert.equal(absoluteLocation('out/x'), join(process.cwd(), 'out/x'));
+    assert.equal(absoluteLocation('/a/b'), '/a/b');
+    assert.equal(absoluteLocation('s3://bucket/p/'), 's3://bucket/p/');
+  });
+
+  test('a child and a parent, the same for either kind', () => {
+    assert.equal(locationChild('/a/b', 'evaluation'), '/a/b/evaluation');
+    assert.equal(locationChild('s3://bucket/p/', 'evaluation'), 's3://bucket/p/evaluation');
+    assert.equal(locationChild('s3://bucket', 'evaluation'), 's3://bucket/evaluation');
+    assert.deepEqual(splitLocation('/a/b/iter1.jsonl'), { parent: '/a/b', name: 'iter1.jsonl' });
+    assert.deepEqual(splitLocation('iter1.jsonl'), { parent: '.', name: 'iter1.jsonl' });
+    assert.deepEqual(splitLocation('s3://bucket/p/q/iter1.jsonl'), { parent: 's3://bucket/p/q', name: 'iter1.jsonl' });
+    assert.deepEqual(splitLocation('s3://bucket/iter1.jsonl'), { parent: 's3://bucket', name: 'iter1.jsonl' });
+    assert.throws(() => splitLocation('s3://bucket'), /names a bucket, not a file in it/);
+    assert.throws(() => locationChild('s3://bucket/a//b', 'x'), /malformed key prefix/);
   });
 });
 

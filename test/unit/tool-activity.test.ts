@@ -241,7 +241,7 @@ describe('createToolActivity', () => {
       await sleep(500);
       return 'done';
     });
-    const { env, heartbeats } = environment(300); // ticks every max(200, 300 / 3) = 200 ms
+    const { env, heartbeats } = environment(600); // ticks every heartbeatIntervalFor(600) = 600 / 3 = 200 ms
     await runIn(env, createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }), input({ callId: 'call-9-2' }));
     assert.deepEqual(heartbeats[0], { callId: 'call-9-2', started: true });
     assert.deepEqual(heartbeats[1], { progress: 'halfway' }, "the handler's own heartbeats pass through");

@@ -242,34 +242,31 @@ async function listBatchesCommand(argumentsList: string[]): Promise<number> {
   }
 }
 
-type Command = { help: string; summary: string; run: (argumentsList: string[]) => Promise<number> };
+/** A command as the CLI's table loads it (src/cli/main.ts `Command`). */
+type Command = { help: string; run: (argumentsList: string[]) => Promise<number> };
+
+/** What `follow`, `status` and `cancel` do given a batch id: the line their help gains, and the action. */
+export const batchSides = {
+  follow: { note: 'a progress bar (a plain line every few seconds when not a terminal) until the batch ends, then its summary.', run: followBatchCommand },
+  status: { note: 'counts by state and termination per rollout, runs per minute and the ETA (query `progress`).', run: batchStatusCommand },
+  cancel: { note: 'no new runs start; running runs end "cancelled" with their lines; the batch ends with its summary.', run: cancelBatchCommand },
+} satisfies Record<string, { note: string; run: (batchId: string) => Promise<number> }>;
 
 /**
- * Adds `batch` (and `schedule`, given) to the command table and teaches `follow`, `status`,
- * `cancel` and `list` about batches: an id that names a `researchBatch` gets the batch's view,
- * anything else goes to the run command as before.
+ * A run command that takes a batch id too: an id that names a `researchBatch` gets the batch's
+ * side ({@link batchSides}), anything else goes to the run command as before.
  */
-export function registerBatchCommands(commands: Record<string, Command>, extra: Record<string, Command> = {}): void {
-  const aware = (name: string, forBatch: (id: string) => Promise<number>, note: string) => {
-    const original = commands[name];
-    if (!original) return;
-    commands[name] = {
-      help: `${original.help}\n\nGiven a batch id: ${note}`,
-      summary: original.summary.replace(/a run's|a run/, (found) => `${found.replace('a run', 'a run or batch')}`),
-      run: async (argumentsList) => ((await isBatch(argumentsList[0])) ? forBatch(argumentsList[0] as string) : original.run(argumentsList)),
-    };
+export function takingBatchIds(runCommand: Command, side: (typeof batchSides)[keyof typeof batchSides]): Command {
+  return {
+    help: `${runCommand.help}\n\nGiven a batch id: ${side.note}`,
+    run: async (argumentsList) => ((await isBatch(argumentsList[0])) ? side.run(argumentsList[0] as string) : runCommand.run(argumentsList)),
   };
-  aware('follow', followBatchCommand, 'a progress bar (a plain line every few seconds when not a terminal) until the batch ends, then its summary.');
-  aware('status', batchStatusCommand, 'counts by state and termination per rollout, runs per minute and the ETA (query `progress`).');
-  aware('cancel', cancelBatchCommand, 'no new runs start; running runs end "cancelled" with their lines; the batch ends with its summary.');
-  const list = commands.list;
-  if (list) {
-    commands.list = {
-      help: `${list.help}\n${listBatchesHelp}`,
-      summary: 'list recent runs (--batches: batches)',
-      run: (argumentsList) => (argumentsList.includes('--batches') ? listBatchesCommand(argumentsList) : list.run(argumentsList)),
-    };
-  }
-  commands.batch = { help: batchHelp, summary: 'run a file of questions as a durable batch (rollouts, resume)', run: batchCommand };
-  Object.assign(commands, extra);
+}
+
+/** `list`, which with `--batches` lists recent batches instead of runs. */
+export function listingBatches(listRuns: Command): Command {
+  return {
+    help: `${listRuns.help}\n${listBatchesHelp}`,
+    run: (argumentsList) => (argumentsList.includes('--batches') ? listBatchesCommand(argumentsList) : listRuns.run(argumentsList)),
+  };
 }

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { get_encoding, type Tiktoken } from 'tiktoken';
-import { loadJudgeConfig, loadS3ClientSettings, loadTemporalConnection, loadWorkerConfig, type TemporalConnection } from '../../config';
+import { loadJudgeConfig, loadTemporalConnection, loadWorkerConfig, type TemporalConnection } from '../../config';
 import { compareEvaluations } from '../../core/evaluation/evaluation-comparison';
 import type { EvaluationOutcome, EvaluationWorkflowInput } from '../../core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../../core/evaluation/evaluation-report';
 import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../../core/evaluation/evaluation-scoring';
 import { WorkflowTypes, type EvaluationWorkflow } from '../../core/workflow-types';
-import { makeDirectories } from '../../storage/batch-output';
 import { describeInputs, EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles, type EvaluationInputs } from '../../storage/evaluation-input';
 import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport, REPORT_HTML_FILE, writeEvaluationFile, writeEvaluationOutputs } from '../../storage/evaluation-output';
-import { isS3Url, locationOfFile, openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../../storage/output-location';
+import { absoluteLocation, locationChild, locationOfFile, OutputLocationError, splitLocation } from '../../storage/output-location';
+import { openCliLocation } from '../cli-locations';
 import { parseCommandLine, numberOption } from '../batch-options';
 import { openCliContext, type CliContext } from '../cli-context';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../storage/reports/evaluation-html';
@@ -85,19 +85,7 @@ function temporalOrUndefined(): TemporalConnection | undefined {
   }
 }
 
-const locations = new Map<string, OutputLocation>();
-/**
- * Opens evaluation folders: a directory, or `s3://…` with the S3 settings the workers use
- * (AWS_ENDPOINT_URL, AWS_REGION; read only when an s3:// location is given).
- */
-const openLocation: OpenLocation = (url) => {
-  let location = locations.get(url);
-  if (!location) {
-    location = isS3Url(url) ? openOutputLocation(url, loadS3ClientSettings(process.env)) : openOutputLocation(url);
-    locations.set(url, location);
-  }
-  return location;
-};
+const openLocation = openCliLocation;
 
 /** report.html written next to report.json, in a directory or an S3 prefix; returns its path or URL. */
 async function writeHtml(output: string, report: EvaluationReport): Promise<string> {
@@ -105,9 +93,6 @@ async function writeHtml(output: string, report: EvaluationReport): Promise<stri
   await location.writeText(REPORT_HTML_FILE, await renderEvaluationReportHtml(report));
   return location.urlOf(REPORT_HTML_FILE);
 }
-
-/** A path as the workers get it: absolute, or an s3:// URL as given. */
-const absoluteOrS3 = (path: string) => (isS3Url(path) ? path : resolve(path));
 
 /** The error message and exit code 2 for input or output that cannot be used, else rethrows. */
 function refuse(command: string, error: unknown): number {
@@ -128,17 +113,16 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
   try {
     const resolved = await resolveEvaluationFiles(positionals, { openLocation });
     inputs = await readEvaluationInputs(resolved.files, { countTokens, openLocation });
-    output = absoluteOrS3(values.output ?? defaultEvaluationDirectory(resolved));
-    // An S3 output is checked before anything is scored or judged (a missing bucket, refused credentials).
-    if (isS3Url(output)) await openLocation(output).check();
+    output = absoluteLocation(values.output ?? defaultEvaluationDirectory(resolved));
+    // The output is checked (a directory created) before anything is scored or judged: a missing bucket, refused credentials, a path that cannot be written.
+    await openLocation(output).check();
   } catch (error) {
     return refuse('eval', error);
   }
   for (const note of describeInputs(inputs)) console.error(note);
-  const source = { paths: positionals.map(absoluteOrS3), ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}) };
+  const source = { paths: positionals.map(absoluteLocation), ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}) };
   const temporal = temporalOrUndefined();
   const base = webUiBase(temporal);
-  if (!isS3Url(output)) await makeDirectories(output);
 
   if (!hasReferences(inputs.rollouts)) {
     // Nothing to score: the statistics are still written.
@@ -272,16 +256,16 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
   let a: { report: EvaluationReport; path: string };
   let b: { report: EvaluationReport; path: string };
   try {
-    a = await readEvaluationReport(absoluteOrS3(positionals[0] as string), { openLocation });
-    b = await readEvaluationReport(absoluteOrS3(positionals[1] as string), { openLocation });
+    a = await readEvaluationReport(absoluteLocation(positionals[0] as string), { openLocation });
+    b = await readEvaluationReport(absoluteLocation(positionals[1] as string), { openLocation });
   } catch (error) {
     return refuse('eval compare', error);
   }
   const comparison = compareEvaluations(a.report, b.report);
   let target: string;
   try {
-    const next = values.output ?? (isS3Url(b.path) ? `${b.path.slice(0, b.path.lastIndexOf('/'))}/${COMPARISON_HTML_FILE}` : join(dirname(b.path), COMPARISON_HTML_FILE));
-    target = await writeEvaluationFile(absoluteOrS3(next), await renderComparisonHtml(comparison), { openLocation });
+    const next = values.output ?? locationChild(splitLocation(b.path).parent, COMPARISON_HTML_FILE);
+    target = await writeEvaluationFile(absoluteLocation(next), await renderComparisonHtml(comparison), { openLocation });
   } catch (error) {
     return refuse('eval compare', error);
   }

@@ -3,7 +3,7 @@ import type { EvaluationRun } from './evaluation-runs';
 import type { CostFigures } from '../cost-figures';
 import type { VerdictFormat } from './judge-prompts';
 import { concernsField, validateAgainstSchema } from '../json-schema-validation';
-import { isValidS3Url } from '../s3-url';
+import { workerLocationProblem } from '../s3-url';
 import EVALUATION_INPUT_SCHEMA from '../../../schemas/evaluation.input.json';
 
 /**
@@ -196,13 +196,13 @@ export function validateEvaluationInput(input: EvaluationWorkflowInput): string[
   const problems = validateAgainstSchema(EVALUATION_INPUT_SCHEMA, input, '');
   const shapeOk = (field: string) => !concernsField(problems, field);
   // s3:// paths and outputs (issue 13) used to fail here at once, before any activity, so no evaluation that ran replays differently.
-  const readable = (value: string) => value.startsWith('/') || isValidS3Url(value);
-  const malformedS3 = (value: string) => value.startsWith('s3://') && !isValidS3Url(value);
-  if (shapeOk('paths') && (input.paths.length === 0 || !input.paths.every(readable))) {
+  const malformedS3 = (value: string) => workerLocationProblem(value) === 'malformed-s3';
+  if (shapeOk('paths') && (input.paths.length === 0 || input.paths.some(workerLocationProblem))) {
     const malformed = input.paths.find(malformedS3);
     problems.push(malformed ? `paths: ${JSON.stringify(malformed)} is not a valid s3://bucket/prefix URL` : 'paths must be a non-empty list of absolute paths');
   }
-  if (shapeOk('output') && !readable(input.output)) problems.push(malformedS3(input.output) ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
+  const outputProblem = shapeOk('output') ? workerLocationProblem(input.output) : undefined;
+  if (outputProblem) problems.push(outputProblem === 'malformed-s3' ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
   if (shapeOk('judge') && !isJudgeChoice(input.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   return problems;
 }

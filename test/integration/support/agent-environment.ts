@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { loadConversation } from '../../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../../src/storage/local-directory-transcript-store';
 import { DevServer } from '../../../src/cli/dev-server';
+import { SeaweedServer } from '../../../src/cli/seaweed-server';
 import type { ChatMessage } from '../../../src/core/messages';
 import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
@@ -30,6 +31,7 @@ export interface AgentEnvironmentOptions {
  */
 export class AgentEnvironment {
   readonly workers: WorkerProcess[] = [];
+  private s3Server: SeaweedServer | undefined;
   private static counter = 0;
 
   private constructor(
@@ -106,6 +108,17 @@ export class AgentEnvironment {
     return worker;
   }
 
+  /**
+   * Starts an S3-compatible server (SeaweedFS) with these buckets, in this environment's folder,
+   * stopped by {@link AgentEnvironment.close}. Its `environment()` (AWS_* and AWS_ENDPOINT_URL)
+   * is what a worker or the CLI needs to reach it.
+   */
+  async startS3(buckets: string[]): Promise<SeaweedServer> {
+    if (this.s3Server) throw new Error('this environment already has an S3 server');
+    this.s3Server = await SeaweedServer.start({ directory: join(this.directory, 'seaweedfs'), buckets });
+    return this.s3Server;
+  }
+
   /** SIGKILL every worker this environment started (each test starts from none). */
   async crashAllWorkers(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.crash()));
@@ -127,7 +140,7 @@ export class AgentEnvironment {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.crash()));
     await this.connection.close().catch(() => undefined);
-    await Promise.all([this.server.stop(), this.model.close()]);
+    await Promise.all([this.server.stop(), this.model.close(), this.s3Server?.stop()]);
     rmSync(this.directory, { recursive: true, force: true });
   }
 }
