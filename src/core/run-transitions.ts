@@ -15,8 +15,8 @@ import { NO_UNUSABLE_REPLIES } from './unusable-replies';
 
 /**
  * Every change of a run's state, as pure functions from one `RunState` to the next (the reply
- * steps are in src/reply-steps.ts, pending messages in src/pending.ts). The workflow calls them
- * in its phases; unit tests call them without a server. Functions that take a `() => boolean`
+ * steps are in src/core/reply-steps.ts, pending messages in src/core/pending.ts). The workflow
+ * calls them in its phases; unit tests call them without a server. Functions that take a `() => boolean`
  * ask it only where a `patched()` marker decides, so the workflow's marker commands come exactly
  * where they came before.
  */
