@@ -11,7 +11,7 @@ let sharedEncoder: Tiktoken | undefined;
 /**
  * A counter over tiktoken's o200k_base encoding, loaded once per worker process. It is an
  * estimate for models with other tokenizers; the workflow calibrates it with the ratio the
- * model server last reported (see src/token-calibration.ts).
+ * model server last reported (see src/core/token-calibration.ts).
  */
 export function createTiktokenCounter(): TokenCounter {
   return {

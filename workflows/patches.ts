@@ -6,12 +6,12 @@
  */
 export const LoopPatches = {
   /**
-   * Replies the loop cannot use (src/unusable-replies.ts): a truncated reply gets a request for a
+   * Replies the loop cannot use (src/core/unusable-replies.ts): a truncated reply gets a request for a
    * shorter one instead of being accepted, a truncated final answer is asked for once more, an
    * unparseable call is left out of stuck detection, and each kind has its limit in a row.
    */
   unusableReplies: 'unusable-replies',
-  /** Token estimates converted with the ratio the model server last reported (src/token-calibration.ts). */
+  /** Token estimates converted with the ratio the model server last reported (src/core/token-calibration.ts). */
   calibratedTokenEstimates: 'calibrated-token-estimates',
   /**
    * The model server's context window (issue 16, src/core/context-window.ts): learned at the start

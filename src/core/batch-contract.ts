@@ -29,7 +29,7 @@ export const DEFAULT_RUNS_PER_CONTINUATION = 200;
 
 /** Input of the `researchBatch` workflow. */
 export interface ResearchBatchInput {
-  /** Reference (`sha256:…`) of the stored questions (src/batch-input-file.ts). */
+  /** Reference (`sha256:…`) of the stored questions (src/storage/batch-input-file.ts). */
   input: string;
   /**
    * How many questions the stored input holds.

@@ -8,7 +8,7 @@ export type { ApprovalDecision, LimitChanges } from './run-steering';
 
 /** A live view of a run, answered by the `progress` query. */
 export interface RunProgress {
-  /** What the run is doing now (src/research-phase.ts). */
+  /** What the run is doing now (src/core/research-phase.ts). */
   phase: ResearchPhase;
   modelCalls: number;
   contextTokens: number;

@@ -12,7 +12,7 @@ export const elapsedMs = (state: RunState, now: number): number => now - state.s
 
 export const maxDurationMs = (state: RunState): number => Math.round(state.limits.maxDurationMinutes * 60_000);
 
-/** Server tokens per token of our estimate, as last reported (src/token-calibration.ts). */
+/** Server tokens per token of our estimate, as last reported (src/core/token-calibration.ts). */
 export const calibration = (state: RunState): number => state.serverTokensPerEstimatedToken ?? UNCALIBRATED;
 
 /** The context the next model call will send, in the server's tokens. */

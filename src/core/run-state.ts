@@ -49,7 +49,7 @@ export interface RunState {
   unusableReplies?: UnusableReplyStreak;
   /**
    * The model server's tokens per token of our estimate, as the last model call reported
-   * (src/token-calibration.ts); estimates are multiplied by it. Absent until a call reported one: 1.
+   * (src/core/token-calibration.ts); estimates are multiplied by it. Absent until a call reported one: 1.
    */
   serverTokensPerEstimatedToken?: number;
   answerAttempts: number;

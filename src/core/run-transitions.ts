@@ -15,7 +15,7 @@ import { NO_UNUSABLE_REPLIES } from './unusable-replies';
 
 /**
  * Every change of a run's state, as pure functions from one `RunState` to the next (the reply
- * steps are in src/reply-steps.ts, pending messages in src/pending.ts). The workflow calls them
+ * steps are in src/core/reply-steps.ts, pending messages in src/core/pending.ts). The workflow calls them
  * in its phases; unit tests call them without a server. Where a `patched()` marker decides, a
  * function takes its answer as a plain flag, and a predicate beside it says when the workflow must
  * ask the marker (only then, so its marker commands come exactly where they came before); the flag

@@ -4,7 +4,7 @@
  * observation asking the model to change course); if the next call repeats the pattern, it
  * says `stuck` and the run ends through the final answer phase. Only calls the protocol could
  * read are watched ({@link watchedCalls}): an unparseable call has no name or arguments to
- * compare, and repeating one is a format problem with its own limit (src/unusable-replies.ts).
+ * compare, and repeating one is a format problem with its own limit (src/core/unusable-replies.ts).
  * Pure and serialisable, so the workflow carries it across continue-as-new.
  */
 export interface StuckDetectorState {

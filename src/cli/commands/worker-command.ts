@@ -7,8 +7,8 @@ import { UsageError } from '../usage-error';
 export const workerHelp = `Usage: react-agent worker
 
 Runs a worker in the foreground until Ctrl-C: it polls the task queue(s) of its role and runs
-the workflows, the model calls and the tools (configuration from the environment, see the
-README's Configuration: REACT_AGENT_TASK_QUEUE, REACT_AGENT_WORKER_ROLE, OPENAI_BASE_URL, ...).
+the workflows, the model calls and the tools (configuration from the environment, see
+docs/configuration.md: REACT_AGENT_TASK_QUEUE, REACT_AGENT_WORKER_ROLE, OPENAI_BASE_URL, ...).
 The same as 'npm run worker'. It runs the JavaScript and the workflow bundle built at install
 ('npm run build' rebuilds them). Ctrl-C (or SIGTERM) stops it gracefully: polling stops and
 running activities get REACT_AGENT_SHUTDOWN_GRACE_SECONDS; a second Ctrl-C stops it at once.`;

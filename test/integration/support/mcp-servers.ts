@@ -12,7 +12,7 @@ export const MCP_SERVER_ENTRIES = {
   memory: join(root, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js'),
 };
 
-/** The relay that logs what the worker sends a stdio server (support/mcp-stdio-tap.mjs). */
+/** The relay that logs what the worker sends a stdio server (test/integration/support/mcp-stdio-tap.mjs). */
 export const MCP_STDIO_TAP = join(__dirname, 'mcp-stdio-tap.mjs');
 
 /** The JSON-RPC messages a tapped server received, in order (the first line, the tap's pids, left out). */

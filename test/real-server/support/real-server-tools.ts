@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ToolDefinition } from '../../../activities/tools/tool-definition';
 
 /**
- * The tiny model always calls `lookup` (see the README's habits table), so a real-server test
+ * The tiny model always calls `lookup` (see the habits in test/real-server/README.md), so a real-server test
  * that needs a long observation or a tool call that stays open changes what `lookup` does, not
  * which tool is called. Loaded by a worker through REACT_AGENT_TOOL_MODULES (see
  * {@link realServerToolsEnvironment}); it reads, from the worker's environment:
