@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { BatchItem } from '../src/core/batch-input';
+import type { BatchItem } from '../src/domain/batch-input';
 import { loadBatchInput } from '../src/storage/batch-input-file';
 import {
   pairOfOrdinal,

@@ -12,7 +12,7 @@ import {
   type WriteEvaluationOutput,
 } from '../src/core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../src/core/evaluation/evaluation-report';
-import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/core/evaluation/evaluation-scoring';
+import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/domain/evaluation/evaluation-scoring';
 import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';

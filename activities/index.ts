@@ -1,5 +1,5 @@
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
-import type { ModelPrices } from '../src/core/model-prices';
+import type { ModelPrices } from '../src/domain/model-prices';
 import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';

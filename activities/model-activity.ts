@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { Span } from '@opentelemetry/api';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
-import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/core/model-stream-text';
+import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/domain/model-stream-text';
 import type { ChatMessage } from '../src/core/messages';
-import { modelCallCostUsd, type ModelPrices } from '../src/core/model-prices';
+import { modelCallCostUsd, type ModelPrices } from '../src/domain/model-prices';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
@@ -189,7 +189,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const promptTokens = reply.usage?.promptTokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
     const completionTokens = reply.usage?.completionTokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
     const cachedPromptTokens = reply.usage?.cachedPromptTokens;
-    // Absent when the model has no price (src/core/model-prices.ts).
+    // Absent when the model has no price (src/domain/model-prices.ts).
     const costUsd = modelCallCostUsd(prices, input.model.model, { promptTokens, completionTokens, ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) });
     metrics.succeeded(
       {

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { createActivities, LocalDirectoryTranscriptStore, ToolRegistry } from '../activities';
 import type { BatchSummary, ResearchBatchInput } from '../src/core/batch-contract';
-import type { BatchItem } from '../src/core/batch-input';
+import type { BatchItem } from '../src/domain/batch-input';
 import { storeBatchInput } from '../src/storage/batch-input-file';
 import { startBenchmarkStack } from './benchmark-stack';
 

@@ -1,12 +1,12 @@
 /**
  * `react-agent tools` runs this (src/cli does not import worker/): it builds the tools a worker
  * with this environment offers — built-ins, tool modules, and the MCP servers' tools, the servers
- * started, listed and closed as the worker does — and prints them as JSON (src/core/tool-listing.ts)
+ * started, listed and closed as the worker does — and prints them as JSON (src/domain/tool-listing.ts)
  * on stdout. Configuration the worker would refuse is printed as the worker prints it, exit code 2.
  */
 import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { ConfigurationError, loadModelConfig } from '../src/config';
-import type { ListedTool, ToolListing } from '../src/core/tool-listing';
+import type { ListedTool, ToolListing } from '../src/domain/tool-listing';
 import type { McpToolDefinition } from '../activities/tools/mcp/mcp-tool-definitions';
 import { startWorkerTools } from './worker-tools';
 

@@ -5,7 +5,7 @@ import { createParseFileTool } from '../activities/tools/parse-file/parse-file-t
 import { createPythonTool } from '../activities/tools/python/python-tool';
 import { KnowledgeBase } from '../src/storage/knowledge-base/knowledge-base';
 import { createLocalSearchBackend } from '../activities/tools/search/local-search-backend';
-import type { SearchBackend } from '../src/core/search-backend';
+import type { SearchBackend } from '../src/domain/search-backend';
 import { createSearchTool } from '../activities/tools/search/search-tool';
 import { createSearxngSearchBackend } from '../activities/tools/search/searxng-search-backend';
 import { createSerperSearchBackend } from '../activities/tools/search/serper-search-backend';

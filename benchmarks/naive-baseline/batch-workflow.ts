@@ -1,5 +1,5 @@
 import { condition, executeChild, workflowInfo } from '@temporalio/workflow';
-import type { BatchItem } from '../../src/core/batch-input';
+import type { BatchItem } from '../../src/domain/batch-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import { WorkflowTypes, type ResearchAgentWorkflow } from '../../src/core/workflow-types';
 

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
-import { describeBatchInputProblems } from '../core/batch-input';
+import { describeBatchInputProblems } from '../domain/batch-input';
 import { validateRunInput } from '../core/run-input';
 import { toolNamesFromList } from '../core/tool-spec';
 import { PROTOCOL_NAMES } from '../core/protocols/protocol';

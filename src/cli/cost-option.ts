@@ -1,4 +1,4 @@
-import { priceOf, type ModelPrices } from '../core/model-prices';
+import { priceOf, type ModelPrices } from '../domain/model-prices';
 import { UsageError } from './usage-error';
 
 /**

@@ -1,6 +1,6 @@
 import { describeCost } from '../core/cost-figures';
-import type { EvaluationComparison } from '../core/evaluation/evaluation-comparison';
-import { namedMetrics } from '../core/evaluation/evaluation-comparison';
+import type { EvaluationComparison } from '../domain/evaluation/evaluation-comparison';
+import { namedMetrics } from '../domain/evaluation/evaluation-comparison';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 
 /** A share as a percentage with two decimals ("66.67%"); counts stay whole. */

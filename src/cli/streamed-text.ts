@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { streamIncrement, streamTailOfDetails, type StreamTail } from '../core/model-stream-text';
+import { streamIncrement, streamTailOfDetails, type StreamTail } from '../domain/model-stream-text';
 import { activityRole } from './activity-roles';
 import type { HistoryEvent } from './run-events';
 

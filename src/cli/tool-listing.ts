@@ -1,8 +1,8 @@
-import type { ListedTool, ToolListing } from '../core/tool-listing';
+import type { ListedTool, ToolListing } from '../domain/tool-listing';
 
 /**
  * What `react-agent tools` prints: the tools a worker with the current environment offers, as
- * worker/list-tools.ts reports them (JSON on its stdout, src/core/tool-listing.ts), for people (a
+ * worker/list-tools.ts reports them (JSON on its stdout, src/domain/tool-listing.ts), for people (a
  * table) or scripts (`--json`).
  */
 

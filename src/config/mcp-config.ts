@@ -3,9 +3,9 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
 import { readString, type Environment } from './environment-values';
 import { resolveVariables } from './mcp-variables';
-import type { McpServerOptions, McpServerSettings } from '../core/mcp-server-settings';
+import type { McpServerOptions, McpServerSettings } from '../domain/mcp-server-settings';
 
-export type { McpHttpServerSettings, McpServerOptions, McpServerSettings, McpStdioServerSettings } from '../core/mcp-server-settings';
+export type { McpHttpServerSettings, McpServerOptions, McpServerSettings, McpStdioServerSettings } from '../domain/mcp-server-settings';
 
 /** The variable naming the MCP configuration file. */
 export const MCP_CONFIG_VARIABLE = 'REACT_AGENT_MCP_CONFIG';

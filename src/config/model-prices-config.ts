@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ModelPrice, ModelPrices } from '../core/model-prices';
+import type { ModelPrice, ModelPrices } from '../domain/model-prices';
 import { ConfigurationError } from './configuration-error';
 import { readString, type Environment } from './environment-values';
 

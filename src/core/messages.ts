@@ -64,7 +64,7 @@ export interface TokenUsage {
   totalTokens: number;
   /**
    * What the calls cost in USD, at the prices the worker was given (`REACT_AGENT_MODEL_PRICES`,
-   * src/core/model-prices.ts). Absent when none of the calls' models has a price (and in
+   * src/domain/model-prices.ts). Absent when none of the calls' models has a price (and in
    * histories recorded before prices existed); the calls of a model without a price add nothing.
    */
   costUsd?: number;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isReference, type TranscriptStore } from './transcript-store';
-import { BATCH_INPUT_FORMATS, batchInputFormatOf, parseBatchInput, type BatchItem, type ParsedBatchInput } from '../core/batch-input';
+import { BATCH_INPUT_FORMATS, batchInputFormatOf, parseBatchInput, type BatchItem, type ParsedBatchInput } from '../domain/batch-input';
 
 /**
  * Node-only side of a batch's input: reading the file, and keeping it in the transcript store

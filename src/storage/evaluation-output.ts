@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../core/evaluation/evaluation-runs';
-import { deepResearchSummaryLine, runKey, type RunVerdict } from '../core/evaluation/evaluation-scoring';
+import { deepResearchSummaryLine, runKey, type RunVerdict } from '../domain/evaluation/evaluation-scoring';
 import { EvaluationInputError, readEvaluationFile, type EvaluationLocationOptions } from './evaluation-input';
 import { isS3Location } from '../core/s3-url';
 import { locationChild, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, splitLocation, type OutputLocation } from './output-location';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { formatUsd } from '../../src/core/cost-figures';
-import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
+import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
 import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, evaluationReportFixture } from '../fixtures/evaluation-report';
 import { countPixelsNear, decodePng, dumpPageDom, nonWhiteShare, pngSize, requireChromium, screenshotPage } from './support/headless-chromium';

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { batchInputFormatOf, describeBatchInputProblems, parseBatchInput } from '../../src/core/batch-input';
+import { batchInputFormatOf, describeBatchInputProblems, parseBatchInput } from '../../src/domain/batch-input';
 import { BatchInputFileError, loadBatchInput, readBatchInputFile, storeBatchInput } from '../../src/storage/batch-input-file';
 import { MAX_QUESTION_CHARACTERS } from '../../src/core/run-input';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';

@@ -8,7 +8,7 @@ import { batchCost, batchProgress, emptyBatchCounts, recordFinished, recordStart
 import { costFigures, costFiguresOfTotal, describeCost, formatUsd } from '../../src/core/cost-figures';
 import { headlineOf } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
-import { buildEvaluationReport, exactMatchVerdict, runKey, type RunVerdict } from '../../src/core/evaluation/evaluation-scoring';
+import { buildEvaluationReport, exactMatchVerdict, runKey, type RunVerdict } from '../../src/domain/evaluation/evaluation-scoring';
 import { runOfLine } from '../../src/storage/evaluation-input';
 import { renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
-import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
+import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
-import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/core/evaluation/evaluation-scoring';
+import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
 import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/storage/reports/html-document';
 import {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { buildEvaluationReport } from '../../src/core/evaluation/evaluation-scoring';
+import { buildEvaluationReport } from '../../src/domain/evaluation/evaluation-scoring';
 import { describeInputs, readEvaluationInputs, resolveEvaluationFiles } from '../../src/storage/evaluation-input';
 import { readEvaluationReport, writeEvaluationOutputs } from '../../src/storage/evaluation-output';
 import { LocalDirectoryVerdictStore, verdictKey } from '../../src/storage/verdict-store';

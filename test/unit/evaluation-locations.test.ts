@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { createEvaluationActivities } from '../../activities/evaluation-activities';
 import { EvaluationFailureTypes, EXACT_MATCH_JUDGE } from '../../src/core/evaluation/evaluation-contract';
-import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/core/evaluation/evaluation-scoring';
+import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { readEvaluationFile, readEvaluationInputs, resolveEvaluationFiles } from '../../src/storage/evaluation-input';
 import { defaultEvaluationDirectory, readEvaluationReport, writeEvaluationFile, writeEvaluationOutputs } from '../../src/storage/evaluation-output';
 import { LocalDirectoryOutput, locationOfFile, S3_APPEND_ATTEMPTS, S3Output } from '../../src/storage/output-location';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, expect, test } from '@jest/globals';
-import { answerTokens, exactMatch, normaliseAnswer, tokenF1 } from '../../src/core/evaluation/answer-matching';
+import { answerTokens, exactMatch, normaliseAnswer, tokenF1 } from '../../src/domain/evaluation/answer-matching';
 import { validateBatchInput } from '../../src/core/batch-contract';
-import { compareEvaluations } from '../../src/core/evaluation/evaluation-comparison';
+import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import { validateEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
 import { dedupeRollout, toolCallsOfMessages, terminationOfLine, type EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
-import { buildEvaluationReport, deepResearchSummaryLine, exactMatchVerdict, runKey, type RunVerdict } from '../../src/core/evaluation/evaluation-scoring';
-import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK, unbiasedPassAtKForQuestion } from '../../src/core/evaluation/pass-at-k';
-import { distributionOf } from '../../src/core/evaluation/trajectory-statistics';
+import { buildEvaluationReport, deepResearchSummaryLine, exactMatchVerdict, runKey, type RunVerdict } from '../../src/domain/evaluation/evaluation-scoring';
+import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK, unbiasedPassAtKForQuestion } from '../../src/domain/evaluation/pass-at-k';
+import { distributionOf } from '../../src/domain/evaluation/trajectory-statistics';
 
 /** Scores below are worked out by hand in the comments next to them. */
 const close = (actual: number | undefined, expected: number) => expect(actual).toBeCloseTo(expected, 10);

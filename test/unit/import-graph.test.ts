@@ -9,12 +9,13 @@ import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './sup
  */
 
 /** The floor a file is on, or undefined outside the product code. */
-type Floor = 'schemas' | 'core' | 'client' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
+type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
 
 function floorOf(path: string): Floor | undefined {
   for (const [prefix, floor] of [
     ['schemas/', 'schemas'],
     ['src/core/', 'core'],
+    ['src/domain/', 'domain'],
     ['src/client/', 'client'],
     ['src/storage/', 'storage'],
     ['src/config/', 'config'],
@@ -32,13 +33,14 @@ function floorOf(path: string): Floor | undefined {
 const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
   schemas: new Set(['schemas']),
   core: new Set(['schemas', 'core']),
+  domain: new Set(['schemas', 'core', 'domain']),
   client: new Set(['schemas', 'core', 'client']),
-  storage: new Set(['schemas', 'core', 'storage']),
-  config: new Set(['schemas', 'core', 'config']),
-  cli: new Set(['schemas', 'core', 'client', 'storage', 'config', 'cli']),
+  storage: new Set(['schemas', 'core', 'domain', 'storage']),
+  config: new Set(['schemas', 'core', 'domain', 'config']),
+  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'config', 'cli']),
   workflows: new Set(['schemas', 'core', 'workflows']),
-  activities: new Set(['schemas', 'core', 'storage', 'activities']),
-  worker: new Set(['schemas', 'core', 'storage', 'config', 'activities', 'workflows', 'worker']),
+  activities: new Set(['schemas', 'core', 'domain', 'storage', 'activities']),
+  worker: new Set(['schemas', 'core', 'domain', 'storage', 'config', 'activities', 'workflows', 'worker']),
 };
 
 /** Floors a floor may import with `import type` only, besides ALLOWED. */
@@ -46,7 +48,7 @@ const TYPE_ONLY: Partial<Record<Floor, ReadonlySet<Floor>>> = {
   workflows: new Set(['activities']),
 };
 
-/** Packages src/core may import: workflow-safe ones only. */
+/** Packages src/core and src/domain may import: workflow-safe ones only. */
 const CORE_PACKAGES = new Set(['@temporalio/workflow', '@temporalio/common', 'json5']);
 
 interface Edge {
@@ -91,6 +93,24 @@ function floorViolations(edges: Edge[]): string[] {
   return problems;
 }
 
+/**
+ * The src/core files the workflow code reaches: from every file under workflows/, through imports
+ * (type-only ones too) into src/core and on inside it. What src/core holds besides is not workflow
+ * code, and belongs in src/domain/.
+ */
+function reachedFromWorkflows(edges: Edge[]): Set<string> {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const reached = new Set<string>();
+  const pending = edges.filter((edge) => floorOf(edge.from) === 'workflows').map((edge) => edge.from);
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const target of next.get(file) ?? []) if (floorOf(target) === 'workflows' || floorOf(target) === 'core') pending.push(target);
+  }
+  return new Set([...reached].filter((file) => floorOf(file) === 'core'));
+}
+
 /** Every cycle in the graph, each as the list of files around it (type-only imports count too). */
 function cycles(edges: Edge[]): string[][] {
   const next = new Map<string, string[]>();
@@ -128,9 +148,15 @@ describe('the import graph', () => {
     assert.deepEqual(edges.filter((edge) => floorOf(edge.to) === 'worker' && floorOf(edge.from) !== 'worker'), []);
   });
 
-  test('src/core uses no Node built-ins and only workflow-safe packages', () => {
-    const offenders = packages.filter(({ from, specifier }) => floorOf(from) === 'core' && !CORE_PACKAGES.has(specifier));
+  test('src/core and src/domain use no Node built-ins and only workflow-safe packages', () => {
+    const offenders = packages.filter(({ from, specifier }) => (floorOf(from) === 'core' || floorOf(from) === 'domain') && !CORE_PACKAGES.has(specifier));
     assert.deepEqual(offenders, []);
+  });
+
+  test('src/core holds only what workflows reach (pure code no workflow runs goes in src/domain/)', () => {
+    const reached = reachedFromWorkflows(edges);
+    const coreFiles = typeScriptFilesUnder('src/core').map((file) => projectPath(file));
+    assert.deepEqual(coreFiles.filter((file) => !reached.has(file)), []);
   });
 
   test('only the model adapter (activities/model/openai-*.ts) imports the openai client: everything else goes through ChatModel', () => {
@@ -148,6 +174,15 @@ describe('the import graph', () => {
     assert.equal(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: false }]).length, 1);
     assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: true }]), []);
     assert.equal(floorViolations([{ from: 'src/cli/a.ts', to: 'workflows/b.ts', typeOnly: true }]).length, 1);
+    assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'src/domain/b.ts', typeOnly: true }]), ['workflows/a.ts (workflows) imports src/domain/b.ts (domain)']);
+    assert.equal(floorViolations([{ from: 'src/core/a.ts', to: 'src/domain/b.ts', typeOnly: false }]).length, 1);
+    assert.deepEqual(floorViolations([{ from: 'src/domain/a.ts', to: 'src/core/b.ts', typeOnly: false }]), []);
+    const reached = reachedFromWorkflows([
+      { from: 'workflows/a.ts', to: 'src/core/b.ts', typeOnly: true },
+      { from: 'src/core/b.ts', to: 'src/core/c.ts', typeOnly: false },
+      { from: 'activities/d.ts', to: 'src/core/e.ts', typeOnly: false },
+    ]);
+    assert.deepEqual([...reached].sort(), ['src/core/b.ts', 'src/core/c.ts']);
     assert.deepEqual(cycles([{ from: 'a', to: 'b', typeOnly: true }, { from: 'b', to: 'a', typeOnly: false }]), [['a', 'b', 'a']]);
   });
 });

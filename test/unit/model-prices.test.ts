@@ -7,7 +7,7 @@ import { ConfigurationError } from '../../src/config/configuration-error';
 import { loadModelPrices, parseModelPrices } from '../../src/config/model-prices-config';
 import { emptyBatchCounts, recordFinished, recordStarted, summaryPerRollout } from '../../src/core/batch-progress';
 import { addUsage, ZERO_USAGE } from '../../src/core/messages';
-import { callCostUsd, modelCallCostUsd, priceOf } from '../../src/core/model-prices';
+import { callCostUsd, modelCallCostUsd, priceOf } from '../../src/domain/model-prices';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-prices-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -27,7 +27,7 @@ function assertPricesError(value: string, ...patterns: RegExp[]): void {
   for (const pattern of patterns) assert.match(caught.message, pattern);
 }
 
-describe('the cost of a model call (src/core/model-prices.ts)', () => {
+describe('the cost of a model call (src/domain/model-prices.ts)', () => {
   const price = { input: 0.15, cachedInput: 0.075, output: 0.6 };
 
   test('prompt and completion tokens at their prices per million', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { appendToStreamTail, streamIncrement, streamTailOfDetails, type StreamTail } from '../../src/core/model-stream-text';
+import { appendToStreamTail, streamIncrement, streamTailOfDetails, type StreamTail } from '../../src/domain/model-stream-text';
 import type { HistoryEvent } from '../../src/cli/run-events';
 import { flushStreamLines, STREAM_LINE_PREFIX as P, StreamedTextPrinter, streamLines, type PendingActivity } from '../../src/cli/streamed-text';
 

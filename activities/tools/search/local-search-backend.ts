@@ -1,5 +1,5 @@
 import type { KnowledgeBase } from '../../../src/storage/knowledge-base/knowledge-base';
-import type { SearchBackend } from '../../../src/core/search-backend';
+import type { SearchBackend } from '../../../src/domain/search-backend';
 
 /** Searches the local knowledge base (SQLite FTS5). The worker opens the knowledge base once and passes it here. */
 export function createLocalSearchBackend(knowledgeBase: KnowledgeBase): SearchBackend {

@@ -1,6 +1,6 @@
 import { ToolInputError, type ToolDefinition } from '../tool-definition';
-import { formatSearchResults } from '../../../src/core/format-search-results';
-import type { SearchBackend } from '../../../src/core/search-backend';
+import { formatSearchResults } from '../../../src/domain/format-search-results';
+import type { SearchBackend } from '../../../src/domain/search-backend';
 
 /** Options of {@link createSearchTool}. */
 export interface SearchToolOptions {

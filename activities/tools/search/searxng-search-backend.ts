@@ -1,5 +1,5 @@
 import { fetchSearchJson } from './fetch-search-json';
-import type { SearchBackend, SearchResult } from '../../../src/core/search-backend';
+import type { SearchBackend, SearchResult } from '../../../src/domain/search-backend';
 
 /** Options of {@link createSearxngSearchBackend}. */
 export interface SearxngSearchBackendOptions {

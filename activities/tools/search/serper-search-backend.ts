@@ -1,5 +1,5 @@
 import { fetchSearchJson } from './fetch-search-json';
-import type { SearchBackend, SearchResult } from '../../../src/core/search-backend';
+import type { SearchBackend, SearchResult } from '../../../src/domain/search-backend';
 
 /** Serper's API address. */
 export const SERPER_DEFAULT_BASE_URL = 'https://google.serper.dev';

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatSearchResults } from '../../core/format-search-results';
+import { formatSearchResults } from '../../domain/format-search-results';
 import type * as KnowledgeBaseModule from '../../storage/knowledge-base/knowledge-base';
 import type { KnowledgeBase, KnowledgeBaseFileOutcome } from '../../storage/knowledge-base/knowledge-base';
 import { loadKnowledgeBasePath } from '../../config';

@@ -1,5 +1,5 @@
 import { formatUsd, type CostFigures } from '../../core/cost-figures';
-import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../../core/evaluation/evaluation-comparison';
+import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../../domain/evaluation/evaluation-comparison';
 import type {
   Distribution,
   EvaluationReport,

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ProductionStack, type WorkerRole } from '../../../src/cli/stack/production-stack';
 import { STACK_TOPOLOGY } from '../../../src/config/stack-topology';
 import type { ResearchBatchInput } from '../../../src/core/batch-contract';
-import type { BatchItem } from '../../../src/core/batch-input';
+import type { BatchItem } from '../../../src/domain/batch-input';
 import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
 import { WorkflowTypes } from '../../../src/core/workflow-types';

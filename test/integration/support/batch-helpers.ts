@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ResearchBatchInput } from '../../../src/core/batch-contract';
-import type { BatchItem } from '../../../src/core/batch-input';
+import type { BatchItem } from '../../../src/domain/batch-input';
 import { storeBatchInput } from '../../../src/storage/batch-input-file';
 import type { ScriptedReply, ScriptedRequest } from '../../fakes/scripted-model-server';
 import { countAssistantMessages } from '../../fakes/scripted-model-server';

@@ -4,7 +4,7 @@
  * and the cost of one call's usage at its model's price. A model without a price has no cost —
  * absent, not zero.
  *
- * Workflow-safe: pure functions.
+ * Pure functions.
  */
 
 /** One model's prices, USD per million tokens. */

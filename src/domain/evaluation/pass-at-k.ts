@@ -1,5 +1,5 @@
 /**
- * Pass@k maths over unique questions (workflow-safe, pure). `correctness[q][r]` says whether
+ * Pass@k maths over unique questions (pure). `correctness[q][r]` says whether
  * rollout r (0-based) answered question q correctly; every question has one entry per rollout
  * (a question a rollout has no line for counts as not correct there).
  */

@@ -1,5 +1,5 @@
 /**
- * Answer normalisation, exact match and token F1 (workflow-safe, pure).
+ * Answer normalisation, exact match and token F1 (pure).
  *
  * Normalisation, in this order:
  * 1. Unicode NFD, then every combining mark (`\p{M}`) removed: `Café` → `Cafe`, `Zürich` → `Zurich`.

@@ -1,8 +1,8 @@
-import { MAX_QUESTION_CHARACTERS } from './run-input';
+import { MAX_QUESTION_CHARACTERS } from '../core/run-input';
 
 /**
- * A batch's questions, parsed and checked before anything starts (issue 11). Workflow-safe:
- * text in, items and problems out. Reading the file and storing it is `batch-input-file.ts`.
+ * A batch's questions, parsed and checked before anything starts (issue 11). Pure:
+ * text in, items and problems out. Reading the file and storing it is `src/storage/batch-input-file.ts`.
  *
  * Shapes, as DeepResearch reads them:
  * - `.jsonl`: one object a line with `question` and optional `answer`; when `question` is

@@ -1,5 +1,5 @@
-import type { Distribution, TrajectoryStatistics } from './evaluation-report';
-import type { EvaluationRun } from './evaluation-runs';
+import type { Distribution, TrajectoryStatistics } from '../../core/evaluation/evaluation-report';
+import type { EvaluationRun } from '../../core/evaluation/evaluation-runs';
 
 /** count, mean, median (mean of the middle two for an even count), min, max and the values. Empty: all 0. */
 export function distributionOf(values: number[]): Distribution {

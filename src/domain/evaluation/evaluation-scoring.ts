@@ -1,7 +1,7 @@
-import { costFigures, type CostFigures } from '../cost-figures';
+import { costFigures, type CostFigures } from '../../core/cost-figures';
 import { exactMatch, tokenF1 } from './answer-matching';
-import type { EvaluationMetrics, EvaluationReport, QuestionRow, RolloutScore, RolloutVerdict, ScoringMethod } from './evaluation-report';
-import type { EvaluationRun } from './evaluation-runs';
+import type { EvaluationMetrics, EvaluationReport, QuestionRow, RolloutScore, RolloutVerdict, ScoringMethod } from '../../core/evaluation/evaluation-report';
+import type { EvaluationRun } from '../../core/evaluation/evaluation-runs';
 import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK } from './pass-at-k';
 import { trajectoryStatistics } from './trajectory-statistics';
 

@@ -1,8 +1,8 @@
-import type { EvaluationReport, QuestionRow } from './evaluation-report';
+import type { EvaluationReport, QuestionRow } from '../../core/evaluation/evaluation-report';
 
 /**
  * `eval compare`: what changed from evaluation A (the baseline, e.g. last night) to evaluation B
- * (the candidate). Workflow-safe plain data, built by the pure `compareEvaluations`.
+ * (the candidate). Plain data, built by the pure `compareEvaluations`.
  *
  * A question is **right** in an evaluation when the majority of its rollouts there are correct
  * (more than half: 1 of 1, 2 of 3, 2 of 2; not 1 of 2). It **flipped** when it is right in one
