@@ -17,7 +17,7 @@ import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-pr
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
 import { openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../src/storage/output-location';
-import { renderEvaluationReportHtml } from '../src/storage/reports/evaluation-html';
+import { renderEvaluationReportHtml } from '../src/reports/evaluation-html';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
 import { createJudgeRuns, verdictKeyOf, type JudgeEndpoint } from './judge-activity';

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { chunkText } from '../src/storage/knowledge-base/chunk-text';
-import { KnowledgeBase } from '../src/storage/knowledge-base/knowledge-base';
+import { chunkText } from '../src/knowledge-base/chunk-text';
+import { KnowledgeBase } from '../src/knowledge-base/knowledge-base';
 import { seededRandom } from '../test/fakes/seeded-random';
 
 const TARGET_CHUNKS = Number(process.argv[2] ?? 10_000);

@@ -3,7 +3,7 @@ import type { ToolDefinition } from '../activities';
 import type { ChatModel } from '../activities/model/chat-model';
 import { createParseFileTool } from '../activities/tools/parse-file/parse-file-tool';
 import { createPythonTool } from '../activities/tools/python/python-tool';
-import { KnowledgeBase } from '../src/storage/knowledge-base/knowledge-base';
+import { KnowledgeBase } from '../src/knowledge-base/knowledge-base';
 import { createLocalSearchBackend } from '../activities/tools/search/local-search-backend';
 import type { SearchBackend } from '../src/domain/search-backend';
 import { createSearchTool } from '../activities/tools/search/search-tool';

@@ -15,7 +15,7 @@ import { locationChild, locationOfFile, openOutputLocation, OutputLocationError,
  * report.json            the EvaluationReport
  * scored/iter<k>.jsonl   each rollout's kept lines (one a question), as read, plus is_correct, judgement, em, f1
  * summary.jsonl          one line appended per evaluation, in DeepResearch's shape
- * report.html            rendered by reports/evaluation-html.ts (by the worker's writeEvaluation, or the CLI when no workflow ran)
+ * report.html            rendered by src/reports/evaluation-html.ts (by the worker's writeEvaluation, or the CLI when no workflow ran)
  * ```
  *
  * summary.jsonl is appended with {@link OutputLocation.appendText}: in place in a directory; in S3 a

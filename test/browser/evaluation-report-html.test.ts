@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { formatUsd } from '../../src/core/cost-figures';
 import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
-import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
+import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, evaluationReportFixture } from '../fixtures/evaluation-report';
 import { countPixelsNear, decodePng, dumpPageDom, nonWhiteShare, pngSize, requireChromium, screenshotPage } from './support/headless-chromium';
 

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { KnowledgeBase } from '../../src/storage/knowledge-base/knowledge-base';
+import { KnowledgeBase } from '../../src/knowledge-base/knowledge-base';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 

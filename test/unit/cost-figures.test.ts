@@ -10,7 +10,7 @@ import { headlineOf } from '../../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { buildEvaluationReport, exactMatchVerdict, runKey, type RunVerdict } from '../../src/domain/evaluation/evaluation-scoring';
 import { runOfLine } from '../../src/storage/evaluation-input';
-import { renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
+import { renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 
 // linkedom ships CommonJS at run time but only ESM typings.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

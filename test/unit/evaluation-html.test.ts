@@ -4,8 +4,8 @@ import { compareEvaluations } from '../../src/domain/evaluation/evaluation-compa
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
-import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/storage/reports/evaluation-html';
-import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/storage/reports/html-document';
+import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
+import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/reports/html-document';
 import {
   FIXTURE_TERMINATIONS,
   FIXTURE_TOOLS,

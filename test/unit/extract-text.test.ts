@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { DocumentExtractionError } from '../../src/storage/documents/document-extraction-error';
-import { detectDocumentFormat } from '../../src/storage/documents/document-format';
-import { extractText, extractTextFromBytes } from '../../src/storage/documents/extract-text';
+import { DocumentExtractionError } from '../../src/documents/document-extraction-error';
+import { detectDocumentFormat } from '../../src/documents/document-format';
+import { extractText, extractTextFromBytes } from '../../src/documents/extract-text';
 import { makeDocx, makePdf } from '../fakes/documents';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-extract-test-'));

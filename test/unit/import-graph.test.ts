@@ -9,7 +9,7 @@ import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './sup
  */
 
 /** The floor a file is on, or undefined outside the product code. */
-type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
+type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'documents' | 'knowledge-base' | 'reports' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
 
 function floorOf(path: string): Floor | undefined {
   for (const [prefix, floor] of [
@@ -18,6 +18,9 @@ function floorOf(path: string): Floor | undefined {
     ['src/domain/', 'domain'],
     ['src/client/', 'client'],
     ['src/storage/', 'storage'],
+    ['src/documents/', 'documents'],
+    ['src/knowledge-base/', 'knowledge-base'],
+    ['src/reports/', 'reports'],
     ['src/config/', 'config'],
     ['src/cli/', 'cli'],
     ['workflows/', 'workflows'],
@@ -36,11 +39,14 @@ const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
   domain: new Set(['schemas', 'core', 'domain']),
   client: new Set(['schemas', 'core', 'client']),
   storage: new Set(['schemas', 'core', 'domain', 'storage']),
+  documents: new Set(['schemas', 'core', 'domain', 'documents']),
+  'knowledge-base': new Set(['schemas', 'core', 'domain', 'documents', 'knowledge-base']),
+  reports: new Set(['schemas', 'core', 'domain', 'reports']),
   config: new Set(['schemas', 'core', 'domain', 'config']),
-  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'config', 'cli']),
+  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'reports', 'knowledge-base', 'config', 'cli']),
   workflows: new Set(['schemas', 'core', 'workflows']),
-  activities: new Set(['schemas', 'core', 'domain', 'storage', 'activities']),
-  worker: new Set(['schemas', 'core', 'domain', 'storage', 'config', 'activities', 'workflows', 'worker']),
+  activities: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'activities']),
+  worker: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'config', 'activities', 'workflows', 'worker']),
 };
 
 /** Floors a floor may import with `import type` only, besides ALLOWED. */
@@ -177,6 +183,8 @@ describe('the import graph', () => {
     assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'src/domain/b.ts', typeOnly: true }]), ['workflows/a.ts (workflows) imports src/domain/b.ts (domain)']);
     assert.equal(floorViolations([{ from: 'src/core/a.ts', to: 'src/domain/b.ts', typeOnly: false }]).length, 1);
     assert.deepEqual(floorViolations([{ from: 'src/domain/a.ts', to: 'src/core/b.ts', typeOnly: false }]), []);
+    assert.equal(floorViolations([{ from: 'src/storage/a.ts', to: 'src/reports/b.ts', typeOnly: false }]).length, 1);
+    assert.equal(floorViolations([{ from: 'src/documents/a.ts', to: 'src/knowledge-base/b.ts', typeOnly: false }]).length, 1);
     const reached = reachedFromWorkflows([
       { from: 'workflows/a.ts', to: 'src/core/b.ts', typeOnly: true },
       { from: 'src/core/b.ts', to: 'src/core/c.ts', typeOnly: false },

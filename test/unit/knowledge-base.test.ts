@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { joinCjkCharacters, spaceOutCjkCharacters } from '../../src/storage/knowledge-base/cjk-segmentation';
-import { chunkText } from '../../src/storage/knowledge-base/chunk-text';
-import { buildFullTextQuery } from '../../src/storage/knowledge-base/full-text-query';
-import { KnowledgeBase } from '../../src/storage/knowledge-base/knowledge-base';
+import { joinCjkCharacters, spaceOutCjkCharacters } from '../../src/knowledge-base/cjk-segmentation';
+import { chunkText } from '../../src/knowledge-base/chunk-text';
+import { buildFullTextQuery } from '../../src/knowledge-base/full-text-query';
+import { KnowledgeBase } from '../../src/knowledge-base/knowledge-base';
 import { makeDocx, makePdf } from '../fakes/documents';
 
 /** better-sqlite3 builds its rows in Node's own realm, not in jest's sandbox: compare by value, not by prototype. */

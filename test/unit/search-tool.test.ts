@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
 import { formatSearchResults } from '../../src/domain/format-search-results';
-import { KnowledgeBase } from '../../src/storage/knowledge-base/knowledge-base';
+import { KnowledgeBase } from '../../src/knowledge-base/knowledge-base';
 import { createLocalSearchBackend } from '../../activities/tools/search/local-search-backend';
 import type { SearchBackend, SearchResult } from '../../src/domain/search-backend';
 import { createSearchTool } from '../../activities/tools/search/search-tool';

@@ -36,8 +36,8 @@ function violations(): string[] {
         if (!typeOnly || target.startsWith('worker/')) problems.push(`${where} imports ${target} (only 'import type' from activities/ is allowed)`);
         continue;
       }
-      if (target.startsWith('src/config/') || target.startsWith('src/cli/')) {
-        problems.push(`${where} imports Node-only ${target}`);
+      if (!['workflows/', 'src/core/', 'schemas/'].some((folder) => target.startsWith(folder))) {
+        problems.push(`${where} imports ${target}, outside the workflow code (workflows/, src/core/, schemas/)`);
         continue;
       }
       if (!typeOnly) queue.push(resolveFile(file, specifier));

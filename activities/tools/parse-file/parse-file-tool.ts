@@ -1,6 +1,6 @@
-import { DocumentExtractionError } from '../../../src/storage/documents/document-extraction-error';
-import { READABLE_FORMATS_DESCRIPTION } from '../../../src/storage/documents/document-format';
-import { DEFAULT_MAXIMUM_DOCUMENT_BYTES, extractText } from '../../../src/storage/documents/extract-text';
+import { DocumentExtractionError } from '../../../src/documents/document-extraction-error';
+import { READABLE_FORMATS_DESCRIPTION } from '../../../src/documents/document-format';
+import { DEFAULT_MAXIMUM_DOCUMENT_BYTES, extractText } from '../../../src/documents/extract-text';
 import { ToolInputError, type ToolDefinition } from '../tool-definition';
 import { WorkspacePathResolver } from './workspace-path-resolver';
 

@@ -1,4 +1,4 @@
-import type { KnowledgeBase } from '../../../src/storage/knowledge-base/knowledge-base';
+import type { KnowledgeBase } from '../../../src/knowledge-base/knowledge-base';
 import type { SearchBackend } from '../../../src/domain/search-backend';
 
 /** Searches the local knowledge base (SQLite FTS5). The worker opens the knowledge base once and passes it here. */

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { extractText, getDocumentProxy, getMeta } from 'unpdf';
-import { htmlToMarkdown } from '../../../src/storage/documents/html-to-markdown';
+import { htmlToMarkdown } from '../../../src/documents/html-to-markdown';
 
 /** How a body is turned into text. */
 export type ContentFormat = 'html' | 'markdown' | 'text' | 'json' | 'pdf';

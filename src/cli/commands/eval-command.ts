@@ -13,7 +13,7 @@ import { absoluteLocation, locationChild, locationOfFile, OutputLocationError, s
 import { openCliLocation } from '../cli-locations';
 import { parseCommandLine, numberOption } from '../batch-options';
 import { openCliContext, type CliContext } from '../cli-context';
-import { renderComparisonHtml, renderEvaluationReportHtml } from '../../storage/reports/evaluation-html';
+import { renderComparisonHtml, renderEvaluationReportHtml } from '../../reports/evaluation-html';
 import { comparisonText, headlineTable } from '../evaluation-text';
 import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../local-stack';
 import { webUiLink } from '../temporal-client';

@@ -1,8 +1,8 @@
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatSearchResults } from '../../domain/format-search-results';
-import type * as KnowledgeBaseModule from '../../storage/knowledge-base/knowledge-base';
-import type { KnowledgeBase, KnowledgeBaseFileOutcome } from '../../storage/knowledge-base/knowledge-base';
+import type * as KnowledgeBaseModule from '../../knowledge-base/knowledge-base';
+import type { KnowledgeBase, KnowledgeBaseFileOutcome } from '../../knowledge-base/knowledge-base';
 import { loadKnowledgeBasePath } from '../../config';
 import { UsageError } from '../usage-error';
 
@@ -90,7 +90,7 @@ export async function kbCommand(argumentsList: string[]): Promise<number> {
   if (action === 'add' && rest.length === 0) throw new UsageError('kb add needs files or folders to add.', kbHelp);
   // Loaded here, not at the top: the document parsers take half a second to load, which the other commands need not pay.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { KnowledgeBase: KnowledgeBaseClass } = require('../../storage/knowledge-base/knowledge-base') as typeof KnowledgeBaseModule;
+  const { KnowledgeBase: KnowledgeBaseClass } = require('../../knowledge-base/knowledge-base') as typeof KnowledgeBaseModule;
   const knowledgeBase = KnowledgeBaseClass.open(loadKnowledgeBasePath());
   try {
     switch (action) {

@@ -1,4 +1,4 @@
-import type { Distribution } from '../../core/evaluation/evaluation-report';
+import type { Distribution } from '../core/evaluation/evaluation-report';
 import type { VegaLiteSpec } from './vega-lite-svg';
 
 /**

@@ -1,12 +1,12 @@
-import { formatUsd, type CostFigures } from '../../core/cost-figures';
-import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../../domain/evaluation/evaluation-comparison';
+import { formatUsd, type CostFigures } from '../core/cost-figures';
+import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../domain/evaluation/evaluation-comparison';
 import type {
   Distribution,
   EvaluationReport,
   QuestionRow,
   RolloutVerdict,
   TrajectoryStatistics,
-} from '../../core/evaluation/evaluation-report';
+} from '../core/evaluation/evaluation-report';
 import {
   ALL_RUNS,
   SOLVED_RUNS,
