@@ -3,7 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DevServer } from '../src/cli/dev-server';
+import { DevServer } from '../src/processes/dev-server';
 import { ScriptedModelServer, type Script } from '../test/fakes/scripted-model-server';
 
 /** What an in-process benchmark runs against: a dev server, the scripted model server and both connections. */

@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { DevServer } from '../src/cli/dev-server';
+import { DevServer } from '../src/processes/dev-server';
 import { ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import { argument, describeLoad, percentile } from './fleet-helpers';
 

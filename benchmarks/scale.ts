@@ -21,7 +21,7 @@ import { Client, Connection } from '@temporalio/client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DevServer } from '../src/cli/dev-server';
+import { DevServer } from '../src/processes/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import type { WorkerProcess } from '../test/integration/support/worker-process';

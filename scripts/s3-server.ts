@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { loadWorkerConfig, readPositiveInteger } from '../src/config';
-import { SeaweedServer } from '../src/cli/seaweed-server';
+import { SeaweedServer } from '../src/processes/seaweed-server';
 
 async function main(): Promise<void> {
   const directory = join(loadWorkerConfig().dataDirectory, 'seaweedfs');

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
-import { DevServer } from '../../src/cli/dev-server';
+import { DevServer } from '../../src/processes/dev-server';
 import { ScriptedModelServer, type Script } from '../../test/fakes/scripted-model-server';
 import { cachedWorkflowBundle } from '../../test/integration/support/workflow-bundle';
 import { WorkerProcess } from '../../test/integration/support/worker-process';

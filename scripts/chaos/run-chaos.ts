@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { loadConversation } from '../../src/storage/conversation';
 import type { CallModelInput } from '../../src/core/activity-contracts';
-import { resolveTemporalCli } from '../../src/cli/temporal-cli';
+import { resolveTemporalCli } from '../../src/processes/temporal-cli';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { WorkerProcess } from '../../test/integration/support/worker-process';
 import { resolveChaosOptions, type ChaosOptions } from './chaos-options';

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, test } from '@jest/globals';
-import { ProductionStack } from '../../src/cli/stack/production-stack';
+import { ProductionStack } from '../../src/processes/production-stack/production-stack';
 
 /*
  * What `react-agent stack` says when something it needs is missing or in the way: each message

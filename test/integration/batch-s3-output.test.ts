@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/processes/seaweed-server';
 import { S3Output } from '../../src/storage/output-location';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, iterFileProblems, pairOf, toolReply, turnOf, type ResultLine } from './support/batch-helpers';

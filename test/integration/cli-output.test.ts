@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
-import { isServerReachable } from '../../src/cli/dev-server';
+import { isServerReachable } from '../../src/processes/dev-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { CliProcess, descendantsOf, isAlive, runFromDatabase } from './support/cli-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { isServerReachable } from '../../src/cli/dev-server';
+import { isServerReachable } from '../../src/processes/dev-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { waitForToolLog } from './support/tool-log';

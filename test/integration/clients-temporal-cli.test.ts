@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { resolveTemporalCli } from '../../src/cli/temporal-cli';
+import { resolveTemporalCli } from '../../src/processes/temporal-cli';
 import { FailureTypes } from '../../src/core/failure-types';
 import { AgentEnvironment } from './support/agent-environment';
 import { runClient, type ClientOutcome } from './support/client-process';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, test } from '@jest/globals';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DevServer, DevServerStartError, findFreePort, isServerReachable, PROJECT_SEARCH_ATTRIBUTES } from '../../src/cli/dev-server';
+import { DevServer, DevServerStartError, findFreePort, isServerReachable, PROJECT_SEARCH_ATTRIBUTES } from '../../src/processes/dev-server';
 
 const directory = mkdtempSync(join(tmpdir(), 'react-agent-dev-server-'));
 const servers: DevServer[] = [];

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
-import type { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/processes/seaweed-server';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
 import { answerReply, pairOf } from './support/batch-helpers';

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { findFreePort } from '../../src/cli/dev-server';
+import { findFreePort } from '../../src/processes/dev-server';
 import { progressQuery } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import { AgentEnvironment } from './support/agent-environment';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import type { SeaweedServer } from '../../src/cli/seaweed-server';
+import type { SeaweedServer } from '../../src/processes/seaweed-server';
 import { loadConversation } from '../../src/storage/conversation';
 import { S3TranscriptStore, createS3Client } from '../../src/storage/s3-transcript-store';
 import type { ResearchRunResult } from '../../src/core/run-result';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { transcriptFailure } from '../../activities/transcript-failures';
-import { SeaweedServer } from '../../src/cli/seaweed-server';
+import { SeaweedServer } from '../../src/processes/seaweed-server';
 import { FailureTypes } from '../../src/core/failure-types';
 import { S3TranscriptStore, createS3Client } from '../../src/storage/s3-transcript-store';
 

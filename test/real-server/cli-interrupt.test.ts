@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { loadConversation } from '../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
-import { isServerReachable } from '../../src/cli/dev-server';
+import { isServerReachable } from '../../src/processes/dev-server';
 import { readToolLog, waitForToolLog } from '../integration/support/tool-log';
 import { CliProcess, commandLine, descendantsOf, isAlive, runFromDatabase } from '../integration/support/cli-process';
 import { RealServerEnvironment } from './support/real-server-environment';

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { TemporalCliNotFoundError, resolveTemporalCli } from '../../src/cli/temporal-cli';
+import { TemporalCliNotFoundError, resolveTemporalCli } from '../../src/processes/temporal-cli';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { readPositiveInteger } from '../../src/config/environment-values';
 import { loadModelConfig } from '../../src/config/model-config';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
-import { isTransientStartFailure } from '../../src/cli/dev-server';
+import { isTransientStartFailure } from '../../src/processes/dev-server';
 
 const prefix = 'The Temporal dev server (temporal server start-dev, 127.0.0.1:40001, database /tmp/t.sqlite) exited with code 2. Last lines of /tmp/temporal-server.log:\n';
 

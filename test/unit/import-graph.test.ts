@@ -9,7 +9,7 @@ import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './sup
  */
 
 /** The floor a file is on, or undefined outside the product code. */
-type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'documents' | 'knowledge-base' | 'reports' | 'config' | 'cli' | 'workflows' | 'activities' | 'worker';
+type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'documents' | 'knowledge-base' | 'reports' | 'config' | 'processes' | 'cli' | 'workflows' | 'activities' | 'worker';
 
 function floorOf(path: string): Floor | undefined {
   for (const [prefix, floor] of [
@@ -22,6 +22,7 @@ function floorOf(path: string): Floor | undefined {
     ['src/knowledge-base/', 'knowledge-base'],
     ['src/reports/', 'reports'],
     ['src/config/', 'config'],
+    ['src/processes/', 'processes'],
     ['src/cli/', 'cli'],
     ['workflows/', 'workflows'],
     ['activities/', 'activities'],
@@ -43,7 +44,8 @@ const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
   'knowledge-base': new Set(['schemas', 'core', 'domain', 'documents', 'knowledge-base']),
   reports: new Set(['schemas', 'core', 'domain', 'reports']),
   config: new Set(['schemas', 'core', 'domain', 'config']),
-  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'reports', 'knowledge-base', 'config', 'cli']),
+  processes: new Set(['schemas', 'core', 'domain', 'config', 'processes']),
+  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'reports', 'knowledge-base', 'config', 'processes', 'cli']),
   workflows: new Set(['schemas', 'core', 'workflows']),
   activities: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'activities']),
   worker: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'config', 'activities', 'workflows', 'worker']),
@@ -185,6 +187,8 @@ describe('the import graph', () => {
     assert.deepEqual(floorViolations([{ from: 'src/domain/a.ts', to: 'src/core/b.ts', typeOnly: false }]), []);
     assert.equal(floorViolations([{ from: 'src/storage/a.ts', to: 'src/reports/b.ts', typeOnly: false }]).length, 1);
     assert.equal(floorViolations([{ from: 'src/documents/a.ts', to: 'src/knowledge-base/b.ts', typeOnly: false }]).length, 1);
+    assert.equal(floorViolations([{ from: 'src/processes/a.ts', to: 'src/cli/b.ts', typeOnly: false }]).length, 1);
+    assert.equal(floorViolations([{ from: 'activities/a.ts', to: 'src/processes/b.ts', typeOnly: false }]).length, 1);
     const reached = reachedFromWorkflows([
       { from: 'workflows/a.ts', to: 'src/core/b.ts', typeOnly: true },
       { from: 'src/core/b.ts', to: 'src/core/c.ts', typeOnly: false },

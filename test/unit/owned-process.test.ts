@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, test } from '@jest/globals';
-import { OwnedProcess } from '../../src/cli/owned-process';
+import { OwnedProcess } from '../../src/processes/owned-process';
 
 const root = resolve(__dirname, '../..');
 
@@ -77,7 +77,7 @@ describe('OwnedProcess', () => {
   });
 
   test('dies with its owner even when the owner is SIGKILLed (no exit handlers run)', async () => {
-    const script = `const { OwnedProcess } = require(${JSON.stringify(resolve(root, 'src/cli/owned-process.ts'))});
+    const script = `const { OwnedProcess } = require(${JSON.stringify(resolve(root, 'src/processes/owned-process.ts'))});
       const owned = OwnedProcess.spawn('/bin/sh', ['-c', 'sleep 60 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
       owned.child.stdout.on('data', (data) => process.stdout.write(owned.pid + ' ' + data.toString()));`;
     const owner = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });

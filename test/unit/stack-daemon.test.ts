@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
-import { isAlive, processStartTicks } from '../../src/cli/stack/daemon';
+import { isAlive, processStartTicks } from '../../src/processes/production-stack/daemon';
 
 /*
  * `react-agent stack` finds its processes again by pid *and* start time, so a pid the kernel gave

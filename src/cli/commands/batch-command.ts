@@ -18,7 +18,7 @@ import {
   storeInput,
 } from '../batch-options';
 import { openCliContext, printJson, type CliContext } from '../cli-context';
-import { hasLiveWorker } from '../local-stack';
+import { hasLiveWorker } from '../../processes/local-stack';
 import { webUiLink } from '../temporal-client';
 import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
 import { UsageError } from '../usage-error';

@@ -15,7 +15,7 @@ import { parseCommandLine, numberOption } from '../batch-options';
 import { openCliContext, type CliContext } from '../cli-context';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../reports/evaluation-html';
 import { comparisonText, headlineTable } from '../evaluation-text';
-import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../local-stack';
+import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../../processes/local-stack';
 import { webUiLink } from '../temporal-client';
 import { UsageError } from '../usage-error';
 

@@ -5,7 +5,7 @@ import { ConfigurationError, loadModelConfig, loadModelPrices, loadTemporalConne
 import type { ResearchRunResult } from '../../core/run-result';
 import { openCliContext, type CliContext } from '../cli-context';
 import { describeResult, followRun, RunEndedWithoutResultError } from '../follow-run';
-import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../local-stack';
+import { ChildWorker, ensureLocalServer, hasLiveWorker, StartedStack } from '../../processes/local-stack';
 import { costBudgetPriceProblem } from '../cost-option';
 import { UsageError } from '../usage-error';
 import { materialiseResult } from '../materialise-result';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadWorkerConfig } from '../../config';
-import { DevServer } from '../dev-server';
+import { DevServer } from '../../processes/dev-server';
 
 export const serverHelp = `Usage: react-agent server [--port 7233] [--ui-port 8233] [--db FILE]
 

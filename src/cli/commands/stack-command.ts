@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { STACK_TOPOLOGY } from '../../config/stack-topology';
-import { defaultStackDirectory, ProductionStack, type StackProcessStatus, type WorkerRole } from '../stack/production-stack';
+import { defaultStackDirectory, ProductionStack, type StackProcessStatus, type WorkerRole } from '../../processes/production-stack/production-stack';
 import { UsageError } from '../usage-error';
 
 export const stackHelp = `Usage: react-agent stack up|down|status [--dir DIR] [--free-ports] [--workers workflows=N,model=N,tools=N] [--no-ui]

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { openCliContext } from '../cli-context';
-import { hasLiveWorker } from '../local-stack';
+import { hasLiveWorker } from '../../processes/local-stack';
 import { runInputFrom, runOptionSpecs, runOptionsHelp, startRun } from '../start-run';
 import { webUiLink } from '../temporal-client';
 

@@ -1,7 +1,7 @@
-import { OwnedProcess } from '../owned-process';
+import { OwnedProcess } from '../../processes/owned-process';
 import { printText } from '../standard-output';
 import { formatToolListing, parseToolListing } from '../tool-listing';
-import { projectEntryArguments } from '../typescript-process';
+import { projectEntryArguments } from '../../processes/typescript-process';
 import { UsageError } from '../usage-error';
 
 export const toolsHelp = `Usage: react-agent tools [--json]

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
-import { OwnedProcess } from '../owned-process';
+import { OwnedProcess } from '../../processes/owned-process';
 import { StopRequests } from '../stop-signals';
-import { projectEntryArguments } from '../typescript-process';
+import { projectEntryArguments } from '../../processes/typescript-process';
 import { UsageError } from '../usage-error';
 
 export const workerHelp = `Usage: react-agent worker

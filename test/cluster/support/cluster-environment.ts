@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ProductionStack, type WorkerRole } from '../../../src/cli/stack/production-stack';
+import { ProductionStack, type WorkerRole } from '../../../src/processes/production-stack/production-stack';
 import { STACK_TOPOLOGY } from '../../../src/config/stack-topology';
 import type { ResearchBatchInput } from '../../../src/core/batch-contract';
 import type { BatchItem } from '../../../src/domain/batch-input';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DevServer } from '../../../src/cli/dev-server';
+import { DevServer } from '../../../src/processes/dev-server';
 import type { ResearchRunResult } from '../../../src/core/run-result';
 
 const root = resolve(__dirname, '../../..');

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findFreePort } from '../../../src/cli/dev-server';
-import { OwnedProcess } from '../../../src/cli/owned-process';
+import { findFreePort } from '../../../src/processes/dev-server';
+import { OwnedProcess } from '../../../src/processes/owned-process';
 
 /** Debian's `prometheus` package puts its binaries here; `PROMETHEUS_PATH` / `PROMTOOL_PATH` override. */
 export const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnTypescript } from '../../../src/cli/typescript-process';
+import { spawnTypescript } from '../../../src/processes/typescript-process';
 
 const running = new Set<ChildProcess>();
 process.on('exit', () => {

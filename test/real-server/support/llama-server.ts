@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findFreePort } from '../../../src/cli/dev-server';
+import { findFreePort } from '../../../src/processes/dev-server';
 
 const root = resolve(__dirname, '../../..');
 const HOST = '127.0.0.1';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConversation } from '../../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../../src/storage/local-directory-transcript-store';
-import { DevServer } from '../../../src/cli/dev-server';
+import { DevServer } from '../../../src/processes/dev-server';
 import type { ChatMessage } from '../../../src/core/messages';
 import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
