@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { temporal } from '@temporalio/proto';
@@ -11,6 +12,9 @@ import type { ResearchRunResult } from '../../src/core/run-result';
 import { countAssistantMessages, type Script } from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, toolCall } from './support/scenarios';
+import { storeBatchInput } from '../../src/storage/batch-input-file';
+import { WorkflowTypes, type ResearchBatchWorkflow } from '../../src/core/workflow-types';
+import { batchId, questions } from './support/batch-helpers';
 import { cachedWorkflowBundle } from './support/workflow-bundle';
 import type { WorkerProcess } from './support/worker-process';
 
@@ -27,11 +31,15 @@ const DEPLOYMENT = 'react-agent-test';
 /** A's runs wait at their second model call until B has taken and finished its own runs. */
 let releaseA!: () => void;
 const gateA = new Promise<void>((resolve) => (releaseA = resolve));
+/** The batch's first run waits at its second model call until B is current. */
+let releaseBatchRun!: () => void;
+const gateBatchRun = new Promise<void>((resolve) => (releaseBatchRun = resolve));
 
 const script: Script = async (request) => {
   const id = request.workflowId ?? '';
   if (countAssistantMessages(request.messages) === 0) return toolCall('lookup', { query: id });
   if (id.startsWith('build-a-')) await gateA;
+  if (/^nightly-.*\/q0-r1$/.test(id)) await gateBatchRun;
   return answer(`Answered ${id}.`);
 };
 
@@ -73,21 +81,21 @@ async function eventually<T>(action: () => Promise<T>, timeoutMs = 30_000): Prom
   }
 }
 
-function buildIdOf(worker: WorkerProcess): string {
+function buildIdOf(worker: WorkerProcess, deploymentName = DEPLOYMENT): string {
   const match = /deployment (\S+), build ([^;\s]+);/.exec(worker.log);
   assert.ok(match, `no deployment in the banner:\n${worker.log}`);
-  assert.equal(match[1], DEPLOYMENT);
+  assert.equal(match[1], deploymentName);
   return match[2] as string;
 }
 
 /** `drainageInfo.drainageStatus` of a version (`draining` while pinned runs of it are open, then `drained`). */
-async function drainageOf(buildId: string): Promise<string | undefined> {
-  const version = JSON.parse(await deployment('describe-version', '--deployment-name', DEPLOYMENT, '--build-id', buildId)) as { drainageInfo?: { drainageStatus?: string } };
+async function drainageOf(buildId: string, deploymentName = DEPLOYMENT): Promise<string | undefined> {
+  const version = JSON.parse(await deployment('describe-version', '--deployment-name', deploymentName, '--build-id', buildId)) as { drainageInfo?: { drainageStatus?: string } };
   return version.drainageInfo?.drainageStatus;
 }
 
-async function makeCurrent(buildId: string): Promise<void> {
-  await eventually(() => deployment('set-current-version', '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes'));
+async function makeCurrent(buildId: string, deploymentName = DEPLOYMENT): Promise<void> {
+  await eventually(() => deployment('set-current-version', '--deployment-name', deploymentName, '--build-id', buildId, '--yes'));
 }
 
 /** Every workflow task and activity of the run: the process that ran it and the build recorded with each completed workflow task. */
@@ -180,4 +188,51 @@ test('runs started on build A finish on A while new runs go to build B; A drains
   assert.equal(((await last.result()) as ResearchRunResult).termination, 'answer');
   assert.deepEqual([...(await executedBy(last)).identities], [String(workerB.pid)]);
   console.log(`worker versioning: 7 runs across builds ${buildA} → ${buildB} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+}, 300_000);
+
+test('a batch started on build A moves to build B (AUTO_UPGRADE); its run in flight finishes on A, the next ones start on B', async () => {
+  // A deployment and task queue of its own (a task queue belongs to one deployment).
+  const deploymentName = 'react-agent-test-batch';
+  const taskQueue = `${environment.taskQueue}-nightly`;
+  const workerA = await environment.startWorker({ REACT_AGENT_DEPLOYMENT_NAME: deploymentName, REACT_AGENT_TASK_QUEUE: taskQueue });
+  const buildA = buildIdOf(workerA, deploymentName);
+  await makeCurrent(buildA, deploymentName);
+
+  const id = batchId('nightly');
+  const items = questions(3);
+  const batch = await environment.client.workflow.start<ResearchBatchWorkflow>(WorkflowTypes.researchBatch, {
+    taskQueue,
+    workflowId: id,
+    args: [{ input: await storeBatchInput(environment.store, items), questions: items.length, rollouts: 1, concurrency: 1, output: join(environment.directory, 'nightly') }],
+  });
+  const first = `${id}/q0-r1`;
+  await eventually(async () => assert.ok(environment.requestsOf(first).length >= 2), 60_000);
+
+  const workerB = await environment.startWorker({ REACT_AGENT_DEPLOYMENT_NAME: deploymentName, REACT_AGENT_TASK_QUEUE: taskQueue, REACT_AGENT_WORKFLOW_BUNDLE: bundleB });
+  const buildB = buildIdOf(workerB, deploymentName);
+  assert.notEqual(buildB, buildA);
+  await makeCurrent(buildB, deploymentName);
+  releaseBatchRun();
+
+  const summary = await batch.result();
+  assert.equal(summary.lines, 3);
+  // The batch ended on B; its first tasks were A's, its last B's.
+  assert.deepEqual(await versioningOf(batch), { behavior: 'VERSIONING_BEHAVIOR_AUTO_UPGRADE', buildId: buildB });
+  const batchTasks = await executedBy(batch);
+  assert.deepEqual([...batchTasks.builds].sort(), [buildA, buildB].sort());
+  // The run in flight at the deploy finished on A; the runs started after it on B (with B's changed code).
+  for (const [index, worker, buildId] of [
+    [0, workerA, buildA],
+    [1, workerB, buildB],
+    [2, workerB, buildB],
+  ] as const) {
+    const run = environment.client.workflow.getHandle(`${id}/q${index}-r1`);
+    assert.equal(((await run.result()) as ResearchRunResult).termination, 'answer');
+    assert.deepEqual(await versioningOf(run), { behavior: 'VERSIONING_BEHAVIOR_PINNED', buildId });
+    const { identities, timers } = await executedBy(run);
+    assert.deepEqual([...identities], [String(worker.pid)], `${run.workflowId} ran on ${[...identities].join(', ')}`);
+    assert.equal(timers, worker === workerB ? 1 : 0, run.workflowId);
+  }
+  await eventually(async () => assert.equal(await drainageOf(buildA, deploymentName), 'drained'), 60_000);
+  assert.equal(await workerA.stop(), 0);
 }, 300_000);
