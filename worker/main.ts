@@ -20,6 +20,7 @@ import {
   loadTranscriptStoreConfig,
   loadS3ClientSettings,
   loadWorkerConfig,
+  loadWorkerDeploymentConfig,
   loadWorkerFleetConfig,
   planWorkerQueues,
   type WorkerQueuePlan,
@@ -33,7 +34,7 @@ import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/s
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
-import { chooseWorkflowCode, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
+import { chooseWorkflowCode, WORKFLOW_INTERCEPTOR_MODULES, workflowBuildId } from './workflow-bundle';
 import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
 import { describeToolNames } from './mcp-tools';
@@ -92,6 +93,9 @@ async function main(): Promise<void> {
   const workerConfig = loadWorkerConfig();
   const fleet = loadWorkerFleetConfig(process.env, workerConfig.taskQueue);
   const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
+  // REACT_AGENT_DEPLOYMENT_NAME / REACT_AGENT_BUILD_ID: Worker Versioning (docs/deploys.md); unset, unversioned.
+  const deployment = loadWorkerDeploymentConfig();
+  const version = deployment && { deploymentName: deployment.deploymentName, buildId: deployment.buildId ?? workflowBuildId(loadWorkflowBundlePath()) };
   const modelConfig = loadModelConfig();
   const modelPrices = loadModelPrices();
   const judgeConfig = loadJudgeConfig();
@@ -175,6 +179,9 @@ async function main(): Promise<void> {
         shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
         stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
         maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
+        // Versioned: this Worker takes only the tasks of runs of its own version. Each workflow type
+        // states its behaviour (workflows/versioning-behaviors.ts); PINNED for any that does not.
+        ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
         // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
         interceptors: { activity: tracing.activityInterceptors, ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}) },
         sinks: tracing.sinks,
@@ -183,7 +190,8 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; pid ${process.pid}`,
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; ` +
+      `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {
     // Each Worker stops on SIGINT/SIGTERM; if one fails, the others are shut down too.

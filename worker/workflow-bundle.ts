@@ -87,3 +87,34 @@ export function chooseWorkflowCode(configured: string | undefined, log: (line: s
   }
   return { workflowBundle: { codePath: bundle } };
 }
+
+/**
+ * The default build id of a versioned worker (REACT_AGENT_BUILD_ID unset; docs/deploys.md): the
+ * first 16 hex digits of the hash of the workflow code this checkout runs, so every change of the
+ * workflow code is a new build and the same code on every machine and role is the same build. The
+ * bundle's recorded {@link workflowSourcesHash} when it has a record (what `npm run build`
+ * writes), else SHA-256 of the bundle file itself; with no bundle (the worker bundles at start)
+ * the hash of the sources. A worker of any role computes it the same way, so model and tool
+ * workers of a build share its version.
+ *
+ * @throws ConfigurationError naming REACT_AGENT_BUILD_ID when there is neither a bundle nor the sources.
+ */
+export function workflowBuildId(configured: string | undefined, options: { defaultBundle?: string; root?: string } = {}): string {
+  const bundle = configured ?? options.defaultBundle ?? DEFAULT_WORKFLOW_BUNDLE;
+  let hash: string | undefined;
+  if (existsSync(bundle)) {
+    const recordPath = recordPathOf(bundle);
+    hash = existsSync(recordPath)
+      ? (JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord).sourcesHash
+      : createHash('sha256').update(readFileSync(bundle)).digest('hex');
+  } else if (!configured) {
+    hash = workflowSourcesHash(options.root);
+  }
+  if (hash === undefined) {
+    throw new ConfigurationError(
+      'REACT_AGENT_BUILD_ID',
+      `A versioned worker needs a build id: REACT_AGENT_BUILD_ID is unset and there is no workflow bundle (${bundle}) or workflow sources to derive one from. Set REACT_AGENT_BUILD_ID.`,
+    );
+  }
+  return hash.slice(0, 16);
+}

@@ -2,3 +2,4 @@ export { researchAgent } from './research-agent';
 export { researchBatch } from './research-batch';
 export { evaluation } from './evaluation';
 export { progressQuery, type RunProgress } from '../src/core/message-definitions';
+import './versioning-behaviors';

@@ -15,3 +15,4 @@ export * from './mcp-config';
 export * from './metrics-config';
 export * from './tracing-config';
 export * from './model-prices-config';
+export * from './worker-deployment-config';

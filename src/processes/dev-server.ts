@@ -49,6 +49,8 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** Path of the `temporal` binary; default `resolveTemporalCli().path`. */
   temporalCli?: string;
+  /** Dynamic configuration values (`--dynamic-config-value KEY=VALUE`, the value as JSON), e.g. shorter Worker Versioning drainage checks in tests. Default none. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /** Starting (or restarting) a dev server failed; the message ends with the last lines of its log. */
@@ -262,6 +264,7 @@ export class DevServer {
         ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
         ...(namespace === 'default' ? [] : ['--namespace', namespace]),
         ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+        ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
         '--log-level',
         'warn',
       ];

@@ -22,6 +22,8 @@ export interface AgentEnvironmentOptions {
   workerEnvironment?: Record<string, string>;
   /** Start the dev server with its Web UI on a free port (`server.uiUrl`); headless by default. */
   webUi?: boolean;
+  /** Dynamic configuration of the dev server (e.g. Worker Versioning's drainage check intervals). */
+  serverDynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /**
@@ -51,7 +53,7 @@ export class AgentEnvironment {
     // When one part fails to start, the parts that did start are stopped before the error is
     // thrown: a model server left listening would keep jest from ever exiting.
     const [serverStart, modelStart, bundleStart] = await Promise.allSettled([
-      DevServer.start({ port: 0, uiPort: options.webUi ? 0 : false, databaseFile: join(directory, 'temporal.sqlite') }),
+      DevServer.start({ port: 0, uiPort: options.webUi ? 0 : false, databaseFile: join(directory, 'temporal.sqlite'), ...(options.serverDynamicConfig ? { dynamicConfig: options.serverDynamicConfig } : {}) }),
       ScriptedModelServer.start({ script: options.script }),
       cachedWorkflowBundle(),
     ]);

@@ -18,16 +18,19 @@ function sourceFiles(directory: string): string[] {
  * Bundles workflows/ once and caches the bundle by the hash of the workflow-reachable sources
  * (the contract's schemas/ included: src/core validates inputs against them),
  * so every worker a test starts skips webpack (seconds each on 2 cores).
+ *
+ * @param entry Another workflows module to bundle (a test's changed build); default workflows/.
  */
-export async function cachedWorkflowBundle(): Promise<string> {
+export async function cachedWorkflowBundle(entry?: string): Promise<string> {
   const hash = createHash('sha256');
+  if (entry !== undefined) hash.update(entry).update(readFileSync(entry));
   for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'schemas'))].sort()) {
     hash.update(file).update(readFileSync(file));
   }
   hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
   const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(path)) {
-    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../../workflows'), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+    const { code } = await bundleWorkflowCode({ workflowsPath: entry ?? require.resolve('../../../workflows'), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
     writeFileSync(`${path}.tmp`, code);
     writeFileSync(path, code);
   }
