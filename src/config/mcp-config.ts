@@ -74,6 +74,7 @@ function parseServer(
 ): McpServerSettings | undefined {
   const { fail, environment, file } = context;
   const at = (field?: string) => `server "${name}"${field ? `, field "${field}"` : ''}`;
+  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
   if (name.trim() === '' || /[,\u0000-\u001f]/.test(name)) fail(`the server name ${JSON.stringify(name)} is not usable: give it a name without commas.`);
   if (!isObject(entry)) return fail(`${at()}: expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${typeName(entry)}.`);
 

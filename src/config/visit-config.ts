@@ -64,7 +64,7 @@ function readDirectories(environment: Environment): string[] {
   const name = 'REACT_AGENT_VISIT_FILE_DIRS';
   return readList(environment, name).map((entry) => {
     const directory = isAbsolute(entry) ? entry : resolve(process.cwd(), entry);
-    let isDirectory = false;
+    let isDirectory: boolean;
     try {
       isDirectory = statSync(directory).isDirectory();
     } catch {

@@ -12,7 +12,6 @@ export interface ReadablePage {
 }
 
 // linkedom ships CommonJS at run time but only ESM typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
@@ -26,7 +25,7 @@ turndown.remove(['script', 'style', 'noscript', 'iframe', 'svg', 'canvas', 'form
 export function htmlToMarkdown(html: string, url = 'http://localhost/'): ReadablePage {
   const { document } = parseHTML(html);
   const fallbackTitle = document.querySelector('title')?.textContent?.trim() ?? '';
-  let article: { title?: string | null; content?: string | null } | null = null;
+  let article: { title?: string | null; content?: string | null } | null;
   try {
     const clone = parseHTML(html).document;
     Object.defineProperty(clone, 'baseURI', { value: url });

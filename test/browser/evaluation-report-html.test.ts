@@ -11,7 +11,6 @@ import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, evaluationRepo
 import { countPixelsNear, decodePng, dumpPageDom, nonWhiteShare, pngSize, requireChromium, screenshotPage } from './support/headless-chromium';
 
 // linkedom ships CommonJS at run time but only ESM typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 /*

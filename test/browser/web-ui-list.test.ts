@@ -10,7 +10,6 @@ import { ChromiumPage } from './support/chromium-devtools';
 import { decodePng, dumpPageDom, nonWhiteShare, pngSize, screenshotPage } from './support/headless-chromium';
 
 // linkedom ships CommonJS at run time but only ESM typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 /*

@@ -33,7 +33,7 @@ beforeAll(async () => {
   if (reason) throw new Error(`The worker-machine tests need network namespaces: ${reason}. Run the cluster tier as root on Linux with iproute2.`);
   cluster = await ClusterEnvironment.start(scenarios.script, { workflows: 1, model: 0, tools: 0 }, log);
   const roles = ['all', 'model', 'tools'] as const;
-  for (const [index, role] of roles.entries()) {
+  for (const index of roles.keys()) {
     const machine = WorkerMachine.create(index + 1);
     machines.push(machine);
     for (const port of [cluster.stack.ports.temporal.frontend.grpcPort, cluster.stack.ports.s3, Number(new URL(cluster.model.baseUrl).port)]) await machine.relay(port);

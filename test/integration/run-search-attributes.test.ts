@@ -71,9 +71,8 @@ async function listIds(query: string): Promise<string[]> {
 async function eventuallyListed(query: string, expected: string[], deadlineMs = 30_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   const wanted = [...expected].sort();
-  let last: string[] = [];
   for (;;) {
-    last = await listIds(query);
+    const last = await listIds(query);
     if (JSON.stringify(last) === JSON.stringify(wanted)) return;
     if (Date.now() > deadline) assert.deepEqual(last, wanted, `${query} did not return the expected runs within ${deadlineMs} ms`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 250));

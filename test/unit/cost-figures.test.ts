@@ -13,7 +13,6 @@ import { runOfLine } from '../../src/storage/evaluation-input';
 import { renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 
 // linkedom ships CommonJS at run time but only ESM typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 /* Issue 19: cost per rollout (one run of one question) and per correct answer, in the batch summary and the evaluation report. */

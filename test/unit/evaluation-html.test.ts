@@ -15,7 +15,6 @@ import {
 } from '../fixtures/evaluation-report';
 
 // linkedom ships CommonJS at run time but only ESM typings.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 /*

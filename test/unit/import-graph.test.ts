@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from '@jest/globals';
 import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './support/source-imports';
 
@@ -8,56 +10,32 @@ import { importsOf, projectPath, resolveFile, typeScriptFilesUnder } from './sup
  * workflows/ import activities only as types, and no module reaches itself through its imports.
  */
 
+/** The floors, their folders and what each may import: one table, also read by eslint.config.mjs. */
+const FLOORS = JSON.parse(readFileSync(join(__dirname, 'support', 'floors.json'), 'utf8')) as {
+  folders: Record<Floor, string>;
+  allowed: Record<Floor, Floor[]>;
+  typeOnly: Partial<Record<Floor, Floor[]>>;
+  workflowSafePackages: string[];
+};
+
 /** The floor a file is on, or undefined outside the product code. */
 type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'documents' | 'knowledge-base' | 'reports' | 'config' | 'processes' | 'cli' | 'workflows' | 'activities' | 'worker';
 
 function floorOf(path: string): Floor | undefined {
-  for (const [prefix, floor] of [
-    ['schemas/', 'schemas'],
-    ['src/core/', 'core'],
-    ['src/domain/', 'domain'],
-    ['src/client/', 'client'],
-    ['src/storage/', 'storage'],
-    ['src/documents/', 'documents'],
-    ['src/knowledge-base/', 'knowledge-base'],
-    ['src/reports/', 'reports'],
-    ['src/config/', 'config'],
-    ['src/processes/', 'processes'],
-    ['src/cli/', 'cli'],
-    ['workflows/', 'workflows'],
-    ['activities/', 'activities'],
-    ['worker/', 'worker'],
-  ] as const) {
-    if (path.startsWith(prefix)) return floor;
+  for (const [floor, folder] of Object.entries(FLOORS.folders) as Array<[Floor, string]>) {
+    if (path.startsWith(`${folder}/`)) return floor;
   }
   return undefined;
 }
 
 /** Which floors each floor may import at run time (itself included). */
-const ALLOWED: Record<Floor, ReadonlySet<Floor>> = {
-  schemas: new Set(['schemas']),
-  core: new Set(['schemas', 'core']),
-  domain: new Set(['schemas', 'core', 'domain']),
-  client: new Set(['schemas', 'core', 'client']),
-  storage: new Set(['schemas', 'core', 'domain', 'storage']),
-  documents: new Set(['schemas', 'core', 'domain', 'documents']),
-  'knowledge-base': new Set(['schemas', 'core', 'domain', 'documents', 'knowledge-base']),
-  reports: new Set(['schemas', 'core', 'domain', 'reports']),
-  config: new Set(['schemas', 'core', 'domain', 'config']),
-  processes: new Set(['schemas', 'core', 'domain', 'config', 'processes']),
-  cli: new Set(['schemas', 'core', 'domain', 'client', 'storage', 'reports', 'knowledge-base', 'config', 'processes', 'cli']),
-  workflows: new Set(['schemas', 'core', 'workflows']),
-  activities: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'activities']),
-  worker: new Set(['schemas', 'core', 'domain', 'storage', 'documents', 'knowledge-base', 'reports', 'config', 'activities', 'workflows', 'worker']),
-};
+const ALLOWED = Object.fromEntries(Object.entries(FLOORS.allowed).map(([floor, floors]) => [floor, new Set(floors)])) as unknown as Record<Floor, ReadonlySet<Floor>>;
 
 /** Floors a floor may import with `import type` only, besides ALLOWED. */
-const TYPE_ONLY: Partial<Record<Floor, ReadonlySet<Floor>>> = {
-  workflows: new Set(['activities']),
-};
+const TYPE_ONLY = Object.fromEntries(Object.entries(FLOORS.typeOnly).map(([floor, floors]) => [floor, new Set(floors)])) as Partial<Record<Floor, ReadonlySet<Floor>>>;
 
 /** Packages src/core and src/domain may import: workflow-safe ones only. */
-const CORE_PACKAGES = new Set(['@temporalio/workflow', '@temporalio/common', 'json5']);
+const CORE_PACKAGES = new Set(FLOORS.workflowSafePackages);
 
 interface Edge {
   from: string;

@@ -29,7 +29,7 @@ export class WorkspacePathResolver {
     if (workspaceDirectories.length === 0) throw new Error('WorkspacePathResolver needs at least one workspace folder.');
     this.workspaces = workspaceDirectories.map((directory) => {
       const given = resolve(directory);
-      let real = given;
+      let real: string;
       try {
         real = realpathSync(given);
       } catch {

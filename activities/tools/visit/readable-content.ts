@@ -76,7 +76,7 @@ export function sniffFormat(body: Buffer): ContentFormat | undefined {
 
 /** Length of `bytes` without a multi-byte UTF-8 sequence cut at the end. */
 function lastCompleteUtf8Boundary(bytes: Buffer): number {
-  let index = bytes.length;
+  const index = bytes.length;
   for (let back = 1; back <= 3 && index - back >= 0; back += 1) {
     const byte = bytes[index - back] as number;
     if ((byte & 0xc0) === 0x80) continue; // continuation byte

@@ -89,7 +89,6 @@ export async function kbCommand(argumentsList: string[]): Promise<number> {
   if (!['add', 'list', 'remove', 'search'].includes(action)) throw new UsageError(`Unknown kb action "${action}".`, kbHelp);
   if (action === 'add' && rest.length === 0) throw new UsageError('kb add needs files or folders to add.', kbHelp);
   // Loaded here, not at the top: the document parsers take half a second to load, which the other commands need not pay.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { KnowledgeBase: KnowledgeBaseClass } = require('../../knowledge-base/knowledge-base') as typeof KnowledgeBaseModule;
   const knowledgeBase = KnowledgeBaseClass.open(loadKnowledgeBasePath());
   try {
