@@ -56,8 +56,7 @@ const INPUT_CACHE_SIZE = 4;
  */
 export function createBatchActivities(dependencies: BatchActivityDependencies) {
   const cached = new Map<string, BatchItem[]>();
-  const resultOf =
-    dependencies.resultOf ?? ((workflowId: string, runId?: string) => Context.current().client.workflow.getHandle(workflowId, runId).result() as Promise<ResearchRunResult>);
+  const resultOf = dependencies.resultOf ?? ((workflowId: string, runId?: string) => Context.current().client.workflow.getHandle(workflowId, runId).result() as Promise<ResearchRunResult>);
 
   async function questionsOf(reference: string): Promise<BatchItem[]> {
     const hit = cached.get(reference);
@@ -67,7 +66,11 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       items = await loadBatchInput(dependencies.store, reference);
     } catch (error) {
       if (error instanceof TranscriptMissingError) {
-        throw ApplicationFailure.create({ type: BatchFailureTypes.inputMissing, nonRetryable: true, message: `The batch's stored questions ${reference} are not in the transcript store: ${error.message}` });
+        throw ApplicationFailure.create({
+          type: BatchFailureTypes.inputMissing,
+          nonRetryable: true,
+          message: `The batch's stored questions ${reference} are not in the transcript store: ${error.message}`,
+        });
       }
       throw error;
     }
@@ -115,7 +118,9 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         throw unusable(`${record.output} holds results of batch ${earlier.id} over other questions (${earlier.input}); resume it with the same input, or use another directory.`);
       }
       if (!resume && (await hasBatchResults(output)) && existing?.id !== record.id) {
-        throw unusable(`${record.output} already holds results${earlier ? ` of batch ${earlier.id}` : ''}; add --resume to keep them and rerun only what is missing or ended in error, or use another directory.`);
+        throw unusable(
+          `${record.output} already holds results${earlier ? ` of batch ${earlier.id}` : ''}; add --resume to keep them and rerun only what is missing or ended in error, or use another directory.`,
+        );
       }
       heartbeat('checked');
       if (resume) await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () => heartbeat('reading earlier results'));
@@ -132,7 +137,11 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
     async prepareBatchChunk(input: PrepareBatchChunkInput): Promise<{ items: BatchChunkItem[] }> {
       const questions = await questionsOf(input.input);
       if (questions.length !== input.questions) {
-        throw ApplicationFailure.create({ type: BatchFailureTypes.invalidInput, nonRetryable: true, message: `The stored input ${input.input} has ${questions.length} questions, the batch expects ${input.questions}.` });
+        throw ApplicationFailure.create({
+          type: BatchFailureTypes.invalidInput,
+          nonRetryable: true,
+          message: `The stored input ${input.input} has ${questions.length} questions, the batch expects ${input.questions}.`,
+        });
       }
       const items: BatchChunkItem[] = [];
       for (let ordinal = input.from; ordinal < input.to; ordinal += 1) {

@@ -152,7 +152,14 @@ export function createCompressContext(dependencies: CompressionDependencies) {
    * '' when not even the summary so far leaves room for a step.
    */
   const summarizeWithin = async (input: CompressContextInput, previousSummary: string, steps: string[], promptTokens: number, maxTokens: number): Promise<string> => {
-    const roomBeside = (summary: string) => promptTokens - tokenCounter.count(summaryMessages(input.question, summary, '').map((message) => message.content).join('\n')) - 16;
+    const roomBeside = (summary: string) =>
+      promptTokens -
+      tokenCounter.count(
+        summaryMessages(input.question, summary, '')
+          .map((message) => message.content)
+          .join('\n'),
+      ) -
+      16;
     let summary = previousSummary;
     let piece: string[] = [];
     for (const step of steps) {
@@ -185,7 +192,13 @@ export function createCompressContext(dependencies: CompressionDependencies) {
         const overflow = error instanceof ApplicationFailure && error.type === FailureTypes.modelContextLengthExceeded;
         if (!overflow) throw error;
         if (attempt >= 2) return '';
-        const sent = promptTokens ?? tokenCounter.count(summaryMessages(input.question, previousSummary, steps.join('\n\n')).map((message) => message.content).join('\n'));
+        const sent =
+          promptTokens ??
+          tokenCounter.count(
+            summaryMessages(input.question, previousSummary, steps.join('\n\n'))
+              .map((message) => message.content)
+              .join('\n'),
+          );
         const window = windowOfOverflowMessage(error.message);
         if (window !== undefined) replyTokens = Math.max(1, Math.min(replyTokens, Math.floor(window * MAX_REPLY_SHARE_OF_WINDOW)));
         // Our estimate may count fewer tokens than the server: a fifth less than the window leaves.

@@ -1,11 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type {
-  FinishTranscriptInput,
-  FinishTranscriptOutput,
-  ModelActivitySettings,
-  StartConversationInput,
-  StartConversationOutput,
-} from '../src/core/activity-contracts';
+import type { FinishTranscriptInput, FinishTranscriptOutput, ModelActivitySettings, StartConversationInput, StartConversationOutput } from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
 import { protocolByName } from '../src/core/protocols';
 import { toolScheduleOf } from '../src/core/tool-spec';

@@ -54,7 +54,15 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({ chatModel: dependencies.chatModel, store: dependencies.store, tokenCounter }),
-    callModel: createCallModel({ chatModel: dependencies.chatModel, store: dependencies.store, tokenCounter, modelDefaults: dependencies.modelDefaults, tools: dependencies.tools, ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}), ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}) }),
+    callModel: createCallModel({
+      chatModel: dependencies.chatModel,
+      store: dependencies.store,
+      tokenCounter,
+      modelDefaults: dependencies.modelDefaults,
+      tools: dependencies.tools,
+      ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}),
+      ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
+    }),
     learnContextWindow: createLearnContextWindow({ chatModel: dependencies.chatModel, modelDefaults: dependencies.modelDefaults }),
   };
 }

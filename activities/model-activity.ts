@@ -201,7 +201,11 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       costUsd,
     );
     setModelResponse(span, { model: input.model.model, finishReason, inputTokens: promptTokens, outputTokens: completionTokens });
-    if (traceContent) span.setAttribute('gen_ai.output.messages', truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters));
+    if (traceContent)
+      span.setAttribute(
+        'gen_ai.output.messages',
+        truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
+      );
     const withReply = await appendToConversation(store, withObservations, [
       { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
     ]);

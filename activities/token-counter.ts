@@ -35,8 +35,7 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
  */
 export function countConversationTokens(messages: ChatMessage[], counter: TokenCounter): number {
   return messages.reduce(
-    (sum, message) =>
-      sum + counter.count(message.content) + (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) + MESSAGE_OVERHEAD_TOKENS,
+    (sum, message) => sum + counter.count(message.content) + (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) + MESSAGE_OVERHEAD_TOKENS,
     0,
   );
 }

@@ -117,7 +117,13 @@ async function main(): Promise<void> {
         const started = Date.now();
         const summary = (await client.workflow.execute('researchBatch', { taskQueue: 'benchmark', workflowId: id, args: [input] })) as BatchSummary;
         const seconds = (Date.now() - started) / 1000;
-        const written = Array.from({ length: ROLLOUTS }, (_, rollout) => readFileSync(join(output, `iter${rollout + 1}.jsonl`), 'utf8').split('\n').filter(Boolean).length);
+        const written = Array.from(
+          { length: ROLLOUTS },
+          (_, rollout) =>
+            readFileSync(join(output, `iter${rollout + 1}.jsonl`), 'utf8')
+              .split('\n')
+              .filter(Boolean).length,
+        );
         if (summary.lines !== runs || written.some((count) => count !== QUESTIONS)) throw new Error(`ours wrote ${written.join('+')} lines, expected ${QUESTIONS} per iter file`);
         const figures = await chainFigures(client, id);
         printed.push(row('ours: counts + lines by activity', seconds, runs, figures), ...breakdown(figures));
@@ -133,12 +139,16 @@ async function main(): Promise<void> {
       }
       return printed;
     });
-    console.log(`Batch of ${QUESTIONS.toLocaleString('en-US')} questions × ${ROLLOUTS} rollout${ROLLOUTS === 1 ? '' : 's'} (${runs.toLocaleString('en-US')} runs), concurrency ${CONCURRENCY}, scripted model answering at once`);
+    console.log(
+      `Batch of ${QUESTIONS.toLocaleString('en-US')} questions × ${ROLLOUTS} rollout${ROLLOUTS === 1 ? '' : 's'} (${runs.toLocaleString('en-US')} runs), concurrency ${CONCURRENCY}, scripted model answering at once`,
+    );
     console.log('');
-    console.log(['design'.padEnd(34), 'wall s'.padStart(8), 'runs/min'.padStart(9), 'runs'.padStart(6), 'max/run'.padStart(11), 'events'.padStart(8), 'total'.padStart(11), 'events'.padStart(8)].join('  '));
+    console.log(
+      ['design'.padEnd(34), 'wall s'.padStart(8), 'runs/min'.padStart(9), 'runs'.padStart(6), 'max/run'.padStart(11), 'events'.padStart(8), 'total'.padStart(11), 'events'.padStart(8)].join('  '),
+    );
     for (const line of lines) console.log(line);
     console.log('');
-    console.log('runs = workflow runs of the batch (continue-as-new); max/run = the largest run\'s history; total = all runs together.');
+    console.log("runs = workflow runs of the batch (continue-as-new); max/run = the largest run's history; total = all runs together.");
   } finally {
     await stack.close();
   }

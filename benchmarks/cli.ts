@@ -160,7 +160,9 @@ async function main(): Promise<void> {
       row('react-agent start (worker up)', await repeat(REPEAT, (index) => timeCommand([BIN, 'start', question, '--id', `benchmark-cli-${process.pid}-${index}`], environment(startQueue))), 1);
       row(
         '  the same through tsx (sources)',
-        await repeat(REPEAT, (index) => timeCommand(['--require', 'tsx/cjs', join(root, 'src/cli/main.ts'), 'start', question, '--id', `benchmark-cli-${process.pid}-tsx-${index}`], environment(startQueue))),
+        await repeat(REPEAT, (index) =>
+          timeCommand(['--require', 'tsx/cjs', join(root, 'src/cli/main.ts'), 'start', question, '--id', `benchmark-cli-${process.pid}-tsx-${index}`], environment(startQueue)),
+        ),
       );
     } finally {
       await worker.stop();

@@ -45,7 +45,10 @@ export class ResidentMemorySampler {
   readonly peaks = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pids: number[], intervalMs = 250) {
+  constructor(
+    private readonly pids: number[],
+    intervalMs = 250,
+  ) {
     this.sample();
     this.timer = setInterval(() => this.sample(), intervalMs);
   }

@@ -109,8 +109,12 @@ async function main(): Promise<void> {
     console.log(`History size of one ${ours.iterations}-call run, context grown to ${ours.contextTokens.toLocaleString('en-US')} tokens (termination: ${ours.termination})`);
     console.log('');
     console.log('design                          history bytes      MiB   events   wall s');
-    console.log(`transcript by reference (ours)  ${String(oursHistory.bytes).padStart(13)}  ${(oursHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(oursHistory.events).padStart(7)}  ${figures.oursSeconds.toFixed(1).padStart(7)}`);
-    console.log(`naive: whole transcript/call    ${String(naiveHistory.bytes).padStart(13)}  ${(naiveHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(naiveHistory.events).padStart(7)}  ${figures.naiveSeconds.toFixed(1).padStart(7)}`);
+    console.log(
+      `transcript by reference (ours)  ${String(oursHistory.bytes).padStart(13)}  ${(oursHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(oursHistory.events).padStart(7)}  ${figures.oursSeconds.toFixed(1).padStart(7)}`,
+    );
+    console.log(
+      `naive: whole transcript/call    ${String(naiveHistory.bytes).padStart(13)}  ${(naiveHistory.bytes / MIB).toFixed(2).padStart(7)}  ${String(naiveHistory.events).padStart(7)}  ${figures.naiveSeconds.toFixed(1).padStart(7)}`,
+    );
     console.log('');
     const list = oursHistory.toolList;
     console.log(

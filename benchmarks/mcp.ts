@@ -111,7 +111,9 @@ async function main(): Promise<void> {
       console.log(`through the agent, started → completed:     ${summary(times.execution)}`);
       console.log(`the whole run: ${(measured.wall / 1000).toFixed(2)} s for ${CALLS} tool turns + the answer (${(measured.wall / (CALLS + 1)).toFixed(0)} ms per model call + tool call)`);
       const overhead = percentile(times.total, 0.5) - percentile(directTimes, 0.5);
-      console.log(`durability costs ${overhead.toFixed(1)} ms per call at the median (activity dispatch, heartbeat, storing the output, history), on top of the ${percentile(directTimes, 0.5).toFixed(1)} ms the call itself takes`);
+      console.log(
+        `durability costs ${overhead.toFixed(1)} ms per call at the median (activity dispatch, heartbeat, storing the output, history), on top of the ${percentile(directTimes, 0.5).toFixed(1)} ms the call itself takes`,
+      );
     } finally {
       await worker.stop();
     }

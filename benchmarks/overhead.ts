@@ -93,7 +93,12 @@ async function main(): Promise<void> {
   const stack = await startBenchmarkStack({ name: 'overhead-benchmark', script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)) });
   const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
-  const worker = await createScriptedWorker({ connection: workerConnection, taskQueue: 'overhead', modelBaseUrl: model.baseUrl, store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')) });
+  const worker = await createScriptedWorker({
+    connection: workerConnection,
+    taskQueue: 'overhead',
+    modelBaseUrl: model.baseUrl,
+    store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
+  });
   let sequence = 0;
   let lastWorkflowId = '';
   const durable = async (): Promise<number> => {

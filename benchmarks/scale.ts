@@ -56,7 +56,18 @@ async function main(): Promise<void> {
   let failed = false;
   console.log(`Scale: N concurrent runs of ${CALLS} model calls (${CALLS - 1} tool calls, then an answer), scripted model latency ${LATENCY_MS} ms; ${describeLoad()} at start`);
   console.log('');
-  const header = ['setup'.padEnd(34), 'runs'.padStart(5), 'wall s'.padStart(7), 'runs/min'.padStart(9), 'sched→start p50'.padStart(16), 'p95'.padStart(8), 'retried'.padStart(7), 'RSS peak'.padStart(9), 'per run'.padStart(9), '  load (1/5/15 min)'].join('  ');
+  const header = [
+    'setup'.padEnd(34),
+    'runs'.padStart(5),
+    'wall s'.padStart(7),
+    'runs/min'.padStart(9),
+    'sched→start p50'.padStart(16),
+    'p95'.padStart(8),
+    'retried'.padStart(7),
+    'RSS peak'.padStart(9),
+    'per run'.padStart(9),
+    '  load (1/5/15 min)',
+  ].join('  ');
   console.log(header);
 
   try {
@@ -78,7 +89,11 @@ async function main(): Promise<void> {
         try {
           const handles = [];
           for (let index = 0; index < ids.length; index += 50) {
-            handles.push(...(await Promise.all(ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })))));
+            handles.push(
+              ...(await Promise.all(
+                ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })),
+              )),
+            );
           }
           const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
           answered = results.filter((result) => result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS).length;
@@ -110,7 +125,9 @@ async function main(): Promise<void> {
       }
     }
     console.log('');
-    console.log(`sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`);
+    console.log(
+      `sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`,
+    );
     console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(1)} s per run when nothing waits.`);
   } finally {
     await connection.close();

@@ -22,7 +22,6 @@ const RESULTS_PER_QUERY = 5;
 const SEED = 20_240_101;
 const VOCABULARY_SIZE = 20_000;
 
-
 const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
@@ -135,7 +134,10 @@ async function main(): Promise<void> {
     const queries = Array.from({ length: QUERIES + WARM_UP_QUERIES }, (_, index) => {
       const length = 2 + Math.floor(random() * 3);
       if (index % 2 === 0) {
-        const words = pick(pick(documents).chunks).toLowerCase().match(/[a-z]+/g) ?? [];
+        const words =
+          pick(pick(documents).chunks)
+            .toLowerCase()
+            .match(/[a-z]+/g) ?? [];
         return Array.from({ length }, () => pick(words));
       }
       return Array.from({ length }, () => vocabulary[drawWord()] as string);
@@ -161,11 +163,17 @@ async function main(): Promise<void> {
     const ours = summary(oursTimes);
     const naive = summary(baselineTimes);
     const format = (value: number) => value.toFixed(2).padStart(8);
-    console.log(`Corpus: ${documents.length.toLocaleString('en-US')} documents, ${indexedChunks.toLocaleString('en-US')} chunks (baseline ${chunkCount.toLocaleString('en-US')}), ${(corpusCharacters / 1e6).toFixed(1)} M characters; seed ${SEED}.`);
+    console.log(
+      `Corpus: ${documents.length.toLocaleString('en-US')} documents, ${indexedChunks.toLocaleString('en-US')} chunks (baseline ${chunkCount.toLocaleString('en-US')}), ${(corpusCharacters / 1e6).toFixed(1)} M characters; seed ${SEED}.`,
+    );
     console.log(`Queries: ${QUERIES} (after ${WARM_UP_QUERIES} warm-up), 2-4 words, ${RESULTS_PER_QUERY} results each; Node ${process.version}.\n`);
     console.log('design                                   p50 ms   p95 ms   p99 ms  mean ms  with hits   build s  file MB');
-    console.log(`FTS5 + bm25 knowledge base (ours)      ${format(ours.p50)} ${format(ours.p95)} ${format(ours.p99)} ${format(ours.mean)}  ${String(oursHits).padStart(9)}  ${(build.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('knowledge-base.sqlite') / 1e6).toFixed(1).padStart(8)}`);
-    console.log(`naive LIKE '%word%' scan (baseline)    ${format(naive.p50)} ${format(naive.p95)} ${format(naive.p99)} ${format(naive.mean)}  ${String(baselineHits).padStart(9)}  ${(baselineBuild.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('baseline.sqlite') / 1e6).toFixed(1).padStart(8)}`);
+    console.log(
+      `FTS5 + bm25 knowledge base (ours)      ${format(ours.p50)} ${format(ours.p95)} ${format(ours.p99)} ${format(ours.mean)}  ${String(oursHits).padStart(9)}  ${(build.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('knowledge-base.sqlite') / 1e6).toFixed(1).padStart(8)}`,
+    );
+    console.log(
+      `naive LIKE '%word%' scan (baseline)    ${format(naive.p50)} ${format(naive.p95)} ${format(naive.p99)} ${format(naive.mean)}  ${String(baselineHits).padStart(9)}  ${(baselineBuild.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('baseline.sqlite') / 1e6).toFixed(1).padStart(8)}`,
+    );
     console.log(`\nOurs is ${(naive.p50 / ours.p50).toFixed(0)}x faster at the median and ${(naive.p95 / ours.p95).toFixed(0)}x at p95.`);
   } finally {
     rmSync(directory, { recursive: true, force: true });

@@ -77,7 +77,14 @@ async function main(): Promise<void> {
 
   console.log(`Transcript store: local directory (baseline) vs SeaweedFS on loopback; ${OPERATIONS} distinct puts then gets per size, one at a time; a ${CALLS}-call scripted run (model latency 0)`);
   console.log('');
-  console.log(['store'.padEnd(16), ...SIZES.flatMap((size) => [`put ${size / 1024} KiB p50/p95`.padStart(22), `get ${size / 1024} KiB p50/p95`.padStart(22)]), `${CALLS}-call run`.padStart(13), '  load (1/5/15 min)'].join('  '));
+  console.log(
+    [
+      'store'.padEnd(16),
+      ...SIZES.flatMap((size) => [`put ${size / 1024} KiB p50/p95`.padStart(22), `get ${size / 1024} KiB p50/p95`.padStart(22)]),
+      `${CALLS}-call run`.padStart(13),
+      '  load (1/5/15 min)',
+    ].join('  '),
+  );
   try {
     for (const [label, store] of stores) {
       // A few warm-up operations (connections, the directory's first folders).

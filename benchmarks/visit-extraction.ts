@@ -112,7 +112,11 @@ async function main(): Promise<void> {
     const format = (value: number) => `${value.toFixed(1).padStart(6)} ms`;
     console.log(
       `${size.label.padEnd(7)} | ${format(percentile(ours, 0.5))} | ${format(percentile(ours, 0.95))} | ${format(percentile(baseline, 0.5))}    | ${format(percentile(baseline, 0.95))}    | ` +
-        `${Math.round(oursCharacters / size.pages).toLocaleString('en-US').padStart(10)} | ${Math.round(baselineCharacters / size.pages).toLocaleString('en-US').padStart(14)} | ` +
+        `${Math.round(oursCharacters / size.pages)
+          .toLocaleString('en-US')
+          .padStart(10)} | ${Math.round(baselineCharacters / size.pages)
+          .toLocaleString('en-US')
+          .padStart(14)} | ` +
         `${(oursMarkers / size.pages).toFixed(1)} / ${(baselineMarkers / size.pages).toFixed(1)}`,
     );
   }

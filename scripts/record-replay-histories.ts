@@ -84,7 +84,16 @@ async function main(): Promise<void> {
     await record('deep-research-answer', [toolCall('lookup', { query: 'BYD' }), { content: '<tool_call>{"name": "nope"}</tool_call>' }, answer('BYD')]);
     await record(
       'native-parallel',
-      [{ content: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: '{"query":"x"}' }, { id: 'b', name: 'broken', arguments: '{}' }] }, { content: 'done' }],
+      [
+        {
+          content: '',
+          toolCalls: [
+            { id: 'a', name: 'lookup', arguments: '{"query":"x"}' },
+            { id: 'b', name: 'broken', arguments: '{}' },
+          ],
+        },
+        { content: 'done' },
+      ],
       { protocol: 'native' },
     );
     await record('max-calls-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 2 } });
@@ -102,8 +111,12 @@ async function main(): Promise<void> {
       (turn, request) => {
         if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' };
         const call = request.modelCall ?? turn;
-        const reply = call === 1 ? toolCall('lookup', { query: 'BYD' }, 'The quick brown fox jumps over the lazy dog. '.repeat(200)) : call <= 5 ? toolCall('lookup', { query: `step ${call}` }) : answer('BYD');
-        const estimate = countConversationTokens(request.messages.map((message) => ({ role: 'user', content: String(message.content ?? '') })), counter);
+        const reply =
+          call === 1 ? toolCall('lookup', { query: 'BYD' }, 'The quick brown fox jumps over the lazy dog. '.repeat(200)) : call <= 5 ? toolCall('lookup', { query: `step ${call}` }) : answer('BYD');
+        const estimate = countConversationTokens(
+          request.messages.map((message) => ({ role: 'user', content: String(message.content ?? '') })),
+          counter,
+        );
         return { ...reply, promptTokens: Math.round(1.5 * estimate) };
       },
       { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
@@ -162,7 +175,8 @@ async function main(): Promise<void> {
     // The context passes its limit: the last observations are withheld from the final answer call.
     await record(
       'token-limit-withheld',
-      (turn, request) => (lastMessage(request).includes('maximum context length') ? answer('best guess: BYD') : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 }),
+      (turn, request) =>
+        lastMessage(request).includes('maximum context length') ? answer('best guess: BYD') : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
       { limits: { maxContextTokens: 2_000 }, loop: { compressAtFraction: 0 } },
     );
     // The model server's context-length 400: token_limit through the final answer.
@@ -224,12 +238,14 @@ async function main(): Promise<void> {
     // ---- Issue 16: the model server's context window (markers context-window, final-answer-fits). ----
     // A model that keeps researching with long observations; the answer when asked for it.
     const promptTokens = (request: ScriptedRequest) => Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
-    const researcher = (characters: number, longThoughtAfter = Number.POSITIVE_INFINITY) => (turn: number, request: ScriptedRequest) =>
-      request.body.stream === false
-        ? { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' }
-        : asksForFinalAnswer(request)
-          ? answer('BYD, by 2.48 million')
-          : toolCall('big_output', { characters: characters + turn }, promptTokens(request) > longThoughtAfter ? `step ${turn}: ${'a long train of thought. '.repeat(400)}` : `step ${turn}`);
+    const researcher =
+      (characters: number, longThoughtAfter = Number.POSITIVE_INFINITY) =>
+      (turn: number, request: ScriptedRequest) =>
+        request.body.stream === false
+          ? { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' }
+          : asksForFinalAnswer(request)
+            ? answer('BYD, by 2.48 million')
+            : toolCall('big_output', { characters: characters + turn }, promptTokens(request) > longThoughtAfter ? `step ${turn}: ${'a long train of thought. '.repeat(400)}` : `step ${turn}`);
     // A 4,096-token window said by llama-server's /props; the loop's compression off, a long last reply: the final answer call is compressed to fit.
     environment.model.setContextWindow(4_096);
     await record('context-window-final-fit', researcher(1_500, 1_800), { loop: { compressAtFraction: 0, keepRecentTurns: 1 } });
@@ -255,7 +271,13 @@ async function main(): Promise<void> {
     await record(
       'tool-specs-by-reference',
       [
-        { content: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: '{"query":"BYD"}' }, { id: 'b', name: 'guarded_lookup', arguments: '{"query":"Tesla"}' }] },
+        {
+          content: '',
+          toolCalls: [
+            { id: 'a', name: 'lookup', arguments: '{"query":"BYD"}' },
+            { id: 'b', name: 'guarded_lookup', arguments: '{"query":"Tesla"}' },
+          ],
+        },
         { content: '', toolCalls: [{ id: 'c', name: 'nope', arguments: '{}' }] },
         { content: 'BYD' },
       ],
@@ -272,11 +294,10 @@ async function main(): Promise<void> {
     // ---- Issue 19: the cost budget (marker cost-budget). ----
     // Calls of 0.03 USD against a 0.1 USD budget: three research calls, then cost_limit through the final answer call.
     const pricedCall = (reply: ScriptedReply): ScriptedReply => ({ ...reply, promptTokens: 10_000, completionTokens: 1_000 });
-    await record(
-      'cost-limit',
-      (turn, request) => pricedCall(asksForFinalAnswer(request) ? answer('BYD, from what I found.') : toolCall('lookup', { query: `step ${turn}` })),
-      { model: { model: 'priced-model' }, limits: { maxCostUsd: 0.1 } },
-    );
+    await record('cost-limit', (turn, request) => pricedCall(asksForFinalAnswer(request) ? answer('BYD, from what I found.') : toolCall('lookup', { query: `step ${turn}` })), {
+      model: { model: 'priced-model' },
+      limits: { maxCostUsd: 0.1 },
+    });
     // A cost budget for a model without a price: error after the first call, its tool call answered as not run.
     await record('cost-budget-without-price', (turn) => pricedCall(toolCall('lookup', { query: `step ${turn}` })), { limits: { maxCostUsd: 0.1 } });
   } finally {

@@ -42,7 +42,9 @@ function main() {
     unavailable("`go` is not on PATH (or does not run). Fix: install Go 1.26 or later (https://go.dev/doc/install, or Debian's golang package), then run 'npm run setup'.");
   }
   const hash = createHash('sha256').update(`${goVersion.stdout.trim()}\n${process.platform}-${process.arch}\n`);
-  const sources = readdirSync(sourceDirectory).filter((name) => name === 'go.mod' || name === 'go.sum' || name.endsWith('.go')).sort();
+  const sources = readdirSync(sourceDirectory)
+    .filter((name) => name === 'go.mod' || name === 'go.sum' || name.endsWith('.go'))
+    .sort();
   for (const name of sources) hash.update(`${name}\n`).update(readFileSync(join(sourceDirectory, name)));
   const key = hash.digest('hex').slice(0, 16);
   const binary = join(cacheDirectory(), 'go-client', key, 'research-client');
@@ -59,7 +61,9 @@ function main() {
     execFileSync('go', ['build', '-mod=readonly', '-trimpath', '-o', partial, '.'], { cwd: sourceDirectory, stdio: 'inherit' });
   } catch (error) {
     rmSync(partial, { force: true });
-    unavailable(`'go build' in ${sourceDirectory} failed: ${error.message}. It downloads go.temporal.io/sdk through the Go module proxy the first time. Fix the cause above, then run 'npm run setup'.`);
+    unavailable(
+      `'go build' in ${sourceDirectory} failed: ${error.message}. It downloads go.temporal.io/sdk through the Go module proxy the first time. Fix the cause above, then run 'npm run setup'.`,
+    );
   }
   renameSync(partial, binary);
   linkTo(binary);

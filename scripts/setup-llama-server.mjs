@@ -84,8 +84,10 @@ function buildServer() {
   const started = Date.now();
   const generator = spawnSync('sh', ['-c', 'command -v ninja'], { encoding: 'utf8' }).status === 0 ? ['-G', 'Ninja'] : [];
   run('cmake', [
-    '-S', sourceDirectory,
-    '-B', buildDirectory,
+    '-S',
+    sourceDirectory,
+    '-B',
+    buildDirectory,
     ...generator,
     '-DCMAKE_BUILD_TYPE=Release',
     '-DBUILD_SHARED_LIBS=OFF',
@@ -119,9 +121,7 @@ function ensureServer() {
 }
 
 function ensureGguf() {
-  const check = existsSync(venvPython)
-    ? spawnSync(venvPython, ['-c', 'import importlib.metadata as m; print(m.version("gguf"))'], { encoding: 'utf8' })
-    : undefined;
+  const check = existsSync(venvPython) ? spawnSync(venvPython, ['-c', 'import importlib.metadata as m; print(m.version("gguf"))'], { encoding: 'utf8' }) : undefined;
   if (check?.status === 0 && check.stdout.trim() === GGUF_VERSION) {
     console.log(`gguf: ${venvDirectory} (gguf ${GGUF_VERSION}, already installed)`);
     return;

@@ -50,7 +50,11 @@ function main() {
     console.log(`Python client sample: ${link} -> ${venv} (cached)`);
     return;
   }
-  const pins = requirements.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#')).join(' ');
+  const pins = requirements
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .join(' ');
   console.log(`Installing the Python client sample's packages (${pins}) into ${venv} ...`);
   const started = Date.now();
   rmSync(venv, { recursive: true, force: true });

@@ -135,7 +135,9 @@ function main() {
   const started = Date.now();
   const goVersion = spawnSync('go', ['version'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } });
   if (goVersion.error || goVersion.status !== 0) {
-    console.error("Could not set up Temporal's server: `go` is not on PATH (or does not run). Install Go 1.21 or later (it fetches the go1.27.3 toolchain itself), then run 'npm run setup:temporal-server'.");
+    console.error(
+      "Could not set up Temporal's server: `go` is not on PATH (or does not run). Install Go 1.21 or later (it fetches the go1.27.3 toolchain itself), then run 'npm run setup:temporal-server'.",
+    );
     process.exit(1);
   }
   mkdirSync(binDirectory, { recursive: true });

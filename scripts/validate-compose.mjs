@@ -58,7 +58,7 @@ export function shapeProblems(config, searchAttributes) {
   const entries = Object.entries(services);
   const image = (service) => String(service.image ?? '');
   const text = (service) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');
-  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : service.environment ?? {});
+  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : (service.environment ?? {}));
 
   const temporal = entries.find(([, service]) => /^temporalio\/(auto-setup|server)\b/.test(image(service)));
   if (!temporal) problems.push('no Temporal server service (image temporalio/auto-setup or temporalio/server)');
@@ -75,7 +75,8 @@ export function shapeProblems(config, searchAttributes) {
   if (!registrar) problems.push('no service runs `temporal operator search-attribute create`');
   else {
     for (const [name, type] of Object.entries(searchAttributes)) {
-      if (!new RegExp(`\\b${name}=${type}\\b|--name\\s+"?${name}"?\\s+--type\\s+"?${type}`).test(text(registrar[1]))) problems.push(`search attribute ${name} (${type}) is not registered by ${registrar[0]}`);
+      if (!new RegExp(`\\b${name}=${type}\\b|--name\\s+"?${name}"?\\s+--type\\s+"?${type}`).test(text(registrar[1])))
+        problems.push(`search attribute ${name} (${type}) is not registered by ${registrar[0]}`);
     }
   }
 
@@ -87,7 +88,8 @@ export function shapeProblems(config, searchAttributes) {
   }
   for (const [name, service] of workers) {
     const environment = environmentOf(service);
-    if (!['workflows', 'model', 'tools', 'all'].includes(environment.REACT_AGENT_WORKER_ROLE)) problems.push(`${name}: REACT_AGENT_WORKER_ROLE=${environment.REACT_AGENT_WORKER_ROLE} is not workflows, model, tools or all`);
+    if (!['workflows', 'model', 'tools', 'all'].includes(environment.REACT_AGENT_WORKER_ROLE))
+      problems.push(`${name}: REACT_AGENT_WORKER_ROLE=${environment.REACT_AGENT_WORKER_ROLE} is not workflows, model, tools or all`);
     if (!/^s3:\/\/[^/]+/.test(String(environment.REACT_AGENT_TRANSCRIPT_STORE ?? ''))) problems.push(`${name}: REACT_AGENT_TRANSCRIPT_STORE is not s3://bucket/...`);
     for (const variable of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'TEMPORAL_ADDRESS', 'REACT_AGENT_MODEL_TASK_QUEUE', 'REACT_AGENT_TOOL_TASK_QUEUE']) {
       if (!environment[variable]) problems.push(`${name}: ${variable} is not set`);
@@ -109,12 +111,13 @@ export function topologyProblems(config, topology) {
   const entries = Object.entries(services);
   const image = (service) => String(service.image ?? '');
   const text = (service) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');
-  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : service.environment ?? {});
+  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : (service.environment ?? {}));
   const published = (service) => (service.ports ?? []).map((port) => (typeof port === 'object' ? `${port.published}:${port.target}` : String(port)));
 
   const postgres = entries.find(([, service]) => /^postgres:/.test(image(service)));
   if (!postgres) problems.push('topology: no postgres service');
-  else if (!image(postgres[1]).startsWith(`postgres:${topology.postgresql.version}`)) problems.push(`topology: ${postgres[0]} runs ${image(postgres[1])}, the stack PostgreSQL ${topology.postgresql.version}`);
+  else if (!image(postgres[1]).startsWith(`postgres:${topology.postgresql.version}`))
+    problems.push(`topology: ${postgres[0]} runs ${image(postgres[1])}, the stack PostgreSQL ${topology.postgresql.version}`);
 
   const temporal = topology.temporal;
   for (const [name, ports] of Object.entries(temporal.services)) {
@@ -142,25 +145,32 @@ export function topologyProblems(config, topology) {
     for (const [variable, value] of Object.entries(expected)) {
       if (String(environment[variable] ?? '') !== value) problems.push(`topology: ${serviceName} has ${variable}=${environment[variable] ?? '(unset)'}, the stack ${value}`);
     }
-    if (!String(environment.PROMETHEUS_ENDPOINT ?? '').endsWith(`:${ports.metricsPort}`)) problems.push(`topology: ${serviceName} has PROMETHEUS_ENDPOINT=${environment.PROMETHEUS_ENDPOINT ?? '(unset)'}, the stack port ${ports.metricsPort}`);
+    if (!String(environment.PROMETHEUS_ENDPOINT ?? '').endsWith(`:${ports.metricsPort}`))
+      problems.push(`topology: ${serviceName} has PROMETHEUS_ENDPOINT=${environment.PROMETHEUS_ENDPOINT ?? '(unset)'}, the stack port ${ports.metricsPort}`);
     const dynamicConfig = String(environment.DYNAMIC_CONFIG_FILE_PATH ?? '');
     const mounted = (service.volumes ?? []).map((volume) => (typeof volume === 'object' ? `${volume.source}:${volume.target}` : String(volume)));
-    if (!mounted.some((volume) => volume.includes(temporal.dynamicConfig) && volume.includes(`:${dynamicConfig}`))) problems.push(`topology: ${serviceName} does not mount ${temporal.dynamicConfig} at DYNAMIC_CONFIG_FILE_PATH (${dynamicConfig || 'unset'})`);
+    if (!mounted.some((volume) => volume.includes(temporal.dynamicConfig) && volume.includes(`:${dynamicConfig}`)))
+      problems.push(`topology: ${serviceName} does not mount ${temporal.dynamicConfig} at DYNAMIC_CONFIG_FILE_PATH (${dynamicConfig || 'unset'})`);
     if (name === 'frontend' && !published(service).includes(`${ports.grpcPort}:${ports.grpcPort}`)) problems.push(`topology: ${serviceName} does not publish ${ports.grpcPort}:${ports.grpcPort}`);
   }
 
   const schema = entries.find(([, service]) => text(service).includes('setup-schema'));
   if (!schema) problems.push('topology: no service runs temporal-sql-tool setup-schema');
   else {
-    for (const [database, schemaName] of [[topology.postgresql.database, temporal.schemas.temporal], [topology.postgresql.visibilityDatabase, temporal.schemas.visibility]]) {
+    for (const [database, schemaName] of [
+      [topology.postgresql.database, temporal.schemas.temporal],
+      [topology.postgresql.visibilityDatabase, temporal.schemas.visibility],
+    ]) {
       if (!new RegExp(`--db ${database} setup-schema -v 0\\.0`).test(text(schema[1]))) problems.push(`topology: ${schema[0]} does not run setup-schema -v 0.0 on ${database}`);
       if (!new RegExp(`--db ${database} update-schema --schema-name ${schemaName}(\\s|$)`).test(text(schema[1]))) problems.push(`topology: ${schema[0]} does not update ${database} to ${schemaName}`);
     }
-    for (const extension of topology.postgresql.visibilityExtensions) if (!text(schema[1]).includes(extension)) problems.push(`topology: ${schema[0]} does not mention the ${extension} extension the visibility schema needs`);
+    for (const extension of topology.postgresql.visibilityExtensions)
+      if (!text(schema[1]).includes(extension)) problems.push(`topology: ${schema[0]} does not mention the ${extension} extension the visibility schema needs`);
   }
 
   const namespace = entries.find(([, service]) => text(service).includes('namespace create'));
-  if (!namespace || !text(namespace[1]).includes(`--namespace ${temporal.namespace} --retention ${temporal.retentionDays}d`)) problems.push(`topology: no service creates the namespace ${temporal.namespace} with --retention ${temporal.retentionDays}d`);
+  if (!namespace || !text(namespace[1]).includes(`--namespace ${temporal.namespace} --retention ${temporal.retentionDays}d`))
+    problems.push(`topology: no service creates the namespace ${temporal.namespace} with --retention ${temporal.retentionDays}d`);
 
   const ui = entries.find(([, service]) => /^temporalio\/ui\b/.test(image(service)));
   if (ui) {
@@ -185,9 +195,12 @@ export function topologyProblems(config, topology) {
     for (const [variable, value] of Object.entries({ ...topology.workers.environment, ...fleet.environment })) {
       if (String(environment[variable] ?? '') !== value) problems.push(`topology: ${serviceName} has ${variable}=${environment[variable] ?? '(unset)'}, the stack ${value}`);
     }
-    if (environment.REACT_AGENT_TRANSCRIPT_STORE !== `s3://${topology.s3.bucket}/${topology.s3.transcriptPrefix}`) problems.push(`topology: ${serviceName} has REACT_AGENT_TRANSCRIPT_STORE=${environment.REACT_AGENT_TRANSCRIPT_STORE}, the stack s3://${topology.s3.bucket}/${topology.s3.transcriptPrefix}`);
-    if (!String(environment.AWS_ENDPOINT_URL ?? '').endsWith(`:${topology.s3.port}`)) problems.push(`topology: ${serviceName} has AWS_ENDPOINT_URL=${environment.AWS_ENDPOINT_URL}, the stack's S3 port ${topology.s3.port}`);
-    if (!String(environment.TEMPORAL_ADDRESS ?? '').endsWith(frontendAddress)) problems.push(`topology: ${serviceName} has TEMPORAL_ADDRESS=${environment.TEMPORAL_ADDRESS}, the stack's frontend port ${temporal.services.frontend.grpcPort}`);
+    if (environment.REACT_AGENT_TRANSCRIPT_STORE !== `s3://${topology.s3.bucket}/${topology.s3.transcriptPrefix}`)
+      problems.push(`topology: ${serviceName} has REACT_AGENT_TRANSCRIPT_STORE=${environment.REACT_AGENT_TRANSCRIPT_STORE}, the stack s3://${topology.s3.bucket}/${topology.s3.transcriptPrefix}`);
+    if (!String(environment.AWS_ENDPOINT_URL ?? '').endsWith(`:${topology.s3.port}`))
+      problems.push(`topology: ${serviceName} has AWS_ENDPOINT_URL=${environment.AWS_ENDPOINT_URL}, the stack's S3 port ${topology.s3.port}`);
+    if (!String(environment.TEMPORAL_ADDRESS ?? '').endsWith(frontendAddress))
+      problems.push(`topology: ${serviceName} has TEMPORAL_ADDRESS=${environment.TEMPORAL_ADDRESS}, the stack's frontend port ${temporal.services.frontend.grpcPort}`);
   }
   return problems;
 }
@@ -202,7 +215,9 @@ function main() {
   }
   const services = Object.entries(config.services);
   const replicas = services.reduce((total, [, service]) => total + Number(service.deploy?.replicas ?? 1), 0);
-  console.log(`${file}: valid (docker-compose config ${spawnSync(compose, ['version', '--short'], { encoding: 'utf8' }).stdout.trim()}); ${services.length} services, ${replicas} containers at the declared replicas; nothing was started`);
+  console.log(
+    `${file}: valid (docker-compose config ${spawnSync(compose, ['version', '--short'], { encoding: 'utf8' }).stdout.trim()}); ${services.length} services, ${replicas} containers at the declared replicas; nothing was started`,
+  );
 }
 
 main();

@@ -41,7 +41,14 @@ async function bundle(): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
     workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
-    logger: { info: silent, warn: (message: string) => console.warn(`build: ${message}`), error: (message: string) => console.error(`build: ${message}`), debug: silent, trace: silent, log: silent } as never,
+    logger: {
+      info: silent,
+      warn: (message: string) => console.warn(`build: ${message}`),
+      error: (message: string) => console.error(`build: ${message}`),
+      debug: silent,
+      trace: silent,
+      log: silent,
+    } as never,
   });
   writeAtomically(DEFAULT_WORKFLOW_BUNDLE, code);
   const record: WorkflowBundleRecord = { sourcesHash, builtAt: new Date().toISOString() };

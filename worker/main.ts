@@ -78,9 +78,7 @@ async function checkTranscriptStore(store: TranscriptStore): Promise<void> {
 /** The activities one Worker registers: bookkeeping with the workflows, `callModel` for the model queue, each tool for the tool queue. */
 function activitiesFor(plan: WorkerQueuePlan, all: Record<string, (...args: never[]) => Promise<unknown>>, toolNames: string[]) {
   const tools = new Set(toolNames);
-  return Object.fromEntries(
-    Object.entries(all).filter(([name]) => (name === 'callModel' ? plan.model : tools.has(name) ? plan.tools : plan.workflows)),
-  );
+  return Object.fromEntries(Object.entries(all).filter(([name]) => (name === 'callModel' ? plan.model : tools.has(name) ? plan.tools : plan.workflows)));
 }
 
 function describePlan(plan: WorkerQueuePlan): string {

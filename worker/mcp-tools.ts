@@ -34,7 +34,10 @@ export async function startMcpTools(environment: Environment, log: (line: string
     source = await startMcpToolSource(config.servers, { log: (line) => log(line), clientInfo: { name: 'durable-react-agent', version: '0.1.0' } });
   } catch (error) {
     if (error instanceof McpStartFailure) {
-      throw new ConfigurationError(MCP_CONFIG_VARIABLE, `${MCP_CONFIG_VARIABLE} (${config.file}): ${error.message}\nFix the server's entry, or mark it "optional": true to start the worker without it.`);
+      throw new ConfigurationError(
+        MCP_CONFIG_VARIABLE,
+        `${MCP_CONFIG_VARIABLE} (${config.file}): ${error.message}\nFix the server's entry, or mark it "optional": true to start the worker without it.`,
+      );
     }
     throw error;
   }
@@ -71,7 +74,11 @@ function selectTools(tools: McpToolDefinition[], names: string[] | undefined, so
   const servers = new Set(tools.map((tool) => tool.server));
   const unknown = names.filter((name) => (name.startsWith('mcp:') ? !servers.has(name.slice(4)) : !tools.some((tool) => tool.name === name)));
   if (unknown.length) {
-    if (!someSkipped) refuseUnknown(unknown, tools.map((tool) => tool.name));
+    if (!someSkipped)
+      refuseUnknown(
+        unknown,
+        tools.map((tool) => tool.name),
+      );
     log(`REACT_AGENT_TOOLS: ${unknown.join(', ')} not offered (an optional MCP server is missing)`);
   }
   return tools.filter((tool) => names.includes(tool.name) || names.includes(`mcp:${tool.server}`));

@@ -42,7 +42,9 @@ export function startWorkerTracing(config: TracingConfig, log: (line: string) =>
   const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
-  log(`Traces: OTLP/HTTP to ${config.tracesUrl} as service "${config.serviceName}"${config.contentCharacters ? `; prompts and completions in spans (at most ${config.contentCharacters} characters each)` : ''}`);
+  log(
+    `Traces: OTLP/HTTP to ${config.tracesUrl} as service "${config.serviceName}"${config.contentCharacters ? `; prompts and completions in spans (at most ${config.contentCharacters} characters each)` : ''}`,
+  );
   return {
     activityInterceptors: [(context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })],
     sinks: { exporter: makeWorkflowExporter(processor, resource) },

@@ -45,7 +45,11 @@ export function workflowSourcesHash(root: string = PROJECT_ROOT): string | undef
   const files = WORKFLOW_SOURCE_FOLDERS.flatMap((folder) => sourceFiles(join(root, folder)))
     .map((file) => relative(root, file).split('\\').join('/'))
     .sort();
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update('\0');
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(root, file)))
+      .update('\0');
   const { version } = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
   hash.update(`@temporalio/workflow@${version}`);
   const interceptors = JSON.parse(readFileSync(require.resolve('@temporalio/interceptors-opentelemetry/package.json'), 'utf8')) as { version: string };
@@ -104,9 +108,7 @@ export function workflowBuildId(configured: string | undefined, options: { defau
   let hash: string | undefined;
   if (existsSync(bundle)) {
     const recordPath = recordPathOf(bundle);
-    hash = existsSync(recordPath)
-      ? (JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord).sourcesHash
-      : createHash('sha256').update(readFileSync(bundle)).digest('hex');
+    hash = existsSync(recordPath) ? (JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord).sourcesHash : createHash('sha256').update(readFileSync(bundle)).digest('hex');
   } else if (!configured) {
     hash = workflowSourcesHash(options.root);
   }

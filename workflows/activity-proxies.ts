@@ -44,6 +44,5 @@ export const runActivities = {
   compressContext: compression.compressContext,
   learnContextWindow: contextWindow.learnContextWindow,
   callModel: (options: ActivityOptions, input: CallModelInput): Promise<CallModelOutput> => model.callModel.executeWithOptions(options, [input]),
-  runTool: (tool: string, options: ActivityOptions, input: ToolActivityInput): Promise<ToolActivityOutput> =>
-    (tools[tool] as NonNullable<(typeof tools)[string]>).executeWithOptions(options, [input]),
+  runTool: (tool: string, options: ActivityOptions, input: ToolActivityInput): Promise<ToolActivityOutput> => (tools[tool] as NonNullable<(typeof tools)[string]>).executeWithOptions(options, [input]),
 };

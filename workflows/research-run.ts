@@ -10,14 +10,7 @@ import type { ModelOptions } from '../src/core/model-options';
 import type { ResearchRunInput } from '../src/core/run-input';
 import type { LoopOptions, RunLimits } from '../src/core/run-limits';
 import type { RunSetup, RunState } from '../src/core/run-state';
-import {
-  approvalDecisionProblem,
-  injectedMessageProblem,
-  limitChangesProblem,
-  RUN_ENDING_PROBLEM,
-  type ApprovalDecision,
-  type LimitChanges,
-} from '../src/core/run-steering';
+import { approvalDecisionProblem, injectedMessageProblem, limitChangesProblem, RUN_ENDING_PROBLEM, type ApprovalDecision, type LimitChanges } from '../src/core/run-steering';
 import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
@@ -286,7 +279,17 @@ export class ResearchRun {
     const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
     return runActivities.callModel(
       { ...options, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` },
-      { workflowId: this.workflowId, modelCall: modelCalls, conversation, append: pending, model: this.modelOptions(), protocol: this.protocol.name, tools: this.toolNames(), ...this.toolSpecsForModel(), finalAnswer },
+      {
+        workflowId: this.workflowId,
+        modelCall: modelCalls,
+        conversation,
+        append: pending,
+        model: this.modelOptions(),
+        protocol: this.protocol.name,
+        tools: this.toolNames(),
+        ...this.toolSpecsForModel(),
+        finalAnswer,
+      },
     );
   }
 }

@@ -1,16 +1,6 @@
 import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import {
-  modelAttribute,
-  questionAttribute,
-  REACT_COST,
-  REACT_ITERATIONS,
-  REACT_MODEL,
-  REACT_PROTOCOL,
-  REACT_QUESTION,
-  REACT_TOKENS,
-  tokensAttributeDue,
-} from '../src/core/search-attributes';
+import { modelAttribute, questionAttribute, REACT_COST, REACT_ITERATIONS, REACT_MODEL, REACT_PROTOCOL, REACT_QUESTION, REACT_TOKENS, tokensAttributeDue } from '../src/core/search-attributes';
 import { VisibilityPatches } from './patches';
 import type { ResearchRun } from './research-run';
 
@@ -44,11 +34,7 @@ function describingAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
  */
 function usageAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
   const { costUsd } = run.state.usage;
-  return [
-    { key: REACT_TOKENS, value: run.state.usage.totalTokens },
-    { key: REACT_ITERATIONS, value: run.state.modelCalls },
-    ...(costUsd !== undefined ? [{ key: REACT_COST, value: costUsd }] : []),
-  ];
+  return [{ key: REACT_TOKENS, value: run.state.usage.totalTokens }, { key: REACT_ITERATIONS, value: run.state.modelCalls }, ...(costUsd !== undefined ? [{ key: REACT_COST, value: costUsd }] : [])];
 }
 
 /** Once the transcript is open (the model is known): question, protocol, model, tokens. */

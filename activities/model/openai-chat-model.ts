@@ -138,8 +138,7 @@ export class OpenAIChatModel implements ChatModel {
       throw ApplicationFailure.create({
         type: FailureTypes.modelFirstTokenTimeout,
         message:
-          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
-          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
+          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` + 'a slow server can take this long to read a long prompt. Abandoned to be retried.',
       });
     }
     if (watchdog.abandoned === 'stall') {

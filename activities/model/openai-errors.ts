@@ -4,7 +4,6 @@ import { EvaluationFailureTypes } from '../../src/core/evaluation/evaluation-con
 import { FailureTypes } from '../../src/core/failure-types';
 import { isContextOverflow } from './context-overflow';
 
-
 const NON_NEGATIVE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
 
 /** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds; anything else is undefined. */
@@ -110,7 +109,12 @@ export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescri
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const status = error.status;
     if (status === 429) {
-      return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRateLimited, message: `The judge endpoint is rate limiting (429): ${error.message}`, nextRetryDelay: retryAfterMilliseconds(error.headers), cause });
+      return ApplicationFailure.create({
+        type: EvaluationFailureTypes.judgeRateLimited,
+        message: `The judge endpoint is rate limiting (429): ${error.message}`,
+        nextRetryDelay: retryAfterMilliseconds(error.headers),
+        cause,
+      });
     }
     if (status === 408 || status === 409 || status >= 500) {
       return ApplicationFailure.create({
@@ -126,7 +130,12 @@ export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescri
         : status === 404
           ? `Check REACT_AGENT_JUDGE_MODEL (now "${endpoint.model}") and REACT_AGENT_JUDGE_BASE_URL (now ${endpoint.baseUrl}).`
           : 'Retrying will not help.';
-    return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeRejected, message: `The judge endpoint rejected the request with ${status}: ${error.message}. ${fix}`, nonRetryable: true, cause });
+    return ApplicationFailure.create({
+      type: EvaluationFailureTypes.judgeRejected,
+      message: `The judge endpoint rejected the request with ${status}: ${error.message}. ${fix}`,
+      nonRetryable: true,
+      cause,
+    });
   }
   return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeBadResponse, message: `The judge call failed: ${cause.message}`, cause });
 }

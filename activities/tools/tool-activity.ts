@@ -79,10 +79,13 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
     } catch (error) {
       if (context.cancellationSignal.aborted) {
         // Give the handler time to honour the abort, so "cancelled" means the tool has stopped.
-        await Promise.race([running.then(
-          () => undefined,
-          () => undefined,
-        ), delay(CANCELLATION_GRACE_MS)]);
+        await Promise.race([
+          running.then(
+            () => undefined,
+            () => undefined,
+          ),
+          delay(CANCELLATION_GRACE_MS),
+        ]);
         throw context.cancellationSignal.reason ?? error;
       }
       if (error instanceof ToolInputError) return finish(`Error: ${error.message}`, true);

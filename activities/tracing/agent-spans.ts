@@ -33,10 +33,9 @@ function recordFailure(span: Span, error: unknown): void {
  * attributes through the span it is given).
  */
 export async function inModelCallSpan<T>(model: string, attributes: Record<string, string | number>, body: (span: Span) => Promise<T>): Promise<T> {
-  return trace.getTracer(TRACER_NAME).startActiveSpan(
-    `chat ${model}`,
-    { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes } },
-    async (span) => {
+  return trace
+    .getTracer(TRACER_NAME)
+    .startActiveSpan(`chat ${model}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes } }, async (span) => {
       try {
         return await body(span);
       } catch (error) {
@@ -45,8 +44,7 @@ export async function inModelCallSpan<T>(model: string, attributes: Record<strin
       } finally {
         span.end();
       }
-    },
-  );
+    });
 }
 
 /** A model reply's attributes: finish reason and token usage. */
@@ -68,25 +66,27 @@ type ToolActivity = (input: ToolActivityInput) => Promise<ToolActivityOutput>;
  */
 export function withToolCallSpan<T extends ToolActivity>(tool: string, activity: T): T {
   const traced = (input: ToolActivityInput): Promise<ToolActivityOutput> =>
-    trace.getTracer(TRACER_NAME).startActiveSpan(
-      `execute_tool ${tool}`,
-      { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': input.callId } },
-      async (span) => {
-        try {
-          const output = await activity(input);
-          if (output.isError) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error observation' });
-            span.setAttribute('error.type', 'tool_error');
+    trace
+      .getTracer(TRACER_NAME)
+      .startActiveSpan(
+        `execute_tool ${tool}`,
+        { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': input.callId } },
+        async (span) => {
+          try {
+            const output = await activity(input);
+            if (output.isError) {
+              span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error observation' });
+              span.setAttribute('error.type', 'tool_error');
+            }
+            return output;
+          } catch (error) {
+            recordFailure(span, error);
+            throw error;
+          } finally {
+            span.end();
           }
-          return output;
-        } catch (error) {
-          recordFailure(span, error);
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+        },
+      );
   Object.defineProperty(traced, 'name', { value: activity.name });
   return traced as T;
 }

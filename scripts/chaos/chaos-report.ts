@@ -67,12 +67,26 @@ export function formatChaosReport(report: ChaosReport): string {
   const terminal = report.runs.filter((run) => run.status === 'completed').length;
   const affected = report.workerKills.reduce((total, kill) => total + kill.affected.length, 0);
   const rows: Array<[string, string]> = [
-    ['runs', `${report.runs.length} (${Object.entries(protocols).map(([name, count]) => `${name} ${count}`).join(', ')}); terminal ${terminal}/${report.runs.length}`],
+    [
+      'runs',
+      `${report.runs.length} (${Object.entries(protocols)
+        .map(([name, count]) => `${name} ${count}`)
+        .join(', ')}); terminal ${terminal}/${report.runs.length}`,
+    ],
     ['workers', `${options.workers} processes`],
     ['worker kills (SIGKILL + restart)', `${report.workerKills.length} (runs with an activity on the killed worker: ${affected})`],
     ['server restarts (SIGKILL + restart)', `${report.serverRestarts.length} (down ${report.serverRestarts.map((restart) => seconds(restart.downMs)).join(', ') || '-'})`],
-    ['cancels (client / CLI)', `${report.cancels.client + report.cancels.cli} (${report.cancels.client} / ${report.cancels.cli})${report.cancels.missed ? `; ${report.cancels.missed} found no run in flight` : ''}`],
-    ['terminations', Object.entries(report.terminations).sort().map(([kind, count]) => `${kind} ${count}`).join(', ') || '-'],
+    [
+      'cancels (client / CLI)',
+      `${report.cancels.client + report.cancels.cli} (${report.cancels.client} / ${report.cancels.cli})${report.cancels.missed ? `; ${report.cancels.missed} found no run in flight` : ''}`,
+    ],
+    [
+      'terminations',
+      Object.entries(report.terminations)
+        .sort()
+        .map(([kind, count]) => `${kind} ${count}`)
+        .join(', ') || '-',
+    ],
     ['model requests', `${report.modelRequests.total}, ${report.modelRequests.completed} completed; re-sent after a crash lost the reply: ${report.modelRequests.resentAfterCrash}`],
     ['tool attempts', `${report.toolAttempts.started} started, ${report.toolAttempts.retried} were retries, ${report.toolAttempts.interruptedByKill} cut off by a kill`],
     [

@@ -62,13 +62,7 @@ function sections(text: string, open: string, close: string): string[] {
  * Checks that the `answers`-th response carries no tag but its call's, and records tags so a
  * tag seen twice (a call issued twice, or answered twice) is reported.
  */
-function checkTags(
-  problems: string[],
-  where: string,
-  callTag: string | undefined,
-  responseText: string,
-  seenResponseTags: Map<string, string>,
-): void {
+function checkTags(problems: string[], where: string, callTag: string | undefined, responseText: string, seenResponseTags: Map<string, string>): void {
   for (const tag of tagsIn(responseText)) {
     if (callTag !== undefined && tag !== callTag) problems.push(`${where} carries the result of @@${tag}@@ but answers call @@${callTag}@@ (out of order or misplaced)`);
     const earlier = seenResponseTags.get(tag);
@@ -237,7 +231,10 @@ export function checkModelCalls(
       const from = (first.completedAt ?? first.receivedAt) - COMPLETION_POLL_SLACK_MS;
       const crash = crashes.find((at) => at >= from && at <= again.receivedAt);
       if (crash !== undefined) resent.push({ modelCall, crashAt: crash });
-      else violations.push(`model call ${modelCall} completed ${completed.length} times; no crash between the completion at ${new Date(first.completedAt ?? first.receivedAt).toISOString()} and the request at ${new Date(again.receivedAt).toISOString()}`);
+      else
+        violations.push(
+          `model call ${modelCall} completed ${completed.length} times; no crash between the completion at ${new Date(first.completedAt ?? first.receivedAt).toISOString()} and the request at ${new Date(again.receivedAt).toISOString()}`,
+        );
     }
   }
   for (const [modelCall] of recorded) {
@@ -275,7 +272,16 @@ export function toolIntervals(entries: readonly ToolLogEntry[], kills: readonly 
     const start = open.get(key);
     if (!start) continue;
     open.delete(key);
-    intervals.push({ workflowId: start.workflowId, tool: start.tool, callId: start.callId, pid: start.pid, ...(start.attempt !== undefined ? { attempt: start.attempt } : {}), start: start.at, end: entry.at, endedBy: 'stop' });
+    intervals.push({
+      workflowId: start.workflowId,
+      tool: start.tool,
+      callId: start.callId,
+      pid: start.pid,
+      ...(start.attempt !== undefined ? { attempt: start.attempt } : {}),
+      start: start.at,
+      end: entry.at,
+      endedBy: 'stop',
+    });
   }
   for (const start of [...unfinished, ...open.values()]) {
     const kill = kills.filter((candidate) => candidate.pid === start.pid && candidate.at >= start.at).sort((a, b) => a.at - b.at)[0];

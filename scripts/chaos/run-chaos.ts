@@ -282,10 +282,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       const found = await Promise.all(
         inFlight().map(async (outcome) => {
           try {
-            const description = await Promise.race([
-              client.workflow.getHandle(outcome.plan.workflowId).describe(),
-              delay(3_000).then(() => undefined),
-            ]);
+            const description = await Promise.race([client.workflow.getHandle(outcome.plan.workflowId).describe(), delay(3_000).then(() => undefined)]);
             const busy = description?.raw.pendingActivities?.some((activity) => activity.state === STARTED && (activity.lastWorkerIdentity ?? '').startsWith(`${pid}@`));
             return busy ? [outcome.plan.workflowId] : [];
           } catch {
@@ -301,7 +298,7 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       const enoughUp = () => environment.gate.up && upSlots().length >= Math.min(2, options.workers);
       for (const at of plan.workerKillsAtMs) {
         await sleepUntil(at);
-        for (let killed = false; !killed; ) {
+        for (let killed = false; !killed;) {
           await waitUntil('a worker to kill', enoughUp);
           killed = await serially(() => (enoughUp() ? killOne() : Promise.resolve(false)));
         }
@@ -361,7 +358,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         `cancelling ${workflowId}`,
         () => {
           requestedAt = Date.now();
-          if (via === 'client') return client.workflow.getHandle(workflowId).cancel().then(() => undefined);
+          if (via === 'client')
+            return client.workflow
+              .getHandle(workflowId)
+              .cancel()
+              .then(() => undefined);
           return new Promise<void>((resolve, reject) =>
             execFile(
               temporalCli,
@@ -449,7 +450,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       if (outcome.status === 'not-started') continue;
       let facts: HistoryFacts | undefined;
       try {
-        const history = await withServer(`reading the history of ${workflowId}`, () => client.workflow.getHandle(workflowId).fetchHistory(), () => false, 60_000);
+        const history = await withServer(
+          `reading the history of ${workflowId}`,
+          () => client.workflow.getHandle(workflowId).fetchHistory(),
+          () => false,
+          60_000,
+        );
         facts = historyFacts(history.events ?? []);
         completions.set(workflowId, facts.activityCompletions);
       } catch (error) {
@@ -479,16 +485,34 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         violations.push(...checked.violations);
         resent.push(...checked.resent.map((entry) => ({ workflowId, modelCall: entry.modelCall, crash: crashKind(entry.crashAt) })));
       }
-      if (outcome.status === 'completed') violations.push(...checkNoToolLeftRunning(toolLog.filter((entry) => entry.workflowId === workflowId), workerKills, now));
+      if (outcome.status === 'completed')
+        violations.push(
+          ...checkNoToolLeftRunning(
+            toolLog.filter((entry) => entry.workflowId === workflowId),
+            workerKills,
+            now,
+          ),
+        );
       if (outcome.cancel) {
         const requestedAt = outcome.cancel.requestedAt;
-        const late = checkToolsStoppedAfterCancel(toolLog.filter((entry) => entry.workflowId === workflowId), workerKills, requestedAt, options.cancelStopSeconds * 1_000, now);
+        const late = checkToolsStoppedAfterCancel(
+          toolLog.filter((entry) => entry.workflowId === workflowId),
+          workerKills,
+          requestedAt,
+          options.cancelStopSeconds * 1_000,
+          now,
+        );
         // Say what history shows about the cancel, so a late stop can be traced to its cause.
         const after = (at: number | undefined) => (at === undefined ? 'never' : `+${((at - requestedAt) / 1000).toFixed(1)} s`);
         const nearby = [...kills.map((kill) => kill.at), ...serverRestarts.map((restart) => restart.killedAt)].filter((at) => at >= requestedAt - 15_000 && at <= requestedAt + 15_000);
         const timeline =
           `history: cancel recorded ${after(facts?.cancelRecordedAt)}, activity cancel requested ${after(facts?.activityCancelRequestedAt)}; ` +
-          `workflow task timeouts ${facts?.workflowTaskTimeouts.filter((timeout) => timeout.at >= requestedAt - 15_000).map((timeout) => `${timeout.type} ${after(timeout.at)}`).join(', ') || 'none'}; ` +
+          `workflow task timeouts ${
+            facts?.workflowTaskTimeouts
+              .filter((timeout) => timeout.at >= requestedAt - 15_000)
+              .map((timeout) => `${timeout.type} ${after(timeout.at)}`)
+              .join(', ') || 'none'
+          }; ` +
           `kills nearby ${nearby.map((at) => (at >= requestedAt ? `+${((at - requestedAt) / 1000).toFixed(1)} s` : `${((at - requestedAt) / 1000).toFixed(1)} s`)).join(', ') || 'none'}`;
         violations.push(...late.map((violation) => `${violation} [${timeline}]`));
       }
@@ -524,12 +548,17 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         interruptedByKill: intervals.filter((interval) => interval.endedBy === 'kill').length,
       },
       recovery: summarizeRecovery(kills),
-      violations: outcomes.flatMap((outcome) => outcome.violations.map((violation) => `${outcome.plan.workflowId} (${outcome.plan.protocol}${outcome.cancel ? `, cancelled via ${outcome.cancel.via}` : ''}): ${violation}`)),
+      violations: outcomes.flatMap((outcome) =>
+        outcome.violations.map((violation) => `${outcome.plan.workflowId} (${outcome.plan.protocol}${outcome.cancel ? `, cancelled via ${outcome.cancel.via}` : ''}): ${violation}`),
+      ),
     };
     if (options.keep) {
       // For a post-mortem beside the database, server log, tool log and transcripts.
       writeFileSync(join(environment.directory, 'model-requests.jsonl'), requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
-      writeFileSync(join(environment.directory, 'chaos-report.json'), JSON.stringify({ ...report, runs: report.runs.map(({ plan, ...rest }) => ({ workflowId: plan.workflowId, protocol: plan.protocol, ...rest })) }, null, 2));
+      writeFileSync(
+        join(environment.directory, 'chaos-report.json'),
+        JSON.stringify({ ...report, runs: report.runs.map(({ plan, ...rest }) => ({ workflowId: plan.workflowId, protocol: plan.protocol, ...rest })) }, null, 2),
+      );
     }
     return report;
   } finally {

@@ -57,12 +57,10 @@ export function describeBatchSummary(summary: BatchSummary): string {
     `Batch ${summary.batchId} ${summary.cancelled ? 'was cancelled' : 'completed'} after ${formatDuration(summary.durationMs)}: ${summary.lines} line${summary.lines === 1 ? '' : 's'} in ${summary.output}`,
   ];
   for (const rollout of summary.perRollout) {
-    const extra = [
-      ...(rollout.failed ? [`${rollout.failed} failed`] : []),
-      ...(rollout.kept ? [`${rollout.kept} kept from before`] : []),
-      ...(rollout.notRun ? [`${rollout.notRun} not run`] : []),
-    ];
-    lines.push(`  iter${rollout.rollout}.jsonl: ${terminationCounts(rollout.terminations)}${extra.length ? ` (${extra.join(', ')})` : ''}${rollout.cost ? `; cost ${describeCost(rollout.cost)}` : ''}`);
+    const extra = [...(rollout.failed ? [`${rollout.failed} failed`] : []), ...(rollout.kept ? [`${rollout.kept} kept from before`] : []), ...(rollout.notRun ? [`${rollout.notRun} not run`] : [])];
+    lines.push(
+      `  iter${rollout.rollout}.jsonl: ${terminationCounts(rollout.terminations)}${extra.length ? ` (${extra.join(', ')})` : ''}${rollout.cost ? `; cost ${describeCost(rollout.cost)}` : ''}`,
+    );
   }
   // Per correct answer only an evaluation knows; a batch evaluated at its end carries it in its headline.
   const evaluated = summary.evaluation?.headline?.cost;

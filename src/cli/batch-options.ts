@@ -129,7 +129,8 @@ export async function checkedInputFile(path: string): Promise<{ file: BatchInput
     throw new BatchInputRejected([...describeBatchInputProblems(path, file.problems), `${path}: ${count} problem${count === 1 ? '' : 's'}; nothing was started.`]);
   }
   const notes = file.duplicates.map(
-    (duplicate) => `${path}: the question "${duplicate.question}" appears ${duplicate.indices.length} times (lines ${duplicate.lines.join(', ')}); each is kept as its own item (q${duplicate.indices.join(', q')}).`,
+    (duplicate) =>
+      `${path}: the question "${duplicate.question}" appears ${duplicate.indices.length} times (lines ${duplicate.lines.join(', ')}); each is kept as its own item (q${duplicate.indices.join(', q')}).`,
   );
   return { file, notes };
 }

@@ -79,7 +79,18 @@ export async function followRun(client: Client, workflowId: string, print: (line
   let failedAttempts = 0;
   let printer = new StreamedTextPrinter();
   const stopWatching = new AbortController();
-  const watching = streamPollMs > 0 ? watchStreamingCalls(client, workflowId, () => runId, () => printer, print, stopWatching.signal, streamPollMs) : Promise.resolve();
+  const watching =
+    streamPollMs > 0
+      ? watchStreamingCalls(
+          client,
+          workflowId,
+          () => runId,
+          () => printer,
+          print,
+          stopWatching.signal,
+          streamPollMs,
+        )
+      : Promise.resolve();
   try {
     return await followRuns();
   } finally {

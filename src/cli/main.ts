@@ -48,7 +48,7 @@ export const commands: Record<string, LazyCommand> = {
     },
   },
   follow: {
-    summary: 'print a run or batch\'s progress until it ends',
+    summary: "print a run or batch's progress until it ends",
     // A run id: the run's view; a batch id: the batch's (batchSides.follow).
     load: () => {
       const { followCommand, followHelp } = require('./commands/follow-command') as typeof import('./commands/follow-command');
@@ -57,7 +57,7 @@ export const commands: Record<string, LazyCommand> = {
     },
   },
   status: {
-    summary: 'show a run or batch\'s status and progress',
+    summary: "show a run or batch's status and progress",
     // A run id: the run's view; a batch id: the batch's (batchSides.status).
     load: () => {
       const { statusCommand, statusHelp } = require('./commands/status-command') as typeof import('./commands/status-command');
@@ -66,7 +66,7 @@ export const commands: Record<string, LazyCommand> = {
     },
   },
   result: {
-    summary: 'print a run\'s result with its messages as JSON',
+    summary: "print a run's result with its messages as JSON",
     load: () => {
       const { resultCommand, resultHelp } = require('./commands/result-command') as typeof import('./commands/result-command');
       return { help: resultHelp, run: resultCommand };
@@ -83,7 +83,7 @@ export const commands: Record<string, LazyCommand> = {
   },
   inject: { summary: 'add a user message to a running run', load: steering('inject') },
   finish: { summary: 'make a run give its best answer now', load: steering('finish') },
-  limits: { summary: 'raise or lower a running run\'s budgets', load: steering('limits') },
+  limits: { summary: "raise or lower a running run's budgets", load: steering('limits') },
   approve: { summary: 'approve or deny a tool call waiting for approval', load: steering('approve') },
   list: {
     summary: 'list recent runs (--batches: batches)',

@@ -2,7 +2,9 @@ import { formatUsd } from '../core/cost-figures';
 import type { RunEvent } from './run-events';
 
 const oneLine = (text: unknown, maxCharacters = 160) => {
-  const flat = String(text ?? '').replace(/\s+/g, ' ').trim();
+  const flat = String(text ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length > maxCharacters ? `${flat.slice(0, maxCharacters - 1)}…` : flat;
 };
 
@@ -20,7 +22,8 @@ function linesFor(event: RunEvent): string[] {
       const cost = typeof usage?.costUsd === 'number' ? `, ${formatUsd(usage.costUsd)}${spent}` : '';
       const lines = [`[call ${event.modelCall}] ${count(contextTokens)} context tokens (+${count(usage?.completionTokens)}${cost})`];
       if (turn.thought) lines.push(`  thought: ${oneLine(turn.thought)}`);
-      for (const call of turn.toolCalls ?? []) lines.push(`  tool call: ${call?.name || '?'} ${oneLine(JSON.stringify(call?.arguments ?? {}), 120)}${call?.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`);
+      for (const call of turn.toolCalls ?? [])
+        lines.push(`  tool call: ${call?.name || '?'} ${oneLine(JSON.stringify(call?.arguments ?? {}), 120)}${call?.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`);
       if (turn.answer !== undefined) lines.push(`  answer: ${oneLine(turn.answer)}`);
       else if (turn.problem) lines.push(`  format problem: ${oneLine(turn.problem, 100)}`);
       return lines;
@@ -29,7 +32,9 @@ function linesFor(event: RunEvent): string[] {
       return [`  compressing the context (target ${count(event.targetTokens)} tokens${event.summarize ? ', may summarise old turns' : ''}) ...`];
     case 'context_compressed': {
       const { stubbedObservations, summarizedTurns, contextTokens } = event.output;
-      return [`  context compressed: ${plural(stubbedObservations, 'observation', 'observations')} stubbed, ${plural(summarizedTurns, 'turn', 'turns')} summarised; now ${count(contextTokens)} tokens`];
+      return [
+        `  context compressed: ${plural(stubbedObservations, 'observation', 'observations')} stubbed, ${plural(summarizedTurns, 'turn', 'turns')} summarised; now ${count(contextTokens)} tokens`,
+      ];
     }
     case 'context_window_learned': {
       const { contextWindow, source, promptBudget } = event.output;

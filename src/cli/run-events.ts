@@ -174,7 +174,9 @@ export class RunEventReader {
   private completed(activity: string, input: unknown, result: unknown): RunEvent[] {
     switch (activityRole(activity)) {
       case 'model':
-        return isCallModelInput(input) && isCallModelOutput(result) ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result, ...this.spentAfter(result) }] : [{ kind: 'activity_completed', activity }];
+        return isCallModelInput(input) && isCallModelOutput(result)
+          ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result, ...this.spentAfter(result) }]
+          : [{ kind: 'activity_completed', activity }];
       case 'compression':
         return isCompressContextOutput(result) ? [{ kind: 'context_compressed', output: result }] : [{ kind: 'activity_completed', activity }];
       case 'context-window':

@@ -152,5 +152,7 @@ function cronValue(text: string, spec: CronField): number | string {
   }
   const named = spec.names?.indexOf(text.toLowerCase().slice(0, 3));
   if (named !== undefined && named >= 0 && text.length >= 3) return named + (spec.nameOffset ?? 0);
-  return spec.names ? `"${text}" is neither a number from ${spec.minimum} to ${spec.maximum} nor a name (${spec.names.join(', ')})` : `"${text}" is not a number from ${spec.minimum} to ${spec.maximum}`;
+  return spec.names
+    ? `"${text}" is neither a number from ${spec.minimum} to ${spec.maximum} nor a name (${spec.names.join(', ')})`
+    : `"${text}" is not a number from ${spec.minimum} to ${spec.maximum}`;
 }

@@ -103,8 +103,7 @@ export class StreamedTextPrinter {
       }
       return [];
     }
-    const ended =
-      event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+    const ended = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
     const activityId = ended ? this.scheduled.get(String(ended.scheduledEventId)) : undefined;
     if (activityId === undefined) return [];
     this.scheduled.delete(String(ended?.scheduledEventId));

@@ -129,10 +129,7 @@ function isConversationManifest(text: string): boolean {
  * Decides what goes: blobs reachable from the old roots, not reachable from the kept roots, and
  * last written before `cutoff`. Reads the store; deletes nothing.
  */
-export async function planRetention(
-  store: ListableTranscriptStore,
-  options: { oldRoots: Iterable<string>; keptRoots: Iterable<string>; cutoff: Date; concurrency?: number },
-): Promise<RetentionPlan> {
+export async function planRetention(store: ListableTranscriptStore, options: { oldRoots: Iterable<string>; keptRoots: Iterable<string>; cutoff: Date; concurrency?: number }): Promise<RetentionPlan> {
   const concurrency = options.concurrency ?? 8;
   const candidates = await reachableBlobs(store, options.oldRoots, concurrency);
   const kept = candidates.size === 0 ? new Map<string, { manifest: boolean }>() : await reachableBlobs(store, options.keptRoots, concurrency);

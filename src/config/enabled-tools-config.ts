@@ -29,7 +29,10 @@ export function loadToolSelection(environment: Environment = process.env): ToolS
   const builtIns = names.filter((name): name is ResearchToolName => (RESEARCH_TOOL_NAMES as readonly string[]).includes(name));
   const others = names.filter((name) => !(RESEARCH_TOOL_NAMES as readonly string[]).includes(name));
   if (others.length && readString(environment, 'REACT_AGENT_MCP_CONFIG') === undefined) {
-    throw new ConfigurationError('REACT_AGENT_TOOLS', `REACT_AGENT_TOOLS names unknown tools: ${others.join(', ')}. Use a comma-separated list of ${RESEARCH_TOOL_NAMES.join(', ')}, or none (MCP tools need REACT_AGENT_MCP_CONFIG).`);
+    throw new ConfigurationError(
+      'REACT_AGENT_TOOLS',
+      `REACT_AGENT_TOOLS names unknown tools: ${others.join(', ')}. Use a comma-separated list of ${RESEARCH_TOOL_NAMES.join(', ')}, or none (MCP tools need REACT_AGENT_MCP_CONFIG).`,
+    );
   }
   return { builtIns, mcp: others };
 }

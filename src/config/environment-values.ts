@@ -42,13 +42,7 @@ export function readPositiveNumber(environment: Environment, name: string, defau
  * `defaultValue` when unset or blank.
  * @throws ConfigurationError like `REACT_AGENT_TOP_P must be a number from 0 to 1, got "2"`.
  */
-export function readNumberInRange(
-  environment: Environment,
-  name: string,
-  defaultValue: number,
-  minimum: number,
-  maximum: number,
-): number {
+export function readNumberInRange(environment: Environment, name: string, defaultValue: number, minimum: number, maximum: number): number {
   const raw = readString(environment, name);
   if (raw === undefined) return defaultValue;
   const value = Number(raw);

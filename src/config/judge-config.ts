@@ -41,7 +41,10 @@ export function loadJudgeConfig(environment: Environment = process.env): JudgeCo
     } catch (error) {
       if (!(error instanceof ConfigurationError)) throw error;
       const variable = ownBaseUrl === undefined ? 'REACT_AGENT_JUDGE_BASE_URL' : 'REACT_AGENT_JUDGE_MODEL';
-      throw new ConfigurationError(variable, `The judge has no ${variable === 'REACT_AGENT_JUDGE_MODEL' ? 'model' : 'endpoint'}: set ${variable} (it defaults to the run model's settings, which are not usable: ${error.message.split('\n')[0]})`);
+      throw new ConfigurationError(
+        variable,
+        `The judge has no ${variable === 'REACT_AGENT_JUDGE_MODEL' ? 'model' : 'endpoint'}: set ${variable} (it defaults to the run model's settings, which are not usable: ${error.message.split('\n')[0]})`,
+      );
     }
   };
   const baseUrl = ownBaseUrl !== undefined ? checkedHttpUrl('REACT_AGENT_JUDGE_BASE_URL', ownBaseUrl) : runModelConfig().baseUrl;

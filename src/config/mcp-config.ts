@@ -67,11 +67,7 @@ export function parseMcpConfig(text: string, options: { file: string; environmen
   return { file, servers };
 }
 
-function parseServer(
-  name: string,
-  entry: unknown,
-  context: { file: string; environment: Environment; fail: (message: string) => never },
-): McpServerSettings | undefined {
+function parseServer(name: string, entry: unknown, context: { file: string; environment: Environment; fail: (message: string) => never }): McpServerSettings | undefined {
   const { fail, environment, file } = context;
   const at = (field?: string) => `server "${name}"${field ? `, field "${field}"` : ''}`;
   // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
@@ -146,7 +142,8 @@ function parseServer(
   if (!transport) fail(`${at()}: missing "command" (a stdio server the worker starts) or "url" (a Streamable HTTP server).`);
 
   const misplaced = Object.keys(entry).filter((key) => (transport === 'stdio' ? HTTP_FIELDS : STDIO_FIELDS).includes(key));
-  if (misplaced.length) fail(`${at()}: ${misplaced.map((key) => `"${key}"`).join(', ')} ${misplaced.length > 1 ? 'do' : 'does'} not apply to a ${transport === 'stdio' ? 'stdio' : 'Streamable HTTP'} server.`);
+  if (misplaced.length)
+    fail(`${at()}: ${misplaced.map((key) => `"${key}"`).join(', ')} ${misplaced.length > 1 ? 'do' : 'does'} not apply to a ${transport === 'stdio' ? 'stdio' : 'Streamable HTTP'} server.`);
 
   const toolPrefix = entry.toolPrefix ?? '';
   if (typeof toolPrefix !== 'string' || (toolPrefix !== '' && !TOOL_PREFIX.test(toolPrefix))) {
@@ -169,7 +166,8 @@ function parseServer(
 
   if (transport === 'stdio') {
     const command = entry.command;
-    if (typeof command !== 'string' || command.trim() === '') return fail(`${at('command')} must be the program to start (a non-empty string), got ${command === undefined ? 'none' : typeName(command)}.`);
+    if (typeof command !== 'string' || command.trim() === '')
+      return fail(`${at('command')} must be the program to start (a non-empty string), got ${command === undefined ? 'none' : typeName(command)}.`);
     const args = stringList('args') ?? [];
     const cwd = entry.cwd;
     if (cwd !== undefined && (typeof cwd !== 'string' || cwd.trim() === '')) fail(`${at('cwd')} must be a directory (a non-empty string), got ${typeName(cwd)}.`);
@@ -192,7 +190,8 @@ function parseServer(
   } catch {
     parsed = undefined;
   }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) fail(`${at('url')} must be an http(s) URL such as http://localhost:3001/mcp, got ${url === undefined ? 'none' : typeName(url)}.`);
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    fail(`${at('url')} must be an http(s) URL such as http://localhost:3001/mcp, got ${url === undefined ? 'none' : typeName(url)}.`);
   const headers = stringMap('headers');
   return { ...options, secrets: headers.secrets, transport: 'http', url: url as string, headers: headers.values };
 }
@@ -210,7 +209,10 @@ export function loadMcpConfig(environment: Environment = process.env): McpConfig
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigurationError(MCP_CONFIG_VARIABLE, `${MCP_CONFIG_VARIABLE}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Point it at a JSON file {"mcpServers": {...}} (see examples/mcp.json).`);
+    throw new ConfigurationError(
+      MCP_CONFIG_VARIABLE,
+      `${MCP_CONFIG_VARIABLE}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Point it at a JSON file {"mcpServers": {...}} (see examples/mcp.json).`,
+    );
   }
   return parseMcpConfig(text, { file, environment });
 }

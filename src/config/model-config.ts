@@ -112,4 +112,3 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     maxOutputTokens: readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS),
   };
 }
-

@@ -10,10 +10,7 @@ const EXAMPLE = `{"gpt-4o-mini": {"input": 0.15, "cachedInput": 0.075, "output":
 const FIELDS = ['input', 'cachedInput', 'output'] as const;
 
 function problem(message: string): ConfigurationError {
-  return new ConfigurationError(
-    MODEL_PRICES_VARIABLE,
-    `${MODEL_PRICES_VARIABLE} ${message}. Give USD per million tokens for each model, as JSON such as ${EXAMPLE}, or @/path/to/prices.json.`,
-  );
+  return new ConfigurationError(MODEL_PRICES_VARIABLE, `${MODEL_PRICES_VARIABLE} ${message}. Give USD per million tokens for each model, as JSON such as ${EXAMPLE}, or @/path/to/prices.json.`);
 }
 
 function checkedPrice(model: string, value: unknown): ModelPrice {

@@ -55,9 +55,5 @@ function readIsolation(environment: Environment): PythonIsolationSetting {
   if (raw === undefined) return 'auto';
   const value = raw.toLowerCase();
   if ((ISOLATION_SETTINGS as readonly string[]).includes(value)) return value as PythonIsolationSetting;
-  throw new ConfigurationError(
-    'REACT_AGENT_PYTHON_ISOLATION',
-    `REACT_AGENT_PYTHON_ISOLATION must be one of ${ISOLATION_SETTINGS.join(', ')}, got ${JSON.stringify(raw)}`,
-  );
+  throw new ConfigurationError('REACT_AGENT_PYTHON_ISOLATION', `REACT_AGENT_PYTHON_ISOLATION must be one of ${ISOLATION_SETTINGS.join(', ')}, got ${JSON.stringify(raw)}`);
 }
-

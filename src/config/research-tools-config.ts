@@ -95,7 +95,10 @@ function readSearchBackend(environment: Environment): SearchBackendName {
 function readSearxngUrl(environment: Environment): string {
   const raw = readString(environment, 'SEARXNG_URL');
   if (raw === undefined) {
-    throw new ConfigurationError('SEARXNG_URL', 'REACT_AGENT_SEARCH_BACKEND=searxng needs SEARXNG_URL, the address of a SearXNG instance with the JSON format enabled, e.g. SEARXNG_URL=http://localhost:8888.');
+    throw new ConfigurationError(
+      'SEARXNG_URL',
+      'REACT_AGENT_SEARCH_BACKEND=searxng needs SEARXNG_URL, the address of a SearXNG instance with the JSON format enabled, e.g. SEARXNG_URL=http://localhost:8888.',
+    );
   }
   let url: URL;
   try {
@@ -148,7 +151,10 @@ export function loadSearchConfig(environment: Environment = process.env): Search
 export function loadParseFileConfig(environment: Environment = process.env): ParseFileConfig {
   const raw = readString(environment, 'REACT_AGENT_WORKSPACE_DIRS');
   if (raw === undefined) return { workspaceDirectories: [resolve(dataDirectory(environment), WORKSPACE_FOLDER_NAME)] };
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (entries.length === 0) {
     throw new ConfigurationError('REACT_AGENT_WORKSPACE_DIRS', `REACT_AGENT_WORKSPACE_DIRS must list one or more folders separated by commas, got ${JSON.stringify(raw)}.`);
   }

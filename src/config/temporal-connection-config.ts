@@ -61,10 +61,7 @@ export function loadTemporalConnection(environment: Environment = process.env): 
     const reason = error instanceof Error ? error.message : String(error);
     const profile = environment['TEMPORAL_PROFILE'];
     if (profile !== undefined && /profile/i.test(reason)) {
-      throw new ConfigurationError(
-        'TEMPORAL_PROFILE',
-        `TEMPORAL_PROFILE=${profile} is not a profile in the Temporal config file (${reason}). Fix the profile name or unset TEMPORAL_PROFILE.`,
-      );
+      throw new ConfigurationError('TEMPORAL_PROFILE', `TEMPORAL_PROFILE=${profile} is not a profile in the Temporal config file (${reason}). Fix the profile name or unset TEMPORAL_PROFILE.`);
     }
     throw new ConfigurationError(
       'TEMPORAL_CONFIG_FILE',

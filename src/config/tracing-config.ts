@@ -32,7 +32,10 @@ function checkedUrl(variable: string, raw: string): URL {
     throw new ConfigurationError(variable, `${variable} must be an http(s) URL of an OTLP/HTTP receiver, such as http://localhost:4318; got ${JSON.stringify(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigurationError(variable, `${variable} must be an http(s) URL of an OTLP/HTTP receiver (this project exports OTLP over HTTP), such as http://localhost:4318; got ${JSON.stringify(raw)}`);
+    throw new ConfigurationError(
+      variable,
+      `${variable} must be an http(s) URL of an OTLP/HTTP receiver (this project exports OTLP over HTTP), such as http://localhost:4318; got ${JSON.stringify(raw)}`,
+    );
   }
   return url;
 }

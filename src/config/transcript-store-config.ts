@@ -41,7 +41,10 @@ export function parseS3Url(value: string, variable = VARIABLE): { bucket: string
       `${variable} names the bucket ${JSON.stringify(parsed.bucket)}, which is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and hyphens), in ${JSON.stringify(value)}; e.g. ${example}`,
     );
   }
-  throw new ConfigurationError(variable, `${variable} has a malformed key prefix ${JSON.stringify(parsed.prefix)} (empty, "." or ".." segments, control characters) in ${JSON.stringify(value)}; e.g. ${example}`);
+  throw new ConfigurationError(
+    variable,
+    `${variable} has a malformed key prefix ${JSON.stringify(parsed.prefix)} (empty, "." or ".." segments, control characters) in ${JSON.stringify(value)}; e.g. ${example}`,
+  );
 }
 
 /**

@@ -38,8 +38,6 @@ export const DEFAULT_VISIT_MAX_BYTES_SETTING = 5 * 1024 * 1024;
 /** Default of {@link VisitConfig.timeoutSeconds}. */
 export const DEFAULT_VISIT_TIMEOUT_SECONDS = 30;
 
-
-
 function readList(environment: Environment, name: string): string[] {
   return (readString(environment, name) ?? '')
     .split(',')
@@ -51,10 +49,7 @@ function readAllowedHosts(environment: Environment): string[] {
   const name = 'REACT_AGENT_VISIT_ALLOWED_HOSTS';
   return readList(environment, name).map((entry) => {
     if (/[/\s@]/.test(entry) || /^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
-      throw new ConfigurationError(
-        name,
-        `${name} must be a comma-separated list of host names (like wiki.corp.example, or .corp.example for every subdomain), got ${JSON.stringify(entry)}`,
-      );
+      throw new ConfigurationError(name, `${name} must be a comma-separated list of host names (like wiki.corp.example, or .corp.example for every subdomain), got ${JSON.stringify(entry)}`);
     }
     return entry.toLowerCase();
   });

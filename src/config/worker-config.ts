@@ -66,11 +66,7 @@ export function loadWorkerConfig(environment: Environment = process.env): Worker
   return {
     taskQueue,
     maxConcurrentActivities: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_ACTIVITIES', DEFAULT_MAX_CONCURRENT_ACTIVITIES),
-    maxConcurrentWorkflowTasks: readPositiveInteger(
-      environment,
-      'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS',
-      DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
-    ),
+    maxConcurrentWorkflowTasks: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS', DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS),
     shutdownGraceSeconds: readPositiveNumber(environment, 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
     stickyQueueTimeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS', DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS),
     heartbeatThrottleSeconds: readPositiveNumber(environment, 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', DEFAULT_HEARTBEAT_THROTTLE_SECONDS),

@@ -48,10 +48,7 @@ export function loadWorkerDeploymentConfig(environment: Environment = process.en
     return undefined;
   }
   if (!DEPLOYMENT_NAME.test(deploymentName)) {
-    throw new ConfigurationError(
-      'REACT_AGENT_DEPLOYMENT_NAME',
-      `REACT_AGENT_DEPLOYMENT_NAME must be letters, digits, "_" and "-" (at most 200, no "."), got ${JSON.stringify(deploymentName)}`,
-    );
+    throw new ConfigurationError('REACT_AGENT_DEPLOYMENT_NAME', `REACT_AGENT_DEPLOYMENT_NAME must be letters, digits, "_" and "-" (at most 200, no "."), got ${JSON.stringify(deploymentName)}`);
   }
   if (buildId !== undefined) validateBuildId(buildId, 'REACT_AGENT_BUILD_ID');
   return { deploymentName, ...(buildId === undefined ? {} : { buildId }) };

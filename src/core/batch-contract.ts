@@ -127,7 +127,10 @@ export function pairOfOrdinal(ordinal: number, questions: number): { index: numb
 
 /** Folder name of a scheduled batch: its scheduled start time, `2026-01-02T03-00-00Z` (no colons). */
 export function scheduledFolderName(scheduledStart: Date): string {
-  return scheduledStart.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+  return scheduledStart
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 /** The directory a batch writes to. */
@@ -142,7 +145,8 @@ export function batchOutputDirectory(output: string, schedule: { id: string } | 
  * right type, what a schema cannot say (a stored reference, a usable output, a schedule id, a judge).
  */
 export function validateBatchInput(input: ResearchBatchInput): string[] {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return ['the input must be a JSON object such as {"input": "sha256:…", "questions": 3, "rollouts": 1, "output": "/abs/dir"}'];
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return ['the input must be a JSON object such as {"input": "sha256:…", "questions": 3, "rollouts": 1, "output": "/abs/dir"}'];
   const problems = validateAgainstSchema(BATCH_INPUT_SCHEMA, input, '');
   const shapeOk = (field: string) => !concernsField(problems, field);
   if (shapeOk('input') && !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input.input)}`);

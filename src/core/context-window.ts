@@ -64,8 +64,7 @@ export function windowOfLlamaServerProps(body: unknown): ContextWindow | undefin
 }
 
 /** Ollama names a model with a tag; `model` and `model:latest` are the same one. */
-const sameOllamaModel = (name: unknown, model: string): boolean =>
-  typeof name === 'string' && (name === model || name === `${model}:latest` || `${name}:latest` === model);
+const sameOllamaModel = (name: unknown, model: string): boolean => typeof name === 'string' && (name === model || name === `${model}:latest` || `${name}:latest` === model);
 
 /** Ollama: `GET /api/ps` lists the loaded models with the context each runs with (`context_length`, in releases since mid-2025). */
 export function windowOfOllamaPs(body: unknown, model: string): ContextWindow | undefined {
@@ -242,7 +241,14 @@ export function withSummaryLimits(state: RunState): { summaryLimits?: { promptTo
 
 /** The state with the conversation and pending messages of `prepared` (the final answer's, before any compression) again, all else kept. */
 export function withConversationOf(state: RunState, prepared: RunState): RunState {
-  return { ...state, conversation: prepared.conversation, pending: prepared.pending, pendingTokens: prepared.pendingTokens, pendingCallIds: prepared.pendingCallIds, contextTokens: prepared.contextTokens };
+  return {
+    ...state,
+    conversation: prepared.conversation,
+    pending: prepared.pending,
+    pendingTokens: prepared.pendingTokens,
+    pendingCallIds: prepared.pendingCallIds,
+    contextTokens: prepared.contextTokens,
+  };
 }
 
 /** The final answer call is not made: even the question alone does not fit. Recorded with the numbers that say why. */

@@ -94,7 +94,8 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
     const tooShort = typeof current.minLength === 'number' && value.length < current.minLength;
     if (tooShort) problems.push(current.minLength === 1 ? `${nameOf(path)} must not be empty` : `${nameOf(path)} must have at least ${current.minLength as number} characters`);
     if (typeof current.maxLength === 'number' && value.length > current.maxLength) problems.push(`${nameOf(path)} is ${value.length} characters; the most is ${current.maxLength}`);
-    if (!tooShort && typeof current.pattern === 'string' && !new RegExp(current.pattern, 'u').test(value)) problems.push(`${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`);
+    if (!tooShort && typeof current.pattern === 'string' && !new RegExp(current.pattern, 'u').test(value))
+      problems.push(`${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`);
   }
   if (typeof value === 'number') {
     const problem = numberProblem(current, value, type === 'integer', nameOf(path));
@@ -115,8 +116,10 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
       if (item === undefined) continue;
       const property = properties[name];
       if (property) problems.push(...validateAgainstSchema(property, item, child(path, name), root));
-      else if (current.additionalProperties === false) problems.push(`${child(path, name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`);
-      else if (current.additionalProperties && typeof current.additionalProperties === 'object') problems.push(...validateAgainstSchema(current.additionalProperties as JsonSchema, item, child(path, name), root));
+      else if (current.additionalProperties === false)
+        problems.push(`${child(path, name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`);
+      else if (current.additionalProperties && typeof current.additionalProperties === 'object')
+        problems.push(...validateAgainstSchema(current.additionalProperties as JsonSchema, item, child(path, name), root));
     }
   }
   return problems;

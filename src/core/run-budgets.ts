@@ -54,12 +54,10 @@ export const contextBudget = (state: RunState): number => Math.min(state.limits.
 export const contextOverLimit = (state: RunState): boolean => nextContextTokens(state) > contextBudget(state);
 
 /** The context passed the compression threshold (`loop.compressAtFraction` of the budget; 0 = never). */
-export const compressionDue = (state: RunState, options: LoopOptions): boolean =>
-  options.compressAtFraction > 0 && nextContextTokens(state) > options.compressAtFraction * contextBudget(state);
+export const compressionDue = (state: RunState, options: LoopOptions): boolean => options.compressAtFraction > 0 && nextContextTokens(state) > options.compressAtFraction * contextBudget(state);
 
 /** What compression aims for, in our estimate's units: three quarters of the threshold. */
-export const compressionTarget = (state: RunState, options: LoopOptions): number =>
-  inEstimatedTokens(Math.floor(options.compressAtFraction * contextBudget(state) * 0.75), calibration(state));
+export const compressionTarget = (state: RunState, options: LoopOptions): number => inEstimatedTokens(Math.floor(options.compressAtFraction * contextBudget(state) * 0.75), calibration(state));
 
 /** Time to continue as new: this run made a call, and Temporal suggests it or `loop.continueAsNewAfterModelCalls` calls were made. */
 export const continueAsNewDue = (state: RunState, options: LoopOptions, suggested: boolean): boolean =>

@@ -113,7 +113,12 @@ export function applyCompression(state: RunState, compressed: CompressContextOut
 /** A turn's tools ran: their observations, in call order, are what is pending. */
 export function answerToolTurn(state: RunState, turn: Turn, protocol: Protocol): RunState {
   const answered = answerTurn(protocol, turn, '');
-  const next = setPending(state, answered.messages, answered.tokens, turn.calls.map((call) => call.id));
+  const next = setPending(
+    state,
+    answered.messages,
+    answered.tokens,
+    turn.calls.map((call) => call.id),
+  );
   return { ...next, toolCallsAnswered: state.toolCallsAnswered + turn.calls.length };
 }
 
@@ -180,12 +185,7 @@ export function askForFinalAnswer(
 }
 
 /** {@link askForFinalAnswer} but for the request itself, which the final answer's compression adds after compressing. */
-export function prepareFinalAnswer(
-  state: RunState,
-  why: BudgetEnd | 'finish',
-  openTurn: Turn | undefined,
-  context: { protocol: Protocol; injected: readonly string[] },
-): RunState {
+export function prepareFinalAnswer(state: RunState, why: BudgetEnd | 'finish', openTurn: Turn | undefined, context: { protocol: Protocol; injected: readonly string[] }): RunState {
   let next = withDetails(state, { finalAnswerPhase: why === 'finish' ? 'finish_requested' : terminationOfBudgetEnd(why) });
   if (openTurn) next = closeOpenTurn(next, openTurn, closingReason(why), context.protocol);
   if (why === 'token_limit' && next.pendingCallIds.length) {

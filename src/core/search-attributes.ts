@@ -32,7 +32,17 @@ export const REACT_PROTOCOL = defineSearchAttributeKey('ReactProtocol', SearchAt
 export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** The search attributes the project needs registered on the namespace, name → type. */
-export const PROJECT_SEARCH_ATTRIBUTES = { ReactTermination: 'Keyword', ReactIterations: 'Int', ReactBatchId: 'Keyword', ReactRollout: 'Int', ReactQuestion: 'Text', ReactModel: 'Keyword', ReactTokens: 'Int', ReactProtocol: 'Keyword', ReactCost: 'Double' } as const;
+export const PROJECT_SEARCH_ATTRIBUTES = {
+  ReactTermination: 'Keyword',
+  ReactIterations: 'Int',
+  ReactBatchId: 'Keyword',
+  ReactRollout: 'Int',
+  ReactQuestion: 'Text',
+  ReactModel: 'Keyword',
+  ReactTokens: 'Int',
+  ReactProtocol: 'Keyword',
+  ReactCost: 'Double',
+} as const;
 
 /** Longest `ReactQuestion`, in characters (a list column and its words, well inside Temporal's 2 KB per value). */
 export const QUESTION_ATTRIBUTE_MAX_CHARACTERS = 300;

@@ -30,7 +30,11 @@ export function callSignature(name: string, args: unknown): string {
     Array.isArray(value)
       ? value.map(canonical)
       : value && typeof value === 'object'
-        ? Object.fromEntries(Object.keys(value as object).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
+        ? Object.fromEntries(
+            Object.keys(value as object)
+              .sort()
+              .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+          )
         : value;
   return `${name}:${JSON.stringify(canonical(args))}`;
 }
@@ -55,7 +59,10 @@ export function observeToolCall(state: StuckDetectorState, signature: string): {
   if (b !== undefined && b === c && c === d) {
     return {
       state: { recent: [], nudgedAbout: [signature], nudges: state.nudges + 1 },
-      verdict: { kind: 'nudge', message: `You have made the same tool call three times in a row (${describe(signature)}) and it will not give you anything new. Try a different approach, or give your final answer.` },
+      verdict: {
+        kind: 'nudge',
+        message: `You have made the same tool call three times in a row (${describe(signature)}) and it will not give you anything new. Try a different approach, or give your final answer.`,
+      },
     };
   }
   if (a !== undefined && a !== b && a === c && b === d) {

@@ -110,7 +110,11 @@ export function detectDocumentFormat(path: string, bytes: Uint8Array): DocumentF
   if (!looksLikeText(bytes)) {
     throw new DocumentExtractionError('unsupported', `Cannot read ${path}: it is a binary file of an unknown type. Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`);
   }
-  const opening = Buffer.from(bytes.subarray(0, 1024)).toString('utf8').replace(/^\uFEFF/, '').trimStart().toLowerCase();
+  const opening = Buffer.from(bytes.subarray(0, 1024))
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .toLowerCase();
   if (opening.startsWith('<!doctype html') || opening.startsWith('<html') || /^<\?xml[^>]*>\s*<html/.test(opening)) return 'html';
   if (opening.startsWith('{') || opening.startsWith('[')) {
     try {

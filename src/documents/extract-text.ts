@@ -153,11 +153,15 @@ async function extractWordDocument(bytes: Uint8Array, name: string): Promise<Ext
   const headingMatch = /<h[1-3][^>]*>(.*?)<\/h[1-3]>/s.exec(html);
   const heading = headingMatch?.[1]?.replace(/<[^>]+>/g, '');
   // Readability may drop parts it takes for page furniture; keep the markdown only when it kept the text.
-  const text = visibleLength(page.markdown) >= 0.9 * visibleLength(raw) ? page.markdown : normaliseLineEndings(raw).replace(/\n{3,}/g, '\n\n').trim();
+  const text =
+    visibleLength(page.markdown) >= 0.9 * visibleLength(raw)
+      ? page.markdown
+      : normaliseLineEndings(raw)
+          .replace(/\n{3,}/g, '\n\n')
+          .trim();
   return withTitle({ text, format: 'docx' }, heading ? decodeEntities(heading) : undefined);
 }
 
 function decodeEntities(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39);/g, (_match, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity] ?? '');
 }
-

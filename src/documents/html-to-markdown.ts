@@ -34,6 +34,9 @@ export function htmlToMarkdown(html: string, url = 'http://localhost/'): Readabl
     article = null;
   }
   const content = article?.content || document.body?.innerHTML || html;
-  const markdown = turndown.turndown(content).replace(/\n{3,}/g, '\n\n').trim();
+  const markdown = turndown
+    .turndown(content)
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   return { title: (article?.title ?? fallbackTitle).trim(), markdown, isArticle: Boolean(article?.content) };
 }

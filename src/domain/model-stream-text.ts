@@ -39,7 +39,7 @@ const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 /** `tail` with `addition` appended, cut to its last `limit` characters (never starting inside a surrogate pair). */
 export function appendToStreamTail(tail: StreamTail, addition: string, limit = STREAM_TAIL_CHARACTERS): StreamTail {
   if (!addition) return tail;
-  let text = (tail.text.length + addition.length > limit ? (tail.text + addition).slice(-limit) : tail.text + addition);
+  let text = tail.text.length + addition.length > limit ? (tail.text + addition).slice(-limit) : tail.text + addition;
   if (text.length && isLowSurrogate(text.charCodeAt(0)) && tail.text.length + addition.length > limit) text = text.slice(1);
   return { text, characters: tail.characters + addition.length };
 }

@@ -33,7 +33,10 @@ function splitAtWords(text: string, maxCharacters: number): string[] {
 /** A paragraph as pieces no longer than `maxCharacters`: itself, else its sentences packed, else word splits. */
 function splitParagraph(paragraph: string, targetCharacters: number, maxCharacters: number): string[] {
   if (paragraph.length <= maxCharacters) return [paragraph];
-  const sentences = paragraph.split(SENTENCE_END).flatMap((sentence) => splitAtWords(sentence.trim(), maxCharacters)).filter(Boolean);
+  const sentences = paragraph
+    .split(SENTENCE_END)
+    .flatMap((sentence) => splitAtWords(sentence.trim(), maxCharacters))
+    .filter(Boolean);
   const pieces: string[] = [];
   let current = '';
   for (const sentence of sentences) {

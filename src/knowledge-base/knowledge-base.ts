@@ -236,7 +236,11 @@ export class KnowledgeBase {
         continue;
       }
       const information = await stat(real);
-      const files = information.isDirectory() ? walk(real) : (async function* () { yield real; })();
+      const files = information.isDirectory()
+        ? walk(real)
+        : (async function* () {
+            yield real;
+          })();
       // Paths are real: the given one was resolved and the walk does not follow symbolic links.
       for await (const file of files) {
         if (seen.has(file)) continue;
@@ -254,9 +258,7 @@ export class KnowledgeBase {
       }
       const bytes = await readFile(path);
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      const existing = this.statement('SELECT id, content_sha256, chunk_count FROM documents WHERE path = ?').get(path) as
-        | { id: number; content_sha256: string; chunk_count: number }
-        | undefined;
+      const existing = this.statement('SELECT id, content_sha256, chunk_count FROM documents WHERE path = ?').get(path) as { id: number; content_sha256: string; chunk_count: number } | undefined;
       if (existing?.content_sha256 === sha256) return { path, status: 'unchanged', chunks: existing.chunk_count };
       const document = await extractTextFromBytes(bytes, path, { maxBytes: this.maxFileBytes });
       if (!document.text.trim()) return { path, status: 'failed', reason: 'no text could be extracted (a scanned PDF would need OCR)' };
@@ -286,9 +288,15 @@ export class KnowledgeBase {
     const store = this.database.transaction(() => {
       const existing = this.statement('SELECT id FROM documents WHERE path = ?').get(document.path) as { id: number } | undefined;
       if (existing) this.deleteDocument(existing.id);
-      const { lastInsertRowid } = this
-        .statement('INSERT INTO documents (path, title, format, size_bytes, content_sha256, chunk_count, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(document.path, document.title, document.format, document.bytes, document.sha256, chunks.length, new Date().toISOString());
+      const { lastInsertRowid } = this.statement('INSERT INTO documents (path, title, format, size_bytes, content_sha256, chunk_count, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+        document.path,
+        document.title,
+        document.format,
+        document.bytes,
+        document.sha256,
+        chunks.length,
+        new Date().toISOString(),
+      );
       const insertChunk = this.statement('INSERT INTO chunks (document_id, position) VALUES (?, ?)');
       const indexChunk = this.statement('INSERT INTO chunk_index (rowid, title, body) VALUES (CAST(? AS INTEGER), ?, ?)');
       chunks.forEach((chunk, position) => {
@@ -383,9 +391,7 @@ export class KnowledgeBase {
         'SELECT documents.id AS document_id, documents.title AS title, documents.path AS path FROM chunks JOIN documents ON documents.id = chunks.document_id WHERE chunks.id = ?',
       );
       // better-sqlite3 binds JS numbers as REAL, and FTS5 ignores a REAL rowid next to MATCH: hence the CAST.
-      const snippetOfChunk = this.statement(
-        `SELECT snippet(chunk_index, 1, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM chunk_index WHERE chunk_index MATCH ? AND rowid = CAST(? AS INTEGER)`,
-      );
+      const snippetOfChunk = this.statement(`SELECT snippet(chunk_index, 1, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM chunk_index WHERE chunk_index MATCH ? AND rowid = CAST(? AS INTEGER)`);
       const results: KnowledgeBaseSearchResult[] = [];
       const documentsSeen = new Set<number>();
       for (const candidate of candidates) {

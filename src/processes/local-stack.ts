@@ -41,7 +41,10 @@ export async function ensureLocalServer(temporal: TemporalConnection, worker: Wo
  * and let the worker finish the cancellation before stopping it with SIGTERM (graceful).
  */
 export class ChildWorker {
-  private constructor(private readonly owned: OwnedProcess, readonly logFile: string) {}
+  private constructor(
+    private readonly owned: OwnedProcess,
+    readonly logFile: string,
+  ) {}
 
   /** Process id of the worker. */
   get pid(): number | undefined {

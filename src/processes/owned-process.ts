@@ -49,10 +49,14 @@ function sendSignal(pid: number | undefined, signal: NodeJS.Signals): void {
  */
 function startWatchdog(childPid: number): ChildProcess | undefined {
   try {
-    const watchdog = spawn('/bin/sh', ['-c', `trap '' INT QUIT TSTP HUP; while read -r _; do :; done; kill -KILL -"$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null`, 'react-agent-watchdog', String(childPid)], {
-      stdio: ['pipe', 'ignore', 'ignore'],
-      detached: true,
-    });
+    const watchdog = spawn(
+      '/bin/sh',
+      ['-c', `trap '' INT QUIT TSTP HUP; while read -r _; do :; done; kill -KILL -"$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null`, 'react-agent-watchdog', String(childPid)],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+      },
+    );
     watchdog.on('error', () => undefined);
     watchdog.stdin?.on('error', () => undefined);
     watchdog.unref();

@@ -77,10 +77,7 @@ export function terminationsSpec(terminations: Array<{ termination: string; runs
       y: { field: 'termination', type: 'nominal', title: null, sort: '-x' },
       x: { field: 'runs', type: 'quantitative', title: 'runs', axis: { tickMinStep: 1 } },
     },
-    layer: [
-      { mark: { type: 'bar', color: '#f58518' } },
-      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 11 }, encoding: { text: { field: 'runs', type: 'quantitative' } } },
-    ],
+    layer: [{ mark: { type: 'bar', color: '#f58518' } }, { mark: { type: 'text', align: 'left', dx: 3, fontSize: 11 }, encoding: { text: { field: 'runs', type: 'quantitative' } } }],
   };
 }
 
@@ -88,17 +85,9 @@ export function terminationsSpec(terminations: Array<{ termination: string; runs
  * A histogram of one quantity over runs: every run's value, and the solved runs' values over it
  * (not stacked), in bins Vega-Lite chooses (`maxbins` 20; whole steps when `wholeNumbers`).
  */
-export function histogramSpec(
-  title: string,
-  all: Distribution,
-  solved: Distribution,
-  options: { scale?: number; wholeNumbers?: boolean } = {},
-): VegaLiteSpec {
+export function histogramSpec(title: string, all: Distribution, solved: Distribution, options: { scale?: number; wholeNumbers?: boolean } = {}): VegaLiteSpec {
   const scale = options.scale ?? 1;
-  const values = [
-    ...all.values.map((value) => ({ value: value / scale, group: ALL_RUNS })),
-    ...solved.values.map((value) => ({ value: value / scale, group: SOLVED_RUNS })),
-  ];
+  const values = [...all.values.map((value) => ({ value: value / scale, group: ALL_RUNS })), ...solved.values.map((value) => ({ value: value / scale, group: SOLVED_RUNS }))];
   return {
     width: 300,
     height: 170,

@@ -1,33 +1,8 @@
 import { formatUsd, type CostFigures } from '../core/cost-figures';
 import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../domain/evaluation/evaluation-comparison';
-import type {
-  Distribution,
-  EvaluationReport,
-  QuestionRow,
-  RolloutVerdict,
-  TrajectoryStatistics,
-} from '../core/evaluation/evaluation-report';
-import {
-  ALL_RUNS,
-  SOLVED_RUNS,
-  comparisonBarsSpec,
-  histogramSpec,
-  rolloutAccuracySpec,
-  terminationsSpec,
-  toolUsageSpec,
-  unbiasedPassAtKSpec,
-} from './evaluation-charts';
-import {
-  chartFigure,
-  emptyChart,
-  escapeHtml,
-  formatNumber,
-  formatPercent,
-  formatPercentagePoints,
-  formatSignedCount,
-  htmlPage,
-  webUiRunLink,
-} from './html-document';
+import type { Distribution, EvaluationReport, QuestionRow, RolloutVerdict, TrajectoryStatistics } from '../core/evaluation/evaluation-report';
+import { ALL_RUNS, SOLVED_RUNS, comparisonBarsSpec, histogramSpec, rolloutAccuracySpec, terminationsSpec, toolUsageSpec, unbiasedPassAtKSpec } from './evaluation-charts';
+import { chartFigure, emptyChart, escapeHtml, formatNumber, formatPercent, formatPercentagePoints, formatSignedCount, htmlPage, webUiRunLink } from './html-document';
 import { renderVegaLiteSvg, type VegaLiteSpec } from './vega-lite-svg';
 
 /*
@@ -101,20 +76,21 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
   const hasCost = metrics.perRollout.some((row) => row.cost !== undefined);
   const perRolloutRows = metrics.perRollout
     .map(
-      (row) => `<tr data-rollout="${row.rollout}"><td class="number">${row.rollout}</td><td class="number">${row.questions}</td><td class="number">${row.correct}</td><td class="number">${formatPercent(row.passAt1)}</td>${
-        hasExactMatch ? `<td class="number">${formatPercent(row.exactMatch)}</td>` : ''
-      }${hasF1 ? `<td class="number">${formatPercent(row.f1)}</td>` : ''}${
-        hasCost ? `<td class="number cost">${formatUsd(row.cost?.totalUsd)}</td><td class="number cost">${formatUsd(row.cost?.perRolloutUsd)}</td><td class="number cost">${formatUsd(row.cost?.perCorrectAnswerUsd)}</td>` : ''
-      }</tr>`,
+      (row) =>
+        `<tr data-rollout="${row.rollout}"><td class="number">${row.rollout}</td><td class="number">${row.questions}</td><td class="number">${row.correct}</td><td class="number">${formatPercent(row.passAt1)}</td>${
+          hasExactMatch ? `<td class="number">${formatPercent(row.exactMatch)}</td>` : ''
+        }${hasF1 ? `<td class="number">${formatPercent(row.f1)}</td>` : ''}${
+          hasCost
+            ? `<td class="number cost">${formatUsd(row.cost?.totalUsd)}</td><td class="number cost">${formatUsd(row.cost?.perRolloutUsd)}</td><td class="number cost">${formatUsd(row.cost?.perCorrectAnswerUsd)}</td>`
+            : ''
+        }</tr>`,
     )
     .join('\n');
   const charts = [
     metrics.perRollout.length > 0
       ? await chart('rollout-accuracy', 'pass@1 by rollout (dashed: mean pass@1)', rolloutAccuracySpec(metrics.perRollout, metrics.meanPassAt1))
       : emptyChart('rollout-accuracy', 'pass@1 by rollout', 'No rollout was scored.'),
-    points.length > 0
-      ? await chart('unbiased-pass-at-k', 'unbiased pass@k by k', unbiasedPassAtKSpec(points))
-      : emptyChart('unbiased-pass-at-k', 'unbiased pass@k by k', 'No estimate (no rollouts).'),
+    points.length > 0 ? await chart('unbiased-pass-at-k', 'unbiased pass@k by k', unbiasedPassAtKSpec(points)) : emptyChart('unbiased-pass-at-k', 'unbiased pass@k by k', 'No estimate (no rollouts).'),
   ];
   return `<section id="accuracy">
 <h2>Accuracy</h2>
@@ -216,11 +192,7 @@ async function trajectoriesSection(all: TrajectoryStatistics, solved: Trajectory
     }
     figures.push(
       allValues.values.length > 0
-        ? await chart(
-            quantity.name,
-            `${quantity.title}: histogram`,
-            histogramSpec(quantity.title, allValues, solvedValues, { scale, wholeNumbers: quantity.wholeNumbers }),
-          )
+        ? await chart(quantity.name, `${quantity.title}: histogram`, histogramSpec(quantity.title, allValues, solvedValues, { scale, wholeNumbers: quantity.wholeNumbers }))
         : emptyChart(quantity.name, `${quantity.title}: histogram`, 'No runs recorded this.'),
     );
   }
@@ -255,9 +227,7 @@ async function toolsSection(all: TrajectoryStatistics, solved: TrajectoryStatist
     { name: tool, group: SOLVED_RUNS, value: solved.toolCallsPerQuestion[tool] ?? 0 },
   ]);
   const figure =
-    tools.length > 0
-      ? await chart('tool-usage', 'tool calls per question by tool', toolUsageSpec(chartRows))
-      : emptyChart('tool-usage', 'tool calls per question by tool', 'No tool was called.');
+    tools.length > 0 ? await chart('tool-usage', 'tool calls per question by tool', toolUsageSpec(chartRows)) : emptyChart('tool-usage', 'tool calls per question by tool', 'No tool was called.');
   return `<section id="tools">
 <h2>Tool usage</h2>
 <div class="charts">
@@ -279,13 +249,10 @@ function noAnswer(prediction: string): string {
 
 function verdictCell(verdict: RolloutVerdict | undefined, method: EvaluationReport['method'], webUiBase: string | undefined): string {
   if (!verdict) return '<td class="rollout-cell"><span class="verdict missing">not answered</span></td>';
-  const badge = verdict.isCorrect
-    ? '<span class="verdict correct">correct</span>'
-    : `<span class="verdict incorrect">${verdict.unparsed ? 'incorrect (verdict unparsed)' : 'incorrect'}</span>`;
-  const scores = [
-    verdict.exactMatch !== undefined ? `EM ${formatNumber(verdict.exactMatch, 2)}` : undefined,
-    verdict.f1 !== undefined ? `F1 ${formatNumber(verdict.f1, 2)}` : undefined,
-  ].filter((part): part is string => part !== undefined);
+  const badge = verdict.isCorrect ? '<span class="verdict correct">correct</span>' : `<span class="verdict incorrect">${verdict.unparsed ? 'incorrect (verdict unparsed)' : 'incorrect'}</span>`;
+  const scores = [verdict.exactMatch !== undefined ? `EM ${formatNumber(verdict.exactMatch, 2)}` : undefined, verdict.f1 !== undefined ? `F1 ${formatNumber(verdict.f1, 2)}` : undefined].filter(
+    (part): part is string => part !== undefined,
+  );
   const judgement =
     method === 'judge' && verdict.judgement && verdict.judgement !== 'exact_match'
       ? `<details class="judgement"><summary class="small">judge's verdict</summary><div class="text small">${escapeHtml(verdict.judgement)}</div></details>`
@@ -344,18 +311,14 @@ ${duplicates.map((entry) => `<tr><td class="number">${entry.rollout}</td><td cla
       ? ''
       : `<h3>Questions missing from a rollout (${missingRuns.length}), counted as not correct there</h3>
 <table class="missing-runs"><thead><tr><th>question</th><th class="number">rollout</th></tr></thead><tbody>
-${missingRuns
-  .map((entry) => `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td></tr>`)
-  .join('\n')}
+${missingRuns.map((entry) => `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td></tr>`).join('\n')}
 </tbody></table>`;
   const skipped =
     report.skipped.length === 0
       ? ''
       : `<h3>Skipped lines (${report.skipped.length})</h3>
 <table class="skipped"><thead><tr><th>file</th><th class="number">line</th><th>reason</th></tr></thead><tbody>
-${report.skipped
-  .map((entry) => `<tr><td><code>${escapeHtml(entry.file)}</code></td><td class="number">${entry.line}</td><td>${escapeHtml(entry.reason)}</td></tr>`)
-  .join('\n')}
+${report.skipped.map((entry) => `<tr><td><code>${escapeHtml(entry.file)}</code></td><td class="number">${entry.line}</td><td>${escapeHtml(entry.reason)}</td></tr>`).join('\n')}
 </tbody></table>`;
   const unparsed =
     report.unparsedVerdicts.length === 0
@@ -363,10 +326,7 @@ ${report.skipped
       : `<h3>Verdicts that did not parse (${report.unparsedVerdicts.length}), counted as incorrect</h3>
 <table class="unparsed"><thead><tr><th>question</th><th class="number">rollout</th><th>judge's text</th></tr></thead><tbody>
 ${report.unparsedVerdicts
-  .map(
-    (entry) =>
-      `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td><td><div class="text">${escapeHtml(entry.text)}</div></td></tr>`,
-  )
+  .map((entry) => `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td><td><div class="text">${escapeHtml(entry.text)}</div></td></tr>`)
   .join('\n')}
 </tbody></table>`;
   return `<section id="problems">
@@ -405,11 +365,7 @@ ${
   report.judgeCalls
     ? `<p class="meta judge-calls">Judge calls: ${report.judgeCalls.made} made, ${report.judgeCalls.stored} verdict${report.judgeCalls.stored === 1 ? '' : 's'} already stored.</p>`
     : ''
-}${
-  report.notes && report.notes.length > 0
-    ? `<ul class="notes">${report.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>`
-    : ''
-}
+}${report.notes && report.notes.length > 0 ? `<ul class="notes">${report.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : ''}
 </header>`;
   const title = `Evaluation report${report.source.batchId ? ` — ${report.source.batchId}` : ''} (${report.createdAt})`;
   return htmlPage(title, [header, ...sections].filter((part) => part !== '').join('\n'));
@@ -465,9 +421,7 @@ ${rows}
 
 function questionList(title: string, questions: string[]): string {
   if (questions.length === 0) return '';
-  return `<h3>${escapeHtml(title)} (${questions.length})</h3><ul class="only-in">${questions
-    .map((question) => `<li><span class="text">${escapeHtml(question)}</span></li>`)
-    .join('')}</ul>`;
+  return `<h3>${escapeHtml(title)} (${questions.length})</h3><ul class="only-in">${questions.map((question) => `<li><span class="text">${escapeHtml(question)}</span></li>`).join('')}</ul>`;
 }
 
 /**
@@ -485,10 +439,7 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
         `<tr data-metric="${escapeHtml(metric.name)}"><td><code>${escapeHtml(metric.name)}</code></td><td class="number">${metricValue(
           metric.name,
           metric.a,
-        )}</td><td class="number">${metricValue(metric.name, metric.b)}</td><td class="number delta${deltaClass(metric.delta)}">${metricDelta(
-          metric.name,
-          metric.delta,
-        )}</td></tr>`,
+        )}</td><td class="number">${metricValue(metric.name, metric.b)}</td><td class="number delta${deltaClass(metric.delta)}">${metricDelta(metric.name, metric.delta)}</td></tr>`,
     )
     .join('\n');
   const chartedMetrics = comparison.metrics.filter((metric) => !COUNT_METRICS.has(metric.name) && !/^round\d+_/.test(metric.name));

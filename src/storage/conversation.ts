@@ -49,11 +49,7 @@ export async function composeMessage(store: TranscriptStore, pending: PendingMes
 }
 
 /** Appends composed and literal messages; returns the new conversation's reference and the composed messages. */
-export async function appendToConversation(
-  store: TranscriptStore,
-  conversation: string,
-  additions: ChatMessage[],
-): Promise<{ conversation: string; messageReferences: string[] }> {
+export async function appendToConversation(store: TranscriptStore, conversation: string, additions: ChatMessage[]): Promise<{ conversation: string; messageReferences: string[] }> {
   const existing = await loadMessageReferences(store, conversation);
   const added = await Promise.all(additions.map((message) => putMessage(store, message)));
   const messageReferences = [...existing, ...added];

@@ -229,7 +229,8 @@ export function describeInputs(inputs: EvaluationInputs): string[] {
   const notes: string[] = [];
   for (const skip of inputs.skipped) notes.push(`Skipped ${basename(skip.file)} line ${skip.line}: ${skip.reason}.`);
   if (inputs.skipped.length) notes.push(`${inputs.skipped.length} line${inputs.skipped.length === 1 ? '' : 's'} skipped.`);
-  for (const duplicate of inputs.duplicates) notes.push(`Rollout ${duplicate.rollout}: ${duplicate.lines} duplicate line${duplicate.lines === 1 ? '' : 's'} of the same question (a resume?) counted once: the last line that is not an error.`);
+  for (const duplicate of inputs.duplicates)
+    notes.push(`Rollout ${duplicate.rollout}: ${duplicate.lines} duplicate line${duplicate.lines === 1 ? '' : 's'} of the same question (a resume?) counted once: the last line that is not an error.`);
   const sets = inputs.rollouts.map((runs) => new Set(runs.map((run) => run.question)));
   const union = new Set(sets.flatMap((set) => [...set]));
   sets.forEach((set, index) => {

@@ -110,7 +110,9 @@ async function readS3EvaluationReport(url: string, options: EvaluationLocationOp
     return parseReport(text, location.urlOf(REPORT_FILE));
   } catch (error) {
     if (!(error instanceof OutputLocationError)) throw error;
-    throw new EvaluationInputError(error.problem === 'bucket-missing' ? `${url} cannot be read: its bucket "${parseS3OutputUrl(url).bucket}" does not exist.` : `${url} cannot be read: ${error.message}`);
+    throw new EvaluationInputError(
+      error.problem === 'bucket-missing' ? `${url} cannot be read: its bucket "${parseS3OutputUrl(url).bucket}" does not exist.` : `${url} cannot be read: ${error.message}`,
+    );
   }
 }
 

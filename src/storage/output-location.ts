@@ -363,7 +363,10 @@ export class S3Output implements OutputLocation {
       return new OutputLocationError(`No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`, problem);
     }
     if (problem === 'credentials-refused') {
-      return new OutputLocationError(`The output ${this.url} refused these credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`, problem);
+      return new OutputLocationError(
+        `The output ${this.url} refused these credentials (${doing}: ${status ?? ''} ${name}). Check ${CREDENTIAL_VARIABLES} and the identity's permissions on the bucket.`,
+        problem,
+      );
     }
     return error instanceof Error ? error : new Error(message);
   }

@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto';
 import { s3UrlOf } from '../core/s3-url';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import {
-  REFERENCE_PREFIX,
-  TranscriptCorruptError,
-  TranscriptMissingError,
-  TranscriptStoreUnavailableError,
-  isReference,
-  type ListableTranscriptStore,
-  type StoredBlob,
-} from './transcript-store';
+import { REFERENCE_PREFIX, TranscriptCorruptError, TranscriptMissingError, TranscriptStoreUnavailableError, isReference, type ListableTranscriptStore, type StoredBlob } from './transcript-store';
 
 /** Where an S3 transcript store lives: `s3://<bucket>/<prefix>`, with the client settings that are not the SDK's own defaults. */
 export interface S3TranscriptStoreLocation {
@@ -101,9 +93,7 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     const reference = REFERENCE_PREFIX + createHash('sha256').update(bytes).digest('hex');
     const key = this.keyOf(reference);
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentType: 'text/plain; charset=utf-8' }),
-      );
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentType: 'text/plain; charset=utf-8' }));
     } catch (error) {
       const status = statusOf(error);
       // 412: the blob is already there (content-addressed, so it is this text). 409: a concurrent
@@ -204,11 +194,7 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     const status = statusOf(error);
     const problem = s3SettingsProblemOf(error);
     if (problem === 'credentials-missing') {
-      return new TranscriptStoreUnavailableError(
-        `No credentials for the transcript store ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}. ${message}`,
-        error,
-        'AWS_ACCESS_KEY_ID',
-      );
+      return new TranscriptStoreUnavailableError(`No credentials for the transcript store ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}. ${message}`, error, 'AWS_ACCESS_KEY_ID');
     }
     if (problem === 'credentials-refused') {
       return new TranscriptStoreUnavailableError(

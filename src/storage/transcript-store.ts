@@ -35,7 +35,11 @@ export interface ListableTranscriptStore extends TranscriptStore {
 
 export class TranscriptMissingError extends Error {
   override readonly name = 'TranscriptMissingError';
-  constructor(readonly reference: string, where: string, setting = 'REACT_AGENT_TRANSCRIPT_DIR') {
+  constructor(
+    readonly reference: string,
+    where: string,
+    setting = 'REACT_AGENT_TRANSCRIPT_DIR',
+  ) {
     super(`Transcript blob ${reference} is not in ${where}. Every worker and the CLI must use the same transcript store (${setting}).`);
   }
 }
@@ -43,7 +47,11 @@ export class TranscriptMissingError extends Error {
 /** A blob came back whose SHA-256 is not its reference: the stored object was changed or damaged. Retrying cannot fix it. */
 export class TranscriptCorruptError extends Error {
   override readonly name = 'TranscriptCorruptError';
-  constructor(readonly reference: string, where: string, actual: string) {
+  constructor(
+    readonly reference: string,
+    where: string,
+    actual: string,
+  ) {
     super(`Transcript blob ${reference} in ${where} is corrupt: its content hashes to ${actual}. The object was changed or damaged in the store.`);
   }
 }

@@ -76,7 +76,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('the Web UI lists runs by the search attributes they set', () => {
-  test('the list filtered by ?query= on the model shows that model\'s runs only (plain --dump-dom and --screenshot)', async () => {
+  test("the list filtered by ?query= on the model shows that model's runs only (plain --dump-dom and --screenshot)", async () => {
     const url = listUrl(`ReactModel = 'qwen2.5-7b-instruct'`);
     const dom = await dumpPageDom(url, { width: WIDTH, height: HEIGHT, virtualTimeBudgetMs: 10_000 });
     const { document } = parseHTML(dom);

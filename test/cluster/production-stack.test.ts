@@ -89,7 +89,10 @@ test('a batch of 4 questions writes each once to iter1.jsonl in S3', async () =>
   assert.equal(result.lines, 4, JSON.stringify(result));
   const lines = await cluster.iterLines(prefix, 1);
   assert.deepEqual(iterFileProblems(lines, 4, 1), []);
-  assert.deepEqual(lines.map((line) => line.prediction), ['answer 0', 'answer 1', 'answer 2', 'answer 3']);
+  assert.deepEqual(
+    lines.map((line) => line.prediction),
+    ['answer 0', 'answer 1', 'answer 2', 'answer 3'],
+  );
 }, 240_000);
 
 test('chaos across the stack while `react-agent follow` watches: history and matching SIGKILLed, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed — every run answers exactly once', async () => {
@@ -100,13 +103,18 @@ test('chaos across the stack while `react-agent follow` watches: history and mat
 
   // In flight through every fault: 6 runs that call tools until the faults are over, and a batch
   // whose first 3 questions do the same.
-  const runs = Array.from({ length: 6 }, (_, index) => ({ id: longRun(`chaos-run-${index}`, 4, `answer of run ${index}`, { modelDelayMs: 1_000, untilChaosOver: true }), text: `answer of run ${index}` }));
+  const runs = Array.from({ length: 6 }, (_, index) => ({
+    id: longRun(`chaos-run-${index}`, 4, `answer of run ${index}`, { modelDelayMs: 1_000, untilChaosOver: true }),
+    text: `answer of run ${index}`,
+  }));
   const limits = { maxModelCalls: 400 };
   const handles = await Promise.all(runs.map((run, index) => cluster.startRun({ question: `Chaos question ${index}?`, tools: ['lookup', 'wait'], limits }, run.id)));
   const batchId = runId('chaos-batch');
   for (let index = 0; index < 6; index += 1) {
     scenarios.add(`${batchId}/q${index}-r1`, (turn) =>
-      turn <= 4 || !chaosOver ? { ...(turn % 2 ? toolCall('lookup', { query: `b${index} ${turn}` }) : toolCall('wait', { seconds: 1 + turn / 100 })), delayBeforeFirstChunkMs: 1_000 } : answer(`batch answer ${index}`),
+      turn <= 4 || !chaosOver
+        ? { ...(turn % 2 ? toolCall('lookup', { query: `b${index} ${turn}` }) : toolCall('wait', { seconds: 1 + turn / 100 })), delayBeforeFirstChunkMs: 1_000 }
+        : answer(`batch answer ${index}`),
     );
   }
   const batch = await cluster.startBatch(batchId, questions(6, 'Chaos batch question'), { concurrency: 3, run: { tools: ['lookup', 'wait'], limits } });
@@ -119,7 +127,13 @@ test('chaos across the stack while `react-agent follow` watches: history and mat
   const follow = CliProcess.start(['follow', runs[0]?.id ?? ''], { environment: cluster.stack.clientEnvironment(), timeoutMs: 900_000 });
 
   const closed = new Set<string>();
-  results.forEach((pending, index) => void pending.then(() => closed.add(runs[index]?.id ?? ''), () => undefined));
+  results.forEach(
+    (pending, index) =>
+      void pending.then(
+        () => closed.add(runs[index]?.id ?? ''),
+        () => undefined,
+      ),
+  );
   const modelCalls = () => cluster.model.requests.length;
   const inject = async (fault: string, action: () => Promise<void>, downMs: number, restore: () => Promise<void>, recovered: () => Promise<number>) => {
     await delay(6_000);
@@ -144,26 +158,68 @@ test('chaos across the stack while `react-agent follow` watches: history and mat
     faults.push({ fault, at, downSeconds: downMs / 1000, recoverySeconds: recovery, resumedSeconds: resumed, modelCallsBefore: before, runsInFlight: inFlight });
   };
 
-  await inject('SIGKILL history', () => stack.kill('temporal-history'), 5_000, () => stack.startTemporalService('history'), () => cluster.timeUntilServing());
-  await inject('SIGKILL matching', () => stack.kill('temporal-matching'), 3_000, () => stack.startTemporalService('matching'), () => cluster.timeUntilServing());
-  await inject('restart frontend (SIGTERM, start)', () => stack.stop('temporal-frontend'), 1_000, () => stack.startTemporalService('frontend'), () => cluster.timeUntilServing());
-  await inject('PostgreSQL stop -m immediate', async () => stack.stopPostgres('immediate'), 5_000, async () => stack.startPostgres(), () => cluster.timeUntilServing());
+  await inject(
+    'SIGKILL history',
+    () => stack.kill('temporal-history'),
+    5_000,
+    () => stack.startTemporalService('history'),
+    () => cluster.timeUntilServing(),
+  );
+  await inject(
+    'SIGKILL matching',
+    () => stack.kill('temporal-matching'),
+    3_000,
+    () => stack.startTemporalService('matching'),
+    () => cluster.timeUntilServing(),
+  );
+  await inject(
+    'restart frontend (SIGTERM, start)',
+    () => stack.stop('temporal-frontend'),
+    1_000,
+    () => stack.startTemporalService('frontend'),
+    () => cluster.timeUntilServing(),
+  );
+  await inject(
+    'PostgreSQL stop -m immediate',
+    async () => stack.stopPostgres('immediate'),
+    5_000,
+    async () => stack.startPostgres(),
+    () => cluster.timeUntilServing(),
+  );
   // The store: `up` starts what is not running, here SeaweedFS on its folder (objects kept), and waits until S3 answers.
-  await inject('SIGKILL SeaweedFS (S3)', () => stack.kill('seaweedfs'), 30_000, () => stack.up(), async () => 0);
+  await inject(
+    'SIGKILL SeaweedFS (S3)',
+    () => stack.kill('seaweedfs'),
+    30_000,
+    () => stack.up(),
+    async () => 0,
+  );
   const worker = stack.workers.find((candidate) => candidate.name === 'worker-workflows-1');
   assert.ok(worker);
-  await inject('SIGKILL worker-workflows-1', () => stack.kill(worker.name), 2_000, () => stack.startWorker(worker), async () => 0);
+  await inject(
+    'SIGKILL worker-workflows-1',
+    () => stack.kill(worker.name),
+    2_000,
+    () => stack.startWorker(worker),
+    async () => 0,
+  );
   const faultsDone = seconds();
   chaosOver = true;
 
   const settled = await Promise.allSettled(results);
   const batchSettled = (await Promise.allSettled([batchResult]))[0];
   const table = formatFaultTable(faults, {
-    runs: settled.map((outcome, index) => ({ id: runs[index]?.id ?? '', ok: outcome.status === 'fulfilled', closedAt: outcome.status === 'fulfilled' ? (outcome.value.closedAt - chaosStart) / 1000 : undefined })),
+    runs: settled.map((outcome, index) => ({
+      id: runs[index]?.id ?? '',
+      ok: outcome.status === 'fulfilled',
+      closedAt: outcome.status === 'fulfilled' ? (outcome.value.closedAt - chaosStart) / 1000 : undefined,
+    })),
     faultsDone,
     modelCalls: modelCalls(),
   });
-  const retries = await activityRetriesByCause(cluster.client, [...runs.map((run) => run.id), ...Array.from({ length: 6 }, (_, index) => `${batchId}/q${index}-r1`)]).catch((error: unknown) => new Map([[`(could not read the histories: ${(error as Error).message})`, 0]]));
+  const retries = await activityRetriesByCause(cluster.client, [...runs.map((run) => run.id), ...Array.from({ length: 6 }, (_, index) => `${batchId}/q${index}-r1`)]).catch(
+    (error: unknown) => new Map([[`(could not read the histories: ${(error as Error).message})`, 0]]),
+  );
   console.log(`cluster: chaos\n${table}\n${formatRetries(retries)}`);
 
   const followed = await follow.exited;
@@ -183,12 +239,20 @@ test('chaos across the stack while `react-agent follow` watches: history and mat
   if (batchSettled?.status === 'fulfilled') assert.equal(batchSettled.value.result.lines, 6, JSON.stringify(batchSettled.value.result));
   const lines = await cluster.iterLines(batch.prefix, 1);
   assert.deepEqual(iterFileProblems(lines, 6, 1), [], table);
-  assert.deepEqual(lines.map((line) => line.prediction), [0, 1, 2, 3, 4, 5].map((index) => `batch answer ${index}`));
+  assert.deepEqual(
+    lines.map((line) => line.prediction),
+    [0, 1, 2, 3, 4, 5].map((index) => `batch answer ${index}`),
+  );
   assert.equal(faults.length, 6);
   // Work went on between faults: more model calls were answered before each fault than before the previous one.
-  for (let index = 1; index < faults.length; index += 1) assert.ok((faults[index]?.modelCallsBefore ?? 0) > (faults[index - 1]?.modelCallsBefore ?? 0), `no progress before "${faults[index]?.fault}"\n${table}`);
+  for (let index = 1; index < faults.length; index += 1)
+    assert.ok((faults[index]?.modelCallsBefore ?? 0) > (faults[index - 1]?.modelCallsBefore ?? 0), `no progress before "${faults[index]?.fault}"\n${table}`);
   // Every fault found all six runs in flight.
-  assert.deepEqual(faults.map((fault) => fault.runsInFlight), [6, 6, 6, 6, 6, 6], table);
+  assert.deepEqual(
+    faults.map((fault) => fault.runsInFlight),
+    [6, 6, 6, 6, 6, 6],
+    table,
+  );
   // And after each, work resumed.
   for (const fault of faults) assert.ok(Number.isFinite(fault.resumedSeconds), `no model call within 180 s of restoring after "${fault.fault}"\n${table}`);
   // After the faults the stack is whole again.

@@ -70,7 +70,10 @@ test("ports in use: PostgreSQL's and then the history service's are named", asyn
   }
   const historyBlocker = await listen(stack.ports.temporal.history.grpcPort);
   try {
-    await assert.rejects(stack.up({ workers: { workflows: 0, model: 0, tools: 0 }, ui: false }), new RegExp(`Cannot start Temporal's history service: port ${stack.ports.temporal.history.grpcPort} on 127\\.0\\.0\\.1 is in use`));
+    await assert.rejects(
+      stack.up({ workers: { workflows: 0, model: 0, tools: 0 }, ui: false }),
+      new RegExp(`Cannot start Temporal's history service: port ${stack.ports.temporal.history.grpcPort} on 127\\.0\\.0\\.1 is in use`),
+    );
   } finally {
     historyBlocker.close();
   }

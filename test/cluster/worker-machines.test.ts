@@ -82,7 +82,9 @@ test('each machine is its own network: a worker in it reaches the stack only thr
     assert.equal(row?.running, true, `${machine.name}: ${JSON.stringify(row)}\n${setupLog.join('\n')}`);
     assert.equal(row?.address, `netns ${machine.namespace}`);
   }
-  console.log(`cluster: worker machines\n${setupLog.join('\n')}\n${machines.map((machine) => `${machine.name}: ${machine.namespace} ${machine.address} (host side ${machine.hostAddress})`).join('\n')}`);
+  console.log(
+    `cluster: worker machines\n${setupLog.join('\n')}\n${machines.map((machine) => `${machine.name}: ${machine.namespace} ${machine.address} (host side ${machine.hostAddress})`).join('\n')}`,
+  );
 }, 60_000);
 
 test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run elsewhere, it comes back, no line twice`, async () => {
@@ -95,7 +97,9 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   const count = 8;
   for (let index = 0; index < count; index += 1) {
     scenarios.add(`${id}/q${index}-r1`, (turn) =>
-      turn <= 4 || !cutOver ? { ...(turn % 2 ? toolCall('lookup', { query: `m${index} ${turn}` }) : toolCall('wait', { seconds: 3 + turn / 100 })), delayBeforeFirstChunkMs: 300 } : answer(`machine answer ${index}`),
+      turn <= 4 || !cutOver
+        ? { ...(turn % 2 ? toolCall('lookup', { query: `m${index} ${turn}` }) : toolCall('wait', { seconds: 3 + turn / 100 })), delayBeforeFirstChunkMs: 300 }
+        : answer(`machine answer ${index}`),
     );
   }
   const chaosStart = Date.now();
@@ -132,7 +136,11 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   let pollsAgainAfter: number | undefined;
   while (pollsAgainAfter === undefined && Date.now() - restoredAt < 180_000) {
     const response = await client.workflowService
-      .describeTaskQueue({ namespace: stack.namespace, taskQueue: { name: STACK_TOPOLOGY.workers.environment.REACT_AGENT_TASK_QUEUE as string }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY })
+      .describeTaskQueue({
+        namespace: stack.namespace,
+        taskQueue: { name: STACK_TOPOLOGY.workers.environment.REACT_AGENT_TASK_QUEUE as string },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      })
       .catch(() => undefined);
     const poller = response?.pollers?.find((candidate) => candidate.identity?.startsWith(`${cutPid}@`));
     const lastAccess = Number(poller?.lastAccessTime?.seconds ?? 0) * 1000;
@@ -142,8 +150,22 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
 
   const settled = (await Promise.allSettled([batchResult]))[0];
   const table = formatFaultTable(
-    [{ fault: `network cut ${cutMachine.name} (${cutMachine.namespace})`, at: (cutAt - chaosStart) / 1000, downSeconds: (restoredAt - cutAt) / 1000, recoverySeconds: pollsAgainAfter ?? Number.NaN, resumedSeconds: pollsAgainAfter ?? Number.NaN, runsInFlight: count, modelCallsBefore }],
-    { runs: [{ id, ok: settled?.status === 'fulfilled', ...(settled?.status === 'fulfilled' ? { closedAt: (settled.value.closedAt - chaosStart) / 1000 } : {}) }], faultsDone: (restoredAt - chaosStart) / 1000, modelCalls: cluster.model.requests.length },
+    [
+      {
+        fault: `network cut ${cutMachine.name} (${cutMachine.namespace})`,
+        at: (cutAt - chaosStart) / 1000,
+        downSeconds: (restoredAt - cutAt) / 1000,
+        recoverySeconds: pollsAgainAfter ?? Number.NaN,
+        resumedSeconds: pollsAgainAfter ?? Number.NaN,
+        runsInFlight: count,
+        modelCallsBefore,
+      },
+    ],
+    {
+      runs: [{ id, ok: settled?.status === 'fulfilled', ...(settled?.status === 'fulfilled' ? { closedAt: (settled.value.closedAt - chaosStart) / 1000 } : {}) }],
+      faultsDone: (restoredAt - chaosStart) / 1000,
+      modelCalls: cluster.model.requests.length,
+    },
   );
   const summary = `${table}\nthe open call ${open.workflowId} ${open.callId} ran elsewhere after ${movedAfter?.toFixed(1) ?? 'never'} s; machine 1 polled again ${pollsAgainAfter?.toFixed(1) ?? 'never'} s after the link came back; tool starts on machine 1 during the cut: ${startsOnCutMachineDuringCut}`;
   console.log(`cluster: worker machines\n${summary}`);
@@ -152,7 +174,10 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   if (settled?.status === 'fulfilled') assert.equal(settled.value.result.lines, count, JSON.stringify(settled.value.result));
   const lines = await cluster.iterLines(batch.prefix, 1);
   assert.deepEqual(iterFileProblems(lines, count, 1), [], summary);
-  assert.deepEqual(lines.map((line) => line.prediction), Array.from({ length: count }, (_, index) => `machine answer ${index}`));
+  assert.deepEqual(
+    lines.map((line) => line.prediction),
+    Array.from({ length: count }, (_, index) => `machine answer ${index}`),
+  );
   assert.ok(movedAfter !== undefined && movedAfter < 30, `the call machine 1 was running ran on another machine within 30 s\n${summary}`);
   assert.equal(startsOnCutMachineDuringCut, 0, `machine 1 started no tool while cut off\n${summary}`);
   assert.ok(pollsAgainAfter !== undefined, `machine 1 polled again after the link came back\n${summary}`);

@@ -19,10 +19,7 @@ export async function makeDocx(heading: string, paragraphs: string[]): Promise<B
   const document = new Document({
     sections: [
       {
-        children: [
-          new Paragraph({ text: heading, heading: HeadingLevel.HEADING_1 }),
-          ...paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] })),
-        ],
+        children: [new Paragraph({ text: heading, heading: HeadingLevel.HEADING_1 }), ...paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] }))],
       },
     ],
   });

@@ -67,10 +67,12 @@ function abortableSleep(milliseconds: number, signal: AbortSignal | undefined): 
       clearTimeout(timer);
       reject(new OpenAI.APIUserAbortError());
     };
-    const timer = Number.isFinite(milliseconds) ? setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, milliseconds) : undefined;
+    const timer = Number.isFinite(milliseconds)
+      ? setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, milliseconds)
+      : undefined;
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });

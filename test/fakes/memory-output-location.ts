@@ -60,9 +60,11 @@ export class MemoryOutputLocation implements OutputLocation {
 
   async readLines(path: string): Promise<AsyncIterable<string> | undefined> {
     const text = await this.readText(path);
-    return text === undefined ? undefined : (async function* lines() {
-      yield* text.replace(/\n$/, '').split('\n');
-    })();
+    return text === undefined
+      ? undefined
+      : (async function* lines() {
+          yield* text.replace(/\n$/, '').split('\n');
+        })();
   }
 
   async writeText(path: string, text: string): Promise<void> {

@@ -87,8 +87,7 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
     status: 400,
     body: {
       error: {
-        message:
-          "'max_tokens' or 'max_completion_tokens' is too large: 10000. This model's maximum context length is 32768 tokens and your request has 30000 input tokens (10000 > 32768 - 30000).",
+        message: "'max_tokens' or 'max_completion_tokens' is too large: 10000. This model's maximum context length is 32768 tokens and your request has 30000 input tokens (10000 > 32768 - 30000).",
         type: 'BadRequestError',
         param: null,
         code: 400,
@@ -146,8 +145,7 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'Ollama /v1 (truncate off)',
-    source:
-      "ollama passes llama-server's own refusal through as a string (measured against Ollama 0.33 on /api/chat with truncate:false), then middleware/openai.go wraps it",
+    source: "ollama passes llama-server's own refusal through as a string (measured against Ollama 0.33 on /api/chat with truncate:false), then middleware/openai.go wraps it",
     status: 400,
     body: {
       error: {
@@ -181,7 +179,7 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'SGLang / Together',
-    source: 'the wording these servers use, as quoted by several client libraries\' overflow detectors',
+    source: "the wording these servers use, as quoted by several client libraries' overflow detectors",
     status: 400,
     body: { error: { message: "The input (250000 tokens) is longer than the model's context length (200000 tokens).", type: 'BadRequestError', param: null, code: 400 } },
   },

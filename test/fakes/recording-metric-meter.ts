@@ -26,7 +26,11 @@ export class RecordingMetricMeter implements MetricMeter {
   createCounter(name: string, unit?: string, description?: string): MetricCounter {
     const record = (value: number, tags: MetricTags) => this.records.push({ kind: 'counter', name, unit, description, value, tags });
     const counter = (base: MetricTags): MetricCounter => ({
-      name, unit, description, kind: 'counter', valueType: 'int',
+      name,
+      unit,
+      description,
+      kind: 'counter',
+      valueType: 'int',
       add: (value, extraTags = {}) => record(value, { ...this.tags, ...base, ...extraTags }),
       withTags: (tags) => counter({ ...base, ...tags }),
     });
@@ -35,7 +39,11 @@ export class RecordingMetricMeter implements MetricMeter {
 
   createHistogram(name: string, valueType: NumericMetricValueType = 'int', unit?: string, description?: string): MetricHistogram {
     const histogram = (base: MetricTags): MetricHistogram => ({
-      name, unit, description, kind: 'histogram', valueType,
+      name,
+      unit,
+      description,
+      kind: 'histogram',
+      valueType,
       record: (value, extraTags = {}) => this.records.push({ kind: 'histogram', name, unit, description, value, tags: { ...this.tags, ...base, ...extraTags } }),
       withTags: (tags) => histogram({ ...base, ...tags }),
     });
@@ -44,7 +52,11 @@ export class RecordingMetricMeter implements MetricMeter {
 
   createGauge(name: string, valueType: NumericMetricValueType = 'int', unit?: string, description?: string): MetricGauge {
     const gauge = (base: MetricTags): MetricGauge => ({
-      name, unit, description, kind: 'gauge', valueType,
+      name,
+      unit,
+      description,
+      kind: 'gauge',
+      valueType,
       set: (value, extraTags = {}) => this.records.push({ kind: 'gauge', name, unit, description, value, tags: { ...this.tags, ...base, ...extraTags } }),
       withTags: (tags) => gauge({ ...base, ...tags }),
     });

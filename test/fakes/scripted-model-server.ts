@@ -195,9 +195,7 @@ export function scriptFromTurns(turns: ScriptedReply[] | ((modelCall: number, re
 
 /** Cuts `content` at the first occurrence of any stop string (the stop string itself excluded). */
 export function applyStopSequences(content: string, stop: unknown): string {
-  const stopStrings = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter(
-    (candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0,
-  );
+  const stopStrings = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter((candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0);
   let cutAt = content.length;
   for (const stopString of stopStrings) {
     const index = content.indexOf(stopString);
@@ -565,9 +563,7 @@ export class ScriptedModelServer {
                 content: content === '' && toolCalls.length > 0 ? null : content,
                 ...(reasoning ? { [reasoningField]: reasoning } : {}),
                 refusal: null,
-                ...(toolCalls.length > 0
-                  ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
-                  : {}),
+                ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
               },
               logprobs: null,
               finish_reason: finishReason,
@@ -592,9 +588,7 @@ export class ScriptedModelServer {
     /** One choice of a chunk, in the dialect's shape. */
     const choice = (delta: Record<string, unknown>, finishReasonOfChunk: string | null = null) =>
       llamaServer ? { index: 0, delta, finish_reason: finishReasonOfChunk } : { index: 0, delta, logprobs: null, finish_reason: finishReasonOfChunk };
-    const events: unknown[] = [
-      chunk([choice(llamaServer ? { role: 'assistant', content: null } : { role: 'assistant', content: '', refusal: null })]),
-    ];
+    const events: unknown[] = [chunk([choice(llamaServer ? { role: 'assistant', content: null } : { role: 'assistant', content: '', refusal: null })])];
     if (reasoning.length > 0) {
       for (const piece of splitIntoPieces(reasoning, Math.ceil(reasoning.length / 20))) events.push(chunk([choice({ [reasoningField]: piece })]));
     }
@@ -671,7 +665,11 @@ export class ScriptedModelServer {
     } else if (probe === 'GET /api/ps') {
       if (endpoint === 'ollama') answer = { models: [{ name: `${SCRIPTED_MODEL_NAME}:latest`, model: `${SCRIPTED_MODEL_NAME}:latest`, context_length: window }] };
     } else if (probe === 'POST /api/show') {
-      if (endpoint === 'ollama') answer = { parameters: `num_ctx                        ${window}\nstop                           "<|im_end|>"`, model_info: { 'general.architecture': 'llama', 'llama.context_length': 32_768 } };
+      if (endpoint === 'ollama')
+        answer = {
+          parameters: `num_ctx                        ${window}\nstop                           "<|im_end|>"`,
+          model_info: { 'general.architecture': 'llama', 'llama.context_length': 32_768 },
+        };
     } else {
       return false;
     }

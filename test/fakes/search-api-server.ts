@@ -77,7 +77,15 @@ export function searxngResponse(query: string, results: Array<{ title: string; u
   return {
     query,
     number_of_results: 0,
-    results: results.map((result, index) => ({ ...result, engine: 'duckduckgo', engines: ['duckduckgo'], positions: [index + 1], score: 1 / (index + 1), category: 'general', parsed_url: ['https', new URL(result.url).host, new URL(result.url).pathname, '', '', ''] })),
+    results: results.map((result, index) => ({
+      ...result,
+      engine: 'duckduckgo',
+      engines: ['duckduckgo'],
+      positions: [index + 1],
+      score: 1 / (index + 1),
+      category: 'general',
+      parsed_url: ['https', new URL(result.url).host, new URL(result.url).pathname, '', '', ''],
+    })),
     answers: [],
     corrections: [],
     infoboxes: [],

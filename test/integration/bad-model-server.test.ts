@@ -43,9 +43,21 @@ function failingFirst(failures: Array<Parameters<Scenarios['add']>[1] extends in
 }
 
 test('500 and 502 from the model server are retried and the run finishes', async () => {
-  const { result, requests } = await run('server-errors', failingFirst([{ status: 500, errorMessage: 'boom' }, { status: 502, errorMessage: 'bad gateway' }], answer('after 5xx')));
+  const { result, requests } = await run(
+    'server-errors',
+    failingFirst(
+      [
+        { status: 500, errorMessage: 'boom' },
+        { status: 502, errorMessage: 'bad gateway' },
+      ],
+      answer('after 5xx'),
+    ),
+  );
   assert.equal(result.termination, 'answer');
-  assert.deepEqual(requests.map((request) => request.status), [500, 502, 200]);
+  assert.deepEqual(
+    requests.map((request) => request.status),
+    [500, 502, 200],
+  );
 });
 
 test('403 ends the run error with a message naming the setting to fix, without retrying', async () => {
@@ -56,10 +68,7 @@ test('403 ends the run error with a message naming the setting to fix, without r
 });
 
 test('a stream that stalls longer than the heartbeat timeout is abandoned and retried', async () => {
-  const { result, requests } = await run(
-    'stall',
-    failingFirst([{ content: '<think>thinking very slowly about this</think>', stallAfterChunks: 2, chunks: 4 }], answer('after a stall')),
-  );
+  const { result, requests } = await run('stall', failingFirst([{ content: '<think>thinking very slowly about this</think>', stallAfterChunks: 2, chunks: 4 }], answer('after a stall')));
   assert.equal(result.termination, 'answer');
   assert.equal(requests.length, 2);
   assert.equal(requests[0]?.aborted, true, 'the stalled stream was abandoned');
@@ -90,7 +99,10 @@ test('no API key in history, memo, search attributes, results, the transcript st
       if (statSync(path).isFile()) assert.ok(!readFileSync(path, 'utf8').includes(SECRET), `transcript blob ${file}`);
     }
   }
-  assert.ok(requestsOf(handle.workflowId).every((request) => request.authorization === `Bearer ${SECRET}`), 'the key does reach the model server');
+  assert.ok(
+    requestsOf(handle.workflowId).every((request) => request.authorization === `Bearer ${SECRET}`),
+    'the key does reach the model server',
+  );
 });
 
 test('the model server down for 60 s: the run waits with backoff and finishes', async () => {
@@ -107,5 +119,9 @@ test('the model server down for 60 s: the run waits with backoff and finishes', 
   assert.equal(result.prediction, 'survived the outage');
   assert.ok(Date.now() - started >= 60_000);
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
-  assert.deepEqual(requestsOf(workflowId).map((request) => request.modelCall), [1, 2], 'no request reached a closed server; each call was answered once');
+  assert.deepEqual(
+    requestsOf(workflowId).map((request) => request.modelCall),
+    [1, 2],
+    'no request reached a closed server; each call was answered once',
+  );
 });

@@ -106,7 +106,12 @@ test('status, follow and cancel take a batch id: counts per rollout, then a clea
   assert.equal(started.code, 0, started.stderr);
   const id = started.stdout.trim();
   const handle = environment.client.workflow.getHandle(id);
-  await waitFor('two runs in their tool', async () => ((await handle.query('progress')) as BatchProgress).totals.running === 2 && environment.model.requests.filter((request) => request.completed && request.workflowId?.startsWith(`${id}/`)).length === 2);
+  await waitFor(
+    'two runs in their tool',
+    async () =>
+      ((await handle.query('progress')) as BatchProgress).totals.running === 2 &&
+      environment.model.requests.filter((request) => request.completed && request.workflowId?.startsWith(`${id}/`)).length === 2,
+  );
 
   const status = await cli(['status', id]);
   assert.equal(status.code, 0, status.stderr);

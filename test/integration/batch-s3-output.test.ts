@@ -73,13 +73,7 @@ test('a batch to s3:// writes batch.json, run lines, iter files and summary.json
   assert.match(outcome.stdout, /completed after .*: 6 lines in/);
 
   expect(await keysUnder(`${prefix}/`)).toEqual(
-    [
-      'batch.json',
-      'iter1.jsonl',
-      'iter2.jsonl',
-      ...[1, 2].flatMap((rollout) => [0, 1, 2].map((index) => `runs/iter${rollout}/q${index}.json`)),
-      'summary.json',
-    ]
+    ['batch.json', 'iter1.jsonl', 'iter2.jsonl', ...[1, 2].flatMap((rollout) => [0, 1, 2].map((index) => `runs/iter${rollout}/q${index}.json`)), 'summary.json']
       .map((name) => `${prefix}/${name}`)
       .sort(),
   );
@@ -90,7 +84,10 @@ test('a batch to s3:// writes batch.json, run lines, iter files and summary.json
       lines.map((line) => [line.question, line.answer, line.prediction, line.termination]),
       [0, 1, 2].map((index) => [`Question ${index}?`, `ref-${index}`, `A${index}-r${rollout}`, 'answer']),
     );
-    assert.ok(lines.every((line) => line.messages.length >= 4), 'lines carry their messages');
+    assert.ok(
+      lines.every((line) => line.messages.length >= 4),
+      'lines carry their messages',
+    );
   }
   const record = JSON.parse(await objectText(`${prefix}/batch.json`));
   expect(record).toMatchObject({ id, output, status: 'completed', rollouts: 2, questions: 3 });

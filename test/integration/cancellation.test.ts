@@ -51,7 +51,10 @@ test('cancelling during a model call aborts the request and keeps the earlier ob
   assert.equal(result.termination, 'cancelled');
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'user'],
+  );
   assert.match(messages[3]?.content ?? '', /Facts about kept/);
   const second = await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2 && request.aborted, 10_000);
   assert.equal(second.completed, false);

@@ -14,10 +14,7 @@ import { runChaos } from '../../scripts/chaos/run-chaos';
 // bookkeeping activity, which (without a heartbeat timeout) waits out its 2-minute start-to-close timeout.
 test('chaos: workers killed, the server restarted and runs cancelled, every run ends and no invariant breaks', async () => {
   const lines: string[] = [];
-  const report = await runChaos(
-    { runs: 6, workers: 2, workerKills: 3, serverRestarts: 1, cancels: 2, seed: 7, settleSeconds: 180, verbose: true },
-    { log: (line) => lines.push(line) },
-  );
+  const report = await runChaos({ runs: 6, workers: 2, workerKills: 3, serverRestarts: 1, cancels: 2, seed: 7, settleSeconds: 180, verbose: true }, { log: (line) => lines.push(line) });
   const table = formatChaosReport(report);
   const context = `${table}\n\n${lines.join('\n')}`;
 
@@ -27,7 +24,10 @@ test('chaos: workers killed, the server restarted and runs cancelled, every run 
   assert.equal(report.serverRestarts.length, 1, context);
   assert.deepEqual({ client: report.cancels.client, cli: report.cancels.cli }, { client: 1, cli: 1 }, context);
   const terminations = report.runs.map((run) => run.result?.termination);
-  assert.ok(terminations.every((termination) => termination === 'answer' || termination === 'cancelled'), context);
+  assert.ok(
+    terminations.every((termination) => termination === 'answer' || termination === 'cancelled'),
+    context,
+  );
   assert.ok(report.modelRequests.completed >= 6, context);
   assert.equal(existsSync(report.directory), false, 'the temp dir was removed');
 }, 300_000);

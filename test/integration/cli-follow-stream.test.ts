@@ -45,9 +45,7 @@ describe('follow while a model call streams', () => {
       await early.waitForStderr(/┆ .*Sentence \d\d of a slow/, 60_000);
       // The text is on screen: the call that streams it has not completed yet.
       const history = await handle.fetchHistory();
-      const callModels = new Set(
-        (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').map((event) => String(event.eventId)),
-      );
+      const callModels = new Set((history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').map((event) => String(event.eventId)));
       assert.equal(callModels.size, 1, 'the model call was scheduled');
       const completedCalls = (history.events ?? []).filter(
         (event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && callModels.has(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)),
@@ -63,7 +61,10 @@ describe('follow while a model call streams', () => {
       assert.equal(lateExit.code, 0, late.stderr);
 
       const whole = content.replace(/\s+/g, '');
-      for (const [name, follower] of [['early', early], ['late', late]] as const) {
+      for (const [name, follower] of [
+        ['early', early],
+        ['late', late],
+      ] as const) {
         const shown = streamedText(follower.stderr);
         assert.ok(whole.includes(shown), `${name}: the streamed text in order, nothing twice:\n${follower.stderr}`);
         assert.equal(occurrences(follower.stdout, 'Answer:\nStreamed answer.'), 1, `${name} stdout: ${follower.stdout}`);

@@ -60,7 +60,10 @@ test('run answers a question, printing progress lines and then the answer', asyn
   const written = JSON.parse(readFileSync(output, 'utf8'));
   assert.equal(written.prediction, 'BYD sold more, by about 2.48 million.');
   assert.equal(written.termination, 'answer');
-  assert.deepEqual(written.messages.map((message: { role: string }) => message.role), ['system', 'user', 'assistant', 'user', 'assistant']);
+  assert.deepEqual(
+    written.messages.map((message: { role: string }) => message.role),
+    ['system', 'user', 'assistant', 'user', 'assistant'],
+  );
 });
 
 test('start, status, result, list and cancel work on a run by its id', async () => {
@@ -131,13 +134,17 @@ test('run with the default local address starts a dev server and a worker, answe
   const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-'));
   try {
     const id = scenarios.add(runId('cli-autostart'), [answer('Started everything myself.')]);
-    const outcome = await cli(['run', 'Can you start your own server?', '--id', id], {
-      TEMPORAL_ADDRESS: undefined,
-      REACT_AGENT_DATA_DIR: dataDirectory,
-      REACT_AGENT_TRANSCRIPT_DIR: undefined,
-      REACT_AGENT_WORKFLOW_BUNDLE: undefined,
-      REACT_AGENT_TASK_QUEUE: undefined,
-    }, 240_000);
+    const outcome = await cli(
+      ['run', 'Can you start your own server?', '--id', id],
+      {
+        TEMPORAL_ADDRESS: undefined,
+        REACT_AGENT_DATA_DIR: dataDirectory,
+        REACT_AGENT_TRANSCRIPT_DIR: undefined,
+        REACT_AGENT_WORKFLOW_BUNDLE: undefined,
+        REACT_AGENT_TASK_QUEUE: undefined,
+      },
+      240_000,
+    );
     assert.equal(outcome.code, 0, outcome.stderr);
     assert.match(outcome.stderr, /starting the local dev server/);
     assert.match(outcome.stderr, /Starting a worker/);

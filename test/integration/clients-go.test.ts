@@ -61,8 +61,14 @@ test('Go: starts researchAgent by type name, shows its progress while it works, 
     modelCalls: Number(match[2]),
     remaining: Number(match[4]),
   }));
-  assert.ok(progress.some((line) => line.phase === 'calling_model' && line.modelCalls === 1 && line.remaining === 4), outcome.stderr);
-  assert.ok(progress.some((line) => line.phase === 'calling_model' && line.modelCalls === 2 && line.remaining === 3), outcome.stderr);
+  assert.ok(
+    progress.some((line) => line.phase === 'calling_model' && line.modelCalls === 1 && line.remaining === 4),
+    outcome.stderr,
+  );
+  assert.ok(
+    progress.some((line) => line.phase === 'calling_model' && line.modelCalls === 2 && line.remaining === 3),
+    outcome.stderr,
+  );
   // The model got the question the Go client sent, and the run used the limit it set.
   const requests = environment.requestsOf(workflowId);
   assert.equal(requests.length, 3);

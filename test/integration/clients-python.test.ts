@@ -27,7 +27,9 @@ let environment: AgentEnvironment;
 
 beforeAll(async () => {
   if (!existsSync(python)) {
-    const reason = existsSync(`${join(root, '.tools/python-client-venv')}.unavailable`) ? readFileSync(`${join(root, '.tools/python-client-venv')}.unavailable`, 'utf8').trim() : 'scripts/setup-python-client.mjs has not run';
+    const reason = existsSync(`${join(root, '.tools/python-client-venv')}.unavailable`)
+      ? readFileSync(`${join(root, '.tools/python-client-venv')}.unavailable`, 'utf8').trim()
+      : 'scripts/setup-python-client.mjs has not run';
     throw new Error(`The Python client sample is not installed (${python} is missing): ${reason}. Run 'npm run setup' (it needs python3 with venv).`);
   }
   environment = await AgentEnvironment.start({
@@ -60,9 +62,7 @@ const lastMessage = (request: ScriptedRequest | undefined) => String(request?.me
 
 test('Python: start by type name, query progress, inject a message, finishNow, then the result', async () => {
   const workflowId = scenarios.add(runId('python-steer'), (turn, request) =>
-    lastMessage(request).includes('Stop calling tools now')
-      ? answer('BYD sold more cars in 2024: 4,272,145 against Tesla’s 1,789,226.')
-      : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
+    lastMessage(request).includes('Stop calling tools now') ? answer('BYD sold more cars in 2024: 4,272,145 against Tesla’s 1,789,226.') : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
   );
   const started = await json(['start', 'Which company sold more cars in 2024, BYD or Tesla?', '--id', workflowId, '--max-calls', '7']);
   assert.equal(started.workflowId, workflowId);
@@ -144,7 +144,10 @@ test('Python: start a researchBatch over a JSONL file, query its progress, read 
   assert.equal(summary.lines, 3);
   assert.deepEqual(summary.perRollout[0].terminations, { answer: 3 });
   const lines = iterLines(output, 1);
-  assert.deepEqual(lines.map((line) => [line.question, line.answer, line.prediction]), questions.map((question, index) => [question, `ref ${index}`, `Answer ${index}`]));
+  assert.deepEqual(
+    lines.map((line) => [line.question, line.answer, line.prediction]),
+    questions.map((question, index) => [question, `ref ${index}`, `Answer ${index}`]),
+  );
 }, 120_000);
 
 // Inputs the workflow refuses: the run fails at once with a non-retryable ApplicationFailure
@@ -156,17 +159,21 @@ const invalidInputs: Array<[string, Record<string, unknown>, RegExp]> = [
   ['an unknown protocol', { question: 'q', protocol: 'telepathy' }, /protocol/],
 ];
 
-test.each(invalidInputs)('Python: a run started with %s fails fast with ReactAgent.Run.InvalidInput naming the field', async (label, input, field) => {
-  const workflowId = runId(`python-invalid-${label.replace(/\W+/g, '-')}`);
-  const outcome = await researchClient(['run', '--input', JSON.stringify(input), '--id', workflowId], 30_000);
-  const description = await environment.client.workflow.getHandle(workflowId).describe();
-  assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
-  assert.equal(description.status.name, 'FAILED');
-  assert.equal(outcome.code, 1, outcome.stderr);
-  const printed = JSON.parse(outcome.stdout);
-  assert.equal(printed.status, 'failed');
-  assert.equal(printed.failure.type, FailureTypes.invalidRunInput);
-  assert.equal(printed.failure.nonRetryable, true);
-  assert.match(printed.failure.message, field);
-  assert.equal(environment.requestsOf(workflowId).length, 0, 'no model call');
-}, 60_000);
+test.each(invalidInputs)(
+  'Python: a run started with %s fails fast with ReactAgent.Run.InvalidInput naming the field',
+  async (label, input, field) => {
+    const workflowId = runId(`python-invalid-${label.replace(/\W+/g, '-')}`);
+    const outcome = await researchClient(['run', '--input', JSON.stringify(input), '--id', workflowId], 30_000);
+    const description = await environment.client.workflow.getHandle(workflowId).describe();
+    assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
+    assert.equal(description.status.name, 'FAILED');
+    assert.equal(outcome.code, 1, outcome.stderr);
+    const printed = JSON.parse(outcome.stdout);
+    assert.equal(printed.status, 'failed');
+    assert.equal(printed.failure.type, FailureTypes.invalidRunInput);
+    assert.equal(printed.failure.nonRetryable, true);
+    assert.match(printed.failure.message, field);
+    assert.equal(environment.requestsOf(workflowId).length, 0, 'no model call');
+  },
+  60_000,
+);

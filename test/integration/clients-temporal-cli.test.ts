@@ -39,7 +39,18 @@ async function succeeds(args: string[]): Promise<string> {
 test('temporal CLI: workflow start --type researchAgent, query progress, update injectMessage, workflow result', async () => {
   const workflowId = scenarios.add(runId('cli-run'), [toolCall('wait', { seconds: 4 }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')]);
   const question = 'Which company sold more cars in 2024, BYD or Tesla?';
-  const started = await succeeds(['workflow', 'start', '--type', 'researchAgent', '--task-queue', environment.taskQueue, '--workflow-id', workflowId, '--input', JSON.stringify({ question, limits: { maxModelCalls: 5 } })]);
+  const started = await succeeds([
+    'workflow',
+    'start',
+    '--type',
+    'researchAgent',
+    '--task-queue',
+    environment.taskQueue,
+    '--workflow-id',
+    workflowId,
+    '--input',
+    JSON.stringify({ question, limits: { maxModelCalls: 5 } }),
+  ]);
   assert.match(started, new RegExp(`WorkflowId\\s+${workflowId}`));
 
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
@@ -50,7 +61,9 @@ test('temporal CLI: workflow start --type researchAgent, query progress, update 
   assert.equal(progress.remaining.modelCalls, 4);
   assert.deepEqual(progress.openToolCalls, ['wait({"seconds":4})']);
 
-  const updated = JSON.parse(await succeeds(['workflow', 'update', 'execute', '--workflow-id', workflowId, '--name', 'injectMessage', '--input', '{"text": "Count deliveries, not production."}', '-o', 'json']));
+  const updated = JSON.parse(
+    await succeeds(['workflow', 'update', 'execute', '--workflow-id', workflowId, '--name', 'injectMessage', '--input', '{"text": "Count deliveries, not production."}', '-o', 'json']),
+  );
   assert.deepEqual(updated.result, { modelCall: 2 }, JSON.stringify(updated));
 
   const finished = JSON.parse(await succeeds(['workflow', 'result', '--workflow-id', workflowId, '-o', 'json']));
@@ -72,17 +85,21 @@ const invalidInputs: Array<[string, string, RegExp]> = [
   ['an unknown protocol', '{"question": "q", "protocol": "telepathy"}', /protocol/],
 ];
 
-test.each(invalidInputs)('temporal CLI: a run started with %s fails fast with ReactAgent.Run.InvalidInput naming the field', async (label, input, field) => {
-  const workflowId = runId(`cli-invalid-${label.replace(/\W+/g, '-')}`);
-  await succeeds(['workflow', 'start', '--type', 'researchAgent', '--task-queue', environment.taskQueue, '--workflow-id', workflowId, '--input', input]);
-  const outcome = await temporal(['workflow', 'result', '--workflow-id', workflowId, '-o', 'json'], 30_000);
-  const description = await environment.client.workflow.getHandle(workflowId).describe();
-  assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
-  assert.equal(description.status.name, 'FAILED');
-  assert.equal(outcome.code, 1, outcome.stderr);
-  const failure = JSON.parse(outcome.stdout).closeEvent.workflowExecutionFailedEventAttributes.failure;
-  assert.equal(failure.applicationFailureInfo.type, FailureTypes.invalidRunInput);
-  assert.equal(failure.applicationFailureInfo.nonRetryable, true);
-  assert.match(failure.message, field);
-  assert.equal(environment.requestsOf(workflowId).length, 0, 'no model call');
-}, 60_000);
+test.each(invalidInputs)(
+  'temporal CLI: a run started with %s fails fast with ReactAgent.Run.InvalidInput naming the field',
+  async (label, input, field) => {
+    const workflowId = runId(`cli-invalid-${label.replace(/\W+/g, '-')}`);
+    await succeeds(['workflow', 'start', '--type', 'researchAgent', '--task-queue', environment.taskQueue, '--workflow-id', workflowId, '--input', input]);
+    const outcome = await temporal(['workflow', 'result', '--workflow-id', workflowId, '-o', 'json'], 30_000);
+    const description = await environment.client.workflow.getHandle(workflowId).describe();
+    assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
+    assert.equal(description.status.name, 'FAILED');
+    assert.equal(outcome.code, 1, outcome.stderr);
+    const failure = JSON.parse(outcome.stdout).closeEvent.workflowExecutionFailedEventAttributes.failure;
+    assert.equal(failure.applicationFailureInfo.type, FailureTypes.invalidRunInput);
+    assert.equal(failure.applicationFailureInfo.nonRetryable, true);
+    assert.match(failure.message, field);
+    assert.equal(environment.requestsOf(workflowId).length, 0, 'no model call');
+  },
+  60_000,
+);

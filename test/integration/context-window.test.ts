@@ -78,7 +78,10 @@ describe.each(Object.keys(SOURCES) as Array<keyof typeof SOURCES>)('a %s server 
     assert.ok(environment.model.windowProbes.length > probesBefore, 'the server was asked');
 
     // No request was refused: every prompt fitted the window, the final answer's too.
-    assert.deepEqual(requests.map((request) => request.status).filter((status) => status !== 200), []);
+    assert.deepEqual(
+      requests.map((request) => request.status).filter((status) => status !== 200),
+      [],
+    );
     assert.ok(requests.every((request) => promptTokens(request) <= WINDOW));
     assert.ok(asksForFinalAnswer(requests.at(-1) as ScriptedRequest));
     assert.deepEqual(protocolProblems(messages), []);
@@ -143,7 +146,10 @@ test('only when even the question does not fit does the run end without an answe
   const { result, requests } = await run('question-too-long', researcher(100), { question });
 
   assert.equal(result.termination, 'token_limit');
-  assert.match(result.prediction, /^No answer: even the question alone does not fit for the final answer call: the system prompt and question take about [\d,]+ tokens, and the model's context window of 512 tokens leaves at most 448 for the prompt/);
+  assert.match(
+    result.prediction,
+    /^No answer: even the question alone does not fit for the final answer call: the system prompt and question take about [\d,]+ tokens, and the model's context window of 512 tokens leaves at most 448 for the prompt/,
+  );
   assert.equal(result.details.finalAnswerDidNotFit?.promptLimit, 448);
   assert.equal(result.error, undefined);
   assert.deepEqual(requests, [], 'no model call was made: none would have fitted');

@@ -44,7 +44,11 @@ test('a worker SIGKILLed during a model call: a new worker finishes the run and 
   const requests = environment.requestsOf(workflowId);
   const interrupted = requests.filter((request) => request.modelCall === 2 && !request.completed);
   assert.equal(interrupted.length, 1, 'the call in flight at the kill was cut off');
-  assert.deepEqual([...completedPerCall(requests).entries()].sort(), [[1, 1], [2, 1], [3, 1]]);
+  assert.deepEqual([...completedPerCall(requests).entries()].sort(), [
+    [1, 1],
+    [2, 1],
+    [3, 1],
+  ]);
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
   assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start').length, 2, 'each tool ran once');
 }, 300_000);
@@ -61,7 +65,11 @@ test('a worker SIGKILLed during a tool call: the tool is retried on a new worker
   const result = await handle.result();
   assert.equal(result.termination, 'answer');
   const requests = environment.requestsOf(workflowId);
-  assert.deepEqual(requests.map((request) => request.modelCall), [1, 2], 'each model call was sent exactly once');
+  assert.deepEqual(
+    requests.map((request) => request.modelCall),
+    [1, 2],
+    'each model call was sent exactly once',
+  );
   const log = readToolLog(environment.toolLog, workflowId);
   assert.equal(log.filter((entry) => entry.event === 'start').length, 2, 'the tool started again after the crash');
   assert.equal(log.filter((entry) => entry.event === 'stop' && entry.reason === 'done').length, 1);

@@ -92,7 +92,12 @@ test('a database from before an attribute was added gets it at the next start (s
   const databaseFile = join(directory, 'upgrade', 'temporal.sqlite');
   const before = await DevServer.start({ databaseFile, port: 0, uiPort: false, searchAttributes: { ReactTermination: 'Keyword', ReactIterations: 'Int' } });
   servers.push(before);
-  assert.deepEqual(Object.keys(await customSearchAttributes(before.address)).filter((name) => name.startsWith('React')).sort(), ['ReactIterations', 'ReactTermination']);
+  assert.deepEqual(
+    Object.keys(await customSearchAttributes(before.address))
+      .filter((name) => name.startsWith('React'))
+      .sort(),
+    ['ReactIterations', 'ReactTermination'],
+  );
   await before.stop();
 
   const after = await DevServer.start({ databaseFile, port: 0, uiPort: false });

@@ -73,14 +73,15 @@ test('batch --output s3://… --evaluate --wait: the evaluation child reads the 
   assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
   assert.match(outcome.stdout, new RegExp(`Report: ${output}/evaluation/report\\.html`));
 
-  expect(await keysUnder(`${prefix}/evaluation/`)).toEqual(
-    ['report.html', 'report.json', 'scored/iter1.jsonl', 'scored/iter2.jsonl', 'summary.jsonl'].map((name) => `${prefix}/evaluation/${name}`),
-  );
+  expect(await keysUnder(`${prefix}/evaluation/`)).toEqual(['report.html', 'report.json', 'scored/iter1.jsonl', 'scored/iter2.jsonl', 'summary.jsonl'].map((name) => `${prefix}/evaluation/${name}`));
   const report = JSON.parse(await objectText(`${prefix}/evaluation/report.json`)) as EvaluationReport;
   assert.equal(report.method, 'exact_match');
   assert.equal(report.source.batchId, batchId);
   expect(report.source.paths).toEqual([output]);
-  assert.deepEqual(report.metrics.perRollout.map((rollout) => rollout.passAt1), [1, 0]);
+  assert.deepEqual(
+    report.metrics.perRollout.map((rollout) => rollout.passAt1),
+    [1, 0],
+  );
   assert.equal(report.metrics.passAtAllRollouts, 1);
   for (const rollout of [1, 2]) {
     const scored = await jsonLines(`${prefix}/evaluation/scored/iter${rollout}.jsonl`);
@@ -88,7 +89,10 @@ test('batch --output s3://… --evaluate --wait: the evaluation child reads the 
       ['Capital of France?', rollout === 1, rollout === 1 ? 1 : 0],
       ['What is 2+2?', rollout === 1, rollout === 1 ? 1 : 0],
     ]);
-    assert.ok(scored.every((line) => Array.isArray(line.messages) && (line.messages as unknown[]).length >= 2), 'scored lines keep the original line');
+    assert.ok(
+      scored.every((line) => Array.isArray(line.messages) && (line.messages as unknown[]).length >= 2),
+      'scored lines keep the original line',
+    );
   }
   assert.equal((await jsonLines(`${prefix}/evaluation/summary.jsonl`)).length, 1);
   assert.match(await objectText(`${prefix}/evaluation/report.html`), /Capital of France\?/);
@@ -109,7 +113,10 @@ test('batch --output s3://… --evaluate --wait: the evaluation child reads the 
   assert.match(judged.stdout, /mean_pass_at_1\s+50\.00%/);
   const judgedReport = JSON.parse(await objectText(`${prefix}/judged/report.json`)) as EvaluationReport;
   assert.equal(judgedReport.method, 'judge');
-  assert.deepEqual(judgedReport.metrics.perRollout.map((rollout) => rollout.passAt1), [1, 0]);
+  assert.deepEqual(
+    judgedReport.metrics.perRollout.map((rollout) => rollout.passAt1),
+    [1, 0],
+  );
   assert.equal((await jsonLines(`${prefix}/judged/scored/iter1.jsonl`))[0]?.judgement, 'Correct');
   assert.match(await objectText(`${prefix}/judged/report.html`), /gaia/);
 

@@ -130,7 +130,10 @@ test('a gaia judge run: clean, decorated and unparseable verdicts; a second run 
       ['The unparseable question?', false, true],
     ],
   );
-  assert.deepEqual(firstReport.unparsedVerdicts.map((entry) => entry.question), ['The unparseable question?']);
+  assert.deepEqual(
+    firstReport.unparsedVerdicts.map((entry) => entry.question),
+    ['The unparseable question?'],
+  );
   expect(firstReport.metrics.meanPassAt1).toBeCloseTo(2 / 5, 10);
   assert.deepEqual(firstReport.judgeCalls, { made: 7, stored: 0 });
   assert.deepEqual(firstReport.statistics.all.toolCallsPerQuestion, { lookup: 1 });
@@ -141,8 +144,20 @@ test('a gaia judge run: clean, decorated and unparseable verdicts; a second run 
   assert.match(first.stdout, /unparsed verdicts \(counted as not correct\): 1/);
   assert.match(first.stdout, new RegExp(`Report: ${join(output, 'report.html')}`));
   assert.ok(existsSync(join(output, 'report.html')));
-  const scored = readFileSync(join(output, 'scored', 'iter1.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  assert.deepEqual(scored.map((line) => [line.is_correct, line.em]), [[true, 1], [false, 0], [false, 0], [true, 0], [false, 0]]);
+  const scored = readFileSync(join(output, 'scored', 'iter1.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(
+    scored.map((line) => [line.is_correct, line.em]),
+    [
+      [true, 1],
+      [false, 0],
+      [false, 0],
+      [true, 0],
+      [false, 0],
+    ],
+  );
   assert.equal(scored[0]?.judgement, 'Correct');
   assert.ok(Array.isArray(scored[0]?.messages), 'the scored line keeps the original line');
 
@@ -152,7 +167,10 @@ test('a gaia judge run: clean, decorated and unparseable verdicts; a second run 
   const secondReport = report(output);
   assert.deepEqual(secondReport.judgeCalls, { made: 0, stored: 5 });
   assert.deepEqual(secondReport.metrics, firstReport.metrics);
-  const summaries = readFileSync(join(output, 'summary.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { overall: Record<string, number>; individual: Record<string, number> });
+  const summaries = readFileSync(join(output, 'summary.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { overall: Record<string, number>; individual: Record<string, number> });
   assert.equal(summaries.length, 2, 'one line appended per evaluation');
   assert.deepEqual(summaries[1]?.overall, { avg_pass_at_1: 40, best_pass_at_1: 40, pass_at_1: 40 });
   assert.deepEqual(summaries[1]?.individual, { 'Round1_Pass@1': 40 });
@@ -162,7 +180,13 @@ test("DeepResearch's own result files: its termination strings, error lines and 
   const directory = join(environment.directory, 'deep-research');
   mkdirSync(directory, { recursive: true });
   const lines = (rollout: number) => [
-    JSON.stringify({ question: 'Capital of France?', answer: 'Paris', messages: [{ role: 'assistant', content: '<tool_call>{"name": "search", "arguments": {"query": ["capital"]}}</tool_call>' }], prediction: rollout === 1 ? 'Paris' : 'Lyon', termination: 'answer' }),
+    JSON.stringify({
+      question: 'Capital of France?',
+      answer: 'Paris',
+      messages: [{ role: 'assistant', content: '<tool_call>{"name": "search", "arguments": {"query": ["capital"]}}</tool_call>' }],
+      prediction: rollout === 1 ? 'Paris' : 'Lyon',
+      termination: 'answer',
+    }),
     JSON.stringify({ question: 'Largest animal?', answer: 'Blue whale', error: 'Timeout', prediction: '[Failed]', messages: [] }),
     JSON.stringify({ question: 'Largest animal?', answer: 'Blue whale', messages: [], prediction: 'The blue whale', termination: 'exceed available llm calls' }),
   ];
@@ -178,11 +202,17 @@ test("DeepResearch's own result files: its termination strings, error lines and 
   const judgedReport = report(output);
   assert.equal(judgedReport.metrics.questions, 2);
   // rollout 1: Paris ✓, whale ✓; rollout 2: Lyon ✗, whale ✓ → 1, 1/2; mean 3/4; any 1.
-  assert.deepEqual(judgedReport.metrics.perRollout.map((rollout) => rollout.passAt1), [1, 0.5]);
+  assert.deepEqual(
+    judgedReport.metrics.perRollout.map((rollout) => rollout.passAt1),
+    [1, 0.5],
+  );
   expect(judgedReport.metrics.meanPassAt1).toBeCloseTo(0.75, 10);
   assert.equal(judgedReport.metrics.passAtAllRollouts, 1);
   assert.deepEqual(judgedReport.statistics.all.terminations, { answer: 2, max_calls: 2 });
-  assert.deepEqual(judgedReport.duplicates, [{ rollout: 1, lines: 1 }, { rollout: 2, lines: 1 }]);
+  assert.deepEqual(judgedReport.duplicates, [
+    { rollout: 1, lines: 1 },
+    { rollout: 2, lines: 1 },
+  ]);
 
   const matchedOutput = join(directory, 'matched');
   const matched = await cli(['eval', ...files, '--output', matchedOutput]);
@@ -190,7 +220,13 @@ test("DeepResearch's own result files: its termination strings, error lines and 
   const matchedReport = report(matchedOutput);
   assert.equal(matchedReport.method, 'exact_match');
   // "The blue whale" is an exact match of "Blue whale" after normalisation; Lyon is not.
-  assert.deepEqual(matchedReport.metrics.perRollout.map((rollout) => [rollout.passAt1, rollout.exactMatch]), [[1, 1], [0.5, 0.5]]);
+  assert.deepEqual(
+    matchedReport.metrics.perRollout.map((rollout) => [rollout.passAt1, rollout.exactMatch]),
+    [
+      [1, 1],
+      [0.5, 0.5],
+    ],
+  );
 }, 360_000);
 
 test('bad input: not JSON lines names the file and line; no reference answers refuses scoring but writes the statistics', async () => {
@@ -206,7 +242,10 @@ test('bad input: not JSON lines names the file and line; no reference answers re
   assert.match(refused.stderr, /Skipped iter1\.jsonl line 3: no "question"/);
   const statistics = report(join(unreferenced, 'evaluation'));
   assert.equal(statistics.statistics.all.runs, 2);
-  assert.deepEqual(statistics.skipped.map((skip) => skip.line), [3]);
+  assert.deepEqual(
+    statistics.skipped.map((skip) => skip.line),
+    [3],
+  );
 }, 240_000);
 
 test('a judge endpoint that is down: retried, then the evaluation fails naming the variable', async () => {
@@ -255,7 +294,10 @@ test('batch --evaluate --wait: the batch evaluates itself when it ends (an evalu
   const evaluated = report(join(output, 'evaluation'));
   assert.equal(evaluated.method, 'exact_match');
   assert.equal(evaluated.source.batchId, batchId);
-  assert.deepEqual(evaluated.metrics.perRollout.map((rollout) => rollout.passAt1), [1, 0]);
+  assert.deepEqual(
+    evaluated.metrics.perRollout.map((rollout) => rollout.passAt1),
+    [1, 0],
+  );
   assert.equal(evaluated.metrics.passAtAllRollouts, 1);
   assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
   assert.ok(existsSync(join(output, 'evaluation', 'report.html')));

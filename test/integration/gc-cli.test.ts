@@ -57,7 +57,7 @@ async function stored(reference: string): Promise<boolean> {
   }
 }
 
-test('gc removes old closed runs\' transcripts, keeps an open run\'s, a newer run\'s and a shared blob; --dry-run removes nothing', async () => {
+test("gc removes old closed runs' transcripts, keeps an open run's, a newer run's and a shared blob; --dry-run removes nothing", async () => {
   const alpha = await finishedRun('gc-old-alpha', 'Alpha: which blobs are old?');
   const beta = await finishedRun('gc-old-beta', 'Beta: also old?');
   const oldClosedAt = Date.now();
@@ -90,7 +90,7 @@ test('gc removes old closed runs\' transcripts, keeps an open run\'s, a newer ru
   const summary = JSON.parse(outcome.stdout);
   expect(summary).toMatchObject({ dryRun: false, oldRuns: 2, keptRuns: 2, keptBecause: { recent: 0 } });
   assert.ok(summary.manifests.removed >= 2 && summary.blobs.removed >= 4, outcome.stdout);
-  assert.ok(summary.keptBecause.referenced >= 3, 'the system prompt, alpha\'s question and the first manifest are kept for the open run');
+  assert.ok(summary.keptBecause.referenced >= 3, "the system prompt, alpha's question and the first manifest are kept for the open run");
   assert.ok(new Date(summary.cutoff).getTime() > oldClosedAt);
   assert.equal(blobFiles().length, before.length - summary.manifests.removed - summary.blobs.removed);
 
@@ -98,9 +98,9 @@ test('gc removes old closed runs\' transcripts, keeps an open run\'s, a newer ru
     assert.equal(await stored(reference), false, `${reference} of an old run is removed`);
   }
   assert.equal(await stored(systemPrompt), true, 'the shared system prompt stays');
-  assert.equal(await stored(alphaQuestion), true, 'alpha\'s question stays: the open run asked it again');
+  assert.equal(await stored(alphaQuestion), true, "alpha's question stays: the open run asked it again");
   const deltaMessages = await environment.transcript(delta);
-  assert.equal(deltaMessages.at(-1)?.content.includes('gc-newer-delta answer'), true, 'the newer run\'s transcript reads whole');
+  assert.equal(deltaMessages.at(-1)?.content.includes('gc-newer-delta answer'), true, "the newer run's transcript reads whole");
 
   await open.cancel();
   const openResult = await open.result();

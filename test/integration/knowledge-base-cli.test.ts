@@ -55,7 +55,10 @@ test('kb add, list, search and remove, run as processes on the sample corpus', a
 
   const found = await kb('search', 'how many vehicles did Tesla deliver in 2024?', '--limit', '2');
   assert.equal(found.code, 0, found.stderr);
-  assert.match(found.stdout, /^## Search: "how many vehicles did Tesla deliver in 2024\?" \(local knowledge base, 2 results\)\n\n1\. \*\*Tesla deliveries in 2024\*\* — samples\/knowledge-base\/tesla-2024-deliveries\.md/);
+  assert.match(
+    found.stdout,
+    /^## Search: "how many vehicles did Tesla deliver in 2024\?" \(local knowledge base, 2 results\)\n\n1\. \*\*Tesla deliveries in 2024\*\* — samples\/knowledge-base\/tesla-2024-deliveries\.md/,
+  );
 
   const hostile = await kb('search', '"unbalanced AND NEAR( title:* -');
   assert.equal(hostile.code, 0, hostile.stderr);

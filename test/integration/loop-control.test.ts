@@ -73,14 +73,26 @@ test('native tool calling: three calls in one turn run in parallel, one fails, o
   assert.deepEqual(first.tools.map((tool: { function: { name: string } }) => tool.function.name).sort(), ['big_output', 'broken', 'guarded_lookup', 'hang', 'lookup', 'wait']);
   assert.equal(first.stop, undefined);
 
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'assistant']);
-  assert.deepEqual(messages[2]?.toolCalls?.map((call) => call.id), ['call_slow', 'call_fail', 'call_fast']);
-  assert.deepEqual(messages.slice(3, 6).map((message) => message.toolCallId), ['call_slow', 'call_fail', 'call_fast']);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'assistant'],
+  );
+  assert.deepEqual(
+    messages[2]?.toolCalls?.map((call) => call.id),
+    ['call_slow', 'call_fail', 'call_fast'],
+  );
+  assert.deepEqual(
+    messages.slice(3, 6).map((message) => message.toolCallId),
+    ['call_slow', 'call_fail', 'call_fast'],
+  );
   assert.equal(messages[3]?.content, 'Waited 2 seconds.');
   assert.match(messages[4]?.content ?? '', /the tool "broken" failed: the backend answered 503/);
   assert.equal(messages[5]?.content, 'Waited 1 seconds.');
   const second = requests[1]?.messages ?? [];
-  assert.deepEqual(second.slice(3).map((message) => message.tool_call_id), ['call_slow', 'call_fail', 'call_fast']);
+  assert.deepEqual(
+    second.slice(3).map((message) => message.tool_call_id),
+    ['call_slow', 'call_fail', 'call_fast'],
+  );
 
   const starts = readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start');
   assert.equal(starts.length, 2);
@@ -147,14 +159,19 @@ test('compression: old observations become stubs that resolve, then old turns fo
   const afterCompression = requests.at(-1)?.messages ?? [];
   const characters = afterCompression.reduce((sum, message) => sum + String(message.content ?? '').length, 0);
   assert.ok(characters / 4 < limit, `the last request is about ${Math.round(characters / 4)} tokens, under ${limit}`);
-  assert.ok(result.details.compressions.some((compression) => compression.summarizedTurns > 0), 'older turns were summarised');
+  assert.ok(
+    result.details.compressions.some((compression) => compression.summarizedTurns > 0),
+    'older turns were summarised',
+  );
   assert.match(messages[1]?.content ?? '', /\[Summary of the research so far[\s\S]*SUMMARY: BYD sold 4\.27M/);
   assert.deepEqual(protocolProblems(messages), []);
 });
 
 test('structured output: answers that fail the schema get the validation error and another try', async () => {
   const schema = { type: 'object', properties: { winner: { type: 'string' }, margin: { type: 'integer' } }, required: ['winner', 'margin'], additionalProperties: false };
-  const { result, requests } = await run('structured', [answer('BYD'), answer('{"winner": "BYD", "margin": "lots"}'), answer('```json\n{"winner": "BYD", "margin": 2482919}\n```')], { answerSchema: schema });
+  const { result, requests } = await run('structured', [answer('BYD'), answer('{"winner": "BYD", "margin": "lots"}'), answer('```json\n{"winner": "BYD", "margin": 2482919}\n```')], {
+    answerSchema: schema,
+  });
   assert.equal(result.termination, 'answer');
   assert.deepEqual(result.parsedAnswer, { winner: 'BYD', margin: 2482919 });
   assert.match(String(requests[0]?.messages[0]?.content), /must be a JSON object matching this JSON schema/);
@@ -247,7 +264,11 @@ test('continue-as-new: a run that continues twice returns one complete transcrip
   const messages = await environment.transcript(result);
   assert.equal(messages.length, 2 + 7 * 2 - 1);
   assert.deepEqual(protocolProblems(messages), []);
-  for (let step = 1; step <= 6; step += 1) assert.ok(messages.some((message) => message.content.includes(`Facts about step ${step}`)), `step ${step} is in the transcript`);
+  for (let step = 1; step <= 6; step += 1)
+    assert.ok(
+      messages.some((message) => message.content.includes(`Facts about step ${step}`)),
+      `step ${step} is in the transcript`,
+    );
   assert.equal(lines.filter((line) => line.includes('continued as new')).length, result.details.continuedAsNew, 'follow crossed every continue-as-new');
   assert.equal(lines.filter((line) => /^\[call \d+\] calling the model/.test(line)).length, 7);
   const runs: string[] = [];

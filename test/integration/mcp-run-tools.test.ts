@@ -130,9 +130,15 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     assert.equal(result.termination, 'answer');
     assert.equal(result.prediction, 'get-sum has gone.');
     const messages = await environment.transcript(result);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user', 'assistant', 'tool', 'assistant'],
+    );
     const gone = messages[3]?.content ?? '';
-    assert.match(gone, /^Error: the tool "get-sum" is no longer offered: it was available when this research started, but the worker that took the call does not have it now \(its MCP server may no longer list it/);
+    assert.match(
+      gone,
+      /^Error: the tool "get-sum" is no longer offered: it was available when this research started, but the worker that took the call does not have it now \(its MCP server may no longer list it/,
+    );
     // The run's own tools (the test modules' and the server's echo), not the new worker's get-env.
     assert.match(gone, /this research's tools: lookup, .*, echo\) or answer with what you have\.$/);
     assert.doesNotMatch(gone, /get-env/);
@@ -143,7 +149,13 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     assert.equal(requests.length, 2);
     const shown = requests.map((request) => (request.body.tools as Array<{ function: { name: string; description: string; parameters: unknown } }>).map((tool) => tool.function));
     // The test modules' tools first, then the server's: get-sum still there, get-env never.
-    assert.deepEqual(shown.map((tools) => tools.map((tool) => tool.name).slice(-2)), [['echo', 'get-sum'], ['echo', 'get-sum']]);
+    assert.deepEqual(
+      shown.map((tools) => tools.map((tool) => tool.name).slice(-2)),
+      [
+        ['echo', 'get-sum'],
+        ['echo', 'get-sum'],
+      ],
+    );
     assert.ok(shown.every((tools) => !tools.some((tool) => tool.name === 'get-env')));
     assert.deepEqual(shown[1], shown[0], 'the same descriptions and schemas');
     assert.match(shown[1]?.at(-1)?.description ?? '', /sum of two numbers/);
@@ -152,7 +164,7 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     const history = await handle.fetchHistory();
     const text = historyText(history);
     // (Payloads decoded inside the history's JSON, so their quotes come escaped.)
-    assert.ok(/toolSpecs\\":\\"sha256:[0-9a-f]{64}/.test(text), 'the stored list\'s reference is in history');
+    assert.ok(/toolSpecs\\":\\"sha256:[0-9a-f]{64}/.test(text), "the stored list's reference is in history");
     assert.ok(!text.includes('Returns the sum of two numbers'), 'no tool description in history');
     assert.ok(text.includes('tool-specs-by-reference'), 'the patch marker is recorded');
     const attempts = (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : []));
@@ -173,13 +185,31 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
   assert.equal(table.code, 0, table.stderr);
   const lines = table.stdout.trim().split('\n');
   assert.match(lines[0] ?? '', /^TOOL +SOURCE +APPROVAL +DESCRIPTION$/);
-  assert.ok(lines.some((line) => /^search +built-in +- +Search /.test(line)), table.stdout);
-  assert.ok(lines.some((line) => /^lookup +module +- +Look up a fact\.$/.test(line)), table.stdout);
+  assert.ok(
+    lines.some((line) => /^search +built-in +- +Search /.test(line)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((line) => /^lookup +module +- +Look up a fact\.$/.test(line)),
+    table.stdout,
+  );
   // The test modules' guarded_lookup, and the guarded server's two tools: 3 need approval.
-  assert.ok(lines.some((line) => /^guarded_lookup +module +required /.test(line)), table.stdout);
-  assert.ok(lines.some((line) => /^echo +mcp guarded +required +Echoes back the input string$/.test(line)), table.stdout);
-  assert.ok(lines.some((line) => /^get-sum +mcp guarded +required +Returns the sum of two numbers$/.test(line)), table.stdout);
-  assert.ok(lines.some((line) => /^web_echo +mcp web, its echo +- +Echoes back the input string$/.test(line)), table.stdout);
+  assert.ok(
+    lines.some((line) => /^guarded_lookup +module +required /.test(line)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((line) => /^echo +mcp guarded +required +Echoes back the input string$/.test(line)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((line) => /^get-sum +mcp guarded +required +Returns the sum of two numbers$/.test(line)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((line) => /^web_echo +mcp web, its echo +- +Echoes back the input string$/.test(line)),
+    table.stdout,
+  );
   assert.match(lines.at(-1) ?? '', /^\d+ tools: \d+ built-in or from modules, 3 from 2 MCP servers; 3 need approval\.$/);
 
   const json = await CliProcess.complete(['tools', '--json'], { environment: cliEnvironment });
@@ -196,7 +226,10 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
   assert.deepEqual(listing.skippedServers, []);
   // It connected as the worker does (initialize, tools/list) and stopped what it started.
   assert.ok(tappedMessages(listTap).some((message) => message.method === 'tools/list'));
-  const servers = readFileSync(listTap, 'utf8').split('\n').filter((line) => line.startsWith('{"tap"')).map((line) => JSON.parse(line) as { tap: number; server: number });
+  const servers = readFileSync(listTap, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{"tap"'))
+    .map((line) => JSON.parse(line) as { tap: number; server: number });
   assert.equal(servers.length, 2, 'one server started per listing');
   for (const { tap, server } of servers) {
     for (const pid of [tap, server]) assert.throws(() => process.kill(pid, 0), /ESRCH/, `process ${pid} is gone`);
@@ -206,8 +239,14 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
 test('react-agent tools refuses a bad configuration as the worker does, exit code 2', async () => {
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ old: { type: 'sse', url: 'http://127.0.0.1:9/sse' } }, /server "old", field "type": unknown transport "sse"/],
-    [{ broken: { command: process.execPath, args: ['-e', 'console.error("fatal: no graph here"); process.exit(3)'] } }, /MCP server "broken" \(stdio: .*\) did not start: [\s\S]*fatal: no graph here[\s\S]*mark it "optional": true/],
-    [{ memory: { command: process.execPath, args: [MCP_SERVER_ENTRIES.memory], env: { TOKEN: '${MCP_UNSET_VARIABLE}' } } }, /env\.TOKEN uses \$\{MCP_UNSET_VARIABLE\}, but MCP_UNSET_VARIABLE is not set/],
+    [
+      { broken: { command: process.execPath, args: ['-e', 'console.error("fatal: no graph here"); process.exit(3)'] } },
+      /MCP server "broken" \(stdio: .*\) did not start: [\s\S]*fatal: no graph here[\s\S]*mark it "optional": true/,
+    ],
+    [
+      { memory: { command: process.execPath, args: [MCP_SERVER_ENTRIES.memory], env: { TOKEN: '${MCP_UNSET_VARIABLE}' } } },
+      /env\.TOKEN uses \$\{MCP_UNSET_VARIABLE\}, but MCP_UNSET_VARIABLE is not set/,
+    ],
   ];
   for (const [index, [servers, message]] of cases.entries()) {
     const config = writeConfig(`bad-${index}.json`, servers);

@@ -141,14 +141,14 @@ test('native and classic protocols call MCP tools too', async () => {
   const native = await (await environment.startRun({ question: 'Native?', protocol: 'native' }, nativeId)).result();
   assert.equal(native.termination, 'answer');
   const nativeMessages = await environment.transcript(native);
-  assert.deepEqual(nativeMessages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'tool', 'assistant']);
+  assert.deepEqual(
+    nativeMessages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'tool', 'assistant'],
+  );
   assert.equal(nativeMessages[3]?.content, 'Echo: native over HTTP');
   assert.match(nativeMessages[4]?.content ?? '', /\[FILE\] sales\.csv/);
 
-  const classicId = scenarios.add(runId('mcp-classic'), [
-    { content: 'Thought: I will add.\nAction: get-sum\nAction Input: {"a": 2, "b": 40}' },
-    { content: 'Thought: Done.\nFinal Answer: 42' },
-  ]);
+  const classicId = scenarios.add(runId('mcp-classic'), [{ content: 'Thought: I will add.\nAction: get-sum\nAction Input: {"a": 2, "b": 40}' }, { content: 'Thought: Done.\nFinal Answer: 42' }]);
   const classic = await (await environment.startRun({ question: 'Classic?', protocol: 'classic' }, classicId)).result();
   assert.equal(classic.termination, 'answer');
   const classicMessages = await environment.transcript(classic);
@@ -186,7 +186,9 @@ test('a stdio server killed mid-call: that call is not repeated (not idempotent)
   const handle = await environment.startRun({ question: 'Survive a crash.' }, workflowId);
   const deadline = Date.now() + 30_000;
   while (tappedMessages(tapLog).filter((message) => message.method === 'tools/call').length === before && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
-  const taps = readFileSync(tapLog, 'utf8').split('\n').filter((line) => line.startsWith('{"tap"'));
+  const taps = readFileSync(tapLog, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{"tap"'));
   // The server itself (the tap then exits with it, closing the worker's pipes).
   const { server } = JSON.parse(taps.at(-1) as string) as { server: number };
   process.kill(server, 'SIGKILL');
@@ -291,6 +293,13 @@ test('a worker SIGKILLed mid-call: another worker completes the idempotent call 
   const webStarted = (history.events ?? []).find((event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(webScheduled));
   assert.equal(webStarted?.activityTaskStartedEventAttributes?.attempt, 2, 'the idempotent call was made again by the second worker');
   const identities = new Set((history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes?.identity ? [event.activityTaskStartedEventAttributes.identity] : [])));
-  assert.ok([...identities].some((identity) => identity.startsWith(`${second.pid}@`)), 'the second worker ran the retries');
-  assert.equal(tappedMessages(tapLog).filter((message) => message.method === 'tools/call' && (message.params?.arguments as { duration?: number })?.duration === 40).length, 1, 'the non-idempotent call reached a server once');
+  assert.ok(
+    [...identities].some((identity) => identity.startsWith(`${second.pid}@`)),
+    'the second worker ran the retries',
+  );
+  assert.equal(
+    tappedMessages(tapLog).filter((message) => message.method === 'tools/call' && (message.params?.arguments as { duration?: number })?.duration === 40).length,
+    1,
+    'the non-idempotent call reached a server once',
+  );
 });

@@ -184,7 +184,11 @@ test('a replay of the finished run on a second worker records nothing', async ()
   replayedAt = Date.now();
   const samples = await metricsWhen(1, (now) => sumOf(now, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0);
   assert.ok(sumOf(samples, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0, 'the second worker ran the replay');
-  assert.deepEqual(samples.filter((sample) => sample.name.startsWith('react_agent_')).map((sample) => sample.name), [], 'a replay records no agent metric');
+  assert.deepEqual(
+    samples.filter((sample) => sample.name.startsWith('react_agent_')).map((sample) => sample.name),
+    [],
+    'a replay records no agent metric',
+  );
 }, 120_000);
 
 withPrometheus('in Prometheus, the run was counted once, by the first worker, and the replay added nothing', async (server) => {

@@ -73,7 +73,10 @@ describe('a reply cut off at the output token limit', () => {
       { protocol: 'native' },
     );
     assert.equal(result.prediction, COMPLETE);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'user', 'assistant']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user', 'assistant', 'tool', 'user', 'assistant'],
+    );
     assert.equal(messages[3]?.toolCallId, 'call_a');
     assert.match(messages[3]?.content ?? '', /^Not run: the reply was cut off/);
   }, 60_000);
@@ -93,11 +96,9 @@ describe('a reply cut off at the output token limit', () => {
   }, 60_000);
 
   test('a final answer cut off is asked for once more, shorter', async () => {
-    const { result, requests } = await run(
-      'final-cut-then-complete',
-      (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD' }) : turn === 2 ? formats['deep-research'].cut : answer(COMPLETE)),
-      { limits: { maxModelCalls: 1 } },
-    );
+    const { result, requests } = await run('final-cut-then-complete', (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD' }) : turn === 2 ? formats['deep-research'].cut : answer(COMPLETE)), {
+      limits: { maxModelCalls: 1 },
+    });
     assert.equal(result.termination, 'max_calls');
     assert.equal(result.prediction, COMPLETE);
     assert.equal(result.iterations, 3);
@@ -157,10 +158,13 @@ describe('a model whose tokenizer counts more than our estimate', () => {
       { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
     );
     assert.equal(result.termination, 'answer');
-    assert.ok(requests.some((request) => request.purpose === 'summary'), 'old turns were folded into a summary');
+    assert.ok(
+      requests.some((request) => request.purpose === 'summary'),
+      'old turns were folded into a summary',
+    );
     assert.equal(result.details.compressions.length, 1, `compressed at calls ${result.details.compressions.map((compression) => compression.atModelCall).join(', ')}`);
     for (const request of requests.filter((candidate) => candidate.purpose !== 'summary')) {
-      assert.ok(estimate(request) * ratio <= 8_000, 'every prompt fits the context budget in the server\'s tokens');
+      assert.ok(estimate(request) * ratio <= 8_000, "every prompt fits the context budget in the server's tokens");
     }
   }, 90_000);
 });

@@ -65,10 +65,7 @@ const describeWindows = (measured: Measured) => WINDOWS.map((seconds) => `${meas
 /** Starts RUNS runs of CALLS_PER_RUN model calls each at once (every call but the last asks a tool) and waits for them all. */
 async function runMany(label: string): Promise<string[]> {
   const ids = Array.from({ length: RUNS }, (_, run) =>
-    scenarios.add(runId(`${label}-${run}`), [
-      ...Array.from({ length: CALLS_PER_RUN - 1 }, (_, call) => toolCall('lookup', { query: `run ${run} step ${call}` })),
-      answer(`Answer ${run}.`),
-    ]),
+    scenarios.add(runId(`${label}-${run}`), [...Array.from({ length: CALLS_PER_RUN - 1 }, (_, call) => toolCall('lookup', { query: `run ${run} step ${call}` })), answer(`Answer ${run}.`)]),
   );
   const handles = await Promise.all(ids.map((id) => environment.startRun({ question: `Rate-limited question ${id}?` }, id)));
   const results = (await Promise.all(handles.map((handle) => handle.result()))) as ResearchRunResult[];
@@ -104,5 +101,8 @@ test(`${RUNS} runs x ${CALLS_PER_RUN} model calls in flight: the model queue's l
     const most = limited.mostInWindow.get(seconds) as number;
     assert.ok(most <= allowed(seconds), `${most} calls in ${seconds} s with a limit of ${LIMIT}/s (a token bucket allows ${allowed(seconds)})`);
   }
-  assert.ok(unlimited.overallPerSecond >= LIMIT * 1.5, `unlimited ${unlimited.overallPerSecond.toFixed(2)}/s is not clearly above the limit of ${LIMIT}/s (limited: ${limited.overallPerSecond.toFixed(2)}/s)`);
+  assert.ok(
+    unlimited.overallPerSecond >= LIMIT * 1.5,
+    `unlimited ${unlimited.overallPerSecond.toFixed(2)}/s is not clearly above the limit of ${LIMIT}/s (limited: ${limited.overallPerSecond.toFixed(2)}/s)`,
+  );
 }, 120_000);

@@ -81,7 +81,11 @@ test('native protocol: a tool call cut off by max_tokens goes back as valid JSON
   );
   assert.equal(result.termination, 'answer', result.error);
   assert.equal(result.prediction, 'BYD sold more cars than Tesla in 2024.');
-  assert.deepEqual(requests.map((request) => request.status), [200, 200], 'the server never refused the history');
+  assert.deepEqual(
+    requests.map((request) => request.status),
+    [200, 200],
+    'the server never refused the history',
+  );
 
   const history = requests[1]?.messages ?? [];
   const assistant = history.find((message) => message.role === 'assistant') as { tool_calls?: Array<{ id: string; function: { arguments: string } }> } | undefined;

@@ -59,9 +59,13 @@ describe('ops/grafana/react-agent.json', () => {
   test('every agent metric it or the alert rules query is defined in src/core/agent-metrics.ts, and it shows each of them', () => {
     const defined = agentMetricNames();
     const queried = dashboardExpressions(readDashboard()).flatMap(metricNamesIn);
-    for (const name of [...queried, ...ruleExpressions(ALERTS_FILE).flatMap(metricNamesIn)].filter((name) => name.startsWith('react_agent_'))) assert.ok(defined.has(name), `${name} is not an agent metric`);
+    for (const name of [...queried, ...ruleExpressions(ALERTS_FILE).flatMap(metricNamesIn)].filter((name) => name.startsWith('react_agent_')))
+      assert.ok(defined.has(name), `${name} is not an agent metric`);
     for (const metric of Object.values(AgentMetrics)) {
-      assert.ok(queried.some((name) => name === metric.name || name.startsWith(`${metric.name}_`)), `the dashboard shows ${metric.name}`);
+      assert.ok(
+        queried.some((name) => name === metric.name || name.startsWith(`${metric.name}_`)),
+        `the dashboard shows ${metric.name}`,
+      );
     }
   });
 });

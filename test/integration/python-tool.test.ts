@@ -135,7 +135,9 @@ function toolFor(level: Level, overrides: PythonToolOptions = {}): PythonTool | 
 
 test('auto picks the strongest level that works and describeIsolation says which', () => {
   const tool = createPythonTool({ temporaryDirectory: callParent });
-  const strongest = availableLevels().map((level) => toolFor(level)).find((candidate): candidate is PythonTool => typeof candidate !== 'string');
+  const strongest = availableLevels()
+    .map((level) => toolFor(level))
+    .find((candidate): candidate is PythonTool => typeof candidate !== 'string');
   assert.ok(strongest, 'at least one level works');
   assert.equal(tool.sandbox.level, strongest.sandbox.level);
   const description = describeIsolation();
@@ -252,7 +254,10 @@ for (const level of availableLevels()) {
       assert.ok(!stdout.includes(SECRET), 'the secret value is never printed');
       assert.match(stdout, /^secret in os\.environ: False$/m);
       assert.doesNotMatch(stdout, /REACT_AGENT_PYTHON_TEST_SECRET/);
-      assert.match(stdout, /^environment: \['HOME', 'LANG', 'MKL_NUM_THREADS', 'MPLBACKEND', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', ('PWD', )?'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'TMPDIR'\]$/m);
+      assert.match(
+        stdout,
+        /^environment: \['HOME', 'LANG', 'MKL_NUM_THREADS', 'MPLBACKEND', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', ('PWD', )?'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'TMPDIR'\]$/m,
+      );
       if (namespaces || tool.sandbox.dropsToUnprivilegedUser) {
         // Other pid namespace (the pids do not exist or are other processes), or another uid.
         assert.doesNotMatch(stdout, /environ readable, secret: True/);
@@ -262,7 +267,7 @@ for (const level of availableLevels()) {
       }
     });
 
-    test(namespaces ? '/etc/passwd is a synthetic one, not the host\'s' : "rlimits-only: /etc/passwd is the host's (documented)", async () => {
+    test(namespaces ? "/etc/passwd is a synthetic one, not the host's" : "rlimits-only: /etc/passwd is the host's (documented)", async () => {
       const { stdout } = sections(await tool.run({ code: 'print(open("/etc/passwd").read(), end="")' }, context()));
       if (namespaces) {
         assert.notEqual(`${stdout}\n`, HOST_PASSWD);
@@ -274,36 +279,37 @@ for (const level of availableLevels()) {
 
     // rlimits-only under the worker's own uid can write wherever the worker can (documented), so there is nothing to assert there.
     const writesConfined = namespaces || tool.sandbox.dropsToUnprivilegedUser;
-    if (writesConfined) test('writing outside the private directories fails (project folder, host /tmp)', async () => {
-      const name = `python-escape-${randomBytes(6).toString('hex')}.txt`;
-      const hostTemporaryFile = join(tmpdir(), name);
-      const targets = [join(PROJECT_ROOT, name), join(PROJECT_ROOT, 'package.json'), hostTemporaryFile];
-      const code = [
-        `for path in ${JSON.stringify(targets)}:`,
-        '    try:',
-        '        with open(path, "a") as f: f.write("escaped")',
-        '        print("wrote")',
-        '    except OSError as error: print("refused", type(error).__name__)',
-      ].join('\n');
-      const packageJson = readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8');
-      const { stdout } = sections(await tool.run({ code }, context()));
-      const [newFile, existingFile, temporaryFile] = stdout.split('\n');
-      assert.ok(!existsSync(join(PROJECT_ROOT, name)), 'nothing was created in the project');
-      assert.equal(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'), packageJson, 'no project file was changed');
-      if (namespaces) {
-        // The project does not exist inside; /tmp is the call's own, so the host's stays untouched.
-        assert.equal(newFile, 'refused FileNotFoundError');
-        assert.equal(existingFile, 'refused FileNotFoundError');
-        assert.ok(!existsSync(hostTemporaryFile), "nothing was created in the host's temporary directory");
-      } else {
-        // A per-call unprivileged uid: the project is not writable, world-writable directories are (documented).
-        assert.equal(newFile, 'refused PermissionError');
-        assert.equal(existingFile, 'refused PermissionError');
-        assert.equal(temporaryFile, existsSync(hostTemporaryFile) ? 'wrote' : temporaryFile);
-        rmSync(hostTemporaryFile, { force: true });
-      }
-      assertNoCallDirectoryLeft();
-    });
+    if (writesConfined)
+      test('writing outside the private directories fails (project folder, host /tmp)', async () => {
+        const name = `python-escape-${randomBytes(6).toString('hex')}.txt`;
+        const hostTemporaryFile = join(tmpdir(), name);
+        const targets = [join(PROJECT_ROOT, name), join(PROJECT_ROOT, 'package.json'), hostTemporaryFile];
+        const code = [
+          `for path in ${JSON.stringify(targets)}:`,
+          '    try:',
+          '        with open(path, "a") as f: f.write("escaped")',
+          '        print("wrote")',
+          '    except OSError as error: print("refused", type(error).__name__)',
+        ].join('\n');
+        const packageJson = readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8');
+        const { stdout } = sections(await tool.run({ code }, context()));
+        const [newFile, existingFile, temporaryFile] = stdout.split('\n');
+        assert.ok(!existsSync(join(PROJECT_ROOT, name)), 'nothing was created in the project');
+        assert.equal(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'), packageJson, 'no project file was changed');
+        if (namespaces) {
+          // The project does not exist inside; /tmp is the call's own, so the host's stays untouched.
+          assert.equal(newFile, 'refused FileNotFoundError');
+          assert.equal(existingFile, 'refused FileNotFoundError');
+          assert.ok(!existsSync(hostTemporaryFile), "nothing was created in the host's temporary directory");
+        } else {
+          // A per-call unprivileged uid: the project is not writable, world-writable directories are (documented).
+          assert.equal(newFile, 'refused PermissionError');
+          assert.equal(existingFile, 'refused PermissionError');
+          assert.equal(temporaryFile, existsSync(hostTemporaryFile) ? 'wrote' : temporaryFile);
+          rmSync(hostTemporaryFile, { force: true });
+        }
+        assertNoCallDirectoryLeft();
+      });
 
     test('a fork bomb is contained: at most maxProcesses processes, killed at the wall time, none survive', async () => {
       const bombTool = limited({ maxProcesses: 16, wallTimeSeconds: 3, cpuSeconds: 3 });

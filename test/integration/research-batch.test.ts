@@ -76,7 +76,10 @@ test('a 20-question batch with 2 rollouts: both iter files complete and correct,
       assert.equal(line.prediction, `A${index}-r${rollout}`);
       assert.equal(line.termination, 'answer');
       assert.equal(line.runId, `${id}/q${index}-r${rollout}`);
-      assert.deepEqual(line.messages.map((message) => message.role), ['system', 'user', 'assistant', 'user', 'assistant']);
+      assert.deepEqual(
+        line.messages.map((message) => message.role),
+        ['system', 'user', 'assistant', 'user', 'assistant'],
+      );
       assert.deepEqual(protocolProblems(line.messages as ChatMessage[]), []);
     });
   }
@@ -90,7 +93,10 @@ test('a 20-question batch with 2 rollouts: both iter files complete and correct,
 
   const perRun = completedRequestsPerRun(id);
   assert.equal(perRun.size, 40);
-  assert.ok([...perRun.values()].every((count) => count === 2), 'every run made its two model calls once');
+  assert.ok(
+    [...perRun.values()].every((count) => count === 2),
+    'every run made its two model calls once',
+  );
 
   await waitFor('visibility to list the batch’s runs', async () => (await visibleCount(`ReactBatchId = '${id}'`)) === 40, 20_000);
   assert.equal(await visibleCount(`ReactBatchId = '${id}' AND ReactRollout = 2`), 20);

@@ -25,11 +25,11 @@ async function run(label: string, replies: Parameters<Scenarios['add']>[1], inpu
 }
 
 test('a multi-step run reaches an answer and its transcript follows the protocol exactly', async () => {
-  const { handle, result, messages, requests } = await run('answer', [
-    toolCall('lookup', { query: 'BYD 2024 sales' }),
-    toolCall('lookup', { query: 'Tesla 2024 deliveries' }),
-    answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.'),
-  ], { answer: 'BYD, by about 2.5 million' });
+  const { handle, result, messages, requests } = await run(
+    'answer',
+    [toolCall('lookup', { query: 'BYD 2024 sales' }), toolCall('lookup', { query: 'Tesla 2024 deliveries' }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')],
+    { answer: 'BYD, by about 2.5 million' },
+  );
 
   assert.equal(result.termination, 'answer');
   assert.equal(result.prediction, 'BYD sold about 2.48 million more vehicles than Tesla in 2024.');
@@ -38,7 +38,10 @@ test('a multi-step run reaches an answer and its transcript follows the protocol
   assert.equal(result.toolCalls, 2);
   assert.ok(result.usage.totalTokens > 0);
 
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'],
+  );
   assert.deepEqual(protocolProblems(messages), []);
   assert.match(messages[0]?.content ?? '', /Current date: \d{4}-\d{2}-\d{2}/);
   assert.match(messages[0]?.content ?? '', /"name":"lookup"/);
@@ -51,7 +54,10 @@ test('a multi-step run reaches an answer and its transcript follows the protocol
   requests.forEach((request, index) => {
     assert.deepEqual(request.body.stop, ['\n<tool_response>', '<tool_response>']);
     assert.equal(request.modelCall, index + 1);
-    assert.deepEqual(request.messages.map((message) => message.content), messages.slice(0, 2 + index * 2).map((message) => message.content));
+    assert.deepEqual(
+      request.messages.map((message) => message.content),
+      messages.slice(0, 2 + index * 2).map((message) => message.content),
+    );
   });
 
   const description = await handle.describe();
@@ -102,10 +108,12 @@ test('the final answer phase can be turned off: max_calls then ends at once', as
 });
 
 test('a context past the token budget gets one last call that asks for the final answer', async () => {
-  const { result, messages, requests } = await run('token-limit', (turn, request) =>
-    request.messages.at(-1)?.content?.toString().includes('maximum context length')
-      ? answer('best guess: BYD')
-      : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
+  const { result, messages, requests } = await run(
+    'token-limit',
+    (turn, request) =>
+      request.messages.at(-1)?.content?.toString().includes('maximum context length')
+        ? answer('best guess: BYD')
+        : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
     { limits: { maxContextTokens: 2_000 }, loop: { compressAtFraction: 0 } },
   );
   assert.equal(result.termination, 'token_limit');
@@ -191,7 +199,9 @@ test('the run ends timeout when the wall-time budget runs out during a tool call
 test('invalid input is rejected before any model call', async () => {
   const workflowId = scenarios.add(runId('invalid'), [answer('never')]);
   const handle = await environment.startRun({ question: '   ', limits: { maxModelCalls: -1 } }, workflowId);
-  await assert.rejects(handle.result(), (error: Error) => /question must not be blank.*limits\.maxModelCalls must be an integer from 1 to 10000, got -1/s.test(String((error as { cause?: Error }).cause?.message)));
+  await assert.rejects(handle.result(), (error: Error) =>
+    /question must not be blank.*limits\.maxModelCalls must be an integer from 1 to 10000, got -1/s.test(String((error as { cause?: Error }).cause?.message)),
+  );
   assert.equal(environment.requestsOf(workflowId).length, 0);
 
   const unknownTools = scenarios.add(runId('unknown-tools'), [answer('never')]);

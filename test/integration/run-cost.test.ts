@@ -167,4 +167,3 @@ test('react-agent run that would start its own worker refuses --max-cost for a m
   assert.doesNotMatch(refused.stderr, /Run .* started/);
   assert.equal(environment.model.requests.length, before, 'no model call');
 });
-

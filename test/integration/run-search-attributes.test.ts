@@ -133,7 +133,10 @@ describe('runs found by what they ask, which model ran them and how they ended',
     await eventuallyListed(`ReactTermination = 'error'`, [runs.everest.id]);
     await eventuallyListed(`ReactTermination = 'max_calls'`, [runs.capital.id]);
     await eventuallyListed(`ReactTermination = 'answer' AND ReactModel = 'model-alpha'`, [runs.byd.id]);
-    await eventuallyListed(`ReactProtocol = 'deep-research' AND ExecutionStatus = 'Completed'`, Object.values(runs).map((ran) => ran.id));
+    await eventuallyListed(
+      `ReactProtocol = 'deep-research' AND ExecutionStatus = 'Completed'`,
+      Object.values(runs).map((ran) => ran.id),
+    );
     await eventuallyListed(`ReactTokens > ${runs.capital.result.usage.totalTokens} AND ExecutionStatus = 'Completed'`, [runs.byd.id, runs.jupiter.id]);
   });
 
@@ -146,13 +149,29 @@ describe('runs found by what they ask, which model ran them and how they ended',
     const [id, status, termination, calls, tokens, model, started, question] = lines[1]?.split('\t') ?? [];
     assert.deepEqual(
       { id, status, termination, calls, tokens, model, question },
-      { id: runs.byd.id, status: 'COMPLETED', termination: 'answer', calls: '12', tokens: String(runs.byd.result.usage.totalTokens), model: 'model-alpha', question: 'Which company sold more cars in 2024, BYD or Tesla, and by…' },
+      {
+        id: runs.byd.id,
+        status: 'COMPLETED',
+        termination: 'answer',
+        calls: '12',
+        tokens: String(runs.byd.result.usage.totalTokens),
+        model: 'model-alpha',
+        question: 'Which company sold more cars in 2024, BYD or Tesla, and by…',
+      },
     );
     assert.ok(!Number.isNaN(Date.parse(started ?? '')), started);
 
     const byModel = await cli(['list', '--query', `ReactModel = 'model-alpha'`]);
     assert.equal(byModel.code, 0, byModel.stderr);
-    assert.deepEqual(byModel.stdout.trim().split('\n').slice(1).map((line) => line.split('\t')[0]).sort(), [runs.byd.id, runs.everest.id].sort());
+    assert.deepEqual(
+      byModel.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split('\t')[0])
+        .sort(),
+      [runs.byd.id, runs.everest.id].sort(),
+    );
 
     const byTermination = await cli(['list', '--query', `ReactTermination = 'error'`]);
     assert.equal(byTermination.code, 0, byTermination.stderr);
@@ -161,11 +180,18 @@ describe('runs found by what they ask, which model ran them and how they ended',
     // Most tokens first, sorted by the CLI (SQL visibility refuses ORDER BY).
     const sorted = await cli(['list', '--sort', 'tokens', '--limit', '3']);
     assert.equal(sorted.code, 0, sorted.stderr);
-    const sortedLines = sorted.stdout.trim().split('\n').slice(1).map((row) => row.split('\t'));
+    const sortedLines = sorted.stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((row) => row.split('\t'));
     assert.equal(sortedLines.length, 3, sorted.stdout);
     assert.equal(sortedLines[0]?.[0], runs.byd.id);
     const tokenColumn = sortedLines.map((row) => Number(row[4]));
-    assert.deepEqual(tokenColumn, [...tokenColumn].sort((left, right) => right - left));
+    assert.deepEqual(
+      tokenColumn,
+      [...tokenColumn].sort((left, right) => right - left),
+    );
     const ordered = await cli(['list', '--query', `ReactTokens > 0 ORDER BY ReactTokens DESC`]);
     assert.equal(ordered.code, 2, ordered.stderr);
     assert.match(ordered.stderr, /The query was refused: .*ORDER BY/i);

@@ -33,7 +33,15 @@ async function cli(argumentsList: string[]): Promise<{ code: number | null; stdo
 /** The result of a batch a schedule starts, once it exists and ends. */
 async function scheduledBatch(batchId: string): Promise<BatchSummary> {
   const handle = environment.client.workflow.getHandle(batchId);
-  await waitFor(`the scheduled batch ${batchId}`, () => handle.describe().then(() => true, () => false), 60_000);
+  await waitFor(
+    `the scheduled batch ${batchId}`,
+    () =>
+      handle.describe().then(
+        () => true,
+        () => false,
+      ),
+    60_000,
+  );
   return (await handle.result()) as BatchSummary;
 }
 
@@ -78,11 +86,15 @@ test('a schedule created, described, triggered, backfilled over two nights, paus
   const triggered = await cli(['schedule', 'trigger', id]);
   assert.equal(triggered.code, 0, triggered.stderr);
   let batchId = '';
-  await waitFor('the triggered batch in describe', async () => {
-    const now = JSON.parse((await cli(['schedule', 'describe', id])).stdout);
-    batchId = now.recentBatches[0]?.batchId ?? '';
-    return batchId !== '';
-  }, 60_000);
+  await waitFor(
+    'the triggered batch in describe',
+    async () => {
+      const now = JSON.parse((await cli(['schedule', 'describe', id])).stdout);
+      batchId = now.recentBatches[0]?.batchId ?? '';
+      return batchId !== '';
+    },
+    60_000,
+  );
   assert.match(batchId, new RegExp(`^${id}-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$`));
   const now = await scheduledBatch(batchId);
   const stamp = batchId.slice(id.length + 1).replace(/:/g, '-');

@@ -1,14 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import {
-  MODEL_CALL_HEADER,
-  ScriptedModelServer,
-  WORKFLOW_ID_HEADER,
-  countAssistantMessages,
-  scriptFromTurns,
-  type Script,
-} from '../fakes/scripted-model-server';
+import { MODEL_CALL_HEADER, ScriptedModelServer, WORKFLOW_ID_HEADER, countAssistantMessages, scriptFromTurns, type Script } from '../fakes/scripted-model-server';
 import { llamaServerContextOverflowBody } from '../fakes/model-server-error-bodies';
 
 async function withServer(script: Script, body: (server: ScriptedModelServer, client: OpenAI) => Promise<void>): Promise<void> {
@@ -156,9 +149,10 @@ test('429 with retry-after reaches the client as an APIError with the header', a
   await withServer(
     () => ({ status: 429, errorMessage: 'Slow down', errorCode: 'rate_limit_exceeded', headers: { 'retry-after': '2' } }),
     async (server, client) => {
-      const error = await client.chat.completions
-        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })
-        .then(() => undefined, (caught: unknown) => caught);
+      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof OpenAI.APIError, `expected APIError, got ${String(error)}`);
       assert.ok(error instanceof OpenAI.RateLimitError);
       assert.equal(error.status, 429);
@@ -175,9 +169,10 @@ test('a context-length 400 has code context_length_exceeded', async () => {
   await withServer(
     () => ({ status: 400, errorCode: 'context_length_exceeded', errorMessage: "This model's maximum context length is 8192 tokens." }),
     async (_server, client) => {
-      const error = await client.chat.completions
-        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-        .then(() => undefined, (caught: unknown) => caught);
+      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.status, 400);
       assert.equal(error.code, 'context_length_exceeded');
@@ -191,10 +186,7 @@ test('a stalled stream can be aborted by the client; the record shows aborted, n
     () => ({ content: longContent, stallAfterChunks: 2 }),
     async (server, client) => {
       const abort = new AbortController();
-      const stream = await client.chat.completions.create(
-        { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
-        { signal: abort.signal },
-      );
+      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal });
       let received = 0;
       for await (const _chunk of stream) {
         received += 1;
@@ -211,51 +203,45 @@ test('a stalled stream can be aborted by the client; the record shows aborted, n
 });
 
 test('workflow id and model call headers are recorded; waitForRequest waits for future requests', async () => {
-  await withServer(
-    scriptFromTurns([{ content: 'first' }, { content: 'second' }]),
-    async (server, client) => {
-      const waiting = server.waitForRequest((record) => record.modelCall === 2, 2_000);
-      const first = await client.chat.completions.create(
-        { model: 'm', messages: [{ role: 'user', content: 'q' }] },
-        { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '1' } },
-      );
-      assert.equal(first.choices[0]?.message.content, 'first');
-      const second = await client.chat.completions.create(
-        {
-          model: 'm',
-          messages: [
-            { role: 'user', content: 'q' },
-            { role: 'assistant', content: 'first' },
-            { role: 'user', content: 'more' },
-          ],
-        },
-        { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '2' } },
-      );
-      assert.equal(second.choices[0]?.message.content, 'second');
-      const record = await waiting;
-      assert.equal(record.sequence, 2);
-      assert.equal(record.workflowId, 'run-42');
-      assert.equal(countAssistantMessages(record.messages), 1);
-      assert.equal(server.requests[0]?.modelCall, 1);
-      await assert.rejects(server.waitForRequest((candidate) => candidate.modelCall === 99, 30), /No matching request/);
-    },
-  );
+  await withServer(scriptFromTurns([{ content: 'first' }, { content: 'second' }]), async (server, client) => {
+    const waiting = server.waitForRequest((record) => record.modelCall === 2, 2_000);
+    const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'q' }] }, { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '1' } });
+    assert.equal(first.choices[0]?.message.content, 'first');
+    const second = await client.chat.completions.create(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: 'first' },
+          { role: 'user', content: 'more' },
+        ],
+      },
+      { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '2' } },
+    );
+    assert.equal(second.choices[0]?.message.content, 'second');
+    const record = await waiting;
+    assert.equal(record.sequence, 2);
+    assert.equal(record.workflowId, 'run-42');
+    assert.equal(countAssistantMessages(record.messages), 1);
+    assert.equal(server.requests[0]?.modelCall, 1);
+    await assert.rejects(
+      server.waitForRequest((candidate) => candidate.modelCall === 99, 30),
+      /No matching request/,
+    );
+  });
 });
 
 test('scriptFromTurns repeats the last turn; setScript swaps the script; function form gets a 1-based model call', async () => {
-  await withServer(
-    scriptFromTurns([{ content: 'only' }]),
-    async (server, client) => {
-      const messages: OpenAI.ChatCompletionMessageParam[] = [
-        { role: 'user', content: 'q' },
-        { role: 'assistant', content: 'a' },
-        { role: 'assistant', content: 'b' },
-      ];
-      assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'only');
-      server.setScript(scriptFromTurns((modelCall, request) => ({ content: `call ${modelCall} seq ${request.sequence}` })));
-      assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'call 3 seq 2');
-    },
-  );
+  await withServer(scriptFromTurns([{ content: 'only' }]), async (server, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ];
+    assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'only');
+    server.setScript(scriptFromTurns((modelCall, request) => ({ content: `call ${modelCall} seq ${request.sequence}` })));
+    assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'call 3 seq 2');
+  });
 });
 
 test('models list, 404 and invalid JSON', async () => {
@@ -286,9 +272,10 @@ test('a delayed reply and a throwing script', async () => {
       server.setScript(() => {
         throw new Error('script broke');
       });
-      const error = await client.chat.completions
-        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-        .then(() => undefined, (caught: unknown) => caught);
+      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof OpenAI.InternalServerError);
       assert.match(error.message, /script broke/);
     },
@@ -303,7 +290,10 @@ test('close() returns promptly while a stalled stream is open', async () => {
     for await (const _chunk of stream) {
       // keep reading until the server goes away
     }
-  })().then(() => undefined, (caught: unknown) => caught);
+  })().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   await server.waitForRequest(() => true, 1_000);
   await new Promise((resolve) => setTimeout(resolve, 50));
   const started = Date.now();
@@ -343,7 +333,10 @@ test("llama-server's stream shape: first chunk role + content null, no refusal/l
       const { events } = await rawStream(server);
       const chunks = dataOf(events);
       assert.deepEqual(chunks[0].choices, [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }]);
-      assert.ok(chunks.every((chunk) => !('usage' in chunk) || chunk.choices.length === 0), 'no usage: null on content chunks');
+      assert.ok(
+        chunks.every((chunk) => !('usage' in chunk) || chunk.choices.length === 0),
+        'no usage: null on content chunks',
+      );
       assert.ok(chunks.every((chunk) => chunk.choices.every((choice: Record<string, unknown>) => !('logprobs' in choice))));
       assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
       assert.deepEqual(chunks.at(-1).choices, []);
@@ -384,7 +377,10 @@ test('while it "processes the prompt" the server sends only SSE comment pings, w
     () => ({ content: 'Done.', dialect: 'llama-server', promptProcessingMs: 700, pingIntervalMs: 200 }),
     async (server, client) => {
       const { events, firstDataAfterMs } = await rawStream(server);
-      const pingsBeforeData = events.slice(0, events.findIndex((event) => event.startsWith('data: ')));
+      const pingsBeforeData = events.slice(
+        0,
+        events.findIndex((event) => event.startsWith('data: ')),
+      );
       assert.ok(pingsBeforeData.length >= 2, `expected pings first, got ${JSON.stringify(events.slice(0, 4))}`);
       assert.ok(pingsBeforeData.every((event) => event === ':'));
       assert.ok(firstDataAfterMs >= 650, `first data after ${firstDataAfterMs} ms`);
@@ -404,9 +400,10 @@ test("errorBody answers with a server's own body: llama-server's context overflo
   await withServer(
     () => ({ status: 400, errorBody: llamaServerContextOverflowBody(8199, 8192) }),
     async (_server, client) => {
-      const error = await client.chat.completions
-        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })
-        .then(() => undefined, (caught: unknown) => caught);
+      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.type, 'exceed_context_size_error');
       assert.equal(error.code, 400);
@@ -428,14 +425,19 @@ test('a history tool call whose arguments are not JSON is refused with HTTP 500 
       return { content: 'ok' };
     },
     async (server, client) => {
-      const error = await client.chat.completions.create({ model: 'm', messages: history }).then(() => undefined, (caught: unknown) => caught);
+      const error = await client.chat.completions.create({ model: 'm', messages: history }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof OpenAI.InternalServerError, `expected a 500, got ${String(error)}`);
       assert.match(error.message, /Failed to parse tool call arguments as JSON/);
       assert.equal(error.type, 'server_error');
       assert.equal(scriptCalls, 0);
       assert.equal(server.requests[0]?.status, 500);
 
-      const fixed = history.map((message) => (message.role === 'assistant' ? { ...message, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }] } : message));
+      const fixed = history.map((message) =>
+        message.role === 'assistant' ? { ...message, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }] } : message,
+      );
       const completion = await client.chat.completions.create({ model: 'm', messages: fixed });
       assert.equal(completion.choices[0]?.message.content, 'ok');
     },

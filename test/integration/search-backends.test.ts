@@ -78,7 +78,9 @@ describe('SearXNG backend', () => {
   });
 
   test('through the search tool: several queries, one markdown section each', async () => {
-    reply = (request) => ({ json: searxngResponse('', [{ title: `About ${request.query.get('q')}`, url: `https://example.com/${encodeURIComponent(request.query.get('q') ?? '')}`, content: 'Snippet.' }]) });
+    reply = (request) => ({
+      json: searxngResponse('', [{ title: `About ${request.query.get('q')}`, url: `https://example.com/${encodeURIComponent(request.query.get('q') ?? '')}`, content: 'Snippet.' }]),
+    });
     const output = await createSearchTool(backend()).run({ query: ['BYD', 'Tesla'] }, toolContext());
     assert.match(output, /## Search: "BYD" \(SearXNG, 1 result\)\n\n1\. \*\*About BYD\*\* — https:\/\/example\.com\/BYD\n {3}Snippet\./);
     assert.match(output, /## Search: "Tesla" \(SearXNG, 1 result\)/);
@@ -117,7 +119,10 @@ describe('SearXNG backend', () => {
     await assert.rejects(pending, { name: 'AbortError' });
     assert.ok(Date.now() - started < 2_000);
     const closedPort = await freePort();
-    await assertRetryable(createSearxngSearchBackend({ baseUrl: `http://127.0.0.1:${closedPort}` }).search('x', 5, signal()), /SearXNG could not be reached at http:\/\/127\.0\.0\.1:\d+\/search\?q=x&format=json \(ECONNREFUSED\)/);
+    await assertRetryable(
+      createSearxngSearchBackend({ baseUrl: `http://127.0.0.1:${closedPort}` }).search('x', 5, signal()),
+      /SearXNG could not be reached at http:\/\/127\.0\.0\.1:\d+\/search\?q=x&format=json \(ECONNREFUSED\)/,
+    );
   });
 });
 

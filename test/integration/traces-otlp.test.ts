@@ -25,8 +25,18 @@ import { answer, runId, Scenarios, toolCall } from './support/scenarios';
  * exported arrives again. A worker with no endpoint exports nothing.
  */
 
-interface OtlpAttribute { key: string; value: Record<string, unknown> }
-interface ReceivedSpan { service: string; traceId: string; spanId: string; parentSpanId: string; name: string; attributes: Record<string, unknown> }
+interface OtlpAttribute {
+  key: string;
+  value: Record<string, unknown>;
+}
+interface ReceivedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  attributes: Record<string, unknown>;
+}
 
 function valueOf(value: Record<string, unknown>): unknown {
   if ('stringValue' in value) return value.stringValue;
@@ -52,7 +62,10 @@ class OtlpReceiver {
       request.on('end', () => {
         receiver.requests.push({ path: request.url ?? '', contentType: request.headers['content-type'] ?? '' });
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttribute[] }> }> }>;
+          resourceSpans?: Array<{
+            resource?: { attributes?: OtlpAttribute[] };
+            scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttribute[] }> }>;
+          }>;
         };
         for (const resourceSpans of body.resourceSpans ?? []) {
           const service = String(valueOf(resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value ?? {}));
@@ -124,7 +137,11 @@ test('a run is one trace from the client start through the workflow to each mode
   assert.match(first.log, /Traces: OTLP\/HTTP to http:\/\/127\.0\.0\.1:\d+\/v1\/traces as service "react-agent-test-worker"/);
   workflowId = scenarios.add(runId('traces'), (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD 2024' }) : answer('BYD sold more.')));
   const client = new Client({ connection: environment.client.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
-  const handle = await client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: environment.taskQueue, workflowId, args: [{ question: 'Who sold more cars in 2024? SECRET-PROMPT-TEXT' }] });
+  const handle = await client.workflow.start<typeof researchAgent>('researchAgent', {
+    taskQueue: environment.taskQueue,
+    workflowId,
+    args: [{ question: 'Who sold more cars in 2024? SECRET-PROMPT-TEXT' }],
+  });
   result = await handle.result();
   assert.equal(result.termination, 'answer');
   assert.equal(result.iterations, 2);
@@ -133,7 +150,7 @@ test('a run is one trace from the client start through the workflow to each mode
   assert.ok(start, 'the client interceptor made the StartWorkflow span');
   const traceId = start.spanContext().traceId;
   const ofRun = () => receiver.spans.filter((span) => span.traceId === traceId);
-  await waitFor(() => ofRun().some((span) => span.name === 'RunWorkflow:researchAgent') && ofRun().filter((span) => span.name.startsWith('chat ')).length === 2, 'the run\'s spans');
+  await waitFor(() => ofRun().some((span) => span.name === 'RunWorkflow:researchAgent') && ofRun().filter((span) => span.name.startsWith('chat ')).length === 2, "the run's spans");
   assert.ok(receiver.requests.every((request) => request.path === '/v1/traces' && request.contentType.startsWith('application/json')));
   const spans = ofRun();
   assert.ok(spans.every((span) => span.service === 'react-agent-test-worker'));
@@ -161,8 +178,14 @@ test('a run is one trace from the client start through the workflow to each mode
     assert.equal(chat.attributes['gen_ai.input.messages'], undefined, 'no prompt without REACT_AGENT_TRACE_CONTENT');
     assert.equal(chat.attributes['gen_ai.output.messages'], undefined);
   }
-  assert.equal(chats.reduce((sum, chat) => sum + Number(chat.attributes['gen_ai.usage.input_tokens']), 0), result.usage.promptTokens);
-  assert.equal(chats.reduce((sum, chat) => sum + Number(chat.attributes['gen_ai.usage.output_tokens']), 0), result.usage.completionTokens);
+  assert.equal(
+    chats.reduce((sum, chat) => sum + Number(chat.attributes['gen_ai.usage.input_tokens']), 0),
+    result.usage.promptTokens,
+  );
+  assert.equal(
+    chats.reduce((sum, chat) => sum + Number(chat.attributes['gen_ai.usage.output_tokens']), 0),
+    result.usage.completionTokens,
+  );
 
   const tools = spans.filter((span) => span.name === 'execute_tool lookup');
   assert.equal(tools.length, 1);
@@ -182,7 +205,11 @@ test('a run is one trace from the client start through the workflow to each mode
   assert.equal(progress.modelCalls, 2);
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const added = receiver.spans.slice(exported);
-  assert.deepEqual(added.filter((span) => seen.has(span.name) && !span.name.startsWith('HandleQuery')).map((span) => span.name), [], 'no span of the run is exported twice');
+  assert.deepEqual(
+    added.filter((span) => seen.has(span.name) && !span.name.startsWith('HandleQuery')).map((span) => span.name),
+    [],
+    'no span of the run is exported twice',
+  );
   for (const name of ['RunWorkflow:researchAgent', 'chat scripted-model', 'execute_tool lookup', 'StartActivity:callModel', 'RunActivity:callModel']) {
     assert.equal(receiver.spans.filter((span) => span.traceId === traceId && span.name === name).length, spans.filter((span) => span.name === name).length, name);
   }
@@ -191,9 +218,7 @@ test('a run is one trace from the client start through the workflow to each mode
 
 test('a worker killed mid-run: the run finishes on another worker as one trace, each span once, the workflow span the same parent throughout', async () => {
   const killed = await environment.startWorker(tracing());
-  const id = scenarios.add(runId('traces-killed'), (turn) =>
-    turn === 1 ? toolCall('lookup', { query: 'first' }) : turn === 2 ? toolCall('wait', { seconds: 2 }) : answer('Done after a crash.'),
-  );
+  const id = scenarios.add(runId('traces-killed'), (turn) => (turn === 1 ? toolCall('lookup', { query: 'first' }) : turn === 2 ? toolCall('wait', { seconds: 2 }) : answer('Done after a crash.')));
   const client = new Client({ connection: environment.client.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
   const handle = await client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: environment.taskQueue, workflowId: id, args: [{ question: 'Survive a crash?' }] });
   await waitForToolLog(environment.toolLog, id, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'), 30_000);

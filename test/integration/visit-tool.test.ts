@@ -230,8 +230,14 @@ describe('visit tool against a local HTTP server', () => {
     const toLocalhost = await failure(tool.run({ url: `${site.origin}/to-localhost` }, context()));
     assert.match(toLocalhost, new RegExp(`it redirected to http://localhost:${site.port}/news/ev-sales, and access to localhost is blocked: it resolves to (127\\.0\\.0\\.1|::1), a loopback address`));
     assert.match(toLocalhost, /REACT_AGENT_VISIT_ALLOW_PRIVATE/);
-    assert.match(await failure(tool.run({ url: `${site.origin}/to-loopback-ip` }, context())), /redirected to http:\/\/127\.0\.0\.2:\d+\/news\/ev-sales, and access to 127\.0\.0\.2 is blocked: it is 127\.0\.0\.2, a loopback address/);
-    assert.match(await failure(tool.run({ url: `${site.origin}/to-metadata` }, context())), /redirected to http:\/\/169\.254\.169\.254\/latest\/meta-data\/iam\/security-credentials\/, and access to 169\.254\.169\.254 is blocked: .*link-local address \(the cloud metadata service\)/);
+    assert.match(
+      await failure(tool.run({ url: `${site.origin}/to-loopback-ip` }, context())),
+      /redirected to http:\/\/127\.0\.0\.2:\d+\/news\/ev-sales, and access to 127\.0\.0\.2 is blocked: it is 127\.0\.0\.2, a loopback address/,
+    );
+    assert.match(
+      await failure(tool.run({ url: `${site.origin}/to-metadata` }, context())),
+      /redirected to http:\/\/169\.254\.169\.254\/latest\/meta-data\/iam\/security-credentials\/, and access to 169\.254\.169\.254 is blocked: .*link-local address \(the cloud metadata service\)/,
+    );
     assert.match(await failure(tool.run({ url: `${site.origin}/to-ftp` }, context())), /only http and https addresses can be visited, not ftp/);
     // with private networks allowed, the same redirect is followed
     const followed = await createVisitTool({ allowPrivateNetworks: true }).run({ url: `${site.origin}/to-localhost` }, context());

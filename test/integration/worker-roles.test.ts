@@ -65,7 +65,10 @@ test('one run is served by three single-role workers on three task queues', asyn
     callModel: { queue: `${environment.taskQueue}-model`, worker: model },
     lookup: { queue: `${environment.taskQueue}-tools`, worker: tools },
   };
-  assert.deepEqual(scheduled.map((activity) => activity.type), ['startConversation', 'learnContextWindow', 'callModel', 'lookup', 'callModel', 'finishTranscript']);
+  assert.deepEqual(
+    scheduled.map((activity) => activity.type),
+    ['startConversation', 'learnContextWindow', 'callModel', 'lookup', 'callModel', 'finishTranscript'],
+  );
   for (const activity of scheduled) {
     const want = expected[activity.type ?? ''];
     assert.ok(want, `unexpected activity ${activity.type}`);
@@ -88,7 +91,9 @@ test('role all with distinct queues runs one Worker per queue in one process', a
   });
   assert.match(
     worker.log,
-    new RegExp(`role all, task queues "${environment.taskQueue}" \\(workflows; 20 activity slots\\), "${environment.taskQueue}-m" \\(model calls; 30 activity slots\\), "${environment.taskQueue}-t" \\(tools; 3 activity slots\\)`),
+    new RegExp(
+      `role all, task queues "${environment.taskQueue}" \\(workflows; 20 activity slots\\), "${environment.taskQueue}-m" \\(model calls; 30 activity slots\\), "${environment.taskQueue}-t" \\(tools; 3 activity slots\\)`,
+    ),
   );
   const workflowId = scenarios.add(runId('all'), [toolCall('lookup', { query: 'Tesla' }), answer('Tesla sold fewer.')]);
   const result = (await (await environment.startRun({ question: 'And Tesla?' }, workflowId)).result()) as ResearchRunResult;

@@ -64,7 +64,9 @@ afterAll(async () => {
 
 /** `temporal worker deployment …` against the test's server, as docs/deploys.md writes it; its JSON output. */
 async function deployment(...args: string[]): Promise<string> {
-  const { stdout } = await run(resolveTemporalCli().path, ['worker', 'deployment', ...args, '--address', environment.server.address, '--namespace', 'default', '--output', 'json'], { timeout: 30_000 });
+  const { stdout } = await run(resolveTemporalCli().path, ['worker', 'deployment', ...args, '--address', environment.server.address, '--namespace', 'default', '--output', 'json'], {
+    timeout: 30_000,
+  });
   return stdout;
 }
 

@@ -79,11 +79,17 @@ describe.each([
     assert.deepEqual(transcriptProblems(messages, protocol), []);
     const last = messages.at(-1) as ChatMessage;
     if (protocol === 'native') {
-      assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool']);
+      assert.deepEqual(
+        messages.map((message) => message.role),
+        ['system', 'user', 'assistant', 'tool'],
+      );
       assert.equal(last.toolCallId, messages[2]?.toolCalls?.[0]?.id);
       assert.equal(last.content, 'Not completed: the run was cancelled while this tool call was open.');
     } else {
-      assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'user']);
+      assert.deepEqual(
+        messages.map((message) => message.role),
+        ['system', 'user', 'assistant', 'user'],
+      );
       assert.equal(last.content, '<tool_response>\nNot completed: the run was cancelled while this tool call was open.\n</tool_response>');
     }
     assert.equal((await handle.describe()).status.name, 'COMPLETED');
@@ -109,7 +115,11 @@ test('cancelling during a streaming model call ends cancelled at once, and llama
   assert.equal(result.toolCalls, 0);
   assert.ok(endedAt - cancelledAt < 5_000, `ended ${endedAt - cancelledAt} ms after the cancel`);
   const messages = await environment.transcript(result);
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user'], 'the cut reply is not in the transcript');
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user'],
+    'the cut reply is not in the transcript',
+  );
 
   // The model activity aborts its request once the cancel reaches it (its next heartbeat), and the server stops.
   const stopped = await waitFor('the server stopping', async () => ((await slot()).processing ? undefined : Date.now()), 30_000);

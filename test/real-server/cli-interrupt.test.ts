@@ -35,7 +35,7 @@ afterAll(async () => {
   for (const directory of directories) rmSync(directory, { recursive: true, force: true });
 }, 60_000);
 
-test('SIGINT to run\'s process group cancels the run, which ends cancelled with its tool call answered, and nothing run started survives', async () => {
+test("SIGINT to run's process group cancels the run, which ends cancelled with its tool call answered, and nothing run started survives", async () => {
   // Another test's local stack (test/integration/cli-interrupt.test.ts) may hold the port for a while: wait for it.
   const portDeadline = Date.now() + 120_000;
   while ((await isServerReachable('127.0.0.1:7233', 1_000)) && Date.now() < portDeadline) await delay(1_000);

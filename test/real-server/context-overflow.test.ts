@@ -56,7 +56,7 @@ describe.each([
   { protocol: 'deep-research' as const, grammar: 'deep-research.gbnf' },
   { protocol: 'native' as const, grammar: undefined },
 ])('$protocol', ({ protocol, grammar }) => {
-  test('a prompt past llama-server\'s context ends token_limit with the final answer call\'s answer, not error', async () => {
+  test("a prompt past llama-server's context ends token_limit with the final answer call's answer, not error", async () => {
     await environment.llama.restart({ grammar });
     const { handle, result, messages } = await environment.run({ question: QUESTION, protocol, tools: ['lookup'], limits: { maxModelCalls: 6 } });
 

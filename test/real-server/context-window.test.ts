@@ -46,7 +46,7 @@ afterAll(async () => {
 /** What llama-server counts for a request of these messages. */
 const serverTokens = (messages: ChatMessage[]) => environment.llama.promptTokens({ messages: messages.map(toOpenAIMessage) });
 
-test('a 2,048-token llama-server and a model that keeps calling tools: token_limit with the final answer\'s text, no prompt refused', async () => {
+test("a 2,048-token llama-server and a model that keeps calling tools: token_limit with the final answer's text, no prompt refused", async () => {
   const { handle, result, messages } = await environment.run({
     question: QUESTION,
     protocol: 'deep-research',
@@ -69,7 +69,10 @@ test('a 2,048-token llama-server and a model that keeps calling tools: token_lim
   assert.equal((await handle.query(progressQuery)).contextBudget, PROMPT_BUDGET);
 
   // No model call was refused; the final answer's prompt, as llama-server counts it, fits its context.
-  assert.deepEqual(outcomes.filter((outcome) => outcome.failure !== undefined), []);
+  assert.deepEqual(
+    outcomes.filter((outcome) => outcome.failure !== undefined),
+    [],
+  );
   assert.deepEqual(transcriptProblems(messages, 'deep-research'), []);
   assert.match(messages.at(-2)?.content ?? '', /You have reached the maximum context length you can handle\./);
   assert.match(messages.at(-1)?.content ?? '', /<answer>The answer is above\.<\/answer>/);

@@ -121,7 +121,10 @@ describe('llama-server with the ChatML tools model', () => {
     assert.equal(deltas[0]?.index, 0);
     assert.equal(deltas[0]?.function?.name, 'lookup');
     assert.match(deltas[0]?.id ?? '', /^\w+$/);
-    assert.ok(deltas.slice(1).every((delta) => delta.function?.name === undefined && delta.id === undefined), 'name and id come once, in the first delta');
+    assert.ok(
+      deltas.slice(1).every((delta) => delta.function?.name === undefined && delta.id === undefined),
+      'name and id come once, in the first delta',
+    );
     assert.deepEqual(JSON.parse(deltas.map((delta) => delta.function?.arguments ?? '').join('')), { query: 'BYD' });
     assert.equal(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), '');
     assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'tool_calls');
@@ -161,7 +164,10 @@ describe('llama-server with the ChatML tools model', () => {
       })(),
       (error: unknown) => error instanceof OpenAI.APIError && /does not match the expected .* format/.test(error.message),
     );
-    assert.deepEqual(chunks.map((chunk) => chunk.choices[0]?.delta), [{ role: 'assistant', content: null }]);
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.choices[0]?.delta),
+      [{ role: 'assistant', content: null }],
+    );
   });
 
   test('a per-request grammar shapes a reply without tools; with tools the server refuses it (HTTP 400)', async () => {
@@ -230,7 +236,10 @@ describe('llama-server with the thinking model (--reasoning-format deepseek)', (
     assert.equal(deltas.map((delta) => delta?.reasoning_content ?? '').join(''), 'Let me check');
     assert.equal(deltas.map((delta) => delta?.content ?? '').join(''), 'The answer is above.');
     const firstContent = deltas.findIndex((delta) => delta?.content);
-    assert.ok(deltas.slice(firstContent).every((delta) => delta?.reasoning_content === undefined), 'all the reasoning comes before the content');
+    assert.ok(
+      deltas.slice(firstContent).every((delta) => delta?.reasoning_content === undefined),
+      'all the reasoning comes before the content',
+    );
 
     const whole = await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, max_tokens: 50 });
     assert.deepEqual(

@@ -54,13 +54,16 @@ async function assertAnsweredAfterOneLookup(run: FinishedRun, protocol: Protocol
 
   const promptTokens = await serverPromptTokens(messages, protocol);
   assert.equal(promptTokens.length, 2);
-  assert.equal(result.usage.promptTokens, (promptTokens[0] as number) + (promptTokens[1] as number), 'prompt tokens are the server\'s counts');
+  assert.equal(result.usage.promptTokens, (promptTokens[0] as number) + (promptTokens[1] as number), "prompt tokens are the server's counts");
   assert.ok(result.usage.completionTokens > 0);
   assert.equal(result.usage.totalTokens, result.usage.promptTokens + result.usage.completionTokens);
   assert.ok(result.contextTokens > (promptTokens[1] as number));
 
   const tools = readToolLog(environment.toolLog, handle.workflowId);
-  assert.deepEqual(tools.map((entry) => `${entry.tool} ${entry.event}`), ['lookup start', 'lookup stop']);
+  assert.deepEqual(
+    tools.map((entry) => `${entry.tool} ${entry.event}`),
+    ['lookup start', 'lookup stop'],
+  );
   const description = await handle.describe();
   assert.equal(description.status.name, 'COMPLETED');
 }
@@ -88,7 +91,10 @@ test('native: a tool call parsed by the server, a tool message with its id, then
   await assertAnsweredAfterOneLookup(run, 'native');
   const { result, messages } = run;
   assert.equal(result.prediction, 'The answer is above.');
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant'],
+  );
   const call = messages[2]?.toolCalls?.[0];
   assert.equal(messages[2]?.toolCalls?.length, 1);
   assert.equal(call?.name, 'lookup');

@@ -67,7 +67,10 @@ test('a native tool call cut off in its arguments is not run, the history goes b
 
   // The transcript keeps the raw, cut arguments; the call was answered without running it.
   assert.deepEqual(transcriptProblems(messages, 'native'), []);
-  assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'user', 'assistant']);
+  assert.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user', 'assistant', 'tool', 'user', 'assistant'],
+  );
   const cut = messages[2] as ChatMessage;
   assert.equal(cut.toolCalls?.length, 1);
   const raw = cut.toolCalls?.[0]?.arguments ?? '';

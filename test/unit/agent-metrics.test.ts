@@ -36,10 +36,19 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
         assert.match(metric.name, /_seconds$/, metric.name);
         const buckets = metric.buckets ?? [];
         assert.ok(buckets.length >= 5, metric.name);
-        assert.ok(buckets.every((bound, index) => bound > 0 && (index === 0 || bound > (buckets[index - 1] as number))), `${metric.name} buckets ascend`);
+        assert.ok(
+          buckets.every((bound, index) => bound > 0 && (index === 0 || bound > (buckets[index - 1] as number))),
+          `${metric.name} buckets ascend`,
+        );
       }
     }
-    assert.deepEqual(Object.keys(agentHistogramBuckets()).sort(), definitions.filter((metric) => metric.kind === 'histogram').map((metric) => metric.name).sort());
+    assert.deepEqual(
+      Object.keys(agentHistogramBuckets()).sort(),
+      definitions
+        .filter((metric) => metric.kind === 'histogram')
+        .map((metric) => metric.name)
+        .sort(),
+    );
   });
 
   test("the issue's metrics and label sets", () => {
@@ -59,7 +68,10 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
   test('every ReactAgent.Model.* failure type has its own outcome', () => {
     const modelFailures = Object.values(FailureTypes).filter((type) => type.startsWith('ReactAgent.Model.'));
     for (const type of modelFailures) {
-      const outcome = type.slice('ReactAgent.Model.'.length).replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+      const outcome = type
+        .slice('ReactAgent.Model.'.length)
+        .replace(/([a-z])([A-Z])/g, '$1_$2')
+        .toLowerCase();
       assert.ok((MODEL_CALL_OUTCOMES as readonly string[]).includes(outcome), `${type} → ${outcome}`);
     }
     assert.ok(TOOL_CALL_OUTCOMES.includes('timed_out'));
@@ -89,13 +101,14 @@ describe('callModel records react_agent_model_* through the activity metric mete
       ...usageChunk(120, 30),
       usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 12 } },
     };
-    const { openai } = fakeOpenAI(() =>
-      streamOf([deltaChunk({ role: 'assistant', content: '<answer>4' }), deltaChunk({ content: '</answer>' }, 'stop'), usage], { firstDelayMs: 30 }),
-    );
+    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4' }), deltaChunk({ content: '</answer>' }, 'stop'), usage], { firstDelayMs: 30 }));
     const { env, meter } = environment();
     const output = (await env.run(callModelWith(openai, store), callInput(conversation))) as CallModelOutput;
 
-    assert.deepEqual(meter.of(AgentMetrics.modelCalls.name).map((record) => [record.value, record.tags.model, record.tags.outcome]), [[1, 'qwen-test', 'ok']]);
+    assert.deepEqual(
+      meter.of(AgentMetrics.modelCalls.name).map((record) => [record.value, record.tags.model, record.tags.outcome]),
+      [[1, 'qwen-test', 'ok']],
+    );
     assert.equal(meter.of(AgentMetrics.modelCalls.name)[0]?.tags.activityType, 'callModel', "the SDK's tags come along");
     const [firstToken] = meter.of(AgentMetrics.modelFirstTokenSeconds.name);
     assert.ok(firstToken && firstToken.value >= 0.02 && firstToken.value < 5, `first token after ${firstToken?.value} s`);
@@ -148,7 +161,14 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usageChunk(100, 10)]));
     const { env, meter } = environment();
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices: { 'other-model': { input: 1, output: 1 } } });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: new ToolRegistry(),
+      prices: { 'other-model': { input: 1, output: 1 } },
+    });
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     assert.equal('costUsd' in output.usage, false);
     assert.deepEqual(meter.of(AgentMetrics.cost.name), []);
@@ -161,8 +181,14 @@ describe('callModel records react_agent_model_* through the activity metric mete
     });
     const { env, meter } = environment();
     await assert.rejects(env.run(callModelWith(openai, store), callInput(conversation)) as Promise<unknown>);
-    assert.deepEqual(meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome), ['rate_limited']);
-    assert.deepEqual(meter.of(AgentMetrics.modelCallSeconds.name).map((record) => record.tags.outcome), ['rate_limited']);
+    assert.deepEqual(
+      meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome),
+      ['rate_limited'],
+    );
+    assert.deepEqual(
+      meter.of(AgentMetrics.modelCallSeconds.name).map((record) => record.tags.outcome),
+      ['rate_limited'],
+    );
     assert.equal(meter.of(AgentMetrics.modelFirstTokenSeconds.name).length, 0);
     assert.equal(meter.of(AgentMetrics.tokens.name).length, 0);
   });
@@ -178,7 +204,10 @@ describe('callModel records react_agent_model_* through the activity metric mete
       });
       const { env, meter } = environment();
       await assert.rejects(env.run(callModelWith(openai, store), callInput(conversation)) as Promise<unknown>);
-      assert.deepEqual(meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome), [outcome]);
+      assert.deepEqual(
+        meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome),
+        [outcome],
+      );
     }
   });
 
@@ -195,7 +224,10 @@ describe('callModel records react_agent_model_* through the activity metric mete
       await new Promise((resolve) => setTimeout(resolve, 50));
       env.cancel(details.timedOut ? 'TIMED_OUT' : details.workerShutdown ? 'WORKER_SHUTDOWN' : 'CANCELLED', details);
       await assert.rejects(running);
-      assert.deepEqual(meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome), [outcome]);
+      assert.deepEqual(
+        meter.of(AgentMetrics.modelCalls.name).map((record) => record.tags.outcome),
+        [outcome],
+      );
       assert.equal(meter.of(AgentMetrics.modelFirstTokenSeconds.name).length, 1, 'the first chunk had come');
     }
   });

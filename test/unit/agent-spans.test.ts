@@ -66,7 +66,7 @@ describe('the agent spans (activities/tracing/agent-spans.ts)', () => {
     assert.equal(thrown?.attributes['error.type'], 'Error');
   });
 
-  test('a span is a child of the active one (the activity interceptor\'s RunActivity)', async () => {
+  test("a span is a child of the active one (the activity interceptor's RunActivity)", async () => {
     exporter.reset();
     await trace.getTracer('t').startActiveSpan('RunActivity:lookup', async (parent) => {
       await withToolCallSpan('lookup', async (_call: ToolActivityInput) => output(false))(input);

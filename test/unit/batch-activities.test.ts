@@ -107,7 +107,10 @@ describe('openBatchOutput', () => {
     mkdirSync(join(output, 'runs', 'iter1'), { recursive: true });
     writeFileSync(runLinePath(output, 1, 0), '{"termination":"answer"}\n');
     await assert.rejects(run(activities.openBatchOutput, { record: record(output, 'batch-2'), resume: false }), /already holds results of batch batch-1; add --resume/);
-    await assert.rejects(run(activities.openBatchOutput, { record: { ...record(output, 'batch-2'), input: `sha256:${'b'.repeat(64)}` }, resume: true }), /holds results of batch batch-1 over other questions/);
+    await assert.rejects(
+      run(activities.openBatchOutput, { record: { ...record(output, 'batch-2'), input: `sha256:${'b'.repeat(64)}` }, resume: true }),
+      /holds results of batch batch-1 over other questions/,
+    );
     await run(activities.openBatchOutput, { record: record(output, 'batch-2'), resume: true });
     assert.deepEqual(JSON.parse(readFileSync(join(output, 'batch.json'), 'utf8')).resumed, ['batch-1']);
   });
@@ -173,7 +176,10 @@ describe('writeBatchLine and finishBatchOutput', () => {
 
     const summary = { batchId: 'batch-1', output, rollouts: 2, questions: 3, cancelled: true, endedAt: '2026-01-01T01:00:00.000Z', perRollout: [] } as unknown as BatchSummary;
     assert.deepEqual(await run(activities.finishBatchOutput, { output, summary }), { lines: [3, 1] });
-    const iter1 = readFileSync(join(output, 'iter1.jsonl'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
+    const iter1 = readFileSync(join(output, 'iter1.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.deepEqual(
       iter1.map((line) => [line.index, line.termination]),
       [
@@ -184,13 +190,13 @@ describe('writeBatchLine and finishBatchOutput', () => {
     );
     const first = iter1[0];
     assert.deepEqual(Object.keys(first).slice(0, 5), ['question', 'answer', 'messages', 'prediction', 'termination'], 'DeepResearch’s fields first');
-    assert.deepEqual(
-      Object.keys(first).slice(5),
-      ['runId', 'batchId', 'index', 'rollout', 'usage', 'iterations', 'toolCalls', 'contextTokens', 'durationMs'],
-    );
+    assert.deepEqual(Object.keys(first).slice(5), ['runId', 'batchId', 'index', 'rollout', 'usage', 'iterations', 'toolCalls', 'contextTokens', 'durationMs']);
     assert.equal(first.runId, 'batch-1/q0-r1');
     assert.equal(first.prediction, 'answer to q0');
-    assert.deepEqual(first.messages.map((message: { role: string }) => message.role), ['system', 'user', 'assistant']);
+    assert.deepEqual(
+      first.messages.map((message: { role: string }) => message.role),
+      ['system', 'user', 'assistant'],
+    );
     assert.equal(first.messages[2].content, '<think>thinking it over</think>\n<answer>answer to q0</answer>', 'reasoning kept as the <think> part');
     assert.equal(iter1[1].error, 'Invalid run input: bad');
     assert.equal(iter1[1].question, 'q1');
@@ -208,7 +214,10 @@ describe('writeBatchLine and finishBatchOutput', () => {
     const { activities, record } = await setUp();
     const output = freshDirectory();
     mkdirSync(output, { recursive: true });
-    writeFileSync(join(output, 'iter1.jsonl'), `${JSON.stringify({ question: 'q0', termination: 'answer', index: 0 })}\n${JSON.stringify({ question: 'q2', termination: 'error', index: 2 })}\nnot json\n`);
+    writeFileSync(
+      join(output, 'iter1.jsonl'),
+      `${JSON.stringify({ question: 'q0', termination: 'answer', index: 0 })}\n${JSON.stringify({ question: 'q2', termination: 'error', index: 2 })}\nnot json\n`,
+    );
     await run(activities.openBatchOutput, { record: record(output, 'batch-9'), resume: true });
     assert.ok(existsSync(runLinePath(output, 1, 0)));
     assert.ok(existsSync(runLinePath(output, 1, 2)));

@@ -15,7 +15,18 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 describe('cron expressions', () => {
   test('Temporal’s forms are accepted', () => {
-    for (const expression of ['0 3 * * *', '*/15 9-17 * * MON-FRI', '0 0 1 jan,jul *', '30 2 * * 0,6 2027', '0 30 2 * * * *', '@daily', '@every 6h', '@every 1d/2h', 'CRON_TZ=Europe/Paris 0 3 * * *', '0 3 * * * # nightly']) {
+    for (const expression of [
+      '0 3 * * *',
+      '*/15 9-17 * * MON-FRI',
+      '0 0 1 jan,jul *',
+      '30 2 * * 0,6 2027',
+      '0 30 2 * * * *',
+      '@daily',
+      '@every 6h',
+      '@every 1d/2h',
+      'CRON_TZ=Europe/Paris 0 3 * * *',
+      '0 3 * * * # nightly',
+    ]) {
       assert.equal(cronProblem(expression), undefined, expression);
     }
   });
@@ -67,7 +78,10 @@ describe('batch options', () => {
       protocol: 'native',
     });
     assert.deepEqual(batchRunTemplateFrom({}, help), {});
-    assert.throws(() => batchRunTemplateFrom({ temperature: 'hot' }, help), (error: unknown) => error instanceof UsageError && /--temperature must be a number from 0 to 2, got "hot"/.test(error.message));
+    assert.throws(
+      () => batchRunTemplateFrom({ temperature: 'hot' }, help),
+      (error: unknown) => error instanceof UsageError && /--temperature must be a number from 0 to 2, got "hot"/.test(error.message),
+    );
     assert.throws(() => batchRunTemplateFrom({ protocol: 'smoke-signals' }, help), /Invalid run options: protocol must be one of "deep-research", "native", "classic", got "smoke-signals"/);
   });
 
@@ -76,7 +90,10 @@ describe('batch options', () => {
     assert.deepEqual(batchNumbersFrom({ rollouts: '3', concurrency: '2' }, help), { rollouts: 3, concurrency: 2 });
     assert.throws(() => batchNumbersFrom({ rollouts: '0' }, help), /--rollouts must be a whole number from 1 to 100, got "0"/);
     assert.throws(() => batchNumbersFrom({ concurrency: '2.5' }, help), /--concurrency must be a whole number from 1 to 1000/);
-    assert.throws(() => parseCommandLine(['--nope'], { output: { type: 'string' } }, help), (error: unknown) => error instanceof UsageError && /Unknown option '--nope'/.test(error.message));
+    assert.throws(
+      () => parseCommandLine(['--nope'], { output: { type: 'string' } }, help),
+      (error: unknown) => error instanceof UsageError && /Unknown option '--nope'/.test(error.message),
+    );
   });
 
   test('ids and the Web UI summary', () => {

@@ -39,8 +39,20 @@ describe('.jsonl', () => {
   test("an empty question falls back to messages[1].content after 'User:' (DeepResearch's fallback)", () => {
     const parsed = parseBatchInput(
       [
-        JSON.stringify({ question: '', messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'Context.\nUser: What is 2+2?' }], answer: 4 }),
-        JSON.stringify({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'No marker here' }] }),
+        JSON.stringify({
+          question: '',
+          messages: [
+            { role: 'system', content: 's' },
+            { role: 'user', content: 'Context.\nUser: What is 2+2?' },
+          ],
+          answer: 4,
+        }),
+        JSON.stringify({
+          messages: [
+            { role: 'system', content: 's' },
+            { role: 'user', content: 'No marker here' },
+          ],
+        }),
       ].join('\n'),
       'jsonl',
     );
@@ -151,7 +163,10 @@ describe('input files and the store', () => {
     assert.deepEqual(read.problems, []);
     assert.equal(read.items.length, 2);
     assert.match(read.fileHash, /^sha256:[0-9a-f]{64}$/);
-    await assert.rejects(readBatchInputFile(file('q.txt', 'question')), (error: unknown) => error instanceof BatchInputFileError && /unknown input format "\.txt"; use \.jsonl, \.json, \.csv/.test(error.message));
+    await assert.rejects(
+      readBatchInputFile(file('q.txt', 'question')),
+      (error: unknown) => error instanceof BatchInputFileError && /unknown input format "\.txt"; use \.jsonl, \.json, \.csv/.test(error.message),
+    );
     await assert.rejects(readBatchInputFile(join(directory, 'absent.csv')), /absent\.csv: cannot read the input file \(no such file\)/);
     const unreadable = file('locked.json', '[]');
     chmodSync(unreadable, 0o000);

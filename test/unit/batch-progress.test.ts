@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import {
-  batchOutputDirectory,
-  batchRunId,
-  pairOfOrdinal,
-  parseBatchRunId,
-  scheduledFolderName,
-  validateBatchInput,
-  type ResearchBatchInput,
-} from '../../src/core/batch-contract';
+import { batchOutputDirectory, batchRunId, pairOfOrdinal, parseBatchRunId, scheduledFolderName, validateBatchInput, type ResearchBatchInput } from '../../src/core/batch-contract';
 import { batchProgress, emptyBatchCounts, estimateRemainingMs, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout } from '../../src/core/batch-progress';
 
 const reference = `sha256:${'a'.repeat(64)}`;
@@ -22,14 +14,17 @@ describe('ids and ordering', () => {
   });
 
   test('pairs go rollout by rollout, so iter1 fills first', () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((ordinal) => pairOfOrdinal(ordinal, 3)), [
-      { index: 0, rollout: 1 },
-      { index: 1, rollout: 1 },
-      { index: 2, rollout: 1 },
-      { index: 0, rollout: 2 },
-      { index: 1, rollout: 2 },
-      { index: 2, rollout: 2 },
-    ]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((ordinal) => pairOfOrdinal(ordinal, 3)),
+      [
+        { index: 0, rollout: 1 },
+        { index: 1, rollout: 1 },
+        { index: 2, rollout: 1 },
+        { index: 0, rollout: 2 },
+        { index: 1, rollout: 2 },
+        { index: 2, rollout: 2 },
+      ],
+    );
   });
 
   test('a scheduled batch writes to DIR/<schedule id>/<scheduled start time>/', () => {
@@ -54,7 +49,7 @@ describe('validateBatchInput', () => {
     assert.deepEqual(validateBatchInput({ ...valid, output: 's3://Bad_Bucket/x' }), ['output must be an absolute directory path or an s3://bucket/prefix URL, got "s3://Bad_Bucket/x"']);
     assert.deepEqual(validateBatchInput({ ...valid, output: 's3://batch-outputs/nightly' }), [], 'an s3:// output is valid');
     assert.deepEqual(validateBatchInput({ ...valid, questions: 0 }), ['questions must be an integer from 1 to 1000000, got 0']);
-    assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), ['schedule.id must be letters, digits, \'.\', \'_\' or \'-\', got "../escape"']);
+    assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), ["schedule.id must be letters, digits, '.', '_' or '-', got \"../escape\""]);
     assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), ['run.limits.maxModelCalls must be an integer from 1 to 10000, got 0']);
     assert.deepEqual(validateBatchInput({ ...valid, run: { limts: { maxModelCalls: 3 } } as never }), ['run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);
     assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), ['run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);

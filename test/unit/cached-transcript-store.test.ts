@@ -8,10 +8,7 @@ import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 test('a conversation loaded at every model call is read from the store behind once per message', async () => {
   const behind = new MemoryTranscriptStore();
   const cached = new CachedTranscriptStore(behind, { maxCharacters: 1_000_000 });
-  let conversation = await putConversation(cached, [
-    await putMessage(cached, { role: 'system', content: 'You research.' }),
-    await putMessage(cached, { role: 'user', content: 'Who won?' }),
-  ]);
+  let conversation = await putConversation(cached, [await putMessage(cached, { role: 'system', content: 'You research.' }), await putMessage(cached, { role: 'user', content: 'Who won?' })]);
   for (let call = 1; call <= 20; call += 1) {
     const messages = await loadConversation(cached, conversation);
     assert.equal(messages.length, 2 * call);

@@ -155,7 +155,11 @@ describe('model call checker', () => {
 
   test('one completed request per call, retries of cut-off requests and summary requests pass', () => {
     const requests = [request(1, 1_000, true, 1_500), request(2, 2_000, false), request(2, 9_000, true, 9_400), { receivedAt: 9_500, completed: true }, request(3, 10_000, true, 10_300)];
-    const recorded = new Map([[1, 1_600], [2, 9_500], [3, 10_400]]);
+    const recorded = new Map([
+      [1, 1_600],
+      [2, 9_500],
+      [3, 10_400],
+    ]);
     assert.deepEqual(checkModelCalls(requests, recorded, [2_500]), { violations: [], resentAfterCrash: 0, resent: [] });
   });
 
@@ -184,7 +188,16 @@ describe('model call checker', () => {
 });
 
 describe('tools after a cancel', () => {
-  const entry = (event: 'start' | 'stop', at: number, pid = 100, attempt = 1, callId = 'c1'): ToolLogEntry => ({ tool: 'sleepy', event, callId, workflowId: 'wf', at, pid, attempt, ...(event === 'stop' ? { reason: 'cancelled' } : {}) });
+  const entry = (event: 'start' | 'stop', at: number, pid = 100, attempt = 1, callId = 'c1'): ToolLogEntry => ({
+    tool: 'sleepy',
+    event,
+    callId,
+    workflowId: 'wf',
+    at,
+    pid,
+    attempt,
+    ...(event === 'stop' ? { reason: 'cancelled' } : {}),
+  });
 
   test('tools that stop soon after the cancel pass', () => {
     assert.deepEqual(checkToolsStoppedAfterCancel([entry('start', 1_000), entry('stop', 5_500)], [], 5_000, 10_000, 60_000), []);
@@ -204,7 +217,13 @@ describe('tools after a cancel', () => {
     assert.deepEqual(checkNoToolLeftRunning(entries, [{ pid: 100, at: 6_000 }], 60_000), []);
     assert.match(checkNoToolLeftRunning(entries, [], 60_000).join('\n'), /tool sleepy \(call c1, attempt 1, pid 100\) is still running after the run ended/);
     const intervals = toolIntervals(entries, [{ pid: 100, at: 6_000 }], 60_000);
-    assert.deepEqual(intervals.map((interval) => [interval.pid, interval.end, interval.endedBy]), [[100, 6_000, 'kill'], [200, 7_200, 'stop']]);
+    assert.deepEqual(
+      intervals.map((interval) => [interval.pid, interval.end, interval.endedBy]),
+      [
+        [100, 6_000, 'kill'],
+        [200, 7_200, 'stop'],
+      ],
+    );
   });
 });
 
@@ -228,7 +247,13 @@ describe('terminations, counts, percentiles, options and the plan', () => {
   test('percentiles by nearest rank', () => {
     assert.equal(percentile([], 50), undefined);
     assert.equal(percentile([5, 1, 3], 50), 3);
-    assert.equal(percentile(Array.from({ length: 20 }, (_, index) => index + 1), 95), 19);
+    assert.equal(
+      percentile(
+        Array.from({ length: 20 }, (_, index) => index + 1),
+        95,
+      ),
+      19,
+    );
   });
 
   test('flags parse into options; bad ones are refused', () => {
@@ -249,7 +274,10 @@ describe('terminations, counts, percentiles, options and the plan', () => {
     assert.deepEqual(planChaos(options, 'x'), first);
     assert.notDeepEqual(planChaos({ ...options, seed: 4 }, 'x'), first);
     assert.equal(first.workerKillsAtMs.length, 4);
-    assert.deepEqual(first.cancels.map((cancel) => cancel.via), ['client', 'cli']);
+    assert.deepEqual(
+      first.cancels.map((cancel) => cancel.via),
+      ['client', 'cli'],
+    );
     for (const plan of first.runs) {
       const messages = simulateTranscript(plan);
       assert.deepEqual(plan.protocol === 'native' ? checkNativeTranscript(messages) : checkDeepResearchTranscript(messages), [], plan.workflowId);

@@ -8,7 +8,28 @@ import { commands } from '../../src/cli/main';
  */
 describe('the command table', () => {
   test('lists every command in the order of the overview', () => {
-    assert.deepEqual(Object.keys(commands), ['run', 'start', 'follow', 'status', 'result', 'cancel', 'inject', 'finish', 'limits', 'approve', 'list', 'tools', 'kb', 'server', 'worker', 'stack', 'gc', 'eval', 'batch', 'schedule']);
+    assert.deepEqual(Object.keys(commands), [
+      'run',
+      'start',
+      'follow',
+      'status',
+      'result',
+      'cancel',
+      'inject',
+      'finish',
+      'limits',
+      'approve',
+      'list',
+      'tools',
+      'kb',
+      'server',
+      'worker',
+      'stack',
+      'gc',
+      'eval',
+      'batch',
+      'schedule',
+    ]);
   });
 
   test('loads each command, with its own help', () => {

@@ -64,18 +64,15 @@ describe('startResearch', () => {
 
   test('a bad request is refused before it reaches Temporal, each problem naming its field', async () => {
     const { client, starts } = recordingClient();
-    await assert.rejects(
-      startResearch(client, { question: '', limits: { maxModelCalls: 0 }, colour: 'red' } as never),
-      (error: unknown) => {
-        assert.ok(error instanceof InvalidResearchRequestError);
-        assert.deepEqual(error.problems, [
-          'question must not be empty',
-          'limits.maxModelCalls must be an integer from 1 to 10000, got 0',
-          'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
-        ]);
-        return true;
-      },
-    );
+    await assert.rejects(startResearch(client, { question: '', limits: { maxModelCalls: 0 }, colour: 'red' } as never), (error: unknown) => {
+      assert.ok(error instanceof InvalidResearchRequestError);
+      assert.deepEqual(error.problems, [
+        'question must not be empty',
+        'limits.maxModelCalls must be an integer from 1 to 10000, got 0',
+        'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+      ]);
+      return true;
+    });
     assert.equal(starts.length, 0);
   });
 });

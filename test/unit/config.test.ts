@@ -109,20 +109,12 @@ describe('loadModelConfig', () => {
 
   test('base URL must be http(s)', () => {
     for (const bad of ['localhost:8000/v1', 'ftp://example.com/v1', 'not a url']) {
-      assertConfigurationError(
-        () => loadModelConfig({ OPENAI_BASE_URL: bad, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }),
-        'OPENAI_BASE_URL',
-        /OPENAI_BASE_URL must be an http\(s\) URL/,
-      );
+      assertConfigurationError(() => loadModelConfig({ OPENAI_BASE_URL: bad, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }), 'OPENAI_BASE_URL', /OPENAI_BASE_URL must be an http\(s\) URL/);
     }
   });
 
   test('the key is redacted even if it was pasted into another variable', () => {
-    assertConfigurationError(
-      () => loadModelConfig({ OPENAI_BASE_URL: SECRET, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }),
-      'OPENAI_BASE_URL',
-      /\[redacted\]/,
-    );
+    assertConfigurationError(() => loadModelConfig({ OPENAI_BASE_URL: SECRET, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }), 'OPENAI_BASE_URL', /\[redacted\]/);
   });
 
   test('bad numbers name the variable and quote the value', () => {
@@ -230,21 +222,14 @@ describe('loadTemporalConnection', () => {
 
   test('profiles come from TEMPORAL_CONFIG_FILE; environment variables override them', () => {
     const file = join(scratch, 'temporal.toml');
-    writeFileSync(
-      file,
-      ['[profile.default]', 'address = "file-default:7233"', '', '[profile.staging]', 'address = "staging:7233"', 'namespace = "staging-ns"', ''].join('\n'),
-    );
+    writeFileSync(file, ['[profile.default]', 'address = "file-default:7233"', '', '[profile.staging]', 'address = "staging:7233"', 'namespace = "staging-ns"', ''].join('\n'));
     assert.equal(loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file }).address, 'file-default:7233');
     const staging = loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' });
     assert.equal(staging.address, 'staging:7233');
     assert.equal(staging.namespace, 'staging-ns');
     const overridden = loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging', TEMPORAL_NAMESPACE: 'mine' });
     assert.equal(overridden.namespace, 'mine');
-    assertConfigurationError(
-      () => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'nope' }),
-      'TEMPORAL_PROFILE',
-      /TEMPORAL_PROFILE=nope/,
-    );
+    assertConfigurationError(() => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'nope' }), 'TEMPORAL_PROFILE', /TEMPORAL_PROFILE=nope/);
   });
 
   test('a missing config file is fine; a broken one is a ConfigurationError', () => {
@@ -284,11 +269,7 @@ describe('resolveTemporalCli', () => {
   test('nothing found: the error says npm run setup or TEMPORAL_CLI', () => {
     assert.throws(
       () => resolveTemporalCli({ PATH: '/nonexistent' }, emptyRoot),
-      (error: unknown) =>
-        error instanceof TemporalCliNotFoundError &&
-        error.name === 'TemporalCliNotFoundError' &&
-        /npm run setup/.test(error.message) &&
-        /TEMPORAL_CLI/.test(error.message),
+      (error: unknown) => error instanceof TemporalCliNotFoundError && error.name === 'TemporalCliNotFoundError' && /npm run setup/.test(error.message) && /TEMPORAL_CLI/.test(error.message),
     );
   });
 });

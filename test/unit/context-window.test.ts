@@ -40,12 +40,19 @@ import { CONTEXT_OVERFLOW_RESPONSES, llamaServerContextOverflowBody } from '../f
 
 const fresh = (maxContextTokens = DEFAULT_LIMITS.maxContextTokens): RunState => initialRunState('deep-research', { ...DEFAULT_LIMITS, maxContextTokens }, 1_000);
 /** A run that learned a 4,096-token window with the worker's default of 10,000 output tokens. */
-const withWindow = (window = 4_096, state = fresh()): RunState => learnedContextWindow(state, { contextWindow: window, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000 });
+const withWindow = (window = 4_096, state = fresh()): RunState =>
+  learnedContextWindow(state, { contextWindow: window, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000 });
 const at = (state: RunState, contextTokens: number): RunState => ({ ...state, contextTokens });
 
 describe("each server's answer", () => {
   test('vLLM: max_model_len of the model named in /v1/models, else of the only one listed', () => {
-    const body = { object: 'list', data: [{ id: 'qwen', max_model_len: 32_768 }, { id: 'qwen-lora', max_model_len: 8_192 }] };
+    const body = {
+      object: 'list',
+      data: [
+        { id: 'qwen', max_model_len: 32_768 },
+        { id: 'qwen-lora', max_model_len: 8_192 },
+      ],
+    };
     assert.deepEqual(windowOfVllmModels(body, 'qwen-lora'), { tokens: 8_192, source: 'vLLM /v1/models (max_model_len)' });
     assert.equal(windowOfVllmModels(body, 'other'), undefined, 'two models and neither named: no guess');
     assert.equal(windowOfVllmModels({ data: [{ id: 'served', max_model_len: 4_096 }] }, 'alias')?.tokens, 4_096);
@@ -68,8 +75,13 @@ describe("each server's answer", () => {
     assert.equal(windowOfLlamaServerProps(null), undefined);
   });
 
-  test('Ollama: the loaded model\'s context_length in /api/ps (by name, with or without :latest)', () => {
-    const ps = { models: [{ name: 'llama3.2:latest', model: 'llama3.2:latest', context_length: 4_096 }, { name: 'qwen3:8b', model: 'qwen3:8b', context_length: 40_960 }] };
+  test("Ollama: the loaded model's context_length in /api/ps (by name, with or without :latest)", () => {
+    const ps = {
+      models: [
+        { name: 'llama3.2:latest', model: 'llama3.2:latest', context_length: 4_096 },
+        { name: 'qwen3:8b', model: 'qwen3:8b', context_length: 40_960 },
+      ],
+    };
     assert.equal(windowOfOllamaPs(ps, 'llama3.2')?.tokens, 4_096);
     assert.equal(windowOfOllamaPs(ps, 'qwen3:8b')?.tokens, 40_960);
     assert.equal(windowOfOllamaPs(ps, 'mistral'), undefined, 'not loaded');
@@ -157,7 +169,10 @@ describe('the context budget', () => {
   });
 
   test('a refusal teaches the window it names (with the reply size learned before); one that names none changes nothing', () => {
-    const learned = learnedFromOverflow(learnedContextWindow(fresh(), { maxOutputTokens: 500 }), 'The request did not fit the model\'s context window: 400 request (4240 tokens) exceeds the available context size (4096 tokens)');
+    const learned = learnedFromOverflow(
+      learnedContextWindow(fresh(), { maxOutputTokens: 500 }),
+      "The request did not fit the model's context window: 400 request (4240 tokens) exceeds the available context size (4096 tokens)",
+    );
     assert.deepEqual(learned.details.contextWindow, { tokens: 4_096, source: "the server's context-length error", promptBudget: 4_096 - 500 - 123 });
     const unchanged = fresh();
     assert.equal(learnedFromOverflow(unchanged, 'Your input exceeds the context window of this model.'), unchanged);
@@ -172,7 +187,10 @@ describe('the final answer call fits', () => {
   test('askForFinalAnswer is the prepared state and the request (the fitting compresses the first, then adds the second)', () => {
     const state = setPending(withWindow(), [{ role: 'user', parts: [{ text: 'x' }] }], 1, ['call-1-1']);
     const request = finalAnswerRequest('token_limit', deepResearchProtocol, '');
-    assert.deepEqual(askForFinalAnswer(state, 'token_limit', undefined, { protocol: deepResearchProtocol, finishReason: '', injected: ['hi'] }), appendPendingText(prepareFinalAnswer(state, 'token_limit', undefined, { protocol: deepResearchProtocol, injected: ['hi'] }), request));
+    assert.deepEqual(
+      askForFinalAnswer(state, 'token_limit', undefined, { protocol: deepResearchProtocol, finishReason: '', injected: ['hi'] }),
+      appendPendingText(prepareFinalAnswer(state, 'token_limit', undefined, { protocol: deepResearchProtocol, injected: ['hi'] }), request),
+    );
     assert.match(request, /You have reached the maximum context length you can handle\./);
   });
 
@@ -187,7 +205,7 @@ describe('the final answer call fits', () => {
     assert.equal(finalReplyRoom(131_072, 4_000), 4_000, 'never more than the reply reserve');
     assert.equal(finalReplyRoom(256, undefined), 32);
     assert.equal(finalAnswerPromptLimit(withWindow()), 4_096 - 123 - 256);
-    assert.equal(finalAnswerPromptLimit(withWindow(131_072, fresh(8_000))), 131_072 - 2_048 - 8_192, 'maxContextTokens is the loop\'s budget, not the server\'s limit');
+    assert.equal(finalAnswerPromptLimit(withWindow(131_072, fresh(8_000))), 131_072 - 2_048 - 8_192, "maxContextTokens is the loop's budget, not the server's limit");
     assert.equal(finalAnswerPromptLimit(fresh()), undefined, 'unknown window: no limit');
     assert.equal(finalAnswerFits(at(fresh(2_000), 5_000)), true, 'unknown window: the call is made as it comes, as before');
     assert.equal(finalAnswerFits(appendPendingText(at(withWindow(), 3_600), 'x'.repeat(400))), true);
@@ -270,18 +288,23 @@ describe('learnContextWindow (the activity, over a fake fetch)', () => {
   });
 
   test('llama-server', async () => {
-    const { result } = learn((url) => (url.endsWith('/props') ? { status: 200, body: { default_generation_settings: { n_ctx: 4_096 } } } : url.endsWith('/models') ? { status: 200, body: { data: [{ id: 'qwen' }] } } : notFound));
+    const { result } = learn((url) =>
+      url.endsWith('/props') ? { status: 200, body: { default_generation_settings: { n_ctx: 4_096 } } } : url.endsWith('/models') ? { status: 200, body: { data: [{ id: 'qwen' }] } } : notFound,
+    );
     assert.deepEqual(await result, { contextWindow: 4_096, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000, promptBudget: 2_949 });
   });
 
-  test('vLLM, with the run\'s own max output tokens', async () => {
+  test("vLLM, with the run's own max output tokens", async () => {
     const { result } = learn((url) => (url.endsWith('/v1/models') ? { status: 200, body: { data: [{ id: 'qwen', max_model_len: 8_192 }] } } : notFound), undefined, 1_000);
     assert.deepEqual(await result, { contextWindow: 8_192, source: 'vLLM /v1/models (max_model_len)', maxOutputTokens: 1_000, promptBudget: 8_192 - 1_000 - 246 });
   });
 
   test('Ollama: the loaded model first, else /api/show', async () => {
     const show = { status: 200, body: { parameters: 'num_ctx 16384', model_info: { 'qwen2.context_length': 32_768 } } };
-    const loaded = learn((url) => (url.endsWith('/api/ps') ? { status: 200, body: { models: [{ name: 'qwen:latest', context_length: 8_192 }] } } : url.endsWith('/api/show') ? show : notFound), 'http://localhost:11434/v1');
+    const loaded = learn(
+      (url) => (url.endsWith('/api/ps') ? { status: 200, body: { models: [{ name: 'qwen:latest', context_length: 8_192 }] } } : url.endsWith('/api/show') ? show : notFound),
+      'http://localhost:11434/v1',
+    );
     assert.equal((await loaded.result).contextWindow, 8_192);
     const notLoaded = learn((url) => (url.endsWith('/api/ps') ? { status: 200, body: { models: [] } } : url.endsWith('/api/show') ? show : notFound), 'http://localhost:11434/v1');
     assert.equal((await notLoaded.result).contextWindow, 16_384);
@@ -307,9 +330,15 @@ describe('learnContextWindow (the activity, over a fake fetch)', () => {
 
 describe('what run and follow print', () => {
   test('the window once, at the start, with what a prompt may take of it; or that the server did not say', () => {
-    assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { contextWindow: 4_096, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000, promptBudget: 2_949 } }), [
-      '  model context window: 4,096 tokens (llama-server /props (default_generation_settings.n_ctx)); a prompt may take 2,949 of them',
+    assert.deepEqual(
+      progressLines({
+        kind: 'context_window_learned',
+        output: { contextWindow: 4_096, source: 'llama-server /props (default_generation_settings.n_ctx)', maxOutputTokens: 10_000, promptBudget: 2_949 },
+      }),
+      ['  model context window: 4,096 tokens (llama-server /props (default_generation_settings.n_ctx)); a prompt may take 2,949 of them'],
+    );
+    assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { maxOutputTokens: 10_000 } }), [
+      '  model context window: the server does not say; the context budget is limits.maxContextTokens',
     ]);
-    assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { maxOutputTokens: 10_000 } }), ['  model context window: the server does not say; the context budget is limits.maxContextTokens']);
   });
 });

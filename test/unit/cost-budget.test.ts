@@ -126,7 +126,11 @@ describe('--max-cost on the command line', () => {
     assert.equal(costOption('0.5', help), 0.5);
     assert.equal(costOption('$2', help), 2);
     for (const bad of ['-1', 'abc', 'NaN', '', '0', 'Infinity']) {
-      assert.throws(() => costOption(bad, help), (error: unknown) => error instanceof UsageError && /--max-cost must be a number of US dollars above 0/.test(error.message), bad);
+      assert.throws(
+        () => costOption(bad, help),
+        (error: unknown) => error instanceof UsageError && /--max-cost must be a number of US dollars above 0/.test(error.message),
+        bad,
+      );
     }
   });
 
@@ -141,7 +145,10 @@ describe('--max-cost on the command line', () => {
     const prices = { 'gpt-4o-mini': { input: 0.15, output: 0.6 } };
     assert.equal(costBudgetPriceProblem(0.5, 'gpt-4o-mini', prices), undefined);
     assert.equal(costBudgetPriceProblem(undefined, 'local-model', {}), undefined, 'no budget, nothing to check');
-    assert.match(costBudgetPriceProblem(0.5, 'local-model', prices) ?? '', /--max-cost needs a price for the model "local-model".*\(it prices gpt-4o-mini\).*REACT_AGENT_MODEL_PRICES='\{"local-model"/);
+    assert.match(
+      costBudgetPriceProblem(0.5, 'local-model', prices) ?? '',
+      /--max-cost needs a price for the model "local-model".*\(it prices gpt-4o-mini\).*REACT_AGENT_MODEL_PRICES='\{"local-model"/,
+    );
     assert.match(costBudgetPriceProblem(0.5, 'local-model', {}) ?? '', /has none: the budget could never end the run/);
   });
 });

@@ -75,7 +75,12 @@ describe('the batch summary', () => {
 
   test('per rollout from its runs’ summed cost; the batch’s over every rollout; progress shows the cost so far', () => {
     const counts = emptyBatchCounts(2);
-    for (const [rollout, cost] of [[1, 0.1], [1, 0.3], [2, 0.2], [2, 0.2]] as const) {
+    for (const [rollout, cost] of [
+      [1, 0.1],
+      [1, 0.3],
+      [2, 0.2],
+      [2, 0.2],
+    ] as const) {
       recordStarted(counts, rollout);
       recordFinished(counts, rollout, { termination: 'answer', usage: usage(cost), durationMs: 1000 });
     }
@@ -103,7 +108,20 @@ describe('the batch summary', () => {
     assert.equal(batchCost(perRollout), undefined);
     const progress = batchProgress({ batchId: 'b', state: 'running', output: '/out', questions: 1, concurrency: 1, counts, startedAt: 0, now: 60_000, continuedAsNew: 0 });
     assert.doesNotMatch(renderBatchProgress(progress, 60_000), /so far|\$/);
-    const summary = { batchId: 'b', output: '/out', input: 'sha256:x', questions: 1, rollouts: 1, cancelled: false, startedAt: '', endedAt: '', durationMs: 1000, continuedAsNew: 0, lines: 1, perRollout } as BatchSummary;
+    const summary = {
+      batchId: 'b',
+      output: '/out',
+      input: 'sha256:x',
+      questions: 1,
+      rollouts: 1,
+      cancelled: false,
+      startedAt: '',
+      endedAt: '',
+      durationMs: 1000,
+      continuedAsNew: 0,
+      lines: 1,
+      perRollout,
+    } as BatchSummary;
     assert.match(describeBatchSummary(summary), /\n {2}cost: —$/);
   });
 
@@ -114,7 +132,21 @@ describe('the batch summary', () => {
       recordFinished(counts, 1, { termination: 'answer', usage: usage(cost), durationMs: 1000 });
     }
     const perRollout = summaryPerRollout(counts, 2);
-    const summary = { batchId: 'b', output: '/out', input: 'sha256:x', questions: 2, rollouts: 1, cancelled: false, startedAt: '', endedAt: '', durationMs: 1000, continuedAsNew: 0, lines: 2, perRollout, cost: batchCost(perRollout) } as BatchSummary;
+    const summary = {
+      batchId: 'b',
+      output: '/out',
+      input: 'sha256:x',
+      questions: 2,
+      rollouts: 1,
+      cancelled: false,
+      startedAt: '',
+      endedAt: '',
+      durationMs: 1000,
+      continuedAsNew: 0,
+      lines: 2,
+      perRollout,
+      cost: batchCost(perRollout),
+    } as BatchSummary;
     assert.match(describeBatchSummary(summary), /iter1\.jsonl: answer 2; cost \$0\.4000 in all · \$0\.2000 per rollout\n {2}cost: \$0\.4000 in all · \$0\.2000 per rollout$/);
     const evaluated = { ...summary, evaluation: { evaluationId: 'b/evaluation', headline: { cost: costFigures([0.1, 0.3], 1) } } } as BatchSummary;
     assert.match(describeBatchSummary(evaluated), /\n {2}cost: \$0\.4000 in all · \$0\.2000 per rollout · \$0\.4000 per correct answer$/);
@@ -123,7 +155,19 @@ describe('the batch summary', () => {
 
 describe('the evaluation report', () => {
   function run(rollout: number, question: string, prediction: string, costUsd?: number): EvaluationRun {
-    return { rollout, question, reference: question === 'q1' ? 'Paris' : '4', prediction, termination: 'answer', isError: false, modelCalls: 1, toolCalls: {}, file: `iter${rollout}.jsonl`, line: 1, ...(costUsd !== undefined ? { costUsd } : {}) };
+    return {
+      rollout,
+      question,
+      reference: question === 'q1' ? 'Paris' : '4',
+      prediction,
+      termination: 'answer',
+      isError: false,
+      modelCalls: 1,
+      toolCalls: {},
+      file: `iter${rollout}.jsonl`,
+      line: 1,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+    };
   }
   function report(rollouts: EvaluationRun[][]) {
     const verdicts = new Map<string, RunVerdict>();
@@ -172,7 +216,10 @@ describe('the evaluation report', () => {
     assert.deepEqual(cells(1), ['$0.4000', '$0.2000', '$0.2000']);
     assert.deepEqual(cells(2), ['$0.4000', '$0.2000', '—']);
     const text = headlineTable(priced);
-    assert.match(text, /\ncost: \$0\.8000 in all · \$0\.2000 per rollout · \$0\.4000 per correct answer\n {2}rollout 1: \$0\.4000 in all · \$0\.2000 per rollout · \$0\.2000 per correct answer\n {2}rollout 2: \$0\.4000 in all · \$0\.2000 per rollout · — per correct answer/);
+    assert.match(
+      text,
+      /\ncost: \$0\.8000 in all · \$0\.2000 per rollout · \$0\.4000 per correct answer\n {2}rollout 1: \$0\.4000 in all · \$0\.2000 per rollout · \$0\.2000 per correct answer\n {2}rollout 2: \$0\.4000 in all · \$0\.2000 per rollout · — per correct answer/,
+    );
   });
 
   test("a line's usage.costUsd is the run's cost; a line without one has none", () => {

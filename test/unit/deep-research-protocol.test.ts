@@ -57,7 +57,13 @@ test('a hallucinated <tool_response> and everything after it is cut', () => {
 
 test('two tool calls in one turn are both read, in order', () => {
   const turn = parse('<tool_call>{"name":"a","arguments":{}}</tool_call> and <tool_call>{"name":"b","arguments":{"x":1}}</tool_call>');
-  assert.deepEqual(turn.toolCalls.map((call) => [call.id, call.name]), [['call-3-1', 'a'], ['call-3-2', 'b']]);
+  assert.deepEqual(
+    turn.toolCalls.map((call) => [call.id, call.name]),
+    [
+      ['call-3-1', 'a'],
+      ['call-3-2', 'b'],
+    ],
+  );
 });
 
 test('an unclosed tool call is read to the end of the output', () => {
@@ -97,9 +103,17 @@ test('observations are wrapped in <tool_response> in call order, as one user mes
   ]);
 });
 
-test('the system prompt lists the tools and today\'s date', () => {
+test("the system prompt lists the tools and today's date", () => {
   const prompt = protocol.renderSystemPrompt(
-    [{ name: 'search', description: 'Search the web', parameters: { type: 'object' }, activity: { startToCloseSeconds: 1, heartbeatSeconds: 1, maxAttempts: 1, initialRetrySeconds: 1 }, requiresApproval: false }],
+    [
+      {
+        name: 'search',
+        description: 'Search the web',
+        parameters: { type: 'object' },
+        activity: { startToCloseSeconds: 1, heartbeatSeconds: 1, maxAttempts: 1, initialRetrySeconds: 1 },
+        requiresApproval: false,
+      },
+    ],
     '2026-11-30',
   );
   assert.match(prompt, /<tools>\n\{"type":"function","function":\{"name":"search"/);

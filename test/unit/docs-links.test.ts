@@ -17,7 +17,12 @@ const THIS_FILE = 'test/unit/docs-links.test.ts';
 /** README.md and every markdown page under docs/. */
 function documentationPages(): string[] {
   const docs = join(root, 'docs');
-  return [join(root, 'README.md'), ...readdirSync(docs).filter((name) => name.endsWith('.md')).map((name) => join(docs, name))];
+  return [
+    join(root, 'README.md'),
+    ...readdirSync(docs)
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => join(docs, name)),
+  ];
 }
 
 /** The text of a markdown page without its fenced code blocks and inline code spans. */
@@ -129,5 +134,8 @@ test('the checks see what they look for', () => {
   assert.equal(headingAnchor('The production-shaped stack: docker-compose.yml'), 'the-production-shaped-stack-docker-composeyml');
   assert.equal(headingAnchor("Research tools' variables"), 'research-tools-variables');
   assert.deepEqual(relativeLinks('[a](docs/x.md#y) [b](https://e.org) `[c](no.md)` ![i](images/p.png)'), ['docs/x.md#y', 'images/p.png']);
-  assert.deepEqual([...'see src/core/run-state.ts and `workflows/patches.ts`.'.matchAll(NAMED_PATH)].map((match) => match[1] as string), ['src/core/run-state.ts', 'workflows/patches.ts']);
+  assert.deepEqual(
+    [...'see src/core/run-state.ts and `workflows/patches.ts`.'.matchAll(NAMED_PATH)].map((match) => match[1] as string),
+    ['src/core/run-state.ts', 'workflows/patches.ts'],
+  );
 });

@@ -6,13 +6,7 @@ import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/reports/html-document';
-import {
-  FIXTURE_TERMINATIONS,
-  FIXTURE_TOOLS,
-  HOSTILE_PREDICTION,
-  HOSTILE_TOOL,
-  evaluationReportFixture,
-} from '../fixtures/evaluation-report';
+import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, HOSTILE_TOOL, evaluationReportFixture } from '../fixtures/evaluation-report';
 
 // linkedom ships CommonJS at run time but only ESM typings.
 const { parseHTML } = require('linkedom') as typeof Linkedom;
@@ -78,7 +72,7 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(document.querySelector('table.skipped')?.textContent).toContain('error line: <upstream 502>');
   });
 
-  test('says how it was scored, what the judge cost and the report\'s notes; lists duplicate lines', () => {
+  test("says how it was scored, what the judge cost and the report's notes; lists duplicate lines", () => {
     const header = document.querySelector('header')?.textContent ?? '';
     expect(header).toContain('LLM judge gaia with model judge-model');
     expect(document.querySelector('.judge-calls')?.textContent).toBe('Judge calls: 12 made, 3 verdicts already stored.');
@@ -168,7 +162,15 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     const nothing = { terminations: {}, toolCallsPerQuestion: {}, modelCalls: none, tokens: none, durationsMs: none, answerLengths: none };
     empty.method = 'exact_match';
     delete empty.judge;
-    empty.metrics = { rollouts: 1, questions: 0, meanPassAt1: 0, bestPassAt1: { rollout: 1, passAt1: 0 }, passAtAllRollouts: 0, unbiasedPassAtK: { '1': 0 }, perRollout: [{ rollout: 1, questions: 0, correct: 0, passAt1: 0, exactMatch: 0, f1: 0 }] };
+    empty.metrics = {
+      rollouts: 1,
+      questions: 0,
+      meanPassAt1: 0,
+      bestPassAt1: { rollout: 1, passAt1: 0 },
+      passAtAllRollouts: 0,
+      unbiasedPassAtK: { '1': 0 },
+      perRollout: [{ rollout: 1, questions: 0, correct: 0, passAt1: 0, exactMatch: 0, f1: 0 }],
+    };
     empty.statistics = { all: nothing, solved: nothing };
     empty.questions = [];
     empty.skipped = [];

@@ -41,7 +41,16 @@ describe('reading rollout files', () => {
 
   test("DeepResearch's lines: error lines without termination, its termination strings, duplicates; lines without question or answer skipped and listed", async () => {
     const first = write('dr/run1.jsonl', [
-      { question: 'Q1', answer: 'A1', messages: [{ role: 'assistant', content: '<tool_call>{"name": "visit", "arguments": {}}</tool_call>' }, { role: 'assistant', content: '<answer>A1</answer>' }], prediction: 'A1', termination: 'answer' },
+      {
+        question: 'Q1',
+        answer: 'A1',
+        messages: [
+          { role: 'assistant', content: '<tool_call>{"name": "visit", "arguments": {}}</tool_call>' },
+          { role: 'assistant', content: '<answer>A1</answer>' },
+        ],
+        prediction: 'A1',
+        termination: 'answer',
+      },
       { question: 'Q2', answer: 'A2', error: 'Timeout after 3 tries', prediction: '[Failed]', messages: [] },
       { question: 'Q2', answer: 'A2', messages: [], prediction: 'guess', termination: 'exceed available llm calls' },
       { question: 'Q3', prediction: 'no answer key' },
@@ -50,29 +59,52 @@ describe('reading rollout files', () => {
     ]);
     const second = write('dr/run2.jsonl', [{ question: 'Q1', answer: 'A1', messages: [], prediction: '[Failed]', error: 'boom' }]);
     const inputs = await readEvaluationInputs([first, second], { countTokens: (text) => text.length });
-    assert.deepEqual(inputs.rollouts[0]?.map((run) => [run.question, run.prediction, run.termination, run.originalTermination ?? null, run.isError]), [
-      ['Q1', 'A1', 'answer', null, false],
-      ['Q2', 'guess', 'max_calls', 'exceed available llm calls', false],
-    ]);
+    assert.deepEqual(
+      inputs.rollouts[0]?.map((run) => [run.question, run.prediction, run.termination, run.originalTermination ?? null, run.isError]),
+      [
+        ['Q1', 'A1', 'answer', null, false],
+        ['Q2', 'guess', 'max_calls', 'exceed available llm calls', false],
+      ],
+    );
     assert.deepEqual(inputs.rollouts[0]?.[0]?.toolCalls, { visit: 1 });
     assert.equal(inputs.rollouts[0]?.[0]?.modelCalls, 2);
     // No usage recorded: tokens counted from the messages (here: characters).
     assert.equal(inputs.rollouts[0]?.[0]?.tokens, '<tool_call>{"name": "visit", "arguments": {}}</tool_call>\n<answer>A1</answer>'.length);
     assert.equal(inputs.rollouts[0]?.[0]?.tokensCounted, true);
-    assert.deepEqual(inputs.rollouts[1]?.map((run) => [run.question, run.termination, run.isError]), [['Q1', 'error', true]]);
-    assert.deepEqual(inputs.skipped.map((skip) => [skip.line, skip.reason]), [
-      [4, 'no "answer" key (write "answer": "" when there is no reference)'],
-      [5, 'no "question"'],
-      [6, 'not a JSON object'],
-    ]);
+    assert.deepEqual(
+      inputs.rollouts[1]?.map((run) => [run.question, run.termination, run.isError]),
+      [['Q1', 'error', true]],
+    );
+    assert.deepEqual(
+      inputs.skipped.map((skip) => [skip.line, skip.reason]),
+      [
+        [4, 'no "answer" key (write "answer": "" when there is no reference)'],
+        [5, 'no "question"'],
+        [6, 'not a JSON object'],
+      ],
+    );
     assert.deepEqual(inputs.duplicates, [{ rollout: 1, lines: 1 }]);
     const notes = describeInputs(inputs);
     assert.ok(notes.includes('3 lines skipped.'));
-    assert.ok(notes.some((note) => /Rollout 2 \(run2\.jsonl\) lacks 1 of the 2 questions/.test(note)), notes.join('\n'));
+    assert.ok(
+      notes.some((note) => /Rollout 2 \(run2\.jsonl\) lacks 1 of the 2 questions/.test(note)),
+      notes.join('\n'),
+    );
   });
 
   test('usage recorded on the line wins over a count', async () => {
-    const file = write('ours.jsonl', [{ question: 'q', answer: 'a', messages: [{ role: 'assistant', content: 'xxxx' }], prediction: 'a', termination: 'answer', usage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 }, durationMs: 42, runId: 'b/q0-r1' }]);
+    const file = write('ours.jsonl', [
+      {
+        question: 'q',
+        answer: 'a',
+        messages: [{ role: 'assistant', content: 'xxxx' }],
+        prediction: 'a',
+        termination: 'answer',
+        usage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 },
+        durationMs: 42,
+        runId: 'b/q0-r1',
+      },
+    ]);
     const [run] = (await readEvaluationInputs([file], { countTokens: () => 999 })).rollouts[0] ?? [];
     assert.deepEqual([run?.tokens, run?.tokensCounted, run?.durationMs, run?.runId], [10, undefined, 42, 'b/q0-r1']);
   });
@@ -116,14 +148,29 @@ describe('judge configuration', () => {
   });
 
   test('its own variables win', () => {
-    const config = loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_BASE_URL: 'https://judge.example/v1/', REACT_AGENT_JUDGE_MODEL: 'gpt-judge', REACT_AGENT_JUDGE_API_KEY: 'judge-key', REACT_AGENT_JUDGE_MAX_ATTEMPTS: '2' });
+    const config = loadJudgeConfig({
+      ...run,
+      REACT_AGENT_JUDGE_BASE_URL: 'https://judge.example/v1/',
+      REACT_AGENT_JUDGE_MODEL: 'gpt-judge',
+      REACT_AGENT_JUDGE_API_KEY: 'judge-key',
+      REACT_AGENT_JUDGE_MAX_ATTEMPTS: '2',
+    });
     assert.deepEqual([config.baseUrl, config.apiKey, config.model, config.maxAttempts], ['https://judge.example/v1', 'judge-key', 'gpt-judge', 2]);
   });
 
   test('errors name the variable', () => {
-    assert.throws(() => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_BASE_URL: 'not a url' }), (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL');
-    assert.throws(() => loadJudgeConfig({ REACT_AGENT_JUDGE_BASE_URL: 'http://judge/v1' }), (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_MODEL' && /REACT_AGENT_JUDGE_MODEL/.test(error.message));
-    assert.throws(() => loadJudgeConfig({}), (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL');
+    assert.throws(
+      () => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_BASE_URL: 'not a url' }),
+      (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL',
+    );
+    assert.throws(
+      () => loadJudgeConfig({ REACT_AGENT_JUDGE_BASE_URL: 'http://judge/v1' }),
+      (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_MODEL' && /REACT_AGENT_JUDGE_MODEL/.test(error.message),
+    );
+    assert.throws(
+      () => loadJudgeConfig({}),
+      (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL',
+    );
     assert.throws(() => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_MAX_ATTEMPTS: 'zero' }), /REACT_AGENT_JUDGE_MAX_ATTEMPTS/);
   });
 });
@@ -134,14 +181,28 @@ test("a native run's line carries its tool calls (OpenAI's shape), so the evalua
     [
       { role: 'system' as const, content: 's' },
       { role: 'user' as const, content: 'q' },
-      { role: 'assistant' as const, content: '', toolCalls: [{ id: 'c1', name: 'search', arguments: '{"query":["x"]}' }, { id: 'c2', name: 'visit', arguments: '{}' }] },
+      {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: [
+          { id: 'c1', name: 'search', arguments: '{"query":["x"]}' },
+          { id: 'c2', name: 'visit', arguments: '{}' },
+        ],
+      },
       { role: 'tool' as const, content: 'results', toolCallId: 'c1' },
       { role: 'tool' as const, content: 'page', toolCallId: 'c2' },
       { role: 'assistant' as const, content: 'the answer' },
     ].map((message) => putMessage(store, message)),
   );
   const messages = await resultMessages(store, await putConversation(store, references));
-  expect(messages[2]).toEqual({ role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"query":["x"]}' } }, { id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] });
+  expect(messages[2]).toEqual({
+    role: 'assistant',
+    content: '',
+    tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'search', arguments: '{"query":["x"]}' } },
+      { id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } },
+    ],
+  });
   expect(messages[3]).toEqual({ role: 'tool', content: 'results', tool_call_id: 'c1' });
   expect(messages[5]).toEqual({ role: 'assistant', content: 'the answer' });
   assert.deepEqual(toolCallsOfMessages(JSON.parse(JSON.stringify(messages))), { search: 1, visit: 1 });

@@ -58,10 +58,14 @@ describe('inputs in S3', () => {
     const open = { openLocation: buckets.open };
     await expect(resolveEvaluationFiles(['s3://evals/no/such/prefix'], open)).rejects.toThrow('s3://evals/no/such/prefix holds no iter*.jsonl files (no batch output under that prefix).');
     await expect(resolveEvaluationFiles(['s3://nobucket/b1'], open)).rejects.toThrow('s3://nobucket/b1 cannot be evaluated: its bucket "nobucket" does not exist (listing it).');
-    await expect(resolveEvaluationFiles(['s3://evals/b1/iter1.jsonl', 's3://evals/b1'], open)).rejects.toThrow(/s3:\/\/evals\/b1 is no object: give one batch output \(a directory or an s3:\/\/ prefix\), or rollout files, not both/);
+    await expect(resolveEvaluationFiles(['s3://evals/b1/iter1.jsonl', 's3://evals/b1'], open)).rejects.toThrow(
+      /s3:\/\/evals\/b1 is no object: give one batch output \(a directory or an s3:\/\/ prefix\), or rollout files, not both/,
+    );
     await expect(resolveEvaluationFiles(['s3://Bad_Bucket/b1'], open)).rejects.toThrow(/does not name a valid S3 bucket/);
     await expect(readEvaluationFile('s3://evals/b1/iter9.jsonl', open)).rejects.toThrow('Cannot read s3://evals/b1/iter9.jsonl (no such object).');
-    await expect(readEvaluationInputs(['s3://nobucket/b1/iter1.jsonl'], open)).rejects.toThrow(/s3:\/\/nobucket\/b1\/iter1\.jsonl cannot be evaluated: its bucket "nobucket" does not exist \(reading it\)/);
+    await expect(readEvaluationInputs(['s3://nobucket/b1/iter1.jsonl'], open)).rejects.toThrow(
+      /s3:\/\/nobucket\/b1\/iter1\.jsonl cannot be evaluated: its bucket "nobucket" does not exist \(reading it\)/,
+    );
     await expect(resolveEvaluationFiles(['s3://evals/nothing'], open)).rejects.toHaveProperty('name', 'EvaluationInputError');
   });
 });
@@ -84,7 +88,10 @@ describe('outputs in S3', () => {
       html: 's3://evals/b1/evaluation/report.html',
     });
     await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts, undefined, open);
-    const scored = (buckets.text('s3://evals/b1/evaluation/scored/iter1.jsonl') ?? '').trim().split('\n').map((text) => JSON.parse(text) as Record<string, unknown>);
+    const scored = (buckets.text('s3://evals/b1/evaluation/scored/iter1.jsonl') ?? '')
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as Record<string, unknown>);
     expect(scored.map((entry) => [entry.question, entry.is_correct, entry.em, Array.isArray(entry.messages)])).toEqual([
       ['Capital?', true, 1, true],
       ['Sum?', false, 0, true],
@@ -97,7 +104,9 @@ describe('outputs in S3', () => {
     assert.equal(fromPrefix.path, 's3://evals/b1/evaluation/report.json');
     assert.equal(fromPrefix.report.metrics.meanPassAt1, 0.5);
     assert.equal((await readEvaluationReport('s3://evals/b1/evaluation/report.json', open)).path, 's3://evals/b1/evaluation/report.json');
-    await expect(readEvaluationReport('s3://evals/b1/nothing', open)).rejects.toThrow('s3://evals/b1/nothing holds no report.json and is no object: give an evaluation folder (with report.json) or a report.json.');
+    await expect(readEvaluationReport('s3://evals/b1/nothing', open)).rejects.toThrow(
+      's3://evals/b1/nothing holds no report.json and is no object: give an evaluation folder (with report.json) or a report.json.',
+    );
     await expect(readEvaluationReport('s3://nobucket/e', open)).rejects.toThrow('s3://nobucket/e cannot be read: its bucket "nobucket" does not exist.');
     buckets.objects.set('evals/b1/not-a-report.json', '{"x": 1}');
     await expect(readEvaluationReport('s3://evals/b1/not-a-report.json', open)).rejects.toThrow(/s3:\/\/evals\/b1\/not-a-report\.json is not an evaluation report/);
@@ -127,7 +136,14 @@ describe('the evaluation activities over S3', () => {
     });
     const store = new MemoryTranscriptStore();
     const verdicts = { get: async () => undefined, put: async () => undefined };
-    return createEvaluationActivities({ judgeModel: chatModelOver(openai), endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' }, store, verdicts, openLocation: buckets.open, ...(renderReportHtml ? { renderReportHtml } : {}) });
+    return createEvaluationActivities({
+      judgeModel: chatModelOver(openai),
+      endpoint: { model: 'judge', baseUrl: 'http://judge.test/v1' },
+      store,
+      verdicts,
+      openLocation: buckets.open,
+      ...(renderReportHtml ? { renderReportHtml } : {}),
+    });
   }
 
   test('prepareEvaluation reads an s3:// batch output, writeEvaluation writes to s3://…/evaluation and returns its report URL', async () => {
@@ -207,7 +223,6 @@ describe('local outputs are unchanged', () => {
   });
 });
 
-
 describe('S3Output.appendText (stubbed client)', () => {
   test('a missing object is created with If-None-Match: *; an existing one is put back with If-Match on the ETag it was read with', async () => {
     let stored: { text: string; etag: string } | undefined;
@@ -276,7 +291,11 @@ describe('S3Output.appendText (stubbed client)', () => {
   });
 
   test('a missing bucket while appending is an OutputLocationError naming it', async () => {
-    const output = new S3Output('nobucket', 'e', fakeClient(() => Promise.reject(sdkError('NoSuchBucket', 404))));
+    const output = new S3Output(
+      'nobucket',
+      'e',
+      fakeClient(() => Promise.reject(sdkError('NoSuchBucket', 404))),
+    );
     await expect(output.appendText('summary.jsonl', 'x\n')).rejects.toMatchObject({ name: 'OutputLocationError', problem: 'bucket-missing' });
   });
 });

@@ -137,7 +137,14 @@ describe('runs: termination strings, tool calls, duplicates', () => {
     ];
     const { runs, duplicates } = dedupeRollout(lines);
     assert.equal(duplicates, 4);
-    assert.deepEqual(runs.map((kept) => [kept.question, kept.line]), [['q1', 3], ['q2', 4], ['q3', 7]]);
+    assert.deepEqual(
+      runs.map((kept) => [kept.question, kept.line]),
+      [
+        ['q1', 3],
+        ['q2', 4],
+        ['q3', 7],
+      ],
+    );
   });
 });
 
@@ -222,11 +229,14 @@ describe('the report over the k = 2 fixture', () => {
   });
 
   test('per-question table', () => {
-    assert.deepEqual(report.questions.map((row) => [row.question, row.reference, row.rollouts.map((verdict) => verdict.isCorrect)]), [
-      ['q1', 'Paris', [true, false]],
-      ['q2', '4', [true, true]],
-      ['q3', 'Blue whale', [false, false]],
-    ]);
+    assert.deepEqual(
+      report.questions.map((row) => [row.question, row.reference, row.rollouts.map((verdict) => verdict.isCorrect)]),
+      [
+        ['q1', 'Paris', [true, false]],
+        ['q2', '4', [true, true]],
+        ['q3', 'Blue whale', [false, false]],
+      ],
+    );
     assert.equal(report.questions[2]?.rollouts[1]?.termination, 'error');
   });
 
@@ -239,7 +249,7 @@ describe('the report over the k = 2 fixture', () => {
 
   test('rollouts over different question sets: the union is the denominator, missing pairs listed', () => {
     const [first, second] = fixtureRollouts() as [EvaluationRun[], EvaluationRun[]];
-    const partial = exactMatchReport([first, second.filter((each) => each.question !== 'q3'), ]);
+    const partial = exactMatchReport([first, second.filter((each) => each.question !== 'q3')]);
     assert.deepEqual(partial.missingRuns, [{ question: 'q3', rollout: 2 }]);
     close(partial.metrics.perRollout[1]?.passAt1, 1 / 3); // q2 of the 3 unique questions
     assert.equal(partial.metrics.perRollout[1]?.questions, 2);
@@ -254,13 +264,20 @@ describe('compareEvaluations', () => {
   test('deltas, flips and termination shifts by hand', () => {
     const a = exactMatchReport(fixtureRollouts());
     // B, one rollout: q1 wrong, q2 wrong, q3 right. A's majorities: q1 1/2 (wrong), q2 2/2 (right), q3 0/2 (wrong).
-    const b = exactMatchReport([
-      [run(1, 'q1', 'Paris', 'Rome'), run(1, 'q2', '4', '5', { termination: 'max_calls' }), run(1, 'q3', 'Blue whale', 'blue whale'), run(1, 'q4', 'x', 'x')],
-    ]);
+    const b = exactMatchReport([[run(1, 'q1', 'Paris', 'Rome'), run(1, 'q2', '4', '5', { termination: 'max_calls' }), run(1, 'q3', 'Blue whale', 'blue whale'), run(1, 'q4', 'x', 'x')]]);
     const comparison = compareEvaluations(a, b);
-    assert.deepEqual(comparison.rightToWrong.map((entry) => entry.question), ['q2']);
-    assert.deepEqual(comparison.wrongToRight.map((entry) => entry.question), ['q3']);
-    assert.deepEqual(comparison.shareChanged.map((entry) => [entry.question, entry.a.share, entry.b.share]), [['q1', 0.5, 0]]);
+    assert.deepEqual(
+      comparison.rightToWrong.map((entry) => entry.question),
+      ['q2'],
+    );
+    assert.deepEqual(
+      comparison.wrongToRight.map((entry) => entry.question),
+      ['q3'],
+    );
+    assert.deepEqual(
+      comparison.shareChanged.map((entry) => [entry.question, entry.a.share, entry.b.share]),
+      [['q1', 0.5, 0]],
+    );
     assert.deepEqual(comparison.onlyInB, ['q4']);
     assert.equal(comparison.commonQuestions, 3);
     const mean = comparison.metrics.find((metric) => metric.name === 'mean_pass_at_1');
@@ -274,7 +291,7 @@ describe('compareEvaluations', () => {
 });
 
 describe('contracts', () => {
-  test('the evaluation input and a batch\'s evaluate option are checked', () => {
+  test("the evaluation input and a batch's evaluate option are checked", () => {
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: 'gaia' }), []);
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: '/prompts/mine.txt', concurrency: 4 }), []);
     assert.deepEqual(validateEvaluationInput({ paths: ['relative'], output: 'x', judge: 'llama', concurrency: 0 }), [

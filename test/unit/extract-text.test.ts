@@ -49,8 +49,12 @@ describe('extractText', () => {
   });
 
   test('HTML: main content as markdown, title from <title>, scripts dropped', async () => {
-    const article = '<p>BYD became the largest seller of plug-in vehicles in 2024, with 4.27 million sold. This paragraph is long enough to count as an article for Readability, which wants a couple of hundred characters of text.</p>';
-    const path = file('page.html', `<!doctype html><html><head><title>EV sales 2024</title><script>var secret = 1;</script></head><body><nav>Home | About</nav><article><h1>EV sales 2024</h1>${article}<ul><li>BYD</li><li>Tesla</li></ul></article></body></html>`);
+    const article =
+      '<p>BYD became the largest seller of plug-in vehicles in 2024, with 4.27 million sold. This paragraph is long enough to count as an article for Readability, which wants a couple of hundred characters of text.</p>';
+    const path = file(
+      'page.html',
+      `<!doctype html><html><head><title>EV sales 2024</title><script>var secret = 1;</script></head><body><nav>Home | About</nav><article><h1>EV sales 2024</h1>${article}<ul><li>BYD</li><li>Tesla</li></ul></article></body></html>`,
+    );
     const document = await extractText(path);
     assert.equal(document.format, 'html');
     assert.equal(document.title, 'EV sales 2024');

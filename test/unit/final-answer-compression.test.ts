@@ -43,7 +43,10 @@ async function stored(store: MemoryTranscriptStore, messages: ChatMessage[]): Pr
 
 /** llama-server's refusal of a request longer than its window, as the chat model reports it. */
 const overflow = (window: number) =>
-  classifyModelError(OpenAI.APIError.generate(400, llamaServerContextOverflowBody(window + 500, window), undefined, new Headers({ 'content-type': 'application/json' })), { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
+  classifyModelError(OpenAI.APIError.generate(400, llamaServerContextOverflowBody(window + 500, window), undefined, new Headers({ 'content-type': 'application/json' })), {
+    baseUrl: 'http://127.0.0.1:9/v1',
+    model: 'm',
+  });
 
 /** The compression activity over a fake chat model answering each summary request with `respond`'s text. */
 function compressor(respond: (request: ChatRequest) => string) {
@@ -92,7 +95,10 @@ describe('compression for the final answer call', () => {
     ]);
     const output = await run({ conversation, protocol: 'native', keepRecentTurns: 0, summarize: false, finalAnswer: { request: REQUEST } });
     const messages = await loadConversation(store, output.conversation);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'user']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user', 'assistant', 'tool', 'user'],
+    );
     assert.equal(output.stubbedObservations, 1, 'every observation stubbed, the last too');
     assert.equal(messages[4]?.content, REQUEST);
   });
@@ -102,7 +108,10 @@ describe('compression for the final answer call', () => {
     const conversation = await stored(store, deepResearchTurns(3));
     const output = await run({ conversation, keepRecentTurns: 0, targetTokens: 50, finalAnswer: { request: REQUEST } });
     const messages = await loadConversation(store, output.conversation);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user'],
+    );
     assert.match(messages[1]?.content ?? '', /^Which company sold more cars in 2024\?\n\n\[Summary of the research so far[^\n]*:\]\nSUMMARY: BYD\.\n\nYou have reached/);
     assert.equal(output.summarizedTurns, 3);
     assert.equal(calls.length, 1, 'one summary request: no limits, as always');
@@ -115,7 +124,10 @@ describe('compression for the final answer call', () => {
     const conversation = await stored(store, [deepResearchTurns(0)[0] as ChatMessage, { role: 'user', content: question }, ...deepResearchTurns(2).slice(2)]);
     const output = await run({ conversation, finalAnswer: { request: REQUEST, dropTurns: true } });
     const messages = await loadConversation(store, output.conversation);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user'],
+    );
     assert.equal(
       messages[1]?.content,
       `Which company sold more cars in 2024?\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as ${conversation}.]\n\n${REQUEST}`,
@@ -156,7 +168,10 @@ describe("summaries sized to the model's window", () => {
     const output = await run({ conversation, keepRecentTurns: 1, targetTokens: 50 });
     assert.equal(refusals, 1);
     assert.ok(calls.length > 2, `${calls.length} requests`);
-    assert.ok(calls.slice(1).every((call) => call.sampling?.maxOutputTokens === 256), 'the reply at most a quarter of the window');
+    assert.ok(
+      calls.slice(1).every((call) => call.sampling?.maxOutputTokens === 256),
+      'the reply at most a quarter of the window',
+    );
     assert.equal(output.summarizedTurns, 7);
   });
 
@@ -171,7 +186,7 @@ describe("summaries sized to the model's window", () => {
     assert.equal(output.stubbedObservations, 2);
   });
 
-  test('another failure of the summary request is the activity\'s failure, as before', async () => {
+  test("another failure of the summary request is the activity's failure, as before", async () => {
     const { store, run } = compressor(() => {
       throw classifyModelError(OpenAI.APIError.generate(500, { error: { message: 'boom' } }, undefined, new Headers()), { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
     });
@@ -198,10 +213,16 @@ describe('the model call', () => {
     };
     const output = (await new MockActivityEnvironment().run(callModel, input)) as CallModelOutput;
     const sent = calls[0]?.params.messages as Array<{ role: string; content: string }>;
-    assert.deepEqual(sent.map((message) => message.role), ['system', 'user', 'assistant', 'user']);
+    assert.deepEqual(
+      sent.map((message) => message.role),
+      ['system', 'user', 'assistant', 'user'],
+    );
     assert.match(sent[3]?.content ?? '', new RegExp(`</tool_response>\\n\\n${REQUEST}$`));
     const messages = await loadConversation(store, output.conversation);
-    assert.deepEqual(messages.map((message) => message.role), ['system', 'user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user', 'assistant', 'user', 'assistant'],
+    );
   });
 
   test('the question is never joined to', async () => {
@@ -219,6 +240,9 @@ describe('the model call', () => {
       tools: [],
     };
     await new MockActivityEnvironment().run(callModel, input);
-    assert.deepEqual((calls[0]?.params.messages as Array<{ role: string }>).map((message) => message.role), ['system', 'user', 'user']);
+    assert.deepEqual(
+      (calls[0]?.params.messages as Array<{ role: string }>).map((message) => message.role),
+      ['system', 'user', 'user'],
+    );
   });
 });

@@ -28,13 +28,25 @@ function startConversation(toolTaskQueue?: string) {
 describe('startConversation records the fleet queues the run schedules on', () => {
   test('the tool queue is stamped on each spec unless the tool names its own; the model queue comes with the model settings', async () => {
     const output = await startConversation('tool-queue');
-    assert.deepEqual(output.tools.map((spec) => [spec.name, spec.activity.taskQueue]), [['lookup', 'tool-queue'], ['own_fleet', 'gpu-tools']]);
+    assert.deepEqual(
+      output.tools.map((spec) => [spec.name, spec.activity.taskQueue]),
+      [
+        ['lookup', 'tool-queue'],
+        ['own_fleet', 'gpu-tools'],
+      ],
+    );
     assert.equal(output.modelActivity.taskQueue, 'model-queue');
   }, 10_000);
 
   test('without fleet queues the specs stay as before (the run schedules on its own queue)', async () => {
     const output = await startConversation();
-    assert.deepEqual(output.tools.map((spec) => [spec.name, spec.activity.taskQueue]), [['lookup', undefined], ['own_fleet', 'gpu-tools']]);
+    assert.deepEqual(
+      output.tools.map((spec) => [spec.name, spec.activity.taskQueue]),
+      [
+        ['lookup', undefined],
+        ['own_fleet', 'gpu-tools'],
+      ],
+    );
     assert.equal('taskQueue' in output.modelActivity, false);
   }, 10_000);
 });

@@ -131,7 +131,10 @@ describe('the import graph', () => {
   });
 
   test('nothing imports worker/', () => {
-    assert.deepEqual(edges.filter((edge) => floorOf(edge.to) === 'worker' && floorOf(edge.from) !== 'worker'), []);
+    assert.deepEqual(
+      edges.filter((edge) => floorOf(edge.to) === 'worker' && floorOf(edge.from) !== 'worker'),
+      [],
+    );
   });
 
   test('src/core and src/domain use no Node built-ins and only workflow-safe packages', () => {
@@ -142,17 +145,26 @@ describe('the import graph', () => {
   test('src/core holds only what workflows reach (pure code no workflow runs goes in src/domain/)', () => {
     const reached = reachedFromWorkflows(edges);
     const coreFiles = typeScriptFilesUnder('src/core').map((file) => projectPath(file));
-    assert.deepEqual(coreFiles.filter((file) => !reached.has(file)), []);
+    assert.deepEqual(
+      coreFiles.filter((file) => !reached.has(file)),
+      [],
+    );
   });
 
   test('only the model adapter (activities/model/openai-*.ts) imports the openai client: everything else goes through ChatModel', () => {
     const offenders = packages.filter(({ from, specifier }) => (specifier === 'openai' || specifier.startsWith('openai/')) && !OPENAI_ADAPTER.test(from));
     assert.deepEqual(offenders, []);
-    assert.ok(packages.some(({ from, specifier }) => specifier === 'openai' && OPENAI_ADAPTER.test(from)), 'the checker sees the adapter import openai');
+    assert.ok(
+      packages.some(({ from, specifier }) => specifier === 'openai' && OPENAI_ADAPTER.test(from)),
+      'the checker sees the adapter import openai',
+    );
   });
 
   test('has no cycles', () => {
-    assert.deepEqual(cycles(edges).map((cycle) => cycle.join(' → ')), []);
+    assert.deepEqual(
+      cycles(edges).map((cycle) => cycle.join(' → ')),
+      [],
+    );
   });
 
   test('the checkers notice what they look for', () => {
@@ -173,6 +185,12 @@ describe('the import graph', () => {
       { from: 'activities/d.ts', to: 'src/core/e.ts', typeOnly: false },
     ]);
     assert.deepEqual([...reached].sort(), ['src/core/b.ts', 'src/core/c.ts']);
-    assert.deepEqual(cycles([{ from: 'a', to: 'b', typeOnly: true }, { from: 'b', to: 'a', typeOnly: false }]), [['a', 'b', 'a']]);
+    assert.deepEqual(
+      cycles([
+        { from: 'a', to: 'b', typeOnly: true },
+        { from: 'b', to: 'a', typeOnly: false },
+      ]),
+      [['a', 'b', 'a']],
+    );
   });
 });

@@ -22,7 +22,6 @@ function run(question: string, reference: string, prediction: string): Evaluatio
   return { rollout: 1, question, reference, prediction, termination: 'answer', isError: false, modelCalls: 1, toolCalls: {}, file: 'iter1.jsonl', line: 1 };
 }
 
-
 describe('judgeRuns', () => {
   test('verdicts: clean, decorated, fixed by the reminder, unparseable; no reference: not judged; a second pass makes no call', async () => {
     const replies: Record<string, string[]> = {

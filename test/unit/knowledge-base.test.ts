@@ -133,7 +133,11 @@ describe('KnowledgeBase', () => {
       }
       const results = knowledgeBase.search('Tesla deliveries 2024', 5);
       assert.ok(results.length > 1);
-      assertSameValue([...results].sort((left, right) => right.score - left.score), results, 'best score first');
+      assertSameValue(
+        [...results].sort((left, right) => right.score - left.score),
+        results,
+        'best score first',
+      );
       assert.equal(new Set(results.map((result) => result.path)).size, results.length, 'one result per document');
       assert.match(results[0]?.snippet ?? '', /\*\*Tesla\*\*/);
       assert.equal(results[0]?.title, 'Tesla deliveries in 2024');
@@ -171,13 +175,19 @@ describe('KnowledgeBase', () => {
       assertSameValue(names(), ['four.md', 'one.md', 'sub/three.md', 'sub/two.md']);
       const four = knowledgeBase.list()[0];
       assert.ok(four);
-      assertSameValue(knowledgeBase.remove(String(four.id)).map((document) => document.id), [four.id]);
+      assertSameValue(
+        knowledgeBase.remove(String(four.id)).map((document) => document.id),
+        [four.id],
+      );
       assertSameValue(names(), ['one.md', 'sub/three.md', 'sub/two.md']);
       assert.equal(knowledgeBase.remove(join(corpus, 'sub')).length, 2, 'a folder removes everything under it');
       assertSameValue(names(), ['one.md']);
       assertSameValue(knowledgeBase.remove('no/such/file.md'), []);
       assertSameValue(knowledgeBase.remove(99_999), []);
-      assertSameValue(knowledgeBase.search('kites', 5).map((result) => result.title), ['one.md']);
+      assertSameValue(
+        knowledgeBase.search('kites', 5).map((result) => result.title),
+        ['one.md'],
+      );
       assert.equal(knowledgeBase.remove(join(corpus, 'one.md')).length, 1);
       assertSameValue(knowledgeBase.search('kites', 5), []);
       assertSameValue(knowledgeBase.statistics(), { documents: 0, chunks: 0 });
@@ -191,8 +201,33 @@ describe('KnowledgeBase', () => {
     try {
       await knowledgeBase.add([samples]);
       const hostile = [
-        '"', '""', '"""', "'", 'AND', 'OR OR OR', 'NOT', 'NEAR(BYD Tesla, 3)', 'BYD AND', '(', ')', '*', 'tesla*', '^BYD', 'title:BYD', '-BYD', '+BYD',
-        '{title body}: BYD', 'BYD"; DROP TABLE documents; --', '\\', '\u0000', '💥🚗', '   ', '', 'a'.repeat(5_000), '"unbalanced phrase', 'col:"x" OR',
+        '"',
+        '""',
+        '"""',
+        "'",
+        'AND',
+        'OR OR OR',
+        'NOT',
+        'NEAR(BYD Tesla, 3)',
+        'BYD AND',
+        '(',
+        ')',
+        '*',
+        'tesla*',
+        '^BYD',
+        'title:BYD',
+        '-BYD',
+        '+BYD',
+        '{title body}: BYD',
+        'BYD"; DROP TABLE documents; --',
+        '\\',
+        '\u0000',
+        '💥🚗',
+        '   ',
+        '',
+        'a'.repeat(5_000),
+        '"unbalanced phrase',
+        'col:"x" OR',
       ];
       for (const query of hostile) assert.doesNotThrow(() => knowledgeBase.search(query, 5), `query ${JSON.stringify(query.slice(0, 30))}`);
       assert.ok(knowledgeBase.search('BYD"; DROP TABLE documents; --', 5).length > 0);

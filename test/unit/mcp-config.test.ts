@@ -51,7 +51,18 @@ describe('parseMcpConfig', () => {
         args: ['-y', '@modelcontextprotocol/server-everything'],
         env: { LOG: 'debug' },
       },
-      { name: 'remote', toolPrefix: '', timeoutSeconds: DEFAULT_MCP_TIMEOUT_SECONDS, requiresApproval: false, optional: false, idempotentTools: false, secrets: [], transport: 'http', url: 'https://mcp.example.com/mcp', headers: {} },
+      {
+        name: 'remote',
+        toolPrefix: '',
+        timeoutSeconds: DEFAULT_MCP_TIMEOUT_SECONDS,
+        requiresApproval: false,
+        optional: false,
+        idempotentTools: false,
+        secrets: [],
+        transport: 'http',
+        url: 'https://mcp.example.com/mcp',
+        headers: {},
+      },
     ]);
   });
 
@@ -112,13 +123,21 @@ describe('parseMcpConfig', () => {
   });
 
   test('an unresolved ${VAR} names the variable, the server and the field, never a value', () => {
-    refused({ mcpServers: { github: { command: 'github-mcp', env: { GITHUB_TOKEN: '${GITHUB_TOKEN}' } } } }, 'GITHUB_TOKEN', /server "github", env\.GITHUB_TOKEN uses \$\{GITHUB_TOKEN\}, but GITHUB_TOKEN is not set/);
+    refused(
+      { mcpServers: { github: { command: 'github-mcp', env: { GITHUB_TOKEN: '${GITHUB_TOKEN}' } } } },
+      'GITHUB_TOKEN',
+      /server "github", env\.GITHUB_TOKEN uses \$\{GITHUB_TOKEN\}, but GITHUB_TOKEN is not set/,
+    );
     refused({ mcpServers: { remote: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${KEY}' } } } }, 'KEY', /server "remote", headers\.Authorization uses \$\{KEY\}/, { KEY: '' });
     refused({ mcpServers: { remote: { url: 'http://h/mcp', headers: { A: '${not a name}' } } } }, 'REACT_AGENT_MCP_CONFIG', /not a variable name/);
   });
 
   test('unknown transport, missing command, both command and url, bad URL', () => {
-    refused({ mcpServers: { old: { type: 'sse', url: 'http://localhost:3001/sse' } } }, 'REACT_AGENT_MCP_CONFIG', /\/etc\/agent\/mcp\.json\): server "old", field "type": unknown transport "sse".*stdio.*Streamable HTTP/);
+    refused(
+      { mcpServers: { old: { type: 'sse', url: 'http://localhost:3001/sse' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /\/etc\/agent\/mcp\.json\): server "old", field "type": unknown transport "sse".*stdio.*Streamable HTTP/,
+    );
     refused({ mcpServers: { ws: { transport: 'websocket', url: 'ws://x' } } }, 'REACT_AGENT_MCP_CONFIG', /server "ws", field "transport": unknown transport "websocket"/);
     refused({ mcpServers: { empty: { args: ['x'] } } }, 'REACT_AGENT_MCP_CONFIG', /server "empty": missing "command"/);
     refused({ mcpServers: { typed: { type: 'stdio' } } }, 'REACT_AGENT_MCP_CONFIG', /server "typed", field "command" must be the program to start/);
@@ -147,12 +166,15 @@ describe('parseMcpConfig', () => {
 describe('loadMcpConfig', () => {
   test('unset: no MCP servers; a missing file names the variable; a file is read and parsed', () => {
     assert.equal(loadMcpConfig({}), undefined);
-    assert.throws(() => loadMcpConfig({ REACT_AGENT_MCP_CONFIG: '/nonexistent/mcp.json' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigurationError);
-      assert.equal(error.variable, 'REACT_AGENT_MCP_CONFIG');
-      assert.match(error.message, /cannot read \/nonexistent\/mcp\.json: ENOENT/);
-      return true;
-    });
+    assert.throws(
+      () => loadMcpConfig({ REACT_AGENT_MCP_CONFIG: '/nonexistent/mcp.json' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigurationError);
+        assert.equal(error.variable, 'REACT_AGENT_MCP_CONFIG');
+        assert.match(error.message, /cannot read \/nonexistent\/mcp\.json: ENOENT/);
+        return true;
+      },
+    );
     const directory = mkdtempSync(join(tmpdir(), 'mcp-config-'));
     try {
       const file = join(directory, 'mcp.json');
@@ -177,6 +199,9 @@ describe('REACT_AGENT_TOOLS with MCP tools', () => {
 describe('examples/mcp.json', () => {
   test('is a valid configuration', () => {
     const config = loadMcpConfig({ REACT_AGENT_MCP_CONFIG: join(__dirname, '../../examples/mcp.json') });
-    assert.deepEqual(config?.servers.map((server) => `${server.name} ${server.transport}`), ['files stdio', 'memory stdio']);
+    assert.deepEqual(
+      config?.servers.map((server) => `${server.name} ${server.transport}`),
+      ['files stdio', 'memory stdio'],
+    );
   });
 });

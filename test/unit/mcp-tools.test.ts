@@ -27,7 +27,11 @@ const SETTINGS: McpServerSettings = {
 };
 
 const TOOLS: Tool[] = [
-  { name: 'echo', description: 'Echoes back the input', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' as const, properties: { message: { type: 'string' } }, required: ['message'] } },
+  {
+    name: 'echo',
+    description: 'Echoes back the input',
+    inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' as const, properties: { message: { type: 'string' } }, required: ['message'] },
+  },
   { name: 'get-sum', inputSchema: { type: 'object' as const } },
   { name: 'tool.with/dots', title: 'Dots', inputSchema: { type: 'object' as const, properties: {} } },
 ];
@@ -110,20 +114,42 @@ describe('MCP tools as ToolDefinitions', () => {
   test('names, prefixes, schemas, approval, allow-lists and activity settings', () => {
     const connection = fakeConnection({ ...SETTINGS, toolPrefix: 'ev_' }, async () => ({}));
     const definitions = mcpToolDefinitions(connection, TOOLS);
-    assert.deepEqual(definitions.map((tool) => tool.name), ['ev_echo', 'ev_get-sum', 'ev_tool_with_dots']);
-    assert.deepEqual(definitions.map((tool) => tool.serverToolName), ['echo', 'get-sum', 'tool.with/dots']);
+    assert.deepEqual(
+      definitions.map((tool) => tool.name),
+      ['ev_echo', 'ev_get-sum', 'ev_tool_with_dots'],
+    );
+    assert.deepEqual(
+      definitions.map((tool) => tool.serverToolName),
+      ['echo', 'get-sum', 'tool.with/dots'],
+    );
     assert.deepEqual(definitions[0]?.parameters, { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
     assert.deepEqual(definitions[1]?.parameters, { type: 'object', properties: {} });
     assert.equal(definitions[0]?.description, 'Echoes back the input');
     assert.equal(definitions[1]?.description, 'The tool "get-sum" of the MCP server "everything".');
     assert.equal(definitions[2]?.description, 'Dots');
-    assert.deepEqual(definitions.map((tool) => tool.requiresApproval), [true, false, false]);
+    assert.deepEqual(
+      definitions.map((tool) => tool.requiresApproval),
+      [true, false, false],
+    );
     assert.deepEqual(definitions[0]?.activity, { startToCloseSeconds: 40, heartbeatSeconds: 30, maxAttempts: 5, initialRetrySeconds: 2 });
     assert.equal(exposedToolName('x'.repeat(80), 'p_').length, 64);
 
-    const allowed = mcpToolDefinitions(fakeConnection({ ...SETTINGS, tools: ['get-sum'] }, async () => ({})), TOOLS);
-    assert.deepEqual(allowed.map((tool) => tool.name), ['get-sum']);
-    assert.throws(() => mcpToolDefinitions(fakeConnection({ ...SETTINGS, tools: ['get-sum', 'nope'] }, async () => ({})), TOOLS), /MCP server "everything": its "tools" list names "nope", which the server does not offer\. It offers: echo, get-sum, tool\.with\/dots/);
+    const allowed = mcpToolDefinitions(
+      fakeConnection({ ...SETTINGS, tools: ['get-sum'] }, async () => ({})),
+      TOOLS,
+    );
+    assert.deepEqual(
+      allowed.map((tool) => tool.name),
+      ['get-sum'],
+    );
+    assert.throws(
+      () =>
+        mcpToolDefinitions(
+          fakeConnection({ ...SETTINGS, tools: ['get-sum', 'nope'] }, async () => ({})),
+          TOOLS,
+        ),
+      /MCP server "everything": its "tools" list names "nope", which the server does not offer\. It offers: echo, get-sum, tool\.with\/dots/,
+    );
   });
 
   test('a call: its result as text with secrets redacted, its request recorded as sent, isError and JSON-RPC errors as observations', async () => {
@@ -144,7 +170,10 @@ describe('MCP tools as ToolDefinitions', () => {
       assert.equal(error.message, 'the tool "echo" (MCP server "everything") reported an error: no such city');
       return true;
     });
-    await assert.rejects(echo?.run({ fail: 'answer' }, context()) as Promise<string>, (error: unknown) => error instanceof ToolInputError && /refused the call of "echo": MCP error -32602/.test(error.message));
+    await assert.rejects(
+      echo?.run({ fail: 'answer' }, context()) as Promise<string>,
+      (error: unknown) => error instanceof ToolInputError && /refused the call of "echo": MCP error -32602/.test(error.message),
+    );
     assert.equal(calls, 3);
   });
 
@@ -209,15 +238,30 @@ describe('tool groups', () => {
 
   test('a name two sources share is refused, naming both', () => {
     assert.throws(
-      () => combineToolGroups([{ source: 'built-in', tools: [tool('search')] }, { source: 'MCP server "web"', tools: [tool('search', 'search')] }]),
-      (error: unknown) => error instanceof ToolNameClashError && error.involvesMcp && /Two tools are named "search": the tool "search" of MCP server "web" and the built-in tool "search"/.test(error.message),
+      () =>
+        combineToolGroups([
+          { source: 'built-in', tools: [tool('search')] },
+          { source: 'MCP server "web"', tools: [tool('search', 'search')] },
+        ]),
+      (error: unknown) =>
+        error instanceof ToolNameClashError && error.involvesMcp && /Two tools are named "search": the tool "search" of MCP server "web" and the built-in tool "search"/.test(error.message),
     );
     assert.throws(
-      () => combineToolGroups([{ source: 'MCP server "a"', tools: [tool('echo', 'echo')] }, { source: 'MCP server "b"', tools: [tool('echo', 'echo')] }]),
+      () =>
+        combineToolGroups([
+          { source: 'MCP server "a"', tools: [tool('echo', 'echo')] },
+          { source: 'MCP server "b"', tools: [tool('echo', 'echo')] },
+        ]),
       /the tool "echo" of MCP server "b" and the tool "echo" of MCP server "a"/,
     );
-    const groups = [{ source: 'built-in', tools: [tool('search')] }, { source: 'MCP server "memory"', tools: [tool('read_graph', 'read_graph')] }];
-    assert.deepEqual(combineToolGroups(groups).map((entry) => entry.name), ['search', 'read_graph']);
+    const groups = [
+      { source: 'built-in', tools: [tool('search')] },
+      { source: 'MCP server "memory"', tools: [tool('read_graph', 'read_graph')] },
+    ];
+    assert.deepEqual(
+      combineToolGroups(groups).map((entry) => entry.name),
+      ['search', 'read_graph'],
+    );
     assert.equal(describeToolNames(groups), 'search, read_graph (mcp memory)');
   });
 });

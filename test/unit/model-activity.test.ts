@@ -167,11 +167,7 @@ describe('callModel', () => {
     const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const { env } = environment();
 
-    const output = await runIn(
-      env,
-      callModel,
-      callInput(conversation, { append: [{ role: 'user', parts: [{ text: '<tool_response>\n' }, { ref: toolOutput }, { text: '\n</tool_response>' }] }] }),
-    );
+    const output = await runIn(env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ text: '<tool_response>\n' }, { ref: toolOutput }, { text: '\n</tool_response>' }] }] }));
 
     const observation: ChatMessage = { role: 'user', content: '<tool_response>\n2+2 is 4 according to the calculator.\n</tool_response>' };
     assert.equal(calls.length, 1);
@@ -218,11 +214,7 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
     const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
-    await runIn(
-      environment().env,
-      callModel,
-      callInput(conversation, { model: { model: 'other-model', temperature: 0, topP: 0.5, maxOutputTokens: 64, presencePenalty: 1.1 } }),
-    );
+    await runIn(environment().env, callModel, callInput(conversation, { model: { model: 'other-model', temperature: 0, topP: 0.5, maxOutputTokens: 64, presencePenalty: 1.1 } }));
     const params = calls[0]?.params;
     assert.equal(params?.model, 'other-model');
     assert.equal(params?.temperature, 0, 'a temperature of 0 is kept, not replaced by the default');
@@ -314,7 +306,10 @@ describe('callModel', () => {
 
   test('reasoning streamed apart and native tool calls are in the streamed text too, each part on a line of its own', async () => {
     const { store, conversation } = await startedConversation();
-    const delta = (fields: Record<string, unknown>, finishReason: string | null = null) => ({ ...contentChunk(undefined, finishReason), choices: [{ index: 0, delta: fields, finish_reason: finishReason }] });
+    const delta = (fields: Record<string, unknown>, finishReason: string | null = null) => ({
+      ...contentChunk(undefined, finishReason),
+      choices: [{ index: 0, delta: fields, finish_reason: finishReason }],
+    });
     const chunks = [
       delta({ reasoning_content: 'Think ' }),
       delta({ reasoning_content: 'first.' }),
@@ -365,7 +360,10 @@ describe('callModel', () => {
         const { chunks, characters } = details as { chunks: number; characters: number };
         return { chunks, characters };
       }),
-      [{ chunks: 1, characters: 7 }, { chunks: 2, characters: 14 }],
+      [
+        { chunks: 1, characters: 7 },
+        { chunks: 2, characters: 14 },
+      ],
     );
     assert.ok(heartbeats.slice(2).every((details) => (details as { chunks: number }).chunks === 2));
     assert.ok(elapsed >= 140, `abandoned after ${elapsed} ms, before the 150 ms heartbeat timeout`);

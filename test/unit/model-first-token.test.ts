@@ -50,7 +50,10 @@ describe('time to first token has its own limit; the heartbeat timeout bounds ga
     // About 8 at a 100 ms interval over the 900 ms wait; a loaded machine delays timers, so the
     // test asks only that heartbeats repeat while nothing has arrived (one alone would not).
     assert.ok(waiting.length >= 2, `expected heartbeats every ${heartbeatIntervalFor(HEARTBEAT_TIMEOUT_MS)} ms while waiting, got ${waiting.length}`);
-    assert.ok(waiting.every((details) => typeof details.waitingForFirstTokenSeconds === 'number'), 'the heartbeat says what it is waiting for');
+    assert.ok(
+      waiting.every((details) => typeof details.waitingForFirstTokenSeconds === 'number'),
+      'the heartbeat says what it is waiting for',
+    );
   });
 
   test('no chunk within the first-token limit: the request is aborted and the call fails retryably with FirstTokenTimeout', async () => {

@@ -106,6 +106,9 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
   });
 
   test('parseModelPrices is the same check on text', () => {
-    assert.throws(() => parseModelPrices('{"m": {"input": 1, "output": -0.1}}'), (error: unknown) => error instanceof ConfigurationError && /"m"/.test(error.message));
+    assert.throws(
+      () => parseModelPrices('{"m": {"input": 1, "output": -0.1}}'),
+      (error: unknown) => error instanceof ConfigurationError && /"m"/.test(error.message),
+    );
   });
 });

@@ -17,10 +17,17 @@ const controls = (signal = new AbortController().signal) => {
   return { signal, onDelta: (delta: ChatDelta) => deltas.push(delta), onProgress: (beat: ChatProgress) => progress.push(beat), deltas, progress };
 };
 
-const usage = { id: 'u', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: [], usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } } };
+const usage = {
+  id: 'u',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'fake',
+  choices: [],
+  usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } },
+};
 
 describe('OpenAIChatModel', () => {
-  test('sends the request in the API\'s shape: stream with usage, stop, tools with their choice, sampling only where set, labels as headers', async () => {
+  test("sends the request in the API's shape: stream with usage, stop, tools with their choice, sampling only where set, labels as headers", async () => {
     const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: 'ok' }, 'stop')]));
     await chatModelOver(openai).chat(
       {
@@ -75,7 +82,9 @@ describe('OpenAIChatModel', () => {
 
   test('a stream that ends without a finish reason is a retryable bad response', async () => {
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ content: 'cut' })]));
-    const failure = await chatModelOver(openai).chat({ model: 'm', messages: [] }, controls()).catch((error: unknown) => error);
+    const failure = await chatModelOver(openai)
+      .chat({ model: 'm', messages: [] }, controls())
+      .catch((error: unknown) => error);
     assert.ok(failure instanceof ApplicationFailure);
     assert.equal(failure.type, FailureTypes.modelBadResponse);
     assert.equal(failure.nonRetryable, false);
@@ -83,7 +92,9 @@ describe('OpenAIChatModel', () => {
 
   test('a stream that stalls past the limit is abandoned as a retryable bad response', async () => {
     const { openai } = fakeOpenAI((call) => stallingStream([deltaChunk({ content: 'a' })], call.options.signal));
-    const failure = await chatModelOver(openai).chat({ model: 'm', messages: [] }, { ...controls(), stallLimitMs: 50 }).catch((error: unknown) => error);
+    const failure = await chatModelOver(openai)
+      .chat({ model: 'm', messages: [] }, { ...controls(), stallLimitMs: 50 })
+      .catch((error: unknown) => error);
     assert.ok(failure instanceof ApplicationFailure);
     assert.equal(failure.type, FailureTypes.modelBadResponse);
     assert.match(failure.message, /sent nothing for 0.05 s .* after 1 chunks/);
@@ -91,7 +102,9 @@ describe('OpenAIChatModel', () => {
 
   test('no first chunk within the limit is a first-token timeout', async () => {
     const { openai } = fakeOpenAI((call) => stallingStream([], call.options.signal));
-    const failure = await chatModelOver(openai).chat({ model: 'm', messages: [] }, { ...controls(), firstChunkLimitMs: 50 }).catch((error: unknown) => error);
+    const failure = await chatModelOver(openai)
+      .chat({ model: 'm', messages: [] }, { ...controls(), firstChunkLimitMs: 50 })
+      .catch((error: unknown) => error);
     assert.ok(failure instanceof ApplicationFailure);
     assert.equal(failure.type, FailureTypes.modelFirstTokenTimeout);
   });
@@ -110,7 +123,9 @@ describe('OpenAIChatModel', () => {
     const { openai } = fakeOpenAI(() => {
       throw new OpenAI.APIConnectionError({ message: 'Connection error.' });
     });
-    const asModel = await chatModelOver(openai, 'http://model.test/v1').chat({ model: 'm', messages: [] }, controls()).catch((error: unknown) => error);
+    const asModel = await chatModelOver(openai, 'http://model.test/v1')
+      .chat({ model: 'm', messages: [] }, controls())
+      .catch((error: unknown) => error);
     assert.ok(asModel instanceof ApplicationFailure);
     assert.equal(asModel.type, FailureTypes.modelUnreachable);
     assert.match(asModel.message, /OPENAI_BASE_URL/);

@@ -32,7 +32,10 @@ describe('openOutputLocation', () => {
     ['s3://bucket/a//b', /malformed key prefix/],
     ['s3://bucket/a/../b', /malformed key prefix/],
   ])('%s is refused with an OutputLocationError', (url, message) => {
-    assert.throws(() => parseS3OutputUrl(url), (error: unknown) => (error as Error).name === 'OutputLocationError' && message.test((error as Error).message));
+    assert.throws(
+      () => parseS3OutputUrl(url),
+      (error: unknown) => (error as Error).name === 'OutputLocationError' && message.test((error as Error).message),
+    );
   });
 });
 
@@ -99,7 +102,10 @@ describe('LocalDirectoryOutput', () => {
   test('check refuses a path through a file, naming why', async () => {
     const file = join(scratch, 'a-file');
     writeFileSync(file, 'x');
-    await assert.rejects(new LocalDirectoryOutput(join(file, 'below')).check(), (error: unknown) => (error as Error).name === 'OutputLocationError' && /a part of the path is not a directory/.test((error as Error).message));
+    await assert.rejects(
+      new LocalDirectoryOutput(join(file, 'below')).check(),
+      (error: unknown) => (error as Error).name === 'OutputLocationError' && /a part of the path is not a directory/.test((error as Error).message),
+    );
   });
 
   test('the batch-output functions take a location: run lines, results, seeding from iter files, assembly', async () => {
@@ -113,6 +119,11 @@ describe('LocalDirectoryOutput', () => {
     assert.equal(await seedRunLinesFromIterFiles(output, 1, 3), 1, 'only q0 lacked a run line; index 9 is out of range');
     assert.equal(await readRunLineTermination(output, 1, 0), 'max_calls');
     assert.equal(await assembleIterFile(output, 1, 3), 2);
-    expect(readFileSync(join(output.directory, 'iter1.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).index)).toEqual([0, 1]);
+    expect(
+      readFileSync(join(output.directory, 'iter1.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).index),
+    ).toEqual([0, 1]);
   });
 });

@@ -42,7 +42,7 @@ async function firstLine(owned: OwnedProcess): Promise<string> {
 }
 
 describe('OwnedProcess', () => {
-  test('runs in a process group of its own, so a terminal\'s Ctrl-C to the CLI\'s group does not reach it', async () => {
+  test("runs in a process group of its own, so a terminal's Ctrl-C to the CLI's group does not reach it", async () => {
     const owned = OwnedProcess.spawn('/bin/sh', shellWithChild, { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const grandchild = Number(await firstLine(owned));

@@ -3,12 +3,64 @@ import { test } from '@jest/globals';
 import { PROTOCOL_NAMES, protocolByName, type ParsedTurn } from '../../src/core/protocols';
 import { seededRandom as random } from '../fakes/seeded-random';
 
-
 const FRAGMENTS = [
-  '<think>', '</think>', '<tool_call>', '</tool_call>', '<answer>', '</answer>', '<tool_response>', '</tool_response>', '<code>', '</code>',
-  'Thought:', 'Action:', 'Action Input:', 'Observation:', 'Final Answer:', '\n', ' ', '{', '}', '[', ']', '"', "'", ',', ':', '//', '/*', '*/',
-  '"name"', '"arguments"', 'name', 'arguments', '"search"', 'search', 'lookup', '"query"', '"BYD 2024"', '42', '-1e309', 'null', 'true', 'NaN', 'Infinity',
-  '比亚迪', '🚗', '\u0000', '\uFFFD', '\\', '\\u12', 'python', 'print(1)', '```json', '```', '<', '>', '</', 'x'.repeat(50),
+  '<think>',
+  '</think>',
+  '<tool_call>',
+  '</tool_call>',
+  '<answer>',
+  '</answer>',
+  '<tool_response>',
+  '</tool_response>',
+  '<code>',
+  '</code>',
+  'Thought:',
+  'Action:',
+  'Action Input:',
+  'Observation:',
+  'Final Answer:',
+  '\n',
+  ' ',
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  "'",
+  ',',
+  ':',
+  '//',
+  '/*',
+  '*/',
+  '"name"',
+  '"arguments"',
+  'name',
+  'arguments',
+  '"search"',
+  'search',
+  'lookup',
+  '"query"',
+  '"BYD 2024"',
+  '42',
+  '-1e309',
+  'null',
+  'true',
+  'NaN',
+  'Infinity',
+  '比亚迪',
+  '🚗',
+  '\u0000',
+  '\uFFFD',
+  '\\',
+  '\\u12',
+  'python',
+  'print(1)',
+  '```json',
+  '```',
+  '<',
+  '>',
+  '</',
+  'x'.repeat(50),
 ];
 
 /** A malformed (or occasionally well-formed) model output built from protocol fragments. */
@@ -35,7 +87,8 @@ function checkTurn(turn: ParsedTurn): string | undefined {
   if (!decided) return 'neither an answer, tool calls nor a correction';
   for (const call of turn.toolCalls) {
     if (typeof call.id !== 'string' || call.id === '') return 'a tool call without id';
-    if (!call.problem && (call.name === '' || typeof call.arguments !== 'object' || call.arguments === null || Array.isArray(call.arguments))) return 'a runnable call without name or object arguments';
+    if (!call.problem && (call.name === '' || typeof call.arguments !== 'object' || call.arguments === null || Array.isArray(call.arguments)))
+      return 'a runnable call without name or object arguments';
   }
   if (new Set(turn.toolCalls.map((call) => call.id)).size !== turn.toolCalls.length) return 'duplicate call ids';
   return undefined;

@@ -116,10 +116,26 @@ describe('progressLines on events it does not know', () => {
 
   test('never throws, whatever shape an event of any kind has (500 random events)', () => {
     const random = seededRandom(8);
-    const kinds = ['model_call_started', 'model_call_completed', 'compression_started', 'context_compressed', 'tool_started', 'tool_completed', 'activity_completed', 'activity_failed', 'run_completed', 'run_closed', 'continued_as_new', 'something_new'];
+    const kinds = [
+      'model_call_started',
+      'model_call_completed',
+      'compression_started',
+      'context_compressed',
+      'tool_started',
+      'tool_completed',
+      'activity_completed',
+      'activity_failed',
+      'run_completed',
+      'run_closed',
+      'continued_as_new',
+      'something_new',
+    ];
     const values = [undefined, null, 0, -1, Number.NaN, '', 'text', [], {}, { preview: 3 }, { toolCalls: 'x' }, [null]];
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-    const field = (depth: number): unknown => (depth > 0 && random() < 0.4 ? Object.fromEntries(['turn', 'usage', 'observation', 'toolCalls', 'preview', 'characters', 'thought', 'answer'].filter(() => random() < 0.5).map((name) => [name, field(depth - 1)])) : pick(values));
+    const field = (depth: number): unknown =>
+      depth > 0 && random() < 0.4
+        ? Object.fromEntries(['turn', 'usage', 'observation', 'toolCalls', 'preview', 'characters', 'thought', 'answer'].filter(() => random() < 0.5).map((name) => [name, field(depth - 1)]))
+        : pick(values);
     for (let index = 0; index < 500; index += 1) {
       const event = { kind: pick(kinds), modelCall: field(1), output: field(3), tool: field(0), activity: field(0), message: field(0), input: field(2) };
       let lines: unknown;

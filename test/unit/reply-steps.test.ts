@@ -52,7 +52,10 @@ describe('readReply: one typed step per reply', () => {
     if (read.step.kind !== 'end') return;
     const { openTurn, ...ending } = read.step.ending;
     assert.deepEqual(ending, { kind: 'answered', answer: { text: 'BYD' } });
-    assert.deepEqual(openTurn?.calls.map((call) => call.name), ['lookup']);
+    assert.deepEqual(
+      openTurn?.calls.map((call) => call.name),
+      ['lookup'],
+    );
     assert.equal(openTurn?.results.size, 0, 'none of them ran');
   });
 

@@ -57,8 +57,18 @@ const M = "The model's last 5 replies in a row could not be read in the deep-res
 
 const rows: Row[] = [
   { name: 'an answer', loop: { kind: 'answered', answer: { text: 'BYD' } }, expected: { termination: 'answer', prediction: 'BYD' } },
-  { name: 'an answer stands against a finish request of the same moment', loop: { kind: 'answered', answer: { text: 'BYD' } }, stops: [{ kind: 'finish', reason: '' }], expected: { termination: 'answer', prediction: 'BYD' } },
-  { name: 'a model error stands against a timeout of the same moment', loop: { kind: 'failed', message: 'bad key' }, stops: [{ kind: 'timeout' }], expected: { termination: 'error', prediction: 'No answer: bad key', error: 'bad key' } },
+  {
+    name: 'an answer stands against a finish request of the same moment',
+    loop: { kind: 'answered', answer: { text: 'BYD' } },
+    stops: [{ kind: 'finish', reason: '' }],
+    expected: { termination: 'answer', prediction: 'BYD' },
+  },
+  {
+    name: 'a model error stands against a timeout of the same moment',
+    loop: { kind: 'failed', message: 'bad key' },
+    stops: [{ kind: 'timeout' }],
+    expected: { termination: 'error', prediction: 'No answer: bad key', error: 'bad key' },
+  },
   { name: 'a cancellation without a stop request', loop: { kind: 'cancelled' }, expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' } },
   {
     name: 'the deadline: timeout, with the final answer',
@@ -80,7 +90,12 @@ const rows: Row[] = [
     finalCalls: { kind: 'called', lastAnswer: { text: 'partial answer' } },
     expected: { termination: 'answer', prediction: 'partial answer' },
   },
-  { name: 'a finish request the final answer call did not answer', loop: { kind: 'cancelled' }, stops: [{ kind: 'finish', reason: '' }], expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' } },
+  {
+    name: 'a finish request the final answer call did not answer',
+    loop: { kind: 'cancelled' },
+    stops: [{ kind: 'finish', reason: '' }],
+    expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' },
+  },
   {
     name: 'a finish request goes to the final answer even with the phase off',
     loop: { kind: 'cancelled' },
@@ -110,7 +125,12 @@ const rows: Row[] = [
     record: { error: M },
     expected: { termination: 'cancelled', error: M },
   },
-  { name: 'token limit through the final answer', loop: { kind: 'budget_ended', budget: 'token_limit' }, finalCalls: { kind: 'called', lastAnswer: { text: 'best guess' } }, expected: { termination: 'token_limit', prediction: 'best guess' } },
+  {
+    name: 'token limit through the final answer',
+    loop: { kind: 'budget_ended', budget: 'token_limit' },
+    finalCalls: { kind: 'called', lastAnswer: { text: 'best guess' } },
+    expected: { termination: 'token_limit', prediction: 'best guess' },
+  },
   { name: 'truncated replies end token_limit', loop: { kind: 'budget_ended', budget: 'truncated_replies' }, expected: { termination: 'token_limit', prediction: 'No answer found.' } },
   {
     name: 'malformed replies end error, the final answer kept',
@@ -149,9 +169,20 @@ const rows: Row[] = [
     record: { error: M },
     expected: { termination: 'error', error: `${M} The final answer call failed: the model server is down` },
   },
-  { name: 'no final answer phase: max_calls at once', loop: { kind: 'budget_ended', budget: 'max_calls' }, finalAnswerPhase: false, expected: { termination: 'max_calls', prediction: 'No answer found: the model-call budget ran out.' } },
+  {
+    name: 'no final answer phase: max_calls at once',
+    loop: { kind: 'budget_ended', budget: 'max_calls' },
+    finalAnswerPhase: false,
+    expected: { termination: 'max_calls', prediction: 'No answer found: the model-call budget ran out.' },
+  },
   { name: 'continue-as-new', loop: { kind: 'continue_as_new' }, expected: 'continue_as_new' },
-  { name: 'continue-as-new with a finish request pending: the finish wins', loop: { kind: 'continue_as_new' }, stops: [{ kind: 'finish', reason: 'now' }], finalCalls: { kind: 'called', lastAnswer: { text: 'x' } }, expected: { termination: 'answer' } },
+  {
+    name: 'continue-as-new with a finish request pending: the finish wins',
+    loop: { kind: 'continue_as_new' },
+    stops: [{ kind: 'finish', reason: 'now' }],
+    finalCalls: { kind: 'called', lastAnswer: { text: 'x' } },
+    expected: { termination: 'answer' },
+  },
   {
     name: 'an earlier answer the schema refused is the prediction of a later budget end',
     loop: { kind: 'budget_ended', budget: 'max_calls' },

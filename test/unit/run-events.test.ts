@@ -33,7 +33,10 @@ class History {
   }
 
   completed(scheduledEventId: number, result: unknown): void {
-    this.add({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, activityTaskCompletedEventAttributes: { scheduledEventId, result: { payloads: [defaultPayloadConverter.toPayload(result)] } } });
+    this.add({
+      eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+      activityTaskCompletedEventAttributes: { scheduledEventId, result: { payloads: [defaultPayloadConverter.toPayload(result)] } },
+    });
   }
 
   /** A completion whose payload no converter here can read (e.g. encrypted by a codec this CLI lacks). */
@@ -78,11 +81,18 @@ describe('RunEventReader', () => {
   test('sums what the calls cost so far, from a continued run’s carried usage on, with the budget the run has (issue 19)', () => {
     const priced = (costUsd: number): CallModelOutput => ({ ...modelOutput, usage: { ...modelOutput.usage, costUsd } });
     const history = new History();
-    history.started({ question: 'q', limits: { maxModelCalls: 5 }, resume: { limits: { maxModelCalls: 5, maxCostUsd: 0.5 }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, costUsd: 0.25 } } });
+    history.started({
+      question: 'q',
+      limits: { maxModelCalls: 5 },
+      resume: { limits: { maxModelCalls: 5, maxCostUsd: 0.5 }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, costUsd: 0.25 } },
+    });
     history.completed(history.scheduled('callModel', { modelCall: 4, conversation: ref('c'), append: [] }), priced(0.125));
     history.completed(history.scheduled('callModel', { modelCall: 5, conversation: ref('c'), append: [] }), priced(0.0625));
     const spent = history.read().flatMap((event) => (event.kind === 'model_call_completed' ? [event.spent] : []));
-    assert.deepEqual(spent, [{ costUsd: 0.375, maxCostUsd: 0.5 }, { costUsd: 0.4375, maxCostUsd: 0.5 }]);
+    assert.deepEqual(spent, [
+      { costUsd: 0.375, maxCostUsd: 0.5 },
+      { costUsd: 0.4375, maxCostUsd: 0.5 },
+    ]);
     const [line] = progressLines(history.read().find((event) => event.kind === 'model_call_completed') as RunEvent);
     assert.equal(line, '[call 4] 1,000 context tokens (+100, $0.1250; $0.3750 of $0.5000 spent)');
 
@@ -152,7 +162,7 @@ describe('RunEventReader', () => {
     assert.deepEqual(progressLines(events.at(-1) as RunEvent), ['  wait cancelled']);
   });
 
-  test('knows every one of the agent\'s own activities (activities/index.ts), and nothing else', () => {
+  test("knows every one of the agent's own activities (activities/index.ts), and nothing else", () => {
     const registered = createAgentActivities({
       chatModel: createOpenAIChatModel({ apiKey: 'unused', baseUrl: 'http://127.0.0.1:9/v1' }),
       store: new MemoryTranscriptStore(),

@@ -18,7 +18,10 @@ describe('what the message validators refuse', () => {
     const now = 6 * 60_000;
     assert.equal(limitChangesProblem(state, { maxModelCalls: 150 }, now), undefined);
     assert.equal(limitChangesProblem(state, undefined, now), 'give the limits to change');
-    assert.match(limitChangesProblem(state, { maxSteps: 3 } as LimitChanges, now) ?? '', /^unknown limits: maxSteps \(known: maxModelCalls, maxDurationMinutes, maxContextTokens, maxTotalTokens, maxCostUsd\)$/);
+    assert.match(
+      limitChangesProblem(state, { maxSteps: 3 } as LimitChanges, now) ?? '',
+      /^unknown limits: maxSteps \(known: maxModelCalls, maxDurationMinutes, maxContextTokens, maxTotalTokens, maxCostUsd\)$/,
+    );
     assert.match(limitChangesProblem(state, { maxModelCalls: 0 }, now) ?? '', /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);
     assert.equal(limitChangesProblem(state, { maxModelCalls: 4 }, now), 'maxModelCalls 4 is below the 5 calls already made');
     assert.equal(limitChangesProblem(state, { maxDurationMinutes: 6 }, now), 'maxDurationMinutes 6 is not more than the 6.0 minutes already used');
@@ -36,7 +39,10 @@ describe('what the message validators refuse', () => {
 describe('the observation of a call that needs approval', () => {
   test('approved: none (it runs); denied: by whom and why; no decision: the timeout', () => {
     assert.equal(approvalRefusal('python', { callId: 'c', approved: true }, 30), undefined);
-    assert.equal(approvalRefusal('python', { callId: 'c', approved: false, reviewer: 'bob', reason: 'not for this question' }, 30), 'Not run: the call of "python" was denied by bob: not for this question');
+    assert.equal(
+      approvalRefusal('python', { callId: 'c', approved: false, reviewer: 'bob', reason: 'not for this question' }, 30),
+      'Not run: the call of "python" was denied by bob: not for this question',
+    );
     assert.equal(approvalRefusal('python', { callId: 'c', approved: false }, 30), 'Not run: the call of "python" was denied.');
     assert.equal(approvalRefusal('python', undefined, 0.5), 'Not run: no one approved this call of "python" within 0.5 minutes.');
   });

@@ -3,16 +3,7 @@ import { describe, test } from '@jest/globals';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { appendPending, appendPendingText, clearPending, deliverInjectedMessages, prependPendingUncounted, setPending } from '../../src/core/pending';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
-import {
-  budgetEndBeforeModelCall,
-  compressionDue,
-  compressionTarget,
-  contextOverLimit,
-  continueAsNewDue,
-  msUntilDeadline,
-  nextContextTokens,
-  remainingBudgets,
-} from '../../src/core/run-budgets';
+import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue, msUntilDeadline, nextContextTokens, remainingBudgets } from '../../src/core/run-budgets';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import {

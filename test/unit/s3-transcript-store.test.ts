@@ -10,7 +10,6 @@ import { fakeClient, sdkError } from '../fakes/stub-s3-client';
 
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex')}`;
 
-
 describe('S3TranscriptStore (stubbed client)', () => {
   test('keys are <prefix>/<two hex>/<hash>, puts are conditional, 412 means already stored', async () => {
     const seen: Array<Record<string, unknown>> = [];
@@ -28,18 +27,30 @@ describe('S3TranscriptStore (stubbed client)', () => {
     assert.equal(seen[0]?.IfNoneMatch, '*');
     assert.equal(seen[0]?.Bucket, 'agent');
     assert.equal(store.url, 's3://agent/runs');
-    assert.equal(new S3TranscriptStore({ bucket: 'agent', prefix: '' }, fakeClient(() => ({}))).keyOf(reference), `${hash.slice(0, 2)}/${hash}`);
+    assert.equal(
+      new S3TranscriptStore(
+        { bucket: 'agent', prefix: '' },
+        fakeClient(() => ({})),
+      ).keyOf(reference),
+      `${hash.slice(0, 2)}/${hash}`,
+    );
   });
 
   test('a malformed reference is refused before any request', async () => {
     let requests = 0;
-    const store = new S3TranscriptStore({ bucket: 'agent', prefix: 'p' }, fakeClient(() => (requests += 1)));
+    const store = new S3TranscriptStore(
+      { bucket: 'agent', prefix: 'p' },
+      fakeClient(() => (requests += 1)),
+    );
     await assert.rejects(store.getText('sha256:../../x'), TypeError);
     assert.equal(requests, 0);
   });
 
   test('NoSuchKey is TranscriptMissingError naming the reference, the bucket and REACT_AGENT_TRANSCRIPT_STORE', async () => {
-    const store = new S3TranscriptStore({ bucket: 'agent', prefix: 'p' }, fakeClient(() => Promise.reject(sdkError('NoSuchKey', 404))));
+    const store = new S3TranscriptStore(
+      { bucket: 'agent', prefix: 'p' },
+      fakeClient(() => Promise.reject(sdkError('NoSuchKey', 404))),
+    );
     const missing = sha256('gone');
     await assert.rejects(store.getText(missing), (error: unknown) => {
       assert.ok(error instanceof TranscriptMissingError);
@@ -66,7 +77,10 @@ describe('S3TranscriptStore (stubbed client)', () => {
     ['missing bucket', sdkError('NoSuchBucket', 404), 'REACT_AGENT_TRANSCRIPT_STORE', /bucket "agent".*does not exist/],
   ] as const) {
     test(`${label}: a retryable TranscriptStoreUnavailableError saying what to fix`, async () => {
-      const store = new S3TranscriptStore({ bucket: 'agent', prefix: 'p' }, fakeClient(() => Promise.reject(error)));
+      const store = new S3TranscriptStore(
+        { bucket: 'agent', prefix: 'p' },
+        fakeClient(() => Promise.reject(error)),
+      );
       for (const attempt of [store.getText(sha256('x')), store.putText('x')]) {
         await assert.rejects(attempt, (thrown: unknown) => {
           assert.equal((thrown as Error).name, 'TranscriptStoreUnavailableError');
@@ -83,7 +97,10 @@ describe('S3TranscriptStore (stubbed client)', () => {
   }
 
   test('checkAccess: a missing bucket (HEAD 404) names REACT_AGENT_TRANSCRIPT_STORE', async () => {
-    const store = new S3TranscriptStore({ bucket: 'agent', prefix: 'p' }, fakeClient(() => Promise.reject(sdkError('NotFound', 404))));
+    const store = new S3TranscriptStore(
+      { bucket: 'agent', prefix: 'p' },
+      fakeClient(() => Promise.reject(sdkError('NotFound', 404))),
+    );
     await assert.rejects(store.checkAccess(), (error: unknown) => (error as { variable?: string }).variable === 'REACT_AGENT_TRANSCRIPT_STORE' && /does not exist/.test((error as Error).message));
   });
 });

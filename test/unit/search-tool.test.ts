@@ -65,8 +65,18 @@ describe('search tool', () => {
         'No results. Try other or fewer words.',
       ].join('\n'),
     );
-    assert.deepEqual(backend.calls.map((call) => [call.query, call.limit]), [['BYD 2024 sales', 3], ['Tesla 2024 deliveries', 3], ['nothing here', 3]]);
-    assert.ok(backend.calls.every((call) => call.signal === context.signal), 'the context signal reaches the backend');
+    assert.deepEqual(
+      backend.calls.map((call) => [call.query, call.limit]),
+      [
+        ['BYD 2024 sales', 3],
+        ['Tesla 2024 deliveries', 3],
+        ['nothing here', 3],
+      ],
+    );
+    assert.ok(
+      backend.calls.every((call) => call.signal === context.signal),
+      'the context signal reaches the backend',
+    );
     assert.equal(context.heartbeats.length, 3);
   });
 
@@ -75,7 +85,10 @@ describe('search tool', () => {
     const tool = createSearchTool(backend, { maxQueriesPerCall: 2 });
     assert.match(await tool.run({ query: '  BYD ' }, toolContext()), /^## Search: "BYD" \(fake web, 1 result\)/);
     await tool.run({ query: ['BYD', 'BYD', ' '] }, toolContext());
-    assert.deepEqual(backend.calls.map((call) => call.query), ['BYD', 'BYD']);
+    assert.deepEqual(
+      backend.calls.map((call) => call.query),
+      ['BYD', 'BYD'],
+    );
     await assert.rejects(tool.run({ query: ['a', 'b', 'c'] }, toolContext()), (error) => error instanceof ToolInputError && /at most 2/.test(error.message));
     await assert.rejects(tool.run({ query: [] }, toolContext()), (error) => error instanceof ToolInputError && /"query" is empty/.test(error.message));
     await assert.rejects(tool.run({ query: [1, 2] }, toolContext()), (error) => error instanceof ToolInputError && /must be a search query or a list/.test(error.message));
@@ -94,7 +107,10 @@ describe('search tool', () => {
       const output = await tool.run({ query: ['Tesla deliveries 2024', 'LFP battery chemistry'] }, toolContext());
       const sections = output.split(/\n\n(?=## Search)/);
       assert.equal(sections.length, 2);
-      assert.match(sections[0] as string, /^## Search: "Tesla deliveries 2024" \(local knowledge base, 2 results\)\n\n1\. \*\*Tesla deliveries in 2024\*\* — \/.*samples\/knowledge-base\/tesla-2024-deliveries\.md\n {3}.*\*\*Tesla\*\*/);
+      assert.match(
+        sections[0] as string,
+        /^## Search: "Tesla deliveries 2024" \(local knowledge base, 2 results\)\n\n1\. \*\*Tesla deliveries in 2024\*\* — \/.*samples\/knowledge-base\/tesla-2024-deliveries\.md\n {3}.*\*\*Tesla\*\*/,
+      );
       assert.match(sections[1] as string, /1\. \*\*Battery chemistry in electric cars\*\* — .*ev-battery-chemistry\.md/);
       const aborted = new AbortController();
       aborted.abort();

@@ -13,11 +13,14 @@ const settings = {
   ports: STACK_TOPOLOGY.temporal.services,
 };
 
-test("every Temporal service gets the same configuration but for the service it runs and its metrics port", () => {
+test('every Temporal service gets the same configuration but for the service it runs and its metrics port', () => {
   const environments = TEMPORAL_SERVICES.map((service) => temporalServiceEnvironment(service, settings));
   const shared = (environment: Record<string, string>) => Object.fromEntries(Object.entries(environment).filter(([name]) => name !== 'TEMPORAL_SERVICES' && name !== 'PROMETHEUS_ENDPOINT'));
   for (const environment of environments.slice(1)) assert.deepEqual(shared(environment), shared(environments[0] as Record<string, string>));
-  assert.deepEqual(environments.map((environment) => environment.TEMPORAL_SERVICES), ['history', 'matching', 'frontend', 'worker']);
+  assert.deepEqual(
+    environments.map((environment) => environment.TEMPORAL_SERVICES),
+    ['history', 'matching', 'frontend', 'worker'],
+  );
   assert.deepEqual(new Set(environments.map((environment) => environment.PROMETHEUS_ENDPOINT)).size, 4, 'each process has its own metrics port');
   const history = environments[0] as Record<string, string>;
   assert.equal(history.HISTORY_GRPC_PORT, '7234');
@@ -39,7 +42,10 @@ test('the topology has distinct ports and worker fleets the worker configuration
   assert.equal(new Set(ports).size, ports.length, `ports repeat: ${ports.join(', ')}`);
   // Temporal keeps membership ports in a PostgreSQL smallint.
   for (const service of Object.values(STACK_TOPOLOGY.temporal.services)) assert.ok(service.membershipPort < 32_768);
-  assert.deepEqual(STACK_TOPOLOGY.workers.fleets.map((fleet) => fleet.role), ['workflows', 'model', 'tools']);
+  assert.deepEqual(
+    STACK_TOPOLOGY.workers.fleets.map((fleet) => fleet.role),
+    ['workflows', 'model', 'tools'],
+  );
   for (const fleet of STACK_TOPOLOGY.workers.fleets) {
     const config = loadWorkerFleetConfig({ ...STACK_TOPOLOGY.workers.environment, ...fleet.environment, REACT_AGENT_WORKER_ROLE: fleet.role });
     assert.equal(config.role, fleet.role);

@@ -23,7 +23,10 @@ describe('StopRequests', () => {
   test('signals that arrive together (a terminal and a wrapper forwarding the same Ctrl-C) are one request', () => {
     let now = 1_000;
     const seen: number[] = [];
-    const requests = new StopRequests((count) => seen.push(count), () => now);
+    const requests = new StopRequests(
+      (count) => seen.push(count),
+      () => now,
+    );
     requests.receive('SIGINT');
     now += SAME_REQUEST_WITHIN_MS - 1;
     requests.receive('SIGINT');

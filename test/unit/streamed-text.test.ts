@@ -136,7 +136,11 @@ describe('the streamed text printer of follow', () => {
     const run = new Run();
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('callModel', '2'));
-    const unreadable = temporal.api.workflow.v1.PendingActivityInfo.fromObject({ activityId: '2', attempt: 1, heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] } });
+    const unreadable = temporal.api.workflow.v1.PendingActivityInfo.fromObject({
+      activityId: '2',
+      attempt: 1,
+      heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] },
+    });
     assert.deepEqual(printer.pending([unreadable]), []);
   });
 });

@@ -39,6 +39,9 @@ describe('stuck detection', () => {
       { id: '3', name: 'search', arguments: {}, problem: 'arguments are not JSON' },
       { id: '4', name: 'b', arguments: { x: 1 } },
     ];
-    assert.deepEqual(watchedCalls(calls).map((call) => call.id), ['1', '4']);
+    assert.deepEqual(
+      watchedCalls(calls).map((call) => call.id),
+      ['1', '4'],
+    );
   });
 });

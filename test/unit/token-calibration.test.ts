@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { characterEstimateCounter, countConversationTokens } from '../../activities/token-counter';
-import {
-  calibrationAfterCall,
-  inEstimatedTokens,
-  inServerTokens,
-  MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
-  MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
-  UNCALIBRATED,
-} from '../../src/core/token-calibration';
+import { calibrationAfterCall, inEstimatedTokens, inServerTokens, MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN, MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN, UNCALIBRATED } from '../../src/core/token-calibration';
 
 describe('token calibration', () => {
-  test('the ratio is the server\'s prompt tokens over our estimate of the same prompt', () => {
+  test("the ratio is the server's prompt tokens over our estimate of the same prompt", () => {
     assert.equal(calibrationAfterCall(UNCALIBRATED, 1_500, 1_000), 1.5);
     assert.equal(calibrationAfterCall(1.5, 900, 1_000), 0.9, 'the last call decides, not an average');
     assert.equal(calibrationAfterCall(UNCALIBRATED, 1_000, 3_000), 0.333);

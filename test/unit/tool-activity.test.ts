@@ -84,7 +84,10 @@ describe('createToolActivity', () => {
   });
 
   test('the activity is named after the tool', () => {
-    const activity = createToolActivity(tool(async () => '', 'web_search'), { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter });
+    const activity = createToolActivity(
+      tool(async () => '', 'web_search'),
+      { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter },
+    );
     assert.equal(activity.name, 'web_search');
   });
 
@@ -121,7 +124,14 @@ describe('createToolActivity', () => {
   test('an output of exactly maxObservationCharacters is not truncated', async () => {
     const store = new MemoryTranscriptStore();
     const whole = 'x'.repeat(500);
-    const output = await runIn(environment().env, createToolActivity(tool(async () => whole), { store, tokenCounter: characterEstimateCounter }), input({ maxObservationCharacters: 500 }));
+    const output = await runIn(
+      environment().env,
+      createToolActivity(
+        tool(async () => whole),
+        { store, tokenCounter: characterEstimateCounter },
+      ),
+      input({ maxObservationCharacters: 500 }),
+    );
     assert.equal(output.fullOutput, undefined);
     assert.equal(await store.getText(output.observation.ref), whole);
   });
@@ -129,11 +139,7 @@ describe('createToolActivity', () => {
   test('invalid arguments become an error observation without running the handler', async () => {
     const store = new MemoryTranscriptStore();
     const lookup = tool(async () => 'should not run');
-    const output = await runIn(
-      environment().env,
-      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
-      input({ arguments: { limit: 'ten', verbose: true } }),
-    );
+    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input({ arguments: { limit: 'ten', verbose: true } }));
     assert.equal(lookup.runs.length, 0);
     assert.equal(output.isError, true);
     const text = await store.getText(output.observation.ref);
@@ -146,11 +152,7 @@ describe('createToolActivity', () => {
   test('missing arguments are checked as an empty object', async () => {
     const store = new MemoryTranscriptStore();
     const lookup = tool(async () => 'should not run');
-    const output = await runIn(
-      environment().env,
-      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
-      input({ arguments: undefined as unknown as Record<string, unknown> }),
-    );
+    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input({ arguments: undefined as unknown as Record<string, unknown> }));
     assert.equal(lookup.runs.length, 0);
     assert.equal(output.isError, true);
     assert.match(await store.getText(output.observation.ref), /missing required argument "query"/);
@@ -202,25 +204,22 @@ describe('createToolActivity', () => {
     assert.equal(store.blobs.size, 0, 'a cancelled call stores nothing');
   });
 
-  test(
-    'a handler that returns early when aborted still leaves the activity cancelled',
-    async () => {
-      const store = new MemoryTranscriptStore();
-      const started = deferred();
-      const lookup = tool(
-        (_args, context) =>
-          new Promise<string>((resolve) => {
-            context.signal.addEventListener('abort', () => resolve('partial output'));
-            started.resolve();
-          }),
-      );
-      const { env } = environment();
-      const running = runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
-      await started.promise;
-      env.cancel();
-      await assert.rejects(running, (error) => error instanceof CancelledFailure);
-    },
-  );
+  test('a handler that returns early when aborted still leaves the activity cancelled', async () => {
+    const store = new MemoryTranscriptStore();
+    const started = deferred();
+    const lookup = tool(
+      (_args, context) =>
+        new Promise<string>((resolve) => {
+          context.signal.addEventListener('abort', () => resolve('partial output'));
+          started.resolve();
+        }),
+    );
+    const { env } = environment();
+    const running = runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
+    await started.promise;
+    env.cancel();
+    await assert.rejects(running, (error) => error instanceof CancelledFailure);
+  });
 
   test('a handler that ignores the signal does not keep a cancelled activity running', async () => {
     const started = deferred();
@@ -281,10 +280,7 @@ describe('validateArguments', () => {
 
   test('valid arguments have no problems', () => {
     assert.deepEqual(validateArguments(schema, { query: 'q' }), []);
-    assert.deepEqual(
-      validateArguments(schema, { query: 'q', count: 3, ratio: 0.5, tags: ['a'], filter: { a: 1 }, note: null, mode: 'deep', anything: [1] }),
-      [],
-    );
+    assert.deepEqual(validateArguments(schema, { query: 'q', count: 3, ratio: 0.5, tags: ['a'], filter: { a: 1 }, note: null, mode: 'deep', anything: [1] }), []);
   });
 
   test('an integer is a number, a fraction is not an integer', () => {
@@ -309,23 +305,16 @@ describe('validateArguments', () => {
   });
 
   test('unknown arguments are refused only when additionalProperties is false', () => {
-    assert.deepEqual(validateArguments(schema, { query: 'q', extra: 1 }), [
-      'unknown argument "extra" (expected: query, count, ratio, tags, filter, note, mode, anything)',
-    ]);
+    assert.deepEqual(validateArguments(schema, { query: 'q', extra: 1 }), ['unknown argument "extra" (expected: query, count, ratio, tags, filter, note, mode, anything)']);
     assert.deepEqual(validateArguments({ ...schema, additionalProperties: true }, { query: 'q', extra: 1 }), []);
     assert.deepEqual(validateArguments({ type: 'object' }, { extra: 1 }), []);
     assert.deepEqual(validateArguments({ type: 'object', additionalProperties: false }, { extra: 1 }), ['unknown argument "extra" (expected: none)']);
   });
 
-  test(
-    'argument names that are Object.prototype members are not mistaken for declared properties',
-    () => {
-      assert.deepEqual(validateArguments({ type: 'object', properties: {}, additionalProperties: false }, { constructor: 'x' }), [
-        'unknown argument "constructor" (expected: none)',
-      ]);
-      assert.deepEqual(validateArguments({ type: 'object', properties: {}, required: ['toString'] }, {}), ['missing required argument "toString"']);
-    },
-  );
+  test('argument names that are Object.prototype members are not mistaken for declared properties', () => {
+    assert.deepEqual(validateArguments({ type: 'object', properties: {}, additionalProperties: false }, { constructor: 'x' }), ['unknown argument "constructor" (expected: none)']);
+    assert.deepEqual(validateArguments({ type: 'object', properties: {}, required: ['toString'] }, {}), ['missing required argument "toString"']);
+  });
 
   test('every problem is reported', () => {
     assert.equal(validateArguments(schema, { count: 'x', mode: 'slow', extra: true }).length, 4);

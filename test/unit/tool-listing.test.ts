@@ -29,7 +29,7 @@ describe('shortDescription', () => {
   });
 });
 
-test('each tool\'s source: built-in, module, its MCP server (with its own name when renamed)', () => {
+test("each tool's source: built-in, module, its MCP server (with its own name when renamed)", () => {
   assert.deepEqual(listing.tools.map(describeSource), ['built-in', 'module', 'mcp everything', 'mcp web, its get-sum']);
 });
 
@@ -48,7 +48,12 @@ test('the table: a header, one aligned row per tool with approval and short desc
 
 test('no tools at all says so', () => {
   assert.match(formatToolListing({ tools: [], skippedServers: [] }), /no tools \(REACT_AGENT_TOOLS=none/);
-  assert.equal(formatToolListing({ tools: [listing.tools[2] as ToolListing['tools'][number]], skippedServers: [] }).split('\n').at(-1), '1 tool: 0 built-in or from modules, 1 from 1 MCP server.');
+  assert.equal(
+    formatToolListing({ tools: [listing.tools[2] as ToolListing['tools'][number]], skippedServers: [] })
+      .split('\n')
+      .at(-1),
+    '1 tool: 0 built-in or from modules, 1 from 1 MCP server.',
+  );
 });
 
 test('the JSON the lister printed is read back; anything else is refused quoting it', () => {

@@ -50,7 +50,7 @@ function conversationActivities(store: MemoryTranscriptStore, tools: ToolDefinit
 const start = { question: 'Which sum?', protocol: 'native' as const, today: '2026-12-02' };
 
 describe('startConversation with storeToolSpecs', () => {
-  test('history gets each tool\'s name, scheduling and approval; the specs are one stored blob', async () => {
+  test("history gets each tool's name, scheduling and approval; the specs are one stored blob", async () => {
     const store = new MemoryTranscriptStore();
     const output = await conversationActivities(store, [sum, echo]).startConversation({ ...start, storeToolSpecs: true });
     assert.deepEqual(output.tools, [
@@ -59,10 +59,13 @@ describe('startConversation with storeToolSpecs', () => {
     ]);
     assert.match(output.toolSpecs ?? '', /^sha256:[0-9a-f]{64}$/);
     const stored = await loadToolSpecs(store, output.toolSpecs as string);
-    assert.deepEqual(stored.map((spec) => [spec.name, spec.description, spec.parameters]), [
-      ['get-sum', sum.description, sum.parameters],
-      ['echo', echo.description, echo.parameters],
-    ]);
+    assert.deepEqual(
+      stored.map((spec) => [spec.name, spec.description, spec.parameters]),
+      [
+        ['get-sum', sum.description, sum.parameters],
+        ['echo', echo.description, echo.parameters],
+      ],
+    );
     assert.deepEqual(stored.map(toolScheduleOf), output.tools);
     assert.ok(!JSON.stringify(output).includes('Returns the sum'), 'no description in what history keeps');
     assert.ok(!JSON.stringify(output).includes('First number'), 'no schema in what history keeps');
@@ -119,7 +122,7 @@ function recordingOpenAI(): { openai: OpenAI; requests: Array<{ tools?: unknown[
   return { openai: { chat: { completions: { create } } } as unknown as OpenAI, requests };
 }
 
-describe('callModel with the run\'s stored specs', () => {
+describe("callModel with the run's stored specs", () => {
   const modelDefaults = { model: 'm', temperature: 0.6, topP: 0.95, maxOutputTokens: 100 };
   const environment = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR') });
 
@@ -130,7 +133,16 @@ describe('callModel with the run\'s stored specs', () => {
     // This worker's registry has another echo and no get-sum.
     const changedEcho: ToolDefinition = { ...echo, description: 'A newer echo.', parameters: { type: 'object', properties: { text: { type: 'string' } } } };
     const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([changedEcho]) });
-    const input = { workflowId: 'wf', modelCall: 1, conversation: opened.conversation, append: [], model: { model: 'm' }, protocol: 'native' as const, tools: ['get-sum', 'echo'], toolSpecs: opened.toolSpecs as string };
+    const input = {
+      workflowId: 'wf',
+      modelCall: 1,
+      conversation: opened.conversation,
+      append: [],
+      model: { model: 'm' },
+      protocol: 'native' as const,
+      tools: ['get-sum', 'echo'],
+      toolSpecs: opened.toolSpecs as string,
+    };
     const output = (await environment().run(callModel, input)) as CallModelOutput;
     assert.equal(output.finishReason, 'stop');
     assert.deepEqual(requests[0]?.tools, [

@@ -20,10 +20,7 @@ describe('loadTracingConfig (OTEL_EXPORTER_OTLP_*, REACT_AGENT_TRACE_CONTENT)', 
   test('OTEL_EXPORTER_OTLP_ENDPOINT gets /v1/traces appended; the traces endpoint is used as it is and wins', () => {
     assert.equal(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).tracesUrl, 'http://127.0.0.1:4318/v1/traces');
     assert.equal(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/' }).tracesUrl, 'http://collector:4318/otlp/v1/traces');
-    assert.equal(
-      loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b:4318/traces' }).tracesUrl,
-      'https://b:4318/traces',
-    );
+    assert.equal(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b:4318/traces' }).tracesUrl, 'https://b:4318/traces');
   });
 
   test('service name: OTEL_SERVICE_NAME, else the caller default', () => {

@@ -71,7 +71,10 @@ describe('planRetention', () => {
     expect(summary.manifests).toEqual({ removed: 2, kept: 0 });
     expect(summary.blobs).toEqual({ removed: 2, kept: 2 });
     expect(summary.keptBecause).toEqual({ referenced: 1, recent: 1 });
-    const expectedBytes = [runs.oldFirstManifest, runs.oldManifest, runs.oldQuestion, runs.oldReply].reduce((total, reference) => total + Buffer.byteLength(runs.store.blobs.get(reference) as string), 0);
+    const expectedBytes = [runs.oldFirstManifest, runs.oldManifest, runs.oldQuestion, runs.oldReply].reduce(
+      (total, reference) => total + Buffer.byteLength(runs.store.blobs.get(reference) as string),
+      0,
+    );
     assert.equal(summary.bytesFreed, expectedBytes);
   });
 
@@ -117,11 +120,23 @@ describe('gc command line', () => {
     [['--older-than', '30d', '--force'], /Unknown option '--force'/],
     [['--older-than', '30d', 'extra'], /gc takes no arguments besides its options, got "extra"/],
   ])('bad arguments %j are a usage error (exit 2)', (argumentsList, message) => {
-    assert.throws(() => parseGcArguments(argumentsList as string[]), (error: unknown) => error instanceof UsageError && message.test(error.message));
+    assert.throws(
+      () => parseGcArguments(argumentsList as string[]),
+      (error: unknown) => error instanceof UsageError && message.test(error.message),
+    );
   });
 
   test('the summary names the cutoff and what was removed, kept and freed; a dry run says nothing was removed', () => {
-    const summary = { cutoff, dryRun: false, oldRuns: 3, keptRuns: 2, manifests: { removed: 6, kept: 1 }, blobs: { removed: 20, kept: 4 }, keptBecause: { referenced: 3, recent: 2 }, bytesFreed: 3 * 1024 * 1024 };
+    const summary = {
+      cutoff,
+      dryRun: false,
+      oldRuns: 3,
+      keptRuns: 2,
+      manifests: { removed: 6, kept: 1 },
+      blobs: { removed: 20, kept: 4 },
+      keptBecause: { referenced: 3, recent: 2 },
+      bytesFreed: 3 * 1024 * 1024,
+    };
     const text = formatRetentionSummary(summary, '30d');
     assert.match(text, /^Closed runs older than 30d \(closed before 2026-11-01T12:00:00\.000Z\): 3; open or newer runs: 2$/m);
     assert.match(text, /^Manifests: 6 removed, 1 kept$/m);

@@ -68,10 +68,14 @@ describe('loadTranscriptStoreConfig', () => {
 });
 
 describe('loadS3ClientSettings (s3:// batch outputs share them)', () => {
-  test('endpoint, region and path style from AWS_* variables; nothing set means the SDK\'s own defaults', () => {
+  test("endpoint, region and path style from AWS_* variables; nothing set means the SDK's own defaults", () => {
     assert.deepEqual(loadS3ClientSettings({}), { forcePathStyle: false });
     assert.deepEqual(loadS3ClientSettings({ AWS_ENDPOINT_URL: 'http://127.0.0.1:8333' }), { endpoint: 'http://127.0.0.1:8333', region: 'us-east-1', forcePathStyle: true });
-    assert.deepEqual(loadS3ClientSettings({ AWS_ENDPOINT_URL_S3: 'https://s3.example', AWS_ENDPOINT_URL: 'http://other', AWS_REGION: 'eu-west-1' }), { endpoint: 'https://s3.example', region: 'eu-west-1', forcePathStyle: true });
+    assert.deepEqual(loadS3ClientSettings({ AWS_ENDPOINT_URL_S3: 'https://s3.example', AWS_ENDPOINT_URL: 'http://other', AWS_REGION: 'eu-west-1' }), {
+      endpoint: 'https://s3.example',
+      region: 'eu-west-1',
+      forcePathStyle: true,
+    });
     assert.deepEqual(loadS3ClientSettings({ AWS_DEFAULT_REGION: 'ap-south-1' }), { region: 'ap-south-1', forcePathStyle: false });
   });
 

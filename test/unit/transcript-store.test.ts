@@ -107,7 +107,17 @@ describe('LocalDirectoryTranscriptStore', () => {
     await assert.rejects(store.getText(sha256('x')), TranscriptMissingError);
   });
 
-  for (const malformed of ['', 'sha256:', 'sha256:abc', `sha256:${'A'.repeat(64)}`, `sha1:${'a'.repeat(64)}`, `${'a'.repeat(64)}`, `sha256:${'a'.repeat(63)}/`, '../../etc/passwd', `sha256:../${'a'.repeat(61)}`]) {
+  for (const malformed of [
+    '',
+    'sha256:',
+    'sha256:abc',
+    `sha256:${'A'.repeat(64)}`,
+    `sha1:${'a'.repeat(64)}`,
+    `${'a'.repeat(64)}`,
+    `sha256:${'a'.repeat(63)}/`,
+    '../../etc/passwd',
+    `sha256:../${'a'.repeat(61)}`,
+  ]) {
     test(`a malformed reference is refused: ${JSON.stringify(malformed.slice(0, 24))}`, async () => {
       const store = freshStore();
       await assert.rejects(store.getText(malformed), (error: unknown) => error instanceof TypeError && /Not a transcript reference/.test(error.message));
@@ -119,7 +129,10 @@ describe('LocalDirectoryTranscriptStore', () => {
     await Promise.all(['a', 'b', 'a', 'c', 'b', 'x'.repeat(100_000)].map((text) => store.putText(text)));
     const files = filesUnder(store.directory);
     assert.equal(files.length, 4);
-    assert.deepEqual(files.filter((file) => file.endsWith('.tmp') || file.includes('.tmp')), []);
+    assert.deepEqual(
+      files.filter((file) => file.endsWith('.tmp') || file.includes('.tmp')),
+      [],
+    );
     for (const file of files) assert.match(file.split(/[\\/]/).at(-1) as string, /^[0-9a-f]{64}$/);
   });
 

@@ -2,14 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
 import type { ParsedTurn, ProtocolName } from '../../src/core/protocols';
-import {
-  decideFinalAnswer,
-  FINAL_ANSWER_RETRIES_WHEN_TRUNCATED,
-  markTruncatedAnswer,
-  truncatedFinalAnswerNote,
-  truncatedReplyNote,
-  truncationOf,
-} from '../../src/core/protocols/truncated-reply';
+import { decideFinalAnswer, FINAL_ANSWER_RETRIES_WHEN_TRUNCATED, markTruncatedAnswer, truncatedFinalAnswerNote, truncatedReplyNote, truncationOf } from '../../src/core/protocols/truncated-reply';
 
 const parseTags = (content: string) => deepResearchProtocol.parse({ content, toolCalls: [] }, 1);
 const answered = (answer: string): ParsedTurn => ({ thought: '', toolCalls: [], answer });
@@ -51,7 +44,7 @@ describe('truncationOf', () => {
 });
 
 describe('notes', () => {
-  test('the loop note says nothing was used and asks for a shorter reply in the protocol\'s format', () => {
+  test("the loop note says nothing was used and asks for a shorter reply in the protocol's format", () => {
     const note = truncatedReplyNote('deep-research', 'output_limit');
     assert.match(note, /cut off/);
     assert.match(note, /none of it was used/);

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { describe, test } from '@jest/globals';
-import {
-  checkDestination,
-  classifyAddress,
-  DestinationRefusedError,
-  isAllowedHost,
-  type BlockedAddressKind,
-  type NetworkGuardOptions,
-} from '../../activities/tools/visit/network-guard';
+import { checkDestination, classifyAddress, DestinationRefusedError, isAllowedHost, type BlockedAddressKind, type NetworkGuardOptions } from '../../activities/tools/visit/network-guard';
 import { ToolInputError } from '../../activities/tools/tool-definition';
 
 /** Every range the guard refuses, its edges, and public neighbours that must pass. */
@@ -159,8 +152,7 @@ describe('checkDestination', () => {
     assert.deepEqual(destination.pinnedAddresses, ANSWERS['public.example']);
     const lookup = destination.lookup;
     assert.ok(lookup);
-    const call = (options: object) =>
-      new Promise<unknown[]>((resolve) => (lookup as (...args: unknown[]) => void)('public.example', options, (...results: unknown[]) => resolve(results)));
+    const call = (options: object) => new Promise<unknown[]>((resolve) => (lookup as (...args: unknown[]) => void)('public.example', options, (...results: unknown[]) => resolve(results)));
     assert.deepEqual(await call({ all: true }), [null, ANSWERS['public.example']]);
     assert.deepEqual(await call({}), [null, '93.184.216.34', 4]);
     assert.deepEqual(await call({ family: 6 }), [null, '2606:2800:220:1:248:1893:25c8:1946', 6]);

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { ToolInputError } from '../../activities/tools/tool-definition';
-import {
-  createModelPageSummarizer,
-  parsePageSummary,
-  splitIntoChunks,
-  type PageToSummarize,
-} from '../../activities/tools/visit/page-summarizer';
+import { createModelPageSummarizer, parsePageSummary, splitIntoChunks, type PageToSummarize } from '../../activities/tools/visit/page-summarizer';
 import { createOpenAIChatModel } from '../../activities/model/openai-chat-model';
 import { fakeChatModel } from '../fakes/fake-chat-model';
 

@@ -18,7 +18,10 @@ const outside = join(scratch, 'outside');
 mkdirSync(allowed);
 mkdirSync(outside);
 writeFileSync(join(allowed, 'notes.md'), '# Meeting notes\n\nRevenue rose 12 percent in the third quarter.\n');
-writeFileSync(join(allowed, 'page.html'), '<html><head><title>Local page</title></head><body><article><h1>Local page</h1><p>A paragraph from a local HTML file about turbines.</p></article></body></html>');
+writeFileSync(
+  join(allowed, 'page.html'),
+  '<html><head><title>Local page</title></head><body><article><h1>Local page</h1><p>A paragraph from a local HTML file about turbines.</p></article></body></html>',
+);
 writeFileSync(join(allowed, 'data.csv'), 'year,sales\n2024,4272145\n');
 writeFileSync(join(allowed, 'image.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x01]));
 writeFileSync(join(allowed, 'big.txt'), 'a'.repeat(5_000));

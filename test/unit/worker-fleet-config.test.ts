@@ -77,9 +77,7 @@ describe('planWorkerQueues', () => {
   const distinct = { REACT_AGENT_TASK_QUEUE: 'wf', REACT_AGENT_MODEL_TASK_QUEUE: 'llm', REACT_AGENT_TOOL_TASK_QUEUE: 'sandbox' };
 
   test('the single-queue default is one Worker with REACT_AGENT_MAX_CONCURRENT_ACTIVITIES slots, rate-limited when asked', () => {
-    assert.deepEqual(planWorkerQueues(loadWorkerFleetConfig({}), 20), [
-      { taskQueue: 'react-agent', workflows: true, model: true, tools: true, maxConcurrentActivities: 20 },
-    ]);
+    assert.deepEqual(planWorkerQueues(loadWorkerFleetConfig({}), 20), [{ taskQueue: 'react-agent', workflows: true, model: true, tools: true, maxConcurrentActivities: 20 }]);
     assert.deepEqual(planWorkerQueues(loadWorkerFleetConfig({ REACT_AGENT_MODEL_CALLS_PER_SECOND: '3' }), 20), [
       { taskQueue: 'react-agent', workflows: true, model: true, tools: true, maxConcurrentActivities: 20, maxActivitiesPerSecond: 3 },
     ]);

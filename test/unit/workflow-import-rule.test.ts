@@ -52,7 +52,10 @@ test('workflow code imports only workflow-safe modules, and activities only as t
 
 test('the rule checker notices a forbidden import', () => {
   const bad = importsOf(join(root, 'activities', 'model-activity.ts'));
-  assert.ok(bad.some((entry) => entry.specifier === '@temporalio/activity' && !entry.typeOnly), 'model-activity imports @temporalio/activity at run time');
+  assert.ok(
+    bad.some((entry) => entry.specifier === '@temporalio/activity' && !entry.typeOnly),
+    'model-activity imports @temporalio/activity at run time',
+  );
   assert.ok(!PACKAGES_ALLOWED_IN_WORKFLOW_CODE.has('@temporalio/activity'));
 });
 

@@ -108,4 +108,3 @@ async function compressIfDue(run: ResearchRun): Promise<void> {
   });
   run.state = applyCompression(run.state, compressed);
 }
-

@@ -50,7 +50,9 @@ export function contentItemText(item: ContentItem): string {
  */
 export function callResultText(result: McpCallResult): { text: string; isError: boolean } {
   const isError = result.isError === true;
-  const items = Array.isArray(result.content) ? (result.content as unknown[]).filter((item): item is ContentItem => typeof item === 'object' && item !== null && typeof (item as ContentItem).type === 'string') : [];
+  const items = Array.isArray(result.content)
+    ? (result.content as unknown[]).filter((item): item is ContentItem => typeof item === 'object' && item !== null && typeof (item as ContentItem).type === 'string')
+    : [];
   const parts = items.map(contentItemText).filter((part) => part !== '');
   const hasText = items.some((item) => item.type === 'text' && typeof item.text === 'string' && item.text !== '');
   if (!hasText && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent, null, 2));

@@ -210,10 +210,18 @@ export class McpServerConnection {
     }
     const code = errorCode(error);
     if (code === REQUEST_TIMEOUT) {
-      return new McpCallError(`MCP server "${server}" did not answer the call of "${tool}" within ${Math.round(timeoutMs / 1000)} s (timeoutSeconds); the server was told to cancel it.`, 'sent', 'timeout');
+      return new McpCallError(
+        `MCP server "${server}" did not answer the call of "${tool}" within ${Math.round(timeoutMs / 1000)} s (timeoutSeconds); the server was told to cancel it.`,
+        'sent',
+        'timeout',
+      );
     }
     if (code === CONNECTION_CLOSED) {
-      return new McpCallError(`The connection to MCP server "${server}" closed while "${tool}" ran${this.settings.transport === 'stdio' ? ' (the server process exited)' : ''}.`, 'sent', 'connection-lost');
+      return new McpCallError(
+        `The connection to MCP server "${server}" closed while "${tool}" ran${this.settings.transport === 'stdio' ? ' (the server process exited)' : ''}.`,
+        'sent',
+        'connection-lost',
+      );
     }
     if (typeof code === 'number') return new McpServerAnswerError(this.redact((error as Error).message));
     // Anything else (an answer that does not parse, a validation of structured content) is about the answer, not the transport.

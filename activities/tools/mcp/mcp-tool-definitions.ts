@@ -107,7 +107,8 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
           signal: context.signal,
           timeoutMs: settings.timeoutSeconds * 1000,
           onSending: () => heartbeat('sending'),
-          onProgress: (progress) => context.heartbeat({ mcpRequest: 'sending', callId: context.callId, progress: progress.progress, ...(progress.total === undefined ? {} : { total: progress.total }) }),
+          onProgress: (progress) =>
+            context.heartbeat({ mcpRequest: 'sending', callId: context.callId, progress: progress.progress, ...(progress.total === undefined ? {} : { total: progress.total }) }),
         });
       } catch (error) {
         if (context.signal.aborted) throw error;
@@ -120,7 +121,11 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
           throw callFailure(error, { server: settings.name, tool: name, idempotent });
         }
         // Unforeseen: the request may have left, so only an idempotent tool is retried.
-        throw ApplicationFailure.create({ type: McpFailureTypes.connectionLost, message: connection.redact(`MCP tool "${name}" failed: ${(error as Error)?.message ?? String(error)}`), nonRetryable: !idempotent });
+        throw ApplicationFailure.create({
+          type: McpFailureTypes.connectionLost,
+          message: connection.redact(`MCP tool "${name}" failed: ${(error as Error)?.message ?? String(error)}`),
+          nonRetryable: !idempotent,
+        });
       }
       const { text, isError } = callResultText(result);
       const observation = connection.redact(text);

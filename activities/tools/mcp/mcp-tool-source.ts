@@ -38,7 +38,10 @@ export async function startMcpToolSource(servers: McpServerSettings[], options: 
         tools = mcpToolDefinitions(connection, listed);
       } catch (error) {
         await connection.close();
-        throw new McpServerStartError(settings.name, error instanceof McpServerStartError ? error.message : `MCP server "${settings.name}" (${describeServer(settings)}): ${connection.redact((error as Error).message)}`);
+        throw new McpServerStartError(
+          settings.name,
+          error instanceof McpServerStartError ? error.message : `MCP server "${settings.name}" (${describeServer(settings)}): ${connection.redact((error as Error).message)}`,
+        );
       }
       return { connection, tools };
     }),

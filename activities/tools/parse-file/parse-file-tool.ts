@@ -85,7 +85,12 @@ export function createParseFileTool(options: ParseFileToolOptions): ToolDefiniti
             if (error instanceof DocumentExtractionError) throw new DocumentExtractionError(error.problem, error.message.split(path).join(requested));
             throw error;
           });
-          const details = [document.format, document.title ? JSON.stringify(document.title) : undefined, document.pages ? `${document.pages} pages` : undefined, `${document.text.length.toLocaleString('en-US')} characters`];
+          const details = [
+            document.format,
+            document.title ? JSON.stringify(document.title) : undefined,
+            document.pages ? `${document.pages} pages` : undefined,
+            `${document.text.length.toLocaleString('en-US')} characters`,
+          ];
           const body = document.text.trim() || '(The file has no extractable text. A scanned PDF would need OCR.)';
           sections.push(`=== File${position}: ${requested} (${details.filter(Boolean).join(', ')}) ===\n${body}`);
           readCount += 1;

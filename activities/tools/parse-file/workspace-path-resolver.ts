@@ -85,7 +85,9 @@ export class WorkspacePathResolver {
     }
     const workspaceRealPaths = await this.realWorkspaceRoots();
     if (!workspaceRealPaths.some((root) => isInsideDirectory(real, root))) {
-      throw new ToolInputError(`Refused ${JSON.stringify(requested)}: it is a symbolic link (or inside one) that leads outside the workspace. Only files whose real location is inside the workspace can be read.`);
+      throw new ToolInputError(
+        `Refused ${JSON.stringify(requested)}: it is a symbolic link (or inside one) that leads outside the workspace. Only files whose real location is inside the workspace can be read.`,
+      );
     }
 
     const information = await stat(real);

@@ -10,9 +10,7 @@ export interface ObservationLimits {
   maxOutputBytes: number;
 }
 
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
-  Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
-);
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
 
 /** The signal that ended the program: Node's, or one a launcher reported as exit code 128 + n. */
 export function terminatingSignal(result: LimitedProcessResult, signalsAsExitCodes: boolean): NodeJS.Signals | null {
@@ -48,7 +46,8 @@ function section(text: string, truncated: boolean, stream: string, limits: Obser
 
 function describeStatus(result: LimitedProcessResult, signal: NodeJS.Signals | null, limits: ObservationLimits): string {
   if (result.stoppedBecause === 'wall-time') return `Stopped: the time limit of ${limits.wallTimeSeconds} s (wall clock) was reached and the program was killed.`;
-  if (result.stoppedBecause === 'output-limit') return `Stopped: the output exceeded ${limits.maxOutputBytes.toLocaleString('en-US')} bytes and the program was killed. Print less (summaries, head of data).`;
+  if (result.stoppedBecause === 'output-limit')
+    return `Stopped: the output exceeded ${limits.maxOutputBytes.toLocaleString('en-US')} bytes and the program was killed. Print less (summaries, head of data).`;
   if (signal) {
     switch (signal) {
       case 'SIGXCPU':

@@ -111,8 +111,7 @@ export class Sandbox {
     const home = insideNamespaces ? SANDBOX_WORK_DIRECTORY : directory.workDirectory;
     const environment = programEnvironment(this.python, home, insideNamespaces ? '/tmp' : directory.temporaryDirectory);
     const programFile = insideNamespaces ? `${SANDBOX_WORK_DIRECTORY}/main.py` : directory.programFile;
-    const nprocLimits =
-      insideNamespaces || user ? limits : { ...limits, maxProcesses: limits.maxProcesses + countTasksOfUser(process.getuid?.() ?? 0) };
+    const nprocLimits = insideNamespaces || user ? limits : { ...limits, maxProcesses: limits.maxProcesses + countTasksOfUser(process.getuid?.() ?? 0) };
     const python = [prlimit, ...prlimitArguments(nprocLimits), '--', this.python.executable, ...this.python.isolationFlags, '-u', '-B', programFile];
     const dropToUser = (target: UserIdentity) => [
       required(setpriv, 'setpriv'),
@@ -203,10 +202,10 @@ export class Sandbox {
         ? "the worker's uid mapped to root inside a user namespace, with every capability dropped"
         : "the worker's own uid inside a user namespace, with no capabilities";
     const filesystem =
-      'the root is an empty tmpfs made read-only, with read-only binds of /usr, /bin, /sbin, /lib*, the interpreter\'s directories ' +
+      "the root is an empty tmpfs made read-only, with read-only binds of /usr, /bin, /sbin, /lib*, the interpreter's directories " +
       `(${this.python.directories.join(', ')}) and a few files of /etc (loader cache, alternatives, time zone), a synthetic /etc/passwd and /etc/group, ` +
       'a fresh /proc and minimal /dev, and a private writable /sandbox (working directory and HOME) and /tmp, both deleted after the call; ' +
-      "home directories, the project, /var, /run, the rest of /etc and other processes are invisible";
+      'home directories, the project, /var, /run, the rest of /etc and other processes are invisible';
     const resourceLimits = limits
       ? ` Limits per process: ${formatBytes(limits.memoryBytes)} address space, ${limits.cpuSeconds} s CPU, ${limits.maxProcesses} processes/threads, ` +
         `${formatBytes(limits.maxFileBytes)} per file, ${limits.maxOpenFiles} open files, no core dumps` +
@@ -263,7 +262,11 @@ export function programEnvironment(python: PythonInstallation, home: string, tem
 }
 
 function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes >= size && bytes % (size / 4) === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes.toLocaleString('en-US')} bytes`;
@@ -291,8 +294,18 @@ function findSystemTools(options: SandboxOptions): SystemTools {
 /** Tools each level needs; the first missing one is returned. */
 function missingTool(level: IsolationLevel, tools: SystemTools): string | undefined {
   const needs: Record<IsolationLevel, Array<[keyof SystemTools, string]>> = {
-    bubblewrap: [['bubblewrap', 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)'], ['prlimit', 'prlimit (util-linux) is not installed'], ...(RUNS_AS_ROOT ? [['setpriv', 'setpriv (util-linux) is not installed'] as [keyof SystemTools, string]] : [])],
-    unshare: [['unshare', 'unshare (util-linux) is not installed'], ['setpriv', 'setpriv (util-linux) is not installed'], ['prlimit', 'prlimit (util-linux) is not installed'], ['env', 'env (coreutils) is not installed'], ['shell', 'sh is not installed']],
+    bubblewrap: [
+      ['bubblewrap', 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)'],
+      ['prlimit', 'prlimit (util-linux) is not installed'],
+      ...(RUNS_AS_ROOT ? [['setpriv', 'setpriv (util-linux) is not installed'] as [keyof SystemTools, string]] : []),
+    ],
+    unshare: [
+      ['unshare', 'unshare (util-linux) is not installed'],
+      ['setpriv', 'setpriv (util-linux) is not installed'],
+      ['prlimit', 'prlimit (util-linux) is not installed'],
+      ['env', 'env (coreutils) is not installed'],
+      ['shell', 'sh is not installed'],
+    ],
     'rlimits-only': [['prlimit', 'prlimit (util-linux) is not installed']],
   };
   return needs[level].find(([tool]) => !tools[tool])?.[1];
@@ -356,9 +369,10 @@ export function detectSandbox(options: SandboxOptions, temporaryDirectory: strin
     }
     unavailable.push(`${level}: ${problem}`);
   }
-  const hint = RUNS_AS_ROOT && candidates.includes('rlimits-only')
-    ? ' With rlimits only and a root worker, each call runs as an unprivileged uid, so the interpreter must be readable and executable by other users (not under a 0700 /root).'
-    : '';
+  const hint =
+    RUNS_AS_ROOT && candidates.includes('rlimits-only')
+      ? ' With rlimits only and a root worker, each call runs as an unprivileged uid, so the interpreter must be readable and executable by other users (not under a 0700 /root).'
+      : '';
   throw new IsolationUnavailableError(
     `The python tool needs isolation "${options.isolation}" but none of ${candidates.join(', ')} works here (${unavailable.join('; ')}).` +
       (options.isolation === 'namespaces'

@@ -37,8 +37,7 @@ export function createSearchTool(backend: SearchBackend, options: SearchToolOpti
   return {
     name: 'search',
     description:
-      `Search (${backend.name}) and return the top results for each query: title, URL or file path, and a snippet. ` +
-      'Pass several queries at once to look at a question from different angles.',
+      `Search (${backend.name}) and return the top results for each query: title, URL or file path, and a snippet. ` + 'Pass several queries at once to look at a question from different angles.',
     parameters: {
       type: 'object',
       properties: {

@@ -46,13 +46,11 @@ export function createSerperSearchBackend(options: SerperSearchBackendOptions): 
       return organic
         .filter((result) => typeof result.link === 'string')
         .slice(0, limit)
-        .map(
-          (result): SearchResult => ({
-            title: typeof result.title === 'string' && result.title.trim() ? result.title.trim() : String(result.link),
-            url: String(result.link),
-            snippet: typeof result.snippet === 'string' ? result.snippet.replace(/\s+/g, ' ').trim() : '',
-          }),
-        );
+        .map((result): SearchResult => ({
+          title: typeof result.title === 'string' && result.title.trim() ? result.title.trim() : String(result.link),
+          url: String(result.link),
+          snippet: typeof result.snippet === 'string' ? result.snippet.replace(/\s+/g, ' ').trim() : '',
+        }));
     },
   };
 }

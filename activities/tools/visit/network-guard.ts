@@ -9,14 +9,7 @@ import { ToolInputError } from '../tool-definition';
  */
 
 /** Why an address is not public. */
-export type BlockedAddressKind =
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'shared (carrier-grade NAT)'
-  | 'multicast'
-  | 'reserved';
+export type BlockedAddressKind = 'unspecified' | 'loopback' | 'private' | 'link-local' | 'shared (carrier-grade NAT)' | 'multicast' | 'reserved';
 
 interface Ipv4Range {
   first: number;
@@ -70,7 +63,10 @@ function classifyIpv4Number(value: number): BlockedAddressKind | undefined {
 
 /** The eight 16-bit groups of an IPv6 address (zone id dropped), or undefined when malformed. */
 function ipv6ToGroups(address: string): number[] | undefined {
-  let text = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+  let text = address
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .toLowerCase();
   const groups: number[] = [];
   const embeddedIpv4 = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
   let tail: number[] = [];
@@ -182,7 +178,10 @@ export function bareHostname(url: URL): string {
 export function isAllowedHost(hostname: string, allowedHosts: readonly string[]): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return allowedHosts.some((entry) => {
-    const allowed = entry.trim().replace(/^\[|\]$/g, '').toLowerCase();
+    const allowed = entry
+      .trim()
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase();
     if (!allowed) return false;
     if (allowed.startsWith('.')) return host.endsWith(allowed) || host === allowed.slice(1);
     return host === allowed;

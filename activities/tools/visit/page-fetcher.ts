@@ -44,7 +44,10 @@ function parseContentType(header: string | undefined): { contentType: string; ch
   if (!header) return { contentType: '' };
   const [type = '', ...parameters] = header.split(';');
   const charsetParameter = parameters.map((parameter) => parameter.trim()).find((parameter) => /^charset=/i.test(parameter));
-  const charset = charsetParameter?.slice('charset='.length).replace(/^["']|["']$/g, '').trim();
+  const charset = charsetParameter
+    ?.slice('charset='.length)
+    .replace(/^["']|["']$/g, '')
+    .trim();
   return { contentType: type.trim().toLowerCase(), ...(charset ? { charset } : {}) };
 }
 
@@ -96,9 +99,10 @@ function sendRequest(url: URL, options: PageFetchOptions, lookup: LookupFunction
 
 /** The body, decompressed; `pipeline` carries an abort or error of the response into the result. */
 function decodedBody(response: IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decompressor =
-    encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decompressor = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
   if (!decompressor) return response;
   // Errors surface through the decompressor, which pipeline destroys with them.
   return pipeline(response, decompressor, () => undefined);

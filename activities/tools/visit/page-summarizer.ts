@@ -51,9 +51,7 @@ export interface ModelPageSummarizerOptions {
 /** Default for {@link ModelPageSummarizerOptions.maxChunkCharacters}. */
 export const DEFAULT_MAX_CHUNK_CHARACTERS = 60_000;
 
-const ANSWER_FORMAT =
-  'Answer with one JSON object and nothing else, in this shape:\n' +
-  '{"rational": "...", "evidence": "...", "summary": "..."}';
+const ANSWER_FORMAT = 'Answer with one JSON object and nothing else, in this shape:\n' + '{"rational": "...", "evidence": "...", "summary": "..."}';
 
 function extractionPrompt(page: PageToSummarize, content: string, part: number, parts: number): string {
   const partNote = parts > 1 ? `\n(This is part ${part} of ${parts} of the page; the other parts are read separately.)` : '';
@@ -79,9 +77,7 @@ function extractionPrompt(page: PageToSummarize, content: string, part: number, 
 }
 
 function mergePrompt(page: PageToSummarize, partials: PageSummary[]): string {
-  const extractions = partials
-    .map((partial, index) => `### Extraction ${index + 1}\nrational: ${partial.rational}\nevidence:\n${partial.evidence}\nsummary: ${partial.summary}`)
-    .join('\n\n');
+  const extractions = partials.map((partial, index) => `### Extraction ${index + 1}\nrational: ${partial.rational}\nevidence:\n${partial.evidence}\nsummary: ${partial.summary}`).join('\n\n');
   return [
     'Several extractions were made, each from a different part of one long web page, for the same research goal. Combine them into one.',
     '',

@@ -6,14 +6,7 @@ import { htmlToMarkdown } from '../../../src/documents/html-to-markdown';
 export type ContentFormat = 'html' | 'markdown' | 'text' | 'json' | 'pdf';
 
 /** The content types the visit tool reads by default. */
-export const DEFAULT_ALLOWED_CONTENT_TYPES: readonly string[] = [
-  'text/html',
-  'application/xhtml+xml',
-  'text/plain',
-  'text/markdown',
-  'application/json',
-  'application/pdf',
-];
+export const DEFAULT_ALLOWED_CONTENT_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'application/json', 'application/pdf'];
 
 /** Content types that say nothing about the body; it is sniffed instead. */
 const UNDECLARED_CONTENT_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream']);

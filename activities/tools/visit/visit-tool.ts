@@ -3,15 +3,7 @@ import { ToolInputError, type ToolContext, type ToolDefinition } from '../tool-d
 import { readLocalFile } from './local-file-reader';
 import { fetchPage } from './page-fetcher';
 import type { PageSummarizer, PageSummary } from './page-summarizer';
-import {
-  DEFAULT_ALLOWED_CONTENT_TYPES,
-  extractReadableContent,
-  formatOfContentType,
-  formatOfFileName,
-  isUndeclaredContentType,
-  sniffFormat,
-  type ReadableDocument,
-} from './readable-content';
+import { DEFAULT_ALLOWED_CONTENT_TYPES, extractReadableContent, formatOfContentType, formatOfFileName, isUndeclaredContentType, sniffFormat, type ReadableDocument } from './readable-content';
 import { parseVisitTarget } from './visit-target';
 
 /** How the visit tool fetches and reads pages. Every field is optional. */

@@ -226,7 +226,9 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
           if (result) {
             log(`Run ${run.workflowId} ended "${result.termination}"; its transcript: 'react-agent result ${run.workflowId}'.`);
           } else if (stack.server !== undefined) {
-            log(`Run ${run.workflowId} has not ended; it is saved in ${stack.server.databaseFile} and goes on when a dev server and a worker run again ('npm run server', 'npm run worker'); then 'react-agent follow ${run.workflowId}'.`);
+            log(
+              `Run ${run.workflowId} has not ended; it is saved in ${stack.server.databaseFile} and goes on when a dev server and a worker run again ('npm run server', 'npm run worker'); then 'react-agent follow ${run.workflowId}'.`,
+            );
           } else {
             log(`Run ${run.workflowId} has not ended; the Temporal server keeps it and it goes on when a worker runs ('npm run worker'): follow it with ${followHint(run.workflowId)}.`);
           }

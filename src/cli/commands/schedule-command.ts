@@ -124,7 +124,8 @@ function specFrom(values: Values): { timing?: Pick<ScheduleSpec, 'cronExpression
     if (every < 1_000) throw new UsageError(`--every must be at least 1s, got "${values.every}".`, scheduleHelp);
     timing = { intervals: [{ every }] };
   }
-  if (values.timezone !== undefined && !isKnownTimeZone(values.timezone)) throw new UsageError(`--timezone "${values.timezone}" is not a known IANA time zone (e.g. Europe/Paris, America/New_York, UTC).`, scheduleHelp);
+  if (values.timezone !== undefined && !isKnownTimeZone(values.timezone))
+    throw new UsageError(`--timezone "${values.timezone}" is not a known IANA time zone (e.g. Europe/Paris, America/New_York, UTC).`, scheduleHelp);
   const jitter = durationOption(values, 'jitter');
   return { ...(timing ? { timing } : {}), ...(values.timezone !== undefined ? { timezone: values.timezone } : {}), ...(jitter !== undefined ? { jitter } : {}) };
 }
@@ -400,7 +401,8 @@ export async function scheduleCommand(argumentsList: string[]): Promise<number> 
   let backfillRange: { from: Date; to: Date } | undefined;
   if (subcommand === 'backfill') {
     backfillRange = { from: timeOption(values, 'from'), to: timeOption(values, 'to') };
-    if (backfillRange.from.getTime() >= backfillRange.to.getTime()) throw new UsageError(`--from must be before --to (${backfillRange.from.toISOString()} is not before ${backfillRange.to.toISOString()}).`, scheduleHelp);
+    if (backfillRange.from.getTime() >= backfillRange.to.getTime())
+      throw new UsageError(`--from must be before --to (${backfillRange.from.toISOString()} is not before ${backfillRange.to.toISOString()}).`, scheduleHelp);
   }
   const overlap = ['trigger', 'backfill'].includes(subcommand) ? overlapOption(values) : undefined;
   const context = await openCliContext();
@@ -430,7 +432,9 @@ export async function scheduleCommand(argumentsList: string[]): Promise<number> 
       case 'backfill': {
         const range = backfillRange as { from: Date; to: Date };
         await handle.backfill({ start: range.from, end: range.to, overlap: overlap ?? 'BUFFER_ALL' });
-        console.log(`Schedule ${id} backfilled from ${range.from.toISOString()} to ${range.to.toISOString()} (overlap ${overlapNameOf(overlap ?? 'BUFFER_ALL')}): each action of that period starts a batch writing to its own dated folder.`);
+        console.log(
+          `Schedule ${id} backfilled from ${range.from.toISOString()} to ${range.to.toISOString()} (overlap ${overlapNameOf(overlap ?? 'BUFFER_ALL')}): each action of that period starts a batch writing to its own dated folder.`,
+        );
         return 0;
       }
       case 'delete':

@@ -38,7 +38,14 @@ function parseWorkers(text: string): Partial<Record<WorkerRole, number>> {
 function formatStatus(rows: StackProcessStatus[]): string {
   const table = [['process', 'pid', 'health', 'address'], ...rows.map((row) => [row.name, row.pid ? String(row.pid) : '-', row.health, row.address ?? ''])];
   const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-  return table.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return table
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export async function stackCommand(argumentsList: string[]): Promise<number> {
@@ -58,7 +65,11 @@ export async function stackCommand(argumentsList: string[]): Promise<number> {
     await stack.up({ ...(workers ? { workers } : {}), ui: values['no-ui'] !== true, log });
     log(`Stack up in ${((Date.now() - started) / 1000).toFixed(1)} s (${stack.directory}). To use it:`);
     const variables = stack.clientEnvironment();
-    console.log(Object.entries(variables).map(([name, value]) => `export ${name}=${value}`).join('\n'));
+    console.log(
+      Object.entries(variables)
+        .map(([name, value]) => `export ${name}=${value}`)
+        .join('\n'),
+    );
     return 0;
   }
   if (action === 'down') {

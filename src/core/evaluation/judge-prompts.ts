@@ -84,7 +84,14 @@ const LABEL = /^(?:final\s+)?(?:answer|verdict|judgement|judgment|grade|result|a
  */
 export function parseWordVerdict(reply: string): boolean | undefined {
   const withoutThinking = reply.replace(/<think>[\s\S]*?<\/think>/g, '');
-  const cleaned = withoutThinking.replace(DECORATION, ' ').replace(/\s+/g, ' ').trim().replace(LABEL, '').replace(/[.!。]+$/, '').trim().toLowerCase();
+  const cleaned = withoutThinking
+    .replace(DECORATION, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(LABEL, '')
+    .replace(/[.!。]+$/, '')
+    .trim()
+    .toLowerCase();
   if (cleaned === 'correct') return true;
   if (cleaned === 'incorrect' || cleaned === 'not correct') return false;
   return undefined;

@@ -82,7 +82,7 @@ export function parseToolCallBody(body: string, id: string): ToolCallRequest {
 /** The model's reasoning: inside <think>, else the text before the first tag; shortened for history. */
 export function extractThought(content: string): string {
   const think = between(content, '<think>', '</think>');
-  const raw = think ? think.inner : content.split(/<tool_call>|<answer>/)[0] ?? '';
+  const raw = think ? think.inner : (content.split(/<tool_call>|<answer>/)[0] ?? '');
   const trimmed = raw.trim();
   return trimmed.length > THOUGHT_PREVIEW_CHARACTERS ? `${trimmed.slice(0, THOUGHT_PREVIEW_CHARACTERS - 1)}…` : trimmed;
 }
@@ -97,9 +97,7 @@ export const deepResearchProtocol: Protocol = {
   nativeTools: false,
 
   renderSystemPrompt(tools: ToolSpec[], today: string): string {
-    const toolLines = tools
-      .map((tool) => JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
-      .join('\n');
+    const toolLines = tools.map((tool) => JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })).join('\n');
     const toolSection = tools.length
       ? '\n\n# Tools\n\nYou may call one or more tools to help with the question. Their signatures are inside <tools></tools>:\n' +
         `<tools>\n${toolLines}\n</tools>\n\n` +

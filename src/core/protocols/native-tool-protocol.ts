@@ -42,7 +42,7 @@ export const nativeToolProtocol: Protocol = {
         return { id, name: call.name, arguments: {}, problem: `Error: the arguments are not valid JSON (${(error as Error).message}). Send a JSON object matching the tool's parameters.` };
       }
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return { id, name: call.name, arguments: {}, problem: 'Error: the arguments must be a JSON object matching the tool\'s parameters.' };
+        return { id, name: call.name, arguments: {}, problem: "Error: the arguments must be a JSON object matching the tool's parameters." };
       }
       return { id, name: call.name, arguments: parsed as Record<string, unknown> };
     });

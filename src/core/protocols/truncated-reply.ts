@@ -107,10 +107,7 @@ export function markTruncatedAnswer(partial: string, truncation: Truncation): st
  * - `ask_again`: it was cut off and a retry is left; send `note` and call once more.
  * - `keep_marked`: it was cut off and no retry is left; keep the partial answer, marked (none when the cut came before any answer text).
  */
-export type FinalAnswerDecision =
-  | { kind: 'accept'; answer?: string }
-  | { kind: 'ask_again'; note: string }
-  | { kind: 'keep_marked'; answer?: string };
+export type FinalAnswerDecision = { kind: 'accept'; answer?: string } | { kind: 'ask_again'; note: string } | { kind: 'keep_marked'; answer?: string };
 
 /** Decides on the final answer phase's reply; `retriesLeft` counts down from {@link FINAL_ANSWER_RETRIES_WHEN_TRUNCATED}. */
 export function decideFinalAnswer(protocol: ProtocolName, turn: ParsedTurn, finishReason: string, retriesLeft: number): FinalAnswerDecision {

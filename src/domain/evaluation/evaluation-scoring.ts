@@ -82,10 +82,12 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
     }
   }
   const verdictOf = (run: EvaluationRun) => input.verdicts.get(runKey(run));
-  const correctness = questions.map((question) => byRollout.map((runs) => {
-    const run = runs.get(question);
-    return run !== undefined && verdictOf(run)?.isCorrect === true;
-  }));
+  const correctness = questions.map((question) =>
+    byRollout.map((runs) => {
+      const run = runs.get(question);
+      return run !== undefined && verdictOf(run)?.isCorrect === true;
+    }),
+  );
   const perRolloutPass = passAt1PerRollout(correctness, rolloutCount);
   const perRollout: RolloutScore[] = input.rollouts.map((runs, index) => {
     const ems = runs.flatMap((run) => (verdictOf(run)?.exactMatch === undefined ? [] : [verdictOf(run)?.exactMatch as number]));

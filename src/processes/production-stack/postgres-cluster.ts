@@ -75,7 +75,18 @@ export class PostgresCluster {
     try {
       this.check(
         'initdb',
-        this.runAsServerUser(join(this.options.bin, 'initdb'), ['-D', dataDirectory, '-U', 'postgres', '--auth-host=scram-sha-256', '--auth-local=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C.UTF-8']),
+        this.runAsServerUser(join(this.options.bin, 'initdb'), [
+          '-D',
+          dataDirectory,
+          '-U',
+          'postgres',
+          '--auth-host=scram-sha-256',
+          '--auth-local=scram-sha-256',
+          `--pwfile=${passwordFile}`,
+          '-E',
+          'UTF8',
+          '--locale=C.UTF-8',
+        ]),
       );
     } finally {
       spawnSync('rm', ['-f', passwordFile]);
@@ -150,7 +161,8 @@ export class PostgresCluster {
     if (!this.asRoot) return;
     const user = spawnSync('id', ['-u', POSTGRES_USER], { encoding: 'utf8' });
     const group = spawnSync('id', ['-g', POSTGRES_USER], { encoding: 'utf8' });
-    if (user.status !== 0) throw new PostgresError(`This runs as root and PostgreSQL refuses to run as root, but there is no '${POSTGRES_USER}' system user to run it as (the postgresql package creates it).`);
+    if (user.status !== 0)
+      throw new PostgresError(`This runs as root and PostgreSQL refuses to run as root, but there is no '${POSTGRES_USER}' system user to run it as (the postgresql package creates it).`);
     chownSync(path, Number(user.stdout.trim()), Number(group.stdout.trim()));
   }
 

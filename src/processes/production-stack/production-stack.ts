@@ -136,7 +136,12 @@ async function freeLowPort(): Promise<number> {
 async function freePorts(): Promise<Omit<StackPorts, 'seaweed'>> {
   const temporalPorts = {} as Record<TemporalServiceName, TemporalServicePorts>;
   for (const service of TEMPORAL_SERVICES) {
-    temporalPorts[service] = { grpcPort: await freeLowPort(), membershipPort: await freeLowPort(), metricsPort: await freeLowPort(), ...(service === 'frontend' ? { httpPort: await freeLowPort() } : {}) };
+    temporalPorts[service] = {
+      grpcPort: await freeLowPort(),
+      membershipPort: await freeLowPort(),
+      metricsPort: await freeLowPort(),
+      ...(service === 'frontend' ? { httpPort: await freeLowPort() } : {}),
+    };
   }
   return { postgres: await freeLowPort(), temporal: temporalPorts, ui: await freeLowPort(), s3: await freeLowPort() };
 }
@@ -305,7 +310,8 @@ export class ProductionStack {
     mkdirSync(join(this.directory, 'postgresql'), { recursive: true });
     if (postgres.initialise()) log(`PostgreSQL: new cluster in ${postgres.dataDirectory}`);
     if (!postgres.running) {
-      if (!(await isPortFree(postgres.port))) throw new StackError(`Cannot start PostgreSQL: port ${postgres.port} on ${HOST} is in use (another PostgreSQL? Stop it, or make a new stack with --free-ports).`);
+      if (!(await isPortFree(postgres.port)))
+        throw new StackError(`Cannot start PostgreSQL: port ${postgres.port} on ${HOST} is in use (another PostgreSQL? Stop it, or make a new stack with --free-ports).`);
       const started = Date.now();
       postgres.start();
       log(`PostgreSQL: started on ${HOST}:${postgres.port} (pid ${postgres.pid}, ${Date.now() - started} ms)`);
@@ -317,11 +323,16 @@ export class ProductionStack {
     }
     postgres.ensureRole(user, this.state.secrets.temporal);
     const sql = (databaseName: string, args: string[]) => {
-      const result = spawnSync(sqlTool, ['--plugin', STACK_TOPOLOGY.temporal.plugin, '--ep', HOST, '--port', String(postgres.port), '--user', user, '--password', this.state.secrets.temporal, '--db', databaseName, ...args], {
-        encoding: 'utf8',
-        timeout: 300_000,
-      });
-      if (result.status !== 0) throw new StackError(`temporal-sql-tool ${args.join(' ')} (database ${databaseName}) failed: ${`${result.stderr}${result.stdout}`.trim().split('\n').slice(-8).join('\n')}`);
+      const result = spawnSync(
+        sqlTool,
+        ['--plugin', STACK_TOPOLOGY.temporal.plugin, '--ep', HOST, '--port', String(postgres.port), '--user', user, '--password', this.state.secrets.temporal, '--db', databaseName, ...args],
+        {
+          encoding: 'utf8',
+          timeout: 300_000,
+        },
+      );
+      if (result.status !== 0)
+        throw new StackError(`temporal-sql-tool ${args.join(' ')} (database ${databaseName}) failed: ${`${result.stderr}${result.stdout}`.trim().split('\n').slice(-8).join('\n')}`);
     };
     for (const [name, schema] of [
       [database, STACK_TOPOLOGY.temporal.schemas.temporal],
@@ -437,7 +448,11 @@ export class ProductionStack {
           workflowIdReusePolicy: temporal.api.enums.v1.WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
           workflowIdConflictPolicy: temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
         });
-        await connection.workflowService.terminateWorkflowExecution({ namespace, workflowExecution: { workflowId: PROBE_WORKFLOW_ID, runId: start.runId }, reason: 'readiness probe of react-agent stack up' });
+        await connection.workflowService.terminateWorkflowExecution({
+          namespace,
+          workflowExecution: { workflowId: PROBE_WORKFLOW_ID, runId: start.runId },
+          reason: 'readiness probe of react-agent stack up',
+        });
         await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'react-agent-stack-probe' }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
         return undefined;
       });
@@ -458,7 +473,11 @@ export class ProductionStack {
     }
     const { accessKeyId, secretAccessKey } = prepareSeaweedDirectory(this.seaweedDirectory);
     const started = Date.now();
-    const daemon = spawnDaemon(weed, weedMiniArguments(this.seaweedDirectory, { s3: this.state.ports.s3, others: this.state.ports.seaweed }), { env: process.env, cwd: this.seaweedDirectory, logFile: this.logFile('seaweedfs') });
+    const daemon = spawnDaemon(weed, weedMiniArguments(this.seaweedDirectory, { s3: this.state.ports.s3, others: this.state.ports.seaweed }), {
+      env: process.env,
+      cwd: this.seaweedDirectory,
+      logFile: this.logFile('seaweedfs'),
+    });
     this.record('seaweedfs', daemon);
     const deadline = Date.now() + 60_000;
     while (!(await s3PortAnswers(this.state.ports.s3))) {
@@ -496,7 +515,18 @@ export class ProductionStack {
     mkdirSync(configDirectory, { recursive: true });
     writeFileSync(
       join(configDirectory, 'stack.yaml'),
-      [`temporalGrpcAddress: ${this.address}`, `host: ${HOST}`, `port: ${this.state.ports.ui}`, 'enableUi: true', 'defaultNamespace: default', 'cors:', '  cookieInsecure: true', 'auth:', '  enabled: false', ''].join('\n'),
+      [
+        `temporalGrpcAddress: ${this.address}`,
+        `host: ${HOST}`,
+        `port: ${this.state.ports.ui}`,
+        'enableUi: true',
+        'defaultNamespace: default',
+        'cors:',
+        '  cookieInsecure: true',
+        'auth:',
+        '  enabled: false',
+        '',
+      ].join('\n'),
     );
     const daemon = spawnDaemon(uiServer, ['--root', this.directory, '--config', 'ui-config', '--env', 'stack', 'start'], { env: process.env, cwd: this.directory, logFile: this.logFile('ui') });
     this.record('ui', daemon);
@@ -609,7 +639,13 @@ export class ProductionStack {
     const rows: StackProcessStatus[] = [];
     const postgres = this.postgres();
     const pgPid = postgres.pid;
-    rows.push({ name: 'postgresql', ...(pgPid ? { pid: pgPid } : {}), running: pgPid !== undefined, health: pgPid === undefined ? 'stopped' : postgres.ready() ? 'ready' : 'not accepting connections', address: `${HOST}:${postgres.port}` });
+    rows.push({
+      name: 'postgresql',
+      ...(pgPid ? { pid: pgPid } : {}),
+      running: pgPid !== undefined,
+      health: pgPid === undefined ? 'stopped' : postgres.ready() ? 'ready' : 'not accepting connections',
+      address: `${HOST}:${postgres.port}`,
+    });
     for (const service of TEMPORAL_SERVICES) {
       const name = `temporal-${service}`;
       const record = this.processOf(name);
@@ -623,12 +659,31 @@ export class ProductionStack {
       rows.push({ name, ...(record ? { pid: record.pid } : {}), running: record !== undefined, health, address: `${HOST}:${ports.grpcPort}` });
     }
     const seaweed = this.processOf('seaweedfs');
-    rows.push({ name: 'seaweedfs', ...(seaweed ? { pid: seaweed.pid } : {}), running: seaweed !== undefined, health: seaweed ? ((await s3PortAnswers(this.state.ports.s3)) ? 'ready' : 'S3 not answering') : 'stopped', address: this.s3Endpoint });
+    rows.push({
+      name: 'seaweedfs',
+      ...(seaweed ? { pid: seaweed.pid } : {}),
+      running: seaweed !== undefined,
+      health: seaweed ? ((await s3PortAnswers(this.state.ports.s3)) ? 'ready' : 'S3 not answering') : 'stopped',
+      address: this.s3Endpoint,
+    });
     const ui = this.processOf('ui');
-    if (ui || this.state.processes.ui) rows.push({ name: 'ui', ...(ui ? { pid: ui.pid } : {}), running: ui !== undefined, health: ui ? ((await httpStatus(this.state.ports.ui, '/')) ? 'ready' : 'not answering') : 'stopped', address: this.uiUrl });
+    if (ui || this.state.processes.ui)
+      rows.push({
+        name: 'ui',
+        ...(ui ? { pid: ui.pid } : {}),
+        running: ui !== undefined,
+        health: ui ? ((await httpStatus(this.state.ports.ui, '/')) ? 'ready' : 'not answering') : 'stopped',
+        address: this.uiUrl,
+      });
     for (const worker of this.state.workers) {
       const record = this.processOf(worker.name);
-      rows.push({ name: worker.name, ...(record ? { pid: record.pid } : {}), running: record !== undefined, health: record ? 'running' : 'stopped', ...(worker.netns ? { address: `netns ${worker.netns}` } : {}) });
+      rows.push({
+        name: worker.name,
+        ...(record ? { pid: record.pid } : {}),
+        running: record !== undefined,
+        health: record ? 'running' : 'stopped',
+        ...(worker.netns ? { address: `netns ${worker.netns}` } : {}),
+      });
     }
     return rows;
   }
@@ -667,12 +722,14 @@ export class ProductionStack {
   /** Stops everything (workers first, PostgreSQL last) and keeps the data. */
   async down(log: (line: string) => void = () => undefined): Promise<void> {
     const workerNames = this.state.workers.map((worker) => worker.name);
-    await Promise.all(workerNames.map(async (name) => {
-      if (this.processOf(name)) {
-        await stopDaemon(this.state.processes[name], 20_000);
-        log(`stopped ${name}`);
-      }
-    }));
+    await Promise.all(
+      workerNames.map(async (name) => {
+        if (this.processOf(name)) {
+          await stopDaemon(this.state.processes[name], 20_000);
+          log(`stopped ${name}`);
+        }
+      }),
+    );
     for (const name of ['ui', 'seaweedfs', ...[...TEMPORAL_SERVICES].reverse().map((service) => `temporal-${service}`)]) {
       if (this.processOf(name)) {
         await stopDaemon(this.state.processes[name], 15_000);

@@ -14,7 +14,6 @@ import { browserProcesses, killGroup, requireChromium } from './headless-chromiu
  * the test process exits.
  */
 
-
 interface DevToolsMessage {
   id?: number;
   method?: string;

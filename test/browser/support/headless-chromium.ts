@@ -175,7 +175,7 @@ export function decodePng(png: Buffer): DecodedPng {
   }
   const channels = colourType === 6 ? 4 : 3;
   const chunks: Buffer[] = [];
-  for (let offset = 8; offset < png.length; ) {
+  for (let offset = 8; offset < png.length;) {
     const length = png.readUInt32BE(offset);
     const type = png.toString('latin1', offset + 4, offset + 8);
     if (type === 'IDAT') chunks.push(png.subarray(offset + 8, offset + 8 + length));
@@ -234,11 +234,7 @@ export function countPixelsNear(image: DecodedPng, hex: string, tolerance = 12):
     const redDifference = rgba[offset]! - red;
     const greenDifference = rgba[offset + 1]! - green;
     const blueDifference = rgba[offset + 2]! - blue;
-    if (
-      redDifference <= tolerance && redDifference >= -tolerance &&
-      greenDifference <= tolerance && greenDifference >= -tolerance &&
-      blueDifference <= tolerance && blueDifference >= -tolerance
-    ) {
+    if (redDifference <= tolerance && redDifference >= -tolerance && greenDifference <= tolerance && greenDifference >= -tolerance && blueDifference <= tolerance && blueDifference >= -tolerance) {
       count += 1;
     }
   }

@@ -32,5 +32,5 @@ export function formatRetries(counts: Map<string, number>): string {
   if (counts.size === 0) return 'activity retries: none';
   const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   const width = Math.max(...rows.map(([key]) => key.length));
-  return ['activity retries by cause (attempt > 1, from the previous attempt\'s failure):', ...rows.map(([key, count]) => `  ${key.padEnd(width)}  ${count}`)].join('\n');
+  return ["activity retries by cause (attempt > 1, from the previous attempt's failure):", ...rows.map(([key, count]) => `  ${key.padEnd(width)}  ${count}`)].join('\n');
 }

@@ -21,14 +21,29 @@ export interface ChaosOutcome {
 
 function table(rows: string[][]): string {
   const widths = (rows[0] ?? []).map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The table the cluster tier prints at the end: each fault, when, for how long, the recovery; then how the runs ended. */
 export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): string {
   const faultRows = [
     ['fault', 'at (s)', 'down (s)', 'serving after restore (s)', 'model calls resumed after (s)', 'runs in flight', 'model calls before'],
-    ...faults.map((fault) => [fault.fault, fault.at.toFixed(1), fault.downSeconds.toFixed(1), fault.recoverySeconds.toFixed(1), Number.isFinite(fault.resumedSeconds) ? fault.resumedSeconds.toFixed(1) : 'no', String(fault.runsInFlight), String(fault.modelCallsBefore)]),
+    ...faults.map((fault) => [
+      fault.fault,
+      fault.at.toFixed(1),
+      fault.downSeconds.toFixed(1),
+      fault.recoverySeconds.toFixed(1),
+      Number.isFinite(fault.resumedSeconds) ? fault.resumedSeconds.toFixed(1) : 'no',
+      String(fault.runsInFlight),
+      String(fault.modelCallsBefore),
+    ]),
   ];
   const completed = outcome.runs.filter((run) => run.ok);
   const closed = completed.map((run) => run.closedAt ?? 0).sort((a, b) => a - b);

@@ -53,7 +53,12 @@ export class AgentEnvironment {
     // When one part fails to start, the parts that did start are stopped before the error is
     // thrown: a model server left listening would keep jest from ever exiting.
     const [serverStart, modelStart, bundleStart] = await Promise.allSettled([
-      DevServer.start({ port: 0, uiPort: options.webUi ? 0 : false, databaseFile: join(directory, 'temporal.sqlite'), ...(options.serverDynamicConfig ? { dynamicConfig: options.serverDynamicConfig } : {}) }),
+      DevServer.start({
+        port: 0,
+        uiPort: options.webUi ? 0 : false,
+        databaseFile: join(directory, 'temporal.sqlite'),
+        ...(options.serverDynamicConfig ? { dynamicConfig: options.serverDynamicConfig } : {}),
+      }),
       ScriptedModelServer.start({ script: options.script }),
       cachedWorkflowBundle(),
     ]);
@@ -63,10 +68,7 @@ export class AgentEnvironment {
       if (failure !== undefined) throw failure.reason;
       connection = await Connection.connect({ address: (serverStart as PromiseFulfilledResult<DevServer>).value.address });
     } catch (error) {
-      await Promise.all([
-        serverStart.status === 'fulfilled' ? serverStart.value.stop() : undefined,
-        modelStart.status === 'fulfilled' ? modelStart.value.close() : undefined,
-      ]);
+      await Promise.all([serverStart.status === 'fulfilled' ? serverStart.value.stop() : undefined, modelStart.status === 'fulfilled' ? modelStart.value.close() : undefined]);
       rmSync(directory, { recursive: true, force: true });
       throw error;
     }

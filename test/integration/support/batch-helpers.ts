@@ -9,7 +9,6 @@ import { countAssistantMessages } from '../../fakes/scripted-model-server';
 import { WorkflowTypes, type ResearchBatchWorkflow } from '../../../src/core/workflow-types';
 import type { AgentEnvironment } from './agent-environment';
 
-
 let sequence = 0;
 export function batchId(label: string): string {
   sequence += 1;

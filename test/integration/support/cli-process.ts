@@ -32,7 +32,11 @@ export class CliProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly timer: NodeJS.Timeout;
 
-  private constructor(readonly child: ChildProcessWithoutNullStreams, private readonly ownGroup: boolean, timeoutMs: number) {
+  private constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    private readonly ownGroup: boolean,
+    timeoutMs: number,
+  ) {
     running.add(this);
     child.stdout.on('data', (data: Buffer) => (this.stdout += data.toString()));
     child.stderr.on('data', (data: Buffer) => (this.stderr += data.toString()));

@@ -7,7 +7,7 @@ import { OwnedProcess } from '../../../src/processes/owned-process';
 /** Debian's `prometheus` package puts its binaries here; `PROMETHEUS_PATH` / `PROMTOOL_PATH` override. */
 export const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 export const PROMTOOL = process.env.PROMTOOL_PATH ?? '/usr/bin/promtool';
-export const INSTALL_HINT = 'apt-get install -y prometheus (Debian\'s package: /usr/bin/prometheus and /usr/bin/promtool; .ci/run installs it)';
+export const INSTALL_HINT = "apt-get install -y prometheus (Debian's package: /usr/bin/prometheus and /usr/bin/promtool; .ci/run installs it)";
 
 /** Why Prometheus cannot run here, or undefined when it can. */
 export function prometheusMissing(): string | undefined {
@@ -78,7 +78,10 @@ export class PrometheusServer {
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (!child.running) throw new Error(`prometheus exited at start:\n${server.log()}`);
-      const ready = await fetch(`${server.url}/-/ready`).then((response) => response.ok, () => false);
+      const ready = await fetch(`${server.url}/-/ready`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (ready) return server;
       if (Date.now() > deadline) {
         await server.stop();

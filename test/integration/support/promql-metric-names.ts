@@ -40,9 +40,7 @@ export function dashboardPanels(dashboard: Dashboard): DashboardPanel[] {
 /** Every PromQL expression of the dashboard: its panels' targets and its query variables. */
 export function dashboardExpressions(dashboard: Dashboard): string[] {
   const targets = dashboardPanels(dashboard).flatMap((panel) => (panel.targets ?? []).map((target) => target.expr ?? ''));
-  const variables = dashboard.templating.list
-    .filter((variable) => variable.type === 'query')
-    .map((variable) => (typeof variable.query === 'string' ? variable.query : (variable.query?.query ?? '')));
+  const variables = dashboard.templating.list.filter((variable) => variable.type === 'query').map((variable) => (typeof variable.query === 'string' ? variable.query : (variable.query?.query ?? '')));
   return [...targets, ...variables];
 }
 

@@ -30,7 +30,11 @@ export async function cachedWorkflowBundle(entry?: string): Promise<string> {
   hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
   const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(path)) {
-    const { code } = await bundleWorkflowCode({ workflowsPath: entry ?? require.resolve('../../../workflows'), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: entry ?? require.resolve('../../../workflows'),
+      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+      logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
+    });
     writeFileSync(`${path}.tmp`, code);
     writeFileSync(path, code);
   }

@@ -65,7 +65,8 @@ interface ResolvedOptions {
   startTimeoutMs: number;
 }
 
-const SETUP_HINT = "Run 'npm run setup:llama-server' (it builds llama.cpp's llama-server once per machine into ~/.cache/react-agent/llama-server/, linked from .tools/llama-server/, about 6–9 minutes on 2 cores, and writes the tiny models).";
+const SETUP_HINT =
+  "Run 'npm run setup:llama-server' (it builds llama.cpp's llama-server once per machine into ~/.cache/react-agent/llama-server/, linked from .tools/llama-server/, about 6–9 minutes on 2 cores, and writes the tiny models).";
 const STOP_GRACE_MS = 5_000;
 const LOG_LIMIT = 64 * 1024;
 
@@ -256,7 +257,11 @@ export class LlamaServer {
     const model = options.model ?? 'tiny-chatml';
     const modelPath = model === 'tiny-chatml' || model === 'tiny-thinking' ? join(TINY_MODEL_DIRECTORY, `${model}.gguf`) : resolve(model);
     if (!existsSync(modelPath)) throw new LlamaServerMissingError(`The model ${modelPath} is missing. ${SETUP_HINT}`);
-    const modelName = modelPath.split('/').pop()?.replace(/\.gguf$/, '') ?? 'model';
+    const modelName =
+      modelPath
+        .split('/')
+        .pop()
+        ?.replace(/\.gguf$/, '') ?? 'model';
     return {
       modelPath,
       alias: options.alias ?? modelName,
@@ -288,14 +293,22 @@ export class LlamaServer {
   private arguments(): string[] {
     const options = this.current;
     return [
-      '--model', options.modelPath,
-      '--alias', options.alias,
-      '--host', HOST,
-      '--port', String(this.port),
-      '--ctx-size', String(options.contextSize * options.parallel),
-      '--parallel', String(options.parallel),
-      '--threads', String(options.threads),
-      '--seed', String(options.seed),
+      '--model',
+      options.modelPath,
+      '--alias',
+      options.alias,
+      '--host',
+      HOST,
+      '--port',
+      String(this.port),
+      '--ctx-size',
+      String(options.contextSize * options.parallel),
+      '--parallel',
+      String(options.parallel),
+      '--threads',
+      String(options.threads),
+      '--seed',
+      String(options.seed),
       '--no-warmup',
       ...(options.jinja ? ['--jinja'] : []),
       ...(options.reasoningFormat ? ['--reasoning-format', options.reasoningFormat] : []),

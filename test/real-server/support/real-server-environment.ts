@@ -59,10 +59,7 @@ export class RealServerEnvironment {
     const llama = await LlamaServer.start(options.llamaServer);
     const directory = mkdtempSync(join(tmpdir(), 'react-agent-real-server-'));
     try {
-      const [server, bundle] = await Promise.all([
-        DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
-        cachedWorkflowBundle(),
-      ]);
+      const [server, bundle] = await Promise.all([DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }), cachedWorkflowBundle()]);
       const connection = await Connection.connect({ address: server.address }).catch(async (error: unknown) => {
         await server.stop();
         throw error;
