@@ -51,14 +51,16 @@ function resolvedConfig() {
   return { config: JSON.parse(json.stdout), problems: [] };
 }
 
+/** A service's image, its entrypoint and command as one line, and its environment as an object (compose allows a list of KEY=value too). */
+const image = (service) => String(service.image ?? '');
+const text = (service) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');
+const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : (service.environment ?? {}));
+
 /** Problems of the production shape, empty when it holds. */
 export function shapeProblems(config, searchAttributes) {
   const problems = [];
   const services = config.services ?? {};
   const entries = Object.entries(services);
-  const image = (service) => String(service.image ?? '');
-  const text = (service) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');
-  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : (service.environment ?? {}));
 
   const temporal = entries.find(([, service]) => /^temporalio\/(auto-setup|server)\b/.test(image(service)));
   if (!temporal) problems.push('no Temporal server service (image temporalio/auto-setup or temporalio/server)');
@@ -109,9 +111,6 @@ export function topologyProblems(config, topology) {
   const problems = [];
   const services = config.services ?? {};
   const entries = Object.entries(services);
-  const image = (service) => String(service.image ?? '');
-  const text = (service) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');
-  const environmentOf = (service) => (Array.isArray(service.environment) ? Object.fromEntries(service.environment.map((line) => line.split(/=(.*)/s))) : (service.environment ?? {}));
   const published = (service) => (service.ports ?? []).map((port) => (typeof port === 'object' ? `${port.published}:${port.target}` : String(port)));
 
   const postgres = entries.find(([, service]) => /^postgres:/.test(image(service)));

@@ -255,6 +255,20 @@ export interface ToolInterval {
   endedBy: 'stop' | 'kill' | 'running';
 }
 
+/** A tool call's interval from its start line to `end`. */
+function intervalOf(start: ToolLogEntry, end: number, endedBy: ToolInterval['endedBy']): ToolInterval {
+  return {
+    workflowId: start.workflowId,
+    tool: start.tool,
+    callId: start.callId,
+    pid: start.pid,
+    ...(start.attempt !== undefined ? { attempt: start.attempt } : {}),
+    start: start.at,
+    end,
+    endedBy,
+  };
+}
+
 /** Pairs start and stop lines (per call, worker pid and attempt); a start without a stop ends at the first kill of its pid after it, else is running at `now`. */
 export function toolIntervals(entries: readonly ToolLogEntry[], kills: readonly WorkerKill[], now: number): ToolInterval[] {
   const intervals: ToolInterval[] = [];
@@ -272,29 +286,11 @@ export function toolIntervals(entries: readonly ToolLogEntry[], kills: readonly 
     const start = open.get(key);
     if (!start) continue;
     open.delete(key);
-    intervals.push({
-      workflowId: start.workflowId,
-      tool: start.tool,
-      callId: start.callId,
-      pid: start.pid,
-      ...(start.attempt !== undefined ? { attempt: start.attempt } : {}),
-      start: start.at,
-      end: entry.at,
-      endedBy: 'stop',
-    });
+    intervals.push(intervalOf(start, entry.at, 'stop'));
   }
   for (const start of [...unfinished, ...open.values()]) {
     const kill = kills.filter((candidate) => candidate.pid === start.pid && candidate.at >= start.at).sort((a, b) => a.at - b.at)[0];
-    intervals.push({
-      workflowId: start.workflowId,
-      tool: start.tool,
-      callId: start.callId,
-      pid: start.pid,
-      ...(start.attempt !== undefined ? { attempt: start.attempt } : {}),
-      start: start.at,
-      end: kill ? kill.at : now,
-      endedBy: kill ? 'kill' : 'running',
-    });
+    intervals.push(intervalOf(start, kill ? kill.at : now, kill ? 'kill' : 'running'));
   }
   return intervals.sort((a, b) => a.start - b.start);
 }

@@ -19,6 +19,11 @@ const { parseHTML } = require('linkedom') as typeof Linkedom;
 
 const close = (actual: number | undefined, expected: number, what = '') => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
 
+/** A one-rollout batch's summary with these figures. */
+function batchSummary(figures: Pick<BatchSummary, 'questions' | 'lines' | 'perRollout'> & Partial<BatchSummary>): BatchSummary {
+  return { batchId: 'b', output: '/out', input: 'sha256:x', rollouts: 1, cancelled: false, startedAt: '', endedAt: '', durationMs: 1000, continuedAsNew: 0, ...figures } as BatchSummary;
+}
+
 describe('the arithmetic', () => {
   test('total, per rollout over every run, per correct answer over the correct ones', () => {
     const figures = costFigures([0.5, 0.25, 0.25, 1], 2);
@@ -108,20 +113,7 @@ describe('the batch summary', () => {
     assert.equal(batchCost(perRollout), undefined);
     const progress = batchProgress({ batchId: 'b', state: 'running', output: '/out', questions: 1, concurrency: 1, counts, startedAt: 0, now: 60_000, continuedAsNew: 0 });
     assert.doesNotMatch(renderBatchProgress(progress, 60_000), /so far|\$/);
-    const summary = {
-      batchId: 'b',
-      output: '/out',
-      input: 'sha256:x',
-      questions: 1,
-      rollouts: 1,
-      cancelled: false,
-      startedAt: '',
-      endedAt: '',
-      durationMs: 1000,
-      continuedAsNew: 0,
-      lines: 1,
-      perRollout,
-    } as BatchSummary;
+    const summary = batchSummary({ questions: 1, lines: 1, perRollout });
     assert.match(describeBatchSummary(summary), /\n {2}cost: —$/);
   });
 
@@ -132,21 +124,7 @@ describe('the batch summary', () => {
       recordFinished(counts, 1, { termination: 'answer', usage: usage(cost), durationMs: 1000 });
     }
     const perRollout = summaryPerRollout(counts, 2);
-    const summary = {
-      batchId: 'b',
-      output: '/out',
-      input: 'sha256:x',
-      questions: 2,
-      rollouts: 1,
-      cancelled: false,
-      startedAt: '',
-      endedAt: '',
-      durationMs: 1000,
-      continuedAsNew: 0,
-      lines: 2,
-      perRollout,
-      cost: batchCost(perRollout),
-    } as BatchSummary;
+    const summary = batchSummary({ questions: 2, lines: 2, perRollout, cost: batchCost(perRollout) });
     assert.match(describeBatchSummary(summary), /iter1\.jsonl: answer 2; cost \$0\.4000 in all · \$0\.2000 per rollout\n {2}cost: \$0\.4000 in all · \$0\.2000 per rollout$/);
     const evaluated = { ...summary, evaluation: { evaluationId: 'b/evaluation', headline: { cost: costFigures([0.1, 0.3], 1) } } } as BatchSummary;
     assert.match(describeBatchSummary(evaluated), /\n {2}cost: \$0\.4000 in all · \$0\.2000 per rollout · \$0\.4000 per correct answer$/);
