@@ -3,14 +3,14 @@ import { NativeConnection } from '@temporalio/worker';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DevServer } from '../src/processes/dev-server';
 import { ScriptedModelServer, type Script } from '../test/fakes/scripted-model-server';
+import { startTemporal, type TemporalKind, type TemporalUnderTest } from './temporal-servers';
 
-/** What an in-process benchmark runs against: a dev server, the scripted model server and both connections. */
+/** What an in-process benchmark runs against: a Temporal (the dev server unless told), the scripted model server and both connections. */
 export interface BenchmarkStack {
-  /** A temporary folder (the dev server's database, transcripts), removed by `close()`. */
+  /** A temporary folder (the server's data, transcripts), removed by `close()`. */
   directory: string;
-  server: DevServer;
+  server: TemporalUnderTest;
   model: ScriptedModelServer;
   connection: Connection;
   client: Client;
@@ -27,12 +27,14 @@ export interface BenchmarkStackOptions {
   script: Script;
   /** The client's largest gRPC message, for benchmarks that read large histories; default gRPC's 4 MiB. */
   maxReceiveMessageBytes?: number;
+  /** Which Temporal (`temporal-servers.ts`); default `dev`, the dev server. */
+  temporal?: TemporalKind;
 }
 
-/** Starts a dev server on free ports and the scripted model server, and connects to Temporal. */
+/** Starts a Temporal on free ports (the dev server unless `temporal` says otherwise) and the scripted model server, and connects to Temporal. */
 export async function startBenchmarkStack(options: BenchmarkStackOptions): Promise<BenchmarkStack> {
   const directory = mkdtempSync(join(tmpdir(), `react-agent-${options.name}-`));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+  const server = await startTemporal(options.temporal ?? 'dev', directory);
   const model = await ScriptedModelServer.start({ script: options.script });
   const connection = await Connection.connect({
     address: server.address,

@@ -7,6 +7,7 @@
  *
  *   npm run benchmark:overhead                               (30 calls; 0 and 1,000 ms; 1 repeat)
  *   npm run benchmark:overhead -- --calls 30 --latencies 0,1000 --repeat 3
+ *   npm run benchmark:overhead -- --temporal dev,stack   (the dev server, then the production stack)
  *
  * Prints the wall time of each, the overhead per step ((Temporal − bare) / model calls) in ms and
  * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), beside the machine's load.
@@ -22,10 +23,12 @@ import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
 import { argument, createScriptedWorker, describeLoad, lookupThenAnswer } from './fleet-helpers';
 import { startBenchmarkStack } from './benchmark-stack';
+import { parseTemporalKinds, TEMPORAL_KINDS, type TemporalKind } from './temporal-servers';
 
 const CALLS = Number(argument('calls', '30'));
 const LATENCIES = argument('latencies', '0,1000').split(',').map(Number);
 const REPEAT = Number(argument('repeat', '1'));
+const TEMPORALS = parseTemporalKinds(argument('temporal', 'dev'));
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 
 let latencyMs = 0;
@@ -88,9 +91,8 @@ async function stepBreakdown(client: Client, workflowId: string): Promise<string
   return [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', ');
 }
 
-async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const stack = await startBenchmarkStack({ name: 'overhead-benchmark', script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)) });
+async function measureOn(kind: TemporalKind): Promise<void> {
+  const stack = await startBenchmarkStack({ name: 'overhead-benchmark', script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)), temporal: kind });
   const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const worker = await createScriptedWorker({
@@ -132,6 +134,7 @@ async function main(): Promise<void> {
           const breakdown = await stepBreakdown(client, lastWorkflowId);
           console.log(
             [
+              kind.padEnd(5),
               `${latency} ms`.padStart(8),
               String(repeat).padStart(6),
               `${(bare / 1000).toFixed(2)} s`.padStart(9),
@@ -145,16 +148,24 @@ async function main(): Promise<void> {
         }
       }
     });
-    console.log('');
-    console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
   } finally {
     await stack.close();
   }
 }
 
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  for (const kind of TEMPORALS) await measureOn(kind);
+  console.log('');
+  console.log(`on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack} (the in-process worker and the local transcript store on both).`);
+  console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
+}
+
 console.log(`Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal (in-process worker, local transcript store)`);
 console.log('');
-console.log(['latency'.padStart(8), 'repeat'.padStart(6), 'bare'.padStart(9), 'Temporal'.padStart(10), 'overhead/step'.padStart(12), 'share'.padStart(9), '  load (1/5/15 min)'].join('  '));
+console.log(
+  ['on'.padEnd(5), 'latency'.padStart(8), 'repeat'.padStart(6), 'bare'.padStart(9), 'Temporal'.padStart(10), 'overhead/step'.padStart(12), 'share'.padStart(9), '  load (1/5/15 min)'].join('  '),
+);
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

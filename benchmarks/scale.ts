@@ -18,19 +18,21 @@
  * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
  */
 import { Client, Connection } from '@temporalio/client';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DevServer } from '../src/processes/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import type { WorkerProcess } from '../test/integration/support/worker-process';
 import { argument, describeLoad, percentile, ResidentMemorySampler, residentBytes, scheduleToStart, startWorkerProcess, workerEnvironment } from './fleet-helpers';
+import { cpuBetween, cpuSnapshot } from './process-cpu';
+import { parseTemporalKinds, startTemporal, TEMPORAL_KINDS, type TemporalUnderTest } from './temporal-servers';
 
 const SIZES = argument('runs', '100,300').split(',').map(Number);
 const SETUPS = argument('setups', 'default,sized,two').split(',');
 const LATENCY_MS = Number(argument('latency', '2000'));
 const CALLS = Number(argument('calls', '10'));
+const TEMPORALS = parseTemporalKinds(argument('temporal', 'dev'));
 const MIB = 1024 * 1024;
 
 const SETUP_LABELS: Record<string, string> = {
@@ -39,10 +41,66 @@ const SETUP_LABELS: Record<string, string> = {
   two: 'sized slots, 2 workers',
 };
 
+/** One row: a setup at a size on one Temporal. */
+async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl: string, directory: string, taskQueue: string, setup: string, runs: number): Promise<{ row: string; ok: boolean }> {
+  const base = await workerEnvironment({ temporalAddress: temporal.address, modelBaseUrl, directory: join(directory, taskQueue), taskQueue });
+  const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
+  const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, () => startWorkerProcess({ ...base, ...queues })));
+  const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
+  const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
+  const groups = { ...(await temporal.processGroups()), workers: workers.map((worker) => worker.pid) };
+  const cpuBefore = cpuSnapshot(groups);
+  let cpu: Record<string, number>;
+  const ids = Array.from({ length: runs }, (_, index) => `${taskQueue}-run-${index}`);
+  const started = Date.now();
+  let answered: number;
+  let seconds: number;
+  let peak: number;
+  try {
+    const handles = [];
+    for (let index = 0; index < ids.length; index += 50) {
+      handles.push(
+        ...(await Promise.all(
+          ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })),
+        )),
+      );
+    }
+    const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
+    answered = results.filter((result) => result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS).length;
+  } finally {
+    seconds = (Date.now() - started) / 1000;
+    cpu = cpuBetween(cpuBefore, cpuSnapshot(groups));
+    peak = sampler.stop();
+    await Promise.all(workers.map((worker) => worker.stop()));
+  }
+  const { firstAttemptMs: delays, retried, retryCauses } = await scheduleToStart(client, ids, 'callModel');
+  const label = `${SETUP_LABELS[setup]}, ${TEMPORAL_KINDS[temporal.kind]}`;
+  const ok = answered === runs;
+  if (!ok) console.error(`${label}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
+  if (retried) console.error(`${label}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')})`);
+  const perCall = (group: string) => (group in cpu ? `${((1000 * (cpu[group] ?? 0)) / (runs * CALLS)).toFixed(1)} ms` : '—');
+  const row = [
+    SETUP_LABELS[setup]!.padEnd(34),
+    temporal.kind.padEnd(5),
+    String(runs).padStart(5),
+    seconds.toFixed(1).padStart(7),
+    ((answered / seconds) * 60).toFixed(0).padStart(9),
+    `${(percentile(delays, 0.5) / 1000).toFixed(2)} s`.padStart(16),
+    `${(percentile(delays, 0.95) / 1000).toFixed(2)} s`.padStart(8),
+    String(retried).padStart(7),
+    perCall('Temporal').padStart(17),
+    perCall('PostgreSQL').padStart(10),
+    perCall('workers').padStart(9),
+    `${(peak / MIB).toFixed(0)} MiB`.padStart(9),
+    `${((peak - idle) / runs / 1024).toFixed(0)} KiB`.padStart(9),
+    `  ${describeLoad()}`,
+  ].join('  ');
+  return { row, ok };
+}
+
 async function main(): Promise<void> {
   for (const setup of SETUPS) if (!SETUP_LABELS[setup]) throw new Error(`unknown setup ${setup}; use ${Object.keys(SETUP_LABELS).join(', ')}`);
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-scale-benchmark-'));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
   const model = await ScriptedModelServer.start({
     script: scriptFromTurns((call) =>
       call >= CALLS
@@ -50,89 +108,55 @@ async function main(): Promise<void> {
         : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: LATENCY_MS },
     ),
   });
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
-  const rows: string[] = [];
   let failed = false;
   console.log(`Scale: N concurrent runs of ${CALLS} model calls (${CALLS - 1} tool calls, then an answer), scripted model latency ${LATENCY_MS} ms; ${describeLoad()} at start`);
   console.log('');
   const header = [
     'setup'.padEnd(34),
+    'on'.padEnd(5),
     'runs'.padStart(5),
     'wall s'.padStart(7),
     'runs/min'.padStart(9),
     'sched→start p50'.padStart(16),
     'p95'.padStart(8),
     'retried'.padStart(7),
+    'CPU/call Temporal'.padStart(17),
+    'PostgreSQL'.padStart(10),
+    'workers'.padStart(9),
     'RSS peak'.padStart(9),
     'per run'.padStart(9),
     '  load (1/5/15 min)',
   ].join('  ');
   console.log(header);
-
   try {
     let sequence = 0;
-    for (const runs of SIZES) {
-      for (const setup of SETUPS) {
-        sequence += 1;
-        const taskQueue = `scale-${sequence}-${setup}`;
-        const base = await workerEnvironment({ temporalAddress: server.address, modelBaseUrl: model.baseUrl, directory: join(directory, taskQueue), taskQueue });
-        const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
-        const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, () => startWorkerProcess({ ...base, ...queues })));
-        const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
-        const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
-        const ids = Array.from({ length: runs }, (_, index) => `${taskQueue}-run-${index}`);
-        const started = Date.now();
-        let answered = 0;
-        let seconds = 0;
-        let peak = 0;
-        try {
-          const handles = [];
-          for (let index = 0; index < ids.length; index += 50) {
-            handles.push(
-              ...(await Promise.all(
-                ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })),
-              )),
-            );
+    for (const kind of TEMPORALS) {
+      const temporalDirectory = join(directory, kind);
+      mkdirSync(temporalDirectory, { recursive: true });
+      const temporal = await startTemporal(kind, temporalDirectory);
+      const connection = await Connection.connect({ address: temporal.address });
+      try {
+        const client = new Client({ connection });
+        for (const runs of SIZES) {
+          for (const setup of SETUPS) {
+            sequence += 1;
+            const { row, ok } = await measure(client, temporal, model.baseUrl, temporalDirectory, `scale-${sequence}-${setup}`, setup, runs);
+            if (!ok) failed = true;
+            console.log(row);
           }
-          const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
-          answered = results.filter((result) => result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS).length;
-        } finally {
-          seconds = (Date.now() - started) / 1000;
-          peak = sampler.stop();
-          await Promise.all(workers.map((worker) => worker.stop()));
         }
-        const { firstAttemptMs: delays, retried, retryCauses } = await scheduleToStart(client, ids, 'callModel');
-        if (answered !== runs) {
-          failed = true;
-          console.error(`${SETUP_LABELS[setup]}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
-        }
-        if (retried) console.error(`${SETUP_LABELS[setup]}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')})`);
-        const row = [
-          SETUP_LABELS[setup]!.padEnd(34),
-          String(runs).padStart(5),
-          seconds.toFixed(1).padStart(7),
-          ((answered / seconds) * 60).toFixed(0).padStart(9),
-          `${(percentile(delays, 0.5) / 1000).toFixed(2)} s`.padStart(16),
-          `${(percentile(delays, 0.95) / 1000).toFixed(2)} s`.padStart(8),
-          String(retried).padStart(7),
-          `${(peak / MIB).toFixed(0)} MiB`.padStart(9),
-          `${((peak - idle) / runs / 1024).toFixed(0)} KiB`.padStart(9),
-          `  ${describeLoad()}`,
-        ].join('  ');
-        rows.push(row);
-        console.log(row);
+      } finally {
+        await connection.close();
+        await temporal.stop();
       }
     }
     console.log('');
     console.log(
-      `sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`,
+      `on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack}. sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; CPU/call: CPU time (user + system, /proc) of Temporal's processes, PostgreSQL's and the workers' during the row, divided by its model calls; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`,
     );
     console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(1)} s per run when nothing waits.`);
   } finally {
-    await connection.close();
     await model.close();
-    await server.stop();
     rmSync(directory, { recursive: true, force: true });
   }
   if (failed) process.exit(1);
