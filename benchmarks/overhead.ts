@@ -21,7 +21,7 @@ import { LocalDirectoryTranscriptStore } from '../activities';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
-import { argument, createScriptedWorker, describeLoad, lookupThenAnswer } from './fleet-helpers';
+import { argument, createScriptedWorker, describeLoad, lookupThenAnswer, percentile } from './fleet-helpers';
 import { startBenchmarkStack } from './benchmark-stack';
 import { parseTemporalKinds, TEMPORAL_KINDS, type TemporalKind } from './temporal-servers';
 
@@ -33,13 +33,15 @@ const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 
 let latencyMs = 0;
 
-/** The bare loop: think → call the tool → observe, with nothing durable around it. */
-async function bareLoop(openai: OpenAI, workflowId: string): Promise<number> {
+/** The bare loop: think → call the tool → observe, with nothing durable around it. Returns each step's duration (model call start to the next one's, the last to the answer), in ms. */
+async function bareLoop(openai: OpenAI, workflowId: string): Promise<number[]> {
+  const stepStarts: number[] = [];
   const messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }> = [
     { role: 'system', content: 'You are a research assistant. Use <tool_call> to call tools and <answer> to answer.' },
     { role: 'user', content: QUESTION },
   ];
   for (let call = 1; call <= CALLS; call += 1) {
+    stepStarts.push(performance.now());
     const stream = await openai.chat.completions.create(
       { model: 'scripted-model', messages, stream: true, stream_options: { include_usage: true }, stop: ['\n<tool_response>', '<tool_response>'], temperature: 0.6, top_p: 0.95, max_tokens: 1000 },
       { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
@@ -47,22 +49,29 @@ async function bareLoop(openai: OpenAI, workflowId: string): Promise<number> {
     let content = '';
     for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
     messages.push({ role: 'assistant', content });
-    if (/<answer>/.test(content)) return call;
+    if (/<answer>/.test(content)) return stepsOf([...stepStarts, performance.now()]);
     const body = /<tool_call>([\s\S]*?)<\/tool_call>/.exec(content)?.[1];
     if (!body) throw new Error(`bare loop: no tool call in ${JSON.stringify(content)}`);
     const parsed = JSON5.parse(body) as { name: string; arguments: Record<string, unknown> };
     const observation = await lookup.run(parsed.arguments, { signal: new AbortController().signal, heartbeat() {}, workflowId, callId: `call-${call}` });
     messages.push({ role: 'user', content: `<tool_response>\n${observation}\n</tool_response>` });
   }
-  return CALLS;
+  throw new Error(`bare loop: no answer after ${CALLS} calls`);
+}
+
+/** Durations between consecutive instants. */
+function stepsOf(instants: number[]): number[] {
+  return instants.slice(1).map((instant, index) => instant - (instants[index] as number));
 }
 
 /**
- * Where a Temporal run's time went, from its history, per model call: each activity type's wait
- * for a worker (scheduled → started) and execution (started → completed), workflow tasks'
- * wait and processing, summed and divided by the model calls.
+ * What a Temporal run's history says: where its time went per model call (each activity type's
+ * wait for a worker, scheduled → started, and execution, started → completed; workflow tasks'
+ * wait and processing; summed and divided by the model calls), and each step's duration (a model
+ * call scheduled to the next one scheduled, the last to the run's completion), in ms.
  */
-async function stepBreakdown(client: Client, workflowId: string): Promise<string> {
+async function historyFigures(client: Client, workflowId: string): Promise<{ breakdown: string; steps: number[] }> {
+  const stepStarts: number[] = [];
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   const at = new Map<string, { time: number; label: string }>();
@@ -73,6 +82,8 @@ async function stepBreakdown(client: Client, workflowId: string): Promise<string
     const time = millis(event.eventTime);
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) at.set(id, { time, label: scheduled.activityType?.name === 'callModel' ? 'model' : scheduled.activityType?.name === 'lookup' ? 'tool' : 'bookkeeping' });
+    if (scheduled?.activityType?.name === 'callModel') stepStarts.push(time);
+    if (event.workflowExecutionCompletedEventAttributes) stepStarts.push(time);
     if (event.workflowTaskScheduledEventAttributes) at.set(id, { time, label: 'workflow task' });
     const started = event.activityTaskStartedEventAttributes ?? event.workflowTaskStartedEventAttributes;
     if (started) {
@@ -88,7 +99,7 @@ async function stepBreakdown(client: Client, workflowId: string): Promise<string
       if (from) add(`${from.label} run`, time - from.time);
     }
   }
-  return [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', ');
+  return { breakdown: [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', '), steps: stepsOf(stepStarts) };
 }
 
 async function measureOn(kind: TemporalKind): Promise<void> {
@@ -113,11 +124,10 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
     return result.iterations;
   };
-  const timed = async (run: () => Promise<number>) => {
-    const started = process.hrtime.bigint();
-    const calls = await run();
-    if (calls !== CALLS) throw new Error(`${calls} calls, expected ${CALLS}`);
-    return Number(process.hrtime.bigint() - started) / 1e6;
+  const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> => {
+    const started = performance.now();
+    const value = await run();
+    return { ms: performance.now() - started, value };
   };
 
   try {
@@ -128,10 +138,12 @@ async function measureOn(kind: TemporalKind): Promise<void> {
       for (const latency of LATENCIES) {
         latencyMs = latency;
         for (let repeat = 1; repeat <= REPEAT; repeat += 1) {
-          const bare = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
-          const temporal = await timed(durable);
+          const { ms: bare, value: bareSteps } = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
+          const { ms: temporal } = await timed(durable);
           const perStep = (temporal - bare) / CALLS;
-          const breakdown = await stepBreakdown(client, lastWorkflowId);
+          const { breakdown, steps } = await historyFigures(client, lastWorkflowId);
+          // Step i through Temporal beside step i of the bare loop.
+          const stepOverheads = steps.map((ms, index) => ms - (bareSteps[index] ?? 0));
           console.log(
             [
               kind.padEnd(5),
@@ -140,6 +152,7 @@ async function measureOn(kind: TemporalKind): Promise<void> {
               `${(bare / 1000).toFixed(2)} s`.padStart(9),
               `${(temporal / 1000).toFixed(2)} s`.padStart(10),
               `${perStep.toFixed(1)} ms`.padStart(12),
+              `${percentile(stepOverheads, 0.5).toFixed(1)} / ${percentile(stepOverheads, 0.95).toFixed(1)} ms`.padStart(18),
               `${((100 * (temporal - bare)) / temporal).toFixed(1)} %`.padStart(9),
               `  ${describeLoad()}`,
             ].join('  '),
@@ -158,13 +171,26 @@ async function main(): Promise<void> {
   for (const kind of TEMPORALS) await measureOn(kind);
   console.log('');
   console.log(`on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack} (the in-process worker and the local transcript store on both).`);
+  console.log(
+    `step p50 / p95: each step through Temporal (a model call scheduled to the next one scheduled, from history; the last to the run's completion) minus the same step of the bare loop, median and 95th percentile of the ${CALLS} steps.`,
+  );
   console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
 }
 
 console.log(`Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal (in-process worker, local transcript store)`);
 console.log('');
 console.log(
-  ['on'.padEnd(5), 'latency'.padStart(8), 'repeat'.padStart(6), 'bare'.padStart(9), 'Temporal'.padStart(10), 'overhead/step'.padStart(12), 'share'.padStart(9), '  load (1/5/15 min)'].join('  '),
+  [
+    'on'.padEnd(5),
+    'latency'.padStart(8),
+    'repeat'.padStart(6),
+    'bare'.padStart(9),
+    'Temporal'.padStart(10),
+    'overhead/step'.padStart(12),
+    'step p50 / p95'.padStart(18),
+    'share'.padStart(9),
+    '  load (1/5/15 min)',
+  ].join('  '),
 );
 main().catch((error: unknown) => {
   console.error(error);
