@@ -18,6 +18,9 @@ import { bigOutput, tools as testTools } from '../test/fakes/test-tools';
 import { countAssistantMessages } from '../test/fakes/scripted-model-server';
 import { createNaiveActivities } from './naive-baseline/activities';
 import { startBenchmarkStack } from './benchmark-stack';
+import { describeLoad } from './fleet-helpers';
+import { TimedTokenCounter } from './timed-token-counter';
+import { createTiktokenCounter } from '../activities/token-counter';
 
 const MODEL_CALLS = Number(process.argv[2] ?? 100);
 const OBSERVATION_CHARACTERS = Number(process.argv[3] ?? 4_400);
@@ -66,11 +69,14 @@ async function main(): Promise<void> {
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   // The test tools (six, big_output the one called), so the tool list is more than one entry.
   const tools = new ToolRegistry(testTools);
+  // Every count the activities make is timed: tokens counted per model call, amortised over the run.
+  const tokenCounter = new TimedTokenCounter(createTiktokenCounter());
   const activities = {
     ...createActivities({
       chatModel: createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: 'benchmark' }),
       store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
       tools,
+      tokenCounter,
       modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
       modelActivity: { startToCloseSeconds: 60, heartbeatSeconds: 30, maxAttempts: 3 },
     }),
@@ -86,6 +92,9 @@ async function main(): Promise<void> {
   try {
     const figures = await worker.runUntil(async () => {
       const question = 'Which company sold more cars in 2024, BYD or Tesla, and by how much?';
+      // tiktoken's encoding loads on the first count (once per worker process): not counted as counting.
+      tokenCounter.count('warm up');
+      tokenCounter.reset();
       let started = Date.now();
       const oursId = `benchmark-durable-${Date.now()}`;
       const ours = (await client.workflow.execute('researchAgent', {
@@ -96,13 +105,14 @@ async function main(): Promise<void> {
       })) as ResearchRunResult;
       const oursSeconds = (Date.now() - started) / 1000;
       const oursHistory = await historyFigures(client, oursId);
+      const oursCounting = tokenCounter.time;
 
       started = Date.now();
       const naiveId = `benchmark-naive-${Date.now()}`;
       await client.workflow.execute('naiveResearchAgent', { taskQueue: 'benchmark', workflowId: naiveId, args: [question, MODEL_CALLS] });
       const naiveSeconds = (Date.now() - started) / 1000;
       const naiveHistory = await historyFigures(client, naiveId);
-      return { ours, oursSeconds, oursHistory, naiveSeconds, naiveHistory };
+      return { ours, oursSeconds, oursHistory, oursCounting, naiveSeconds, naiveHistory };
     });
 
     const { ours, oursHistory, naiveHistory } = figures;
@@ -122,6 +132,12 @@ async function main(): Promise<void> {
         (list.byReference ? ' (names and scheduling; the specs stored by reference)' : ' (the whole specs)'),
     );
     console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
+    const counting = figures.oursCounting;
+    console.log(
+      `token counting in ours: ${(counting.milliseconds / ours.iterations).toFixed(2)} ms per model call amortised ` +
+        `(${counting.milliseconds.toFixed(0)} ms, ${counting.counts.toLocaleString('en-US')} texts counted, over ${ours.iterations} calls; tiktoken o200k_base)`,
+    );
+    console.log(describeLoad());
     const withinTarget = ours.iterations === MODEL_CALLS && ours.termination === 'answer' && oursHistory.bytes < MIB && oursHistory.events < 2_000;
     console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
     process.exitCode = withinTarget ? 0 : 1;
