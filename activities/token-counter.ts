@@ -1,5 +1,6 @@
 import { get_encoding, type Tiktoken } from 'tiktoken';
 import type { ChatMessage } from '../src/core/messages';
+import { pieceMemoCount } from './piece-memo-count';
 
 /** Counts tokens of text for budget estimates (the model's own usage is exact; this is for tool output). */
 export interface TokenCounter {
@@ -14,19 +15,27 @@ export interface TokenCounter {
 
 let sharedEncoder: Tiktoken | undefined;
 
+function encodedLength(text: string): number {
+  sharedEncoder ??= get_encoding('o200k_base');
+  return sharedEncoder.encode_ordinary(text).length;
+}
+
+/** How the tiktoken counter counts. */
+export interface TiktokenCounterOptions {
+  /** Remember the pieces of text counted (`piece-memo-count.ts`), so known words are looked up, not encoded. Default: true. */
+  rememberPieces?: boolean;
+}
+
 /**
  * A counter over tiktoken's o200k_base encoding, loaded once per worker process. It is an
  * estimate for models with other tokenizers; the workflow calibrates it with the ratio the
- * model server last reported (see src/core/token-calibration.ts).
+ * model server last reported (see src/core/token-calibration.ts). Pieces of text it has seen are
+ * remembered (`piece-memo-count.ts`), so the words of a text are mostly looked up, not encoded;
+ * the count is tiktoken's either way.
  */
-export function createTiktokenCounter(): TokenCounter {
-  return {
-    encoding: 'o200k_base',
-    count(text: string): number {
-      sharedEncoder ??= get_encoding('o200k_base');
-      return sharedEncoder.encode_ordinary(text).length;
-    },
-  };
+export function createTiktokenCounter(options: TiktokenCounterOptions = {}): TokenCounter {
+  const count = options.rememberPieces === false ? encodedLength : pieceMemoCount(encodedLength);
+  return { encoding: 'o200k_base', count };
 }
 
 /** A cheap estimate (4 characters a token), for tests and when tiktoken is not wanted. */
