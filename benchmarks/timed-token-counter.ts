@@ -43,7 +43,14 @@ export class TimedTokenCounter implements TokenCounter {
   /** Whether counts may be carried forward with the conversation (the wrapped counter's encoding shown). Default: true. */
   carryCounts = true;
 
-  constructor(private readonly inner: TokenCounter) {}
+  constructor(private inner: TokenCounter) {}
+
+  /** Starts a new measurement, counting with `inner` from now on, carrying counts or not. */
+  measure(inner: TokenCounter, carryCounts: boolean): void {
+    this.inner = inner;
+    this.carryCounts = carryCounts;
+    this.reset();
+  }
 
   get encoding(): string | undefined {
     return this.carryCounts ? this.inner.encoding : undefined;

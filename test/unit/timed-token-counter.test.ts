@@ -36,4 +36,13 @@ describe('TimedTokenCounter', () => {
     timed.carryCounts = false;
     assert.equal(timed.encoding, undefined);
   });
+
+  test('measure() starts a new measurement with another counter', () => {
+    const timed = new TimedTokenCounter(characterEstimateCounter);
+    timed.count('12345678');
+    timed.measure({ count: (text) => text.length }, false);
+    assert.equal(timed.time.counts, 0);
+    assert.equal(timed.count('12345678'), 8);
+    assert.equal(timed.encoding, undefined);
+  });
 });
