@@ -6,10 +6,12 @@ import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage } from '../src/core/messages';
 import type { ProtocolName } from '../src/core/protocols';
 import { preview } from '../src/core/text';
-import { appendToConversation, composeMessage, loadConversation, putConversation, putMessage } from '../src/storage/conversation';
+import { totalOfCounts } from '../src/domain/message-token-counts';
+import { composeMessage, loadConversation, putMessage } from '../src/storage/conversation';
+import { countedMessages, carriedConversationCounts, putCountedConversation } from './counted-conversation';
 import type { ChatModel } from './model/chat-model';
 import { WORKFLOW_ID_LABEL } from './model-activity';
-import { countConversationTokens, type TokenCounter } from './token-counter';
+import { countMessageTokens, type TokenCounter } from './token-counter';
 import { heartbeat } from './heartbeats';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 
@@ -78,6 +80,19 @@ function isObservation(message: ChatMessage, protocol: ProtocolName): boolean {
 }
 
 /**
+ * A message's token count: the one carried for a message loaded with the conversation (the same
+ * object, not stubbed or rewritten), else counted now and kept for the next time it is asked.
+ */
+function countsByMessage(messages: ChatMessage[], counts: number[], counter: TokenCounter): (message: ChatMessage) => number {
+  const known = new Map(messages.map((message, index) => [message, counts[index] as number]));
+  return (message) => {
+    const count = known.get(message) ?? countMessageTokens(message, counter);
+    known.set(message, count);
+    return count;
+  };
+}
+
+/**
  * Context compression, in two steps. First, observations older than the last K turns become
  * short stubs that name the stored full text (`sha256:…`), so nothing is lost and a reader sees
  * what the model saw. If that is not enough, older turns are folded into an incremental summary
@@ -103,11 +118,13 @@ export function createCompressContext(dependencies: CompressionDependencies) {
       if (replaced !== body) stubbed += 1;
       return replaced;
     };
-    if (protocol === 'native') return { message: { ...message, content: await replace(message.content) }, stubbed };
+    // A message with nothing stubbed is returned as it came, so its carried token count stays its own.
+    const withContent = (content: string) => ({ message: stubbed ? { ...message, content } : message, stubbed });
+    if (protocol === 'native') return withContent(await replace(message.content));
     if (protocol === 'classic') {
       const pieces = message.content.split(/(?=Observation: )/);
       const replaced = await Promise.all(pieces.map(async (piece) => (piece.startsWith('Observation: ') ? `Observation: ${await replace(piece.slice('Observation: '.length))}` : piece)));
-      return { message: { ...message, content: replaced.join('') }, stubbed };
+      return withContent(replaced.join(''));
     }
     const parts = message.content.split(/(<tool_response>\n?[\s\S]*?\n?<\/tool_response>)/);
     const replaced = await Promise.all(
@@ -116,7 +133,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
         return match ? `<tool_response>\n${await replace(match[1] ?? '')}\n</tool_response>` : part;
       }),
     );
-    return { message: { ...message, content: replaced.join('') }, stubbed };
+    return withContent(replaced.join(''));
   };
 
   /** One summary call: the summary so far and these steps (rendered) folded into a new summary. */
@@ -211,8 +228,14 @@ export function createCompressContext(dependencies: CompressionDependencies) {
   return async function compressContext(input: CompressContextInput): Promise<CompressContextOutput> {
     heartbeat({ compressing: true });
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
-    const start = appended.length ? (await appendToConversation(store, input.conversation, appended)).conversation : input.conversation;
-    let messages = await loadConversation(store, start);
+    // Token counts carried forward (issue 21): a message compression leaves as it was keeps its count.
+    const carried = await carriedConversationCounts(store, input.conversation, tokenCounter);
+    const added = await Promise.all(appended.map((message) => putMessage(store, message)));
+    const loaded = await countedMessages(store, [...carried.references, ...added], [...carried.known, ...added.map(() => undefined)], tokenCounter);
+    const start = appended.length ? await putCountedConversation(store, loaded.references, loaded.counts, tokenCounter) : input.conversation;
+    let messages = [...loaded.messages];
+    const countOf = countsByMessage(loaded.messages, loaded.counts, tokenCounter);
+    const tokensOf = (list: ChatMessage[]) => list.reduce((sum, message) => sum + countOf(message), 0);
     const spans = turnsOf(messages);
     const old = spans.slice(0, Math.max(0, spans.length - input.keepRecentTurns));
 
@@ -239,7 +262,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
       const note = spans.length || markerAt >= 0 ? `\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as ${start}.]` : '';
       messages = [messages[0] as ChatMessage, { role: 'user', content: `${questionText}${note}` }];
       summarizedTurns = spans.length;
-    } else if (input.summarize && old.length && countConversationTokens(sent(messages), tokenCounter) > input.targetTokens) {
+    } else if (input.summarize && old.length && tokensOf(sent(messages)) > input.targetTokens) {
       const original = await loadConversation(store, start);
       const question = messages[1] as ChatMessage;
       const markerAt = question.content.indexOf(SUMMARY_MARKER);
@@ -259,7 +282,8 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     messages = sent(messages);
 
     const references = await Promise.all(messages.map((message) => putMessage(store, message)));
-    const conversation = await putConversation(store, references);
-    return { conversation, contextTokens: countConversationTokens(messages, tokenCounter), stubbedObservations, summarizedTurns };
+    const counts = messages.map(countOf);
+    const conversation = await putCountedConversation(store, references, counts, tokenCounter);
+    return { conversation, contextTokens: totalOfCounts(counts), stubbedObservations, summarizedTurns };
   };
 }

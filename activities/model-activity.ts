@@ -8,11 +8,13 @@ import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
-import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, loadToolSpecs, putConversation, putMessage } from '../src/storage/conversation';
+import { totalOfCounts } from '../src/domain/message-token-counts';
+import { composeMessage, loadToolSpecs, putMessage } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
-import { countConversationTokens, type TokenCounter } from './token-counter';
+import { carriedConversationCounts, countedMessages, putCountedConversation } from './counted-conversation';
+import { countMessageTokens, type TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
 
@@ -91,13 +93,18 @@ function heartbeatOf(progress: ChatProgress, streamed: StreamedText): ModelCallH
 }
 
 /**
- * Appends messages to a conversation, a user message that follows a user message joined to it
- * (chat templates want user and assistant turns to alternate): the request for the final answer
- * after a compression that took the last observations in, or a message injected then. The
- * question (the second message) is never joined to.
+ * Appends messages to a conversation's references, a user message that follows a user message
+ * joined to it (chat templates want user and assistant turns to alternate): the request for the
+ * final answer after a compression that took the last observations in, or a message injected
+ * then. The question (the second message) is never joined to. The carried counts follow the
+ * references; a joined or new message has none (it is counted).
  */
-async function appendAlternating(store: TranscriptStore, conversation: string, additions: ChatMessage[]): Promise<string> {
-  const references = await loadMessageReferences(store, conversation);
+async function appendAlternating(
+  store: TranscriptStore,
+  references: string[],
+  known: Array<number | undefined>,
+  additions: ChatMessage[],
+): Promise<{ references: string[]; known: Array<number | undefined> }> {
   const [first, ...rest] = additions;
   const lastReference = references.at(-1);
   if (first?.role === 'user' && references.length > 2 && lastReference) {
@@ -105,11 +112,11 @@ async function appendAlternating(store: TranscriptStore, conversation: string, a
     if (last.role === 'user') {
       const joined = await putMessage(store, { ...last, content: `${last.content}\n\n${first.content}` });
       const added = await Promise.all(rest.map((message) => putMessage(store, message)));
-      return putConversation(store, [...references.slice(0, -1), joined, ...added]);
+      return { references: [...references.slice(0, -1), joined, ...added], known: [...known.slice(0, -1), undefined, ...added.map(() => undefined)] };
     }
   }
   const added = await Promise.all(additions.map((message) => putMessage(store, message)));
-  return putConversation(store, [...references, ...added]);
+  return { references: [...references, ...added], known: [...known, ...added.map(() => undefined)] };
 }
 
 /**
@@ -150,8 +157,12 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
-    const withObservations = appended.length ? await appendAlternating(store, input.conversation, appended) : input.conversation;
-    const messages: ChatMessage[] = await loadConversation(store, withObservations);
+    // Token counts carried forward (issue 21): only the messages new since the last call are counted.
+    const carried = await carriedConversationCounts(store, input.conversation, tokenCounter);
+    const prompt = appended.length ? await appendAlternating(store, carried.references, carried.known, appended) : carried;
+    const { references, messages, counts } = await countedMessages(store, prompt.references, prompt.known, tokenCounter);
+    if (appended.length) await putCountedConversation(store, references, counts, tokenCounter);
+    const estimatedPromptTokens = totalOfCounts(counts);
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
     if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
 
@@ -186,7 +197,8 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     );
     const { content, reasoning, toolCalls: nativeCalls, finishReason } = reply;
     const cleaned = protocol.cleanOutput(content);
-    const promptTokens = reply.usage?.promptTokens ?? tokenCounter.count(messages.map((message) => message.content).join('\n'));
+    // A server that reports no usage: the prompt is our estimate of it (already counted, not counted again).
+    const promptTokens = reply.usage?.promptTokens ?? estimatedPromptTokens;
     const completionTokens = reply.usage?.completionTokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
     const cachedPromptTokens = reply.usage?.cachedPromptTokens;
     // Absent when the model has no price (src/domain/model-prices.ts).
@@ -206,13 +218,12 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         'gen_ai.output.messages',
         truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
       );
-    const withReply = await appendToConversation(store, withObservations, [
-      { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) },
-    ]);
-    const assistantReference = withReply.messageReferences[0] as string;
+    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) };
+    const assistantReference = await putMessage(store, assistant);
+    const conversation = await putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter);
     const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
     return {
-      conversation: withReply.conversation,
+      conversation,
       assistant: {
         ref: assistantReference,
         preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
@@ -223,7 +234,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, ...(costUsd !== undefined ? { costUsd } : {}) },
       contextTokens: promptTokens + completionTokens,
       finishReason,
-      estimatedPromptTokens: countConversationTokens(messages, tokenCounter),
+      estimatedPromptTokens,
     };
   }
 }

@@ -18,6 +18,9 @@ import { bigOutput, tools as testTools } from '../test/fakes/test-tools';
 import { countAssistantMessages } from '../test/fakes/scripted-model-server';
 import { createNaiveActivities } from './naive-baseline/activities';
 import { startBenchmarkStack } from './benchmark-stack';
+import { describeLoad } from './fleet-helpers';
+import { TimedTokenCounter } from './timed-token-counter';
+import { createTiktokenCounter } from '../activities/token-counter';
 
 const MODEL_CALLS = Number(process.argv[2] ?? 100);
 const OBSERVATION_CHARACTERS = Number(process.argv[3] ?? 4_400);
@@ -26,7 +29,25 @@ const MIB = 1024 * 1024;
 async function historyFigures(client: Client, workflowId: string) {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const bytes = temporal.api.history.v1.History.encode(history).finish().length;
-  return { bytes, events: history.events?.length ?? 0, toolList: toolListFigures(history) };
+  return { bytes, events: history.events?.length ?? 0, toolList: toolListFigures(history), modelActivityMs: meanActivityMs(history, 'callModel') };
+}
+
+function milliseconds(time: temporal.api.history.v1.IHistoryEvent['eventTime']): number {
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+}
+
+/** Mean time from started to completed of an activity type's attempts that completed (the model's reply included), from history. */
+function meanActivityMs(history: temporal.api.history.v1.IHistory, activityType: string): number {
+  const events = history.events ?? [];
+  const scheduled = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType).map((event) => String(event.eventId)));
+  const startedAt = new Map(
+    events.filter((event) => scheduled.has(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '-'))).map((event) => [String(event.eventId), milliseconds(event.eventTime)]),
+  );
+  const durations = events.flatMap((event) => {
+    const started = startedAt.get(String(event.activityTaskCompletedEventAttributes?.startedEventId ?? '-'));
+    return started === undefined ? [] : [milliseconds(event.eventTime) - started];
+  });
+  return durations.length ? durations.reduce((sum, duration) => sum + duration, 0) / durations.length : 0;
 }
 
 /**
@@ -66,11 +87,14 @@ async function main(): Promise<void> {
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   // The test tools (six, big_output the one called), so the tool list is more than one entry.
   const tools = new ToolRegistry(testTools);
+  // Every count the activities make is timed: tokens counted per model call, amortised over the run.
+  const tokenCounter = new TimedTokenCounter(createTiktokenCounter({ rememberPieces: false }));
   const activities = {
     ...createActivities({
       chatModel: createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: 'benchmark' }),
       store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
       tools,
+      tokenCounter,
       modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
       modelActivity: { startToCloseSeconds: 60, heartbeatSeconds: 30, maxAttempts: 3 },
     }),
@@ -86,23 +110,36 @@ async function main(): Promise<void> {
   try {
     const figures = await worker.runUntil(async () => {
       const question = 'Which company sold more cars in 2024, BYD or Tesla, and by how much?';
-      let started = Date.now();
-      const oursId = `benchmark-durable-${Date.now()}`;
-      const ours = (await client.workflow.execute('researchAgent', {
-        taskQueue: 'benchmark',
-        workflowId: oursId,
-        // The scripted model repeats one call on purpose, so stuck detection is off; the budget is above the ~110K the context reaches.
-        args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 }, loop: { stuckDetection: false } }],
-      })) as ResearchRunResult;
-      const oursSeconds = (Date.now() - started) / 1000;
-      const oursHistory = await historyFigures(client, oursId);
+      // tiktoken's encoding loads, and the piece pattern compiles, on the first count (once per worker process): not counted as counting.
+      tokenCounter.count('warm up');
+      createTiktokenCounter().count('Warm up: the piece pattern, 123.');
+      /**
+       * Our run, its counting timed with a fresh counter: counts carried forward (issue 21) or
+       * recounted every call (before), tiktoken's pieces remembered or every text encoded.
+       */
+      const runOurs = async (carryCounts: boolean, rememberPieces: boolean) => {
+        tokenCounter.measure(createTiktokenCounter({ rememberPieces }), carryCounts);
+        const started = Date.now();
+        const workflowId = `benchmark-durable-${carryCounts ? 'carried' : 'recounted'}-${rememberPieces ? 'pieces' : 'plain'}-${Date.now()}`;
+        const result = (await client.workflow.execute('researchAgent', {
+          taskQueue: 'benchmark',
+          workflowId,
+          // The scripted model repeats one call on purpose, so stuck detection is off; the budget is above the ~110K the context reaches.
+          args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 }, loop: { stuckDetection: false } }],
+        })) as ResearchRunResult;
+        const seconds = (Date.now() - started) / 1000;
+        return { result, seconds, counting: tokenCounter.time, byActivity: tokenCounter.byActivity, load: describeLoad(), history: await historyFigures(client, workflowId) };
+      };
+      const carried = await runOurs(true, true);
+      const carriedPlain = await runOurs(true, false);
+      const recounted = await runOurs(false, false);
 
-      started = Date.now();
+      const started = Date.now();
       const naiveId = `benchmark-naive-${Date.now()}`;
       await client.workflow.execute('naiveResearchAgent', { taskQueue: 'benchmark', workflowId: naiveId, args: [question, MODEL_CALLS] });
       const naiveSeconds = (Date.now() - started) / 1000;
       const naiveHistory = await historyFigures(client, naiveId);
-      return { ours, oursSeconds, oursHistory, naiveSeconds, naiveHistory };
+      return { ours: carried.result, oursSeconds: carried.seconds, oursHistory: carried.history, carried, carriedPlain, recounted, naiveSeconds, naiveHistory };
     });
 
     const { ours, oursHistory, naiveHistory } = figures;
@@ -122,6 +159,35 @@ async function main(): Promise<void> {
         (list.byReference ? ' (names and scheduling; the specs stored by reference)' : ' (the whole specs)'),
     );
     console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
+    console.log('');
+    console.log(`token counting (tiktoken o200k_base) in ours, per model call amortised over the run:`);
+    console.log('counts                                    ms/call  CPU ms/call   texts counted   counting ms   callModel ms   load');
+    for (const [label, run] of [
+      ['carried, pieces remembered (ours)', figures.carried],
+      ['carried, every text encoded', figures.carriedPlain],
+      ['recounted every call (before)', figures.recounted],
+    ] as const) {
+      console.log(
+        `${label.padEnd(40)}  ${(run.counting.milliseconds / run.result.iterations).toFixed(2).padStart(7)}  ${(run.counting.cpuMilliseconds / run.result.iterations).toFixed(2).padStart(11)}  ${run.counting.counts.toLocaleString('en-US').padStart(14)}  ` +
+          `${run.counting.milliseconds.toFixed(0).padStart(12)}  ${run.history.modelActivityMs.toFixed(1).padStart(13)}   ${run.load}`,
+      );
+      for (const [activity, time] of [...run.byActivity].sort(([, left], [, right]) => right.milliseconds - left.milliseconds)) {
+        console.log(
+          `  in ${activity.padEnd(36)}  ${(time.milliseconds / run.result.iterations).toFixed(2).padStart(7)}  ${(time.cpuMilliseconds / run.result.iterations).toFixed(2).padStart(11)}  ${time.counts.toLocaleString('en-US').padStart(14)}  ${time.milliseconds.toFixed(0).padStart(12)}`,
+        );
+      }
+    }
+    const countingPerCall = figures.carried.counting.milliseconds / figures.carried.result.iterations;
+    const inModelCalls = (figures.carried.byActivity.get('callModel')?.milliseconds ?? 0) / figures.carried.result.iterations;
+    const cpuPerCall = figures.carried.counting.cpuMilliseconds / figures.carried.result.iterations;
+    console.log(
+      `(ms: wall time counting; CPU ms: the process's CPU time meanwhile, less inflated by load; callModel ms: mean started → completed of the model activity, the scripted model's reply included; the recounting run's history ${figures.recounted.history.bytes} bytes, ${figures.recounted.history.events} events)`,
+    );
+    console.log(
+      `token counting target (<= 2 ms per model call amortised, counts carried forward): ${countingPerCall <= 2 ? 'met' : 'NOT MET'} in all activities (${countingPerCall.toFixed(2)} ms), ` +
+        `${inModelCalls <= 2 ? 'met' : 'NOT MET'} in the model activity (${inModelCalls.toFixed(2)} ms); in CPU time ${cpuPerCall <= 2 ? 'met' : 'NOT MET'} in all (${cpuPerCall.toFixed(2)} ms)`,
+    );
+    console.log(describeLoad());
     const withinTarget = ours.iterations === MODEL_CALLS && ours.termination === 'answer' && oursHistory.bytes < MIB && oursHistory.events < 2_000;
     console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
     process.exitCode = withinTarget ? 0 : 1;

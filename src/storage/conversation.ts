@@ -1,15 +1,25 @@
 import type { ChatMessage, MessagePart, PendingMessage } from '../core/messages';
 import type { ToolSpec } from '../core/tool-spec';
+import { isMessageTokenCounts, type MessageTokenCounts } from '../domain/message-token-counts';
 import type { TranscriptStore } from './transcript-store';
 
 /**
  * A conversation is stored as a manifest blob listing its message blobs in order. Appending
  * writes the new messages and a new manifest; earlier manifests stay valid, so every
  * reference that history ever carried still resolves to what the model saw at that point.
+ * Since issue 21 a manifest may carry each message's token count (`tokens`), so the next model
+ * call counts only what is new; manifests written before, or without counts, have none.
  */
 interface ConversationManifest {
   kind: 'conversation';
   messages: string[];
+  tokens?: MessageTokenCounts;
+}
+
+/** A conversation's manifest as read: its message references, and their token counts when it has usable ones. */
+export interface ConversationEntries {
+  messages: string[];
+  tokens?: MessageTokenCounts;
 }
 
 export async function putMessage(store: TranscriptStore, message: ChatMessage): Promise<string> {
@@ -24,22 +34,32 @@ export async function putMessage(store: TranscriptStore, message: ChatMessage): 
   );
 }
 
-export async function putConversation(store: TranscriptStore, messageReferences: string[]): Promise<string> {
-  const manifest: ConversationManifest = { kind: 'conversation', messages: messageReferences };
+/** Stores a manifest of these messages, with their token counts when given (one per message). */
+export async function putConversation(store: TranscriptStore, messageReferences: string[], tokens?: MessageTokenCounts): Promise<string> {
+  const manifest: ConversationManifest = { kind: 'conversation', messages: messageReferences, ...(tokens ? { tokens } : {}) };
   return store.putText(JSON.stringify(manifest));
 }
 
-export async function loadMessageReferences(store: TranscriptStore, conversation: string): Promise<string[]> {
+/** A conversation's message references and token counts; counts that do not fit its messages are left out (they are counted again). */
+export async function loadConversationEntries(store: TranscriptStore, conversation: string): Promise<ConversationEntries> {
   const manifest = JSON.parse(await store.getText(conversation)) as ConversationManifest;
   if (manifest?.kind !== 'conversation' || !Array.isArray(manifest.messages)) {
     throw new TypeError(`Transcript blob ${conversation} is not a conversation manifest`);
   }
-  return manifest.messages;
+  return { messages: manifest.messages, ...(isMessageTokenCounts(manifest.tokens, manifest.messages.length) ? { tokens: manifest.tokens } : {}) };
+}
+
+export async function loadMessageReferences(store: TranscriptStore, conversation: string): Promise<string[]> {
+  return (await loadConversationEntries(store, conversation)).messages;
+}
+
+/** The messages stored under these references, in order. */
+export async function loadMessages(store: TranscriptStore, references: string[]): Promise<ChatMessage[]> {
+  return Promise.all(references.map(async (reference) => JSON.parse(await store.getText(reference)) as ChatMessage));
 }
 
 export async function loadConversation(store: TranscriptStore, conversation: string): Promise<ChatMessage[]> {
-  const references = await loadMessageReferences(store, conversation);
-  return Promise.all(references.map(async (reference) => JSON.parse(await store.getText(reference)) as ChatMessage));
+  return loadMessages(store, await loadMessageReferences(store, conversation));
 }
 
 /** Turns a pending message's parts into its text, reading referenced blobs from the store. */

@@ -271,11 +271,13 @@ describe('callModel', () => {
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
     const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: lengthCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
     const output = await runIn(environment().env, callModel, callInput(conversation));
-    const prompt = `${SYSTEM.content}\n${QUESTION.content}`;
-    // The usage estimate counts the prompt, then the reply (estimatedPromptTokens counts per message after that).
-    assert.deepEqual(counted.slice(0, 2), [prompt, ANSWER_REPLY]);
-    assert.deepEqual(output.usage, { promptTokens: prompt.length, completionTokens: ANSWER_REPLY.length, totalTokens: prompt.length + ANSWER_REPLY.length });
-    assert.equal(output.contextTokens, prompt.length + ANSWER_REPLY.length);
+    // The prompt is our estimate of it (each message once, 4 tokens a message for the template), counted before the reply, not again after.
+    const prompt = SYSTEM.content.length + QUESTION.content.length + 2 * 4;
+    assert.deepEqual(counted.slice(0, 3), [SYSTEM.content, QUESTION.content, ANSWER_REPLY]);
+    assert.equal(counted.filter((text) => text === SYSTEM.content).length, 1, 'the prompt is counted once');
+    assert.equal(output.estimatedPromptTokens, prompt);
+    assert.deepEqual(output.usage, { promptTokens: prompt, completionTokens: ANSWER_REPLY.length, totalTokens: prompt + ANSWER_REPLY.length });
+    assert.equal(output.contextTokens, prompt + ANSWER_REPLY.length);
   });
 
   test('heartbeats once per chunk, with the progress so far', async () => {
