@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from '@jest/globals';
+import { parseStackCommandLine } from '../../src/cli/commands/stack-command';
+import { UsageError } from '../../src/cli/usage-error';
 import { chooseSubnet, machineLayout, MAX_MACHINES, preferredSubnet, subnetsInUse } from '../../src/processes/production-stack/machine-addresses';
 import { environmentOnMachine, loopbackPorts } from '../../src/processes/production-stack/machine-environment';
 import { machineSupportProblem } from '../../src/processes/production-stack/worker-machine';
@@ -103,6 +105,40 @@ describe('workers on machines', () => {
       NOT_A_URL: 'see 127.0.0.1:99 later',
       REACT_AGENT_DATA_DIR: '/tmp/stack/workers/worker-tools-1',
     });
+  });
+});
+
+describe('react-agent stack command line', () => {
+  test('up --machines N, cut and restore MACHINE', () => {
+    assert.deepEqual(parseStackCommandLine(['up', '--machines', '3', '--workers', 'workflows=2,tools=1', '--dir', '/tmp/s', '--free-ports', '--no-ui']), {
+      action: 'up',
+      directory: '/tmp/s',
+      freePorts: true,
+      workers: { workflows: 2, tools: 1 },
+      machines: 3,
+      ui: false,
+    });
+    assert.deepEqual(parseStackCommandLine(['up']), { action: 'up', freePorts: false, ui: true });
+    assert.equal(parseStackCommandLine(['up', '--machines', '0']).machines, 0);
+    assert.deepEqual(parseStackCommandLine(['cut', 'machine-2']), { action: 'cut', machine: 'machine-2', freePorts: false, ui: true });
+    assert.equal(parseStackCommandLine(['restore', 'machine-2', '--dir', 'x']).machine, 'machine-2');
+  });
+
+  test('what it does not understand is a usage error', () => {
+    const usage = (args: string[], message: RegExp) =>
+      assert.throws(
+        () => parseStackCommandLine(args),
+        (error: unknown) => error instanceof UsageError && message.test(error.message),
+      );
+    usage(['up', '--machines', 'three'], /--machines: "three" is not a number of machines from 0 to 64/);
+    usage(['up', '--machines', '65'], /from 0 to 64/);
+    usage(['up', '--machines=-1'], /--machines: "-1"/);
+    usage(['up', '--machines', '-1'], /Option '--machines' argument is ambiguous/);
+    usage(['up', '--sideways'], /Unknown option '--sideways'/);
+    usage(['cut'], /stack cut: say which machine/);
+    usage(['restore', 'machine-1', 'machine-2'], /stack restore: say which machine/);
+    usage(['status', 'machine-1'], /say up, down, status, cut MACHINE or restore MACHINE/);
+    usage(['sideways'], /say up, down, status/);
   });
 });
 
