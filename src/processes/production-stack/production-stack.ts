@@ -639,7 +639,7 @@ export class ProductionStack {
     this.state.machines = machines;
     this.save();
     const ports = this.portsToRelay();
-    for (const machine of machines) await this.startRelay(machine, ports, made.includes(machine), log);
+    await Promise.all(machines.map((machine) => this.startRelay(machine, ports, made.includes(machine), log)));
   }
 
   private relayName(machine: WorkerMachine): string {
