@@ -319,7 +319,12 @@ export class ProductionStack {
     if (machineCount > 0) {
       // Before anything starts: without namespaces there is nothing to start them for.
       const problem = machineSupportProblem();
-      if (problem !== undefined) throw new StackError(`--machines needs network namespaces: ${problem}.`);
+      if (problem !== undefined)
+        throw new StackError(
+          options.machines !== undefined
+            ? `--machines needs network namespaces: ${problem}.`
+            : `This stack's ${machineCount} worker machines need network namespaces: ${problem} ('stack up --machines 0' puts the workers on the host).`,
+        );
     }
     const tools = temporalServerTools();
     if (options.workerEnvironment !== undefined) this.state.workerEnvironment = { ...options.workerEnvironment };
