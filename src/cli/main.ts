@@ -122,7 +122,7 @@ export const commands: Record<string, LazyCommand> = {
     },
   },
   stack: {
-    summary: 'the production stack here: PostgreSQL, Temporal services, S3, workers (up|down|status)',
+    summary: 'the production stack here: PostgreSQL, Temporal services, S3, workers (up|down|status|cut|restore)',
     load: () => {
       const { stackCommand, stackHelp } = require('./commands/stack-command') as typeof import('./commands/stack-command');
       return { help: stackHelp, run: stackCommand };

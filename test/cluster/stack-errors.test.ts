@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -51,12 +51,39 @@ test('no PostgreSQL: up names the missing initdb and how to install it', () => {
 test('a bad command line is a usage error', () => {
   const result = stackCli(['sideways'], { REACT_AGENT_STACK_DIR: join(directory, 'never-created') });
   assert.equal(result.status, 2);
-  assert.match(result.stderr, /react-agent stack: say up, down or status/);
+  assert.match(result.stderr, /react-agent stack: say up, down, status, cut MACHINE or restore MACHINE/);
   const folder = join(directory, 'never-created');
   const workers = stackCli(['up', '--workers', 'gpu=2'], { REACT_AGENT_STACK_DIR: folder });
   assert.equal(workers.status, 2);
   assert.match(workers.stderr, /--workers: "gpu=2" is not role=count/);
+  const machines = stackCli(['up', '--machines', 'many'], { REACT_AGENT_STACK_DIR: folder });
+  assert.equal(machines.status, 2);
+  assert.match(machines.stderr, /--machines: "many" is not a number of machines from 0 to 64/);
+  const cut = stackCli(['cut'], { REACT_AGENT_STACK_DIR: folder });
+  assert.equal(cut.status, 2);
+  assert.match(cut.stderr, /react-agent stack cut: say which machine/);
   assert.equal(existsSync(folder), false, 'a wrong command line creates no stack folder');
+});
+
+function namespaces(): string[] {
+  return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((line) => line.split(' ')[0] as string)
+    .filter(Boolean);
+}
+
+test('no ip on PATH: up --machines says iproute2 is missing, and makes no machine and starts nothing', () => {
+  const emptyPath = join(directory, 'empty-path');
+  mkdirSync(emptyPath);
+  const before = namespaces();
+  const folder = join(directory, 'no-ip');
+  const result = stackCli(['up', '--free-ports', '--machines', '2', '--dir', folder], { PATH: emptyPath });
+  assert.equal(result.status, 1, result.stdout);
+  assert.match(result.stderr, /react-agent stack: --machines needs network namespaces: 'ip' \(iproute2\) is not on PATH \(.*empty-path\); install it: apt-get install iproute2/);
+  const state = JSON.parse(readFileSync(join(folder, 'stack.json'), 'utf8')) as { processes: Record<string, unknown>; machines?: unknown[] };
+  assert.deepEqual(state.processes, {}, 'nothing started');
+  assert.equal(state.machines, undefined, 'no machine recorded');
+  assert.deepEqual(namespaces(), before, 'no namespace made');
 });
 
 test("ports in use: PostgreSQL's and then the history service's are named", async () => {

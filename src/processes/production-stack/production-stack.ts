@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { request } from 'node:http';
@@ -11,19 +12,21 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../../core/search-attributes';
-import { STACK_TOPOLOGY, TEMPORAL_SERVICES, temporalServiceEnvironment, type TemporalServiceName, type TemporalServicePorts, type WorkerFleet } from '../../config/stack-topology';
+import { STACK_TOPOLOGY, TEMPORAL_SERVICES, temporalServiceEnvironment, type TemporalServiceName, type TemporalServicePorts } from '../../config/stack-topology';
 import { findFreePort, INDEXED_VALUE_TYPES, isPortFree } from '../dev-server';
 import { prepareSeaweedDirectory, resolveWeedBinary, s3PortAnswers, weedMiniArguments } from '../seaweed-server';
 import { PROJECT_ROOT, projectEntryArguments } from '../typescript-process';
 import { isAlive, killDaemon, spawnDaemon, stopDaemon, type DaemonRecord } from './daemon';
+import { chooseSubnet, machineLayout, MAX_MACHINES, preferredSubnet, subnetsInUse, type WorkerMachine } from './machine-addresses';
+import { environmentOnMachine, loopbackPorts } from './machine-environment';
 import { findPostgresBin, PostgresCluster } from './postgres-cluster';
+import { StackError } from './stack-error';
+import { createMachine, cutMachine, deleteMachine, hostAddressListing, machineLinkState, machineSupportProblem, restoreMachine } from './worker-machine';
+import { placeWorkers, workerCounts, type StackWorker, type WorkerRole } from './worker-placement';
 
-/** Something the stack needs is missing or in the way; the message names it and the fix. */
-export class StackError extends Error {
-  override readonly name = 'StackError';
-}
-
-export type WorkerRole = WorkerFleet['role'];
+export { StackError } from './stack-error';
+export type { StackWorker, WorkerRole } from './worker-placement';
+export type { WorkerMachine } from './machine-addresses';
 
 /** Ports of a stack, chosen at its first `up` and kept in its state file. */
 export interface StackPorts {
@@ -35,19 +38,6 @@ export interface StackPorts {
   seaweed: number[];
 }
 
-/** A worker process of the stack: its role and, for a worker "machine", the network namespace it runs in. */
-export interface StackWorker {
-  name: string;
-  /** A fleet's role, or `all` (every queue; a machine that does everything). */
-  role: WorkerRole | 'all';
-  /** Network namespace (`ip netns`) the worker runs in; its TEMPORAL_ADDRESS and S3 endpoint are then `hostAddress`. */
-  netns?: string;
-  /** The host's address as seen from inside the namespace. */
-  hostAddress?: string;
-  /** Variables of this worker only, over the stack's (e.g. a model server's URL as seen from its namespace). */
-  environment?: Record<string, string>;
-}
-
 interface StackState {
   version: 1;
   ports: StackPorts;
@@ -56,6 +46,14 @@ interface StackState {
   workers: StackWorker[];
   /** The environment given to workers at `up` (the model server, tools), without the stack's own variables. */
   workerEnvironment: Record<string, string>;
+  /** The worker machines of `up --machines`; kept while the stack is down, so `up` makes them again. */
+  machines?: WorkerMachine[];
+  /** Names this stack's namespaces and interfaces (4 hex digits, random, made with the first machine). */
+  machineTag?: string;
+  /** The /24 of 10.231.0.0/16 the machines have now (chosen again when they are made anew). */
+  machineSubnet?: number;
+  /** The ports each machine's relay forwards, by machine: a relay is restarted when they change. */
+  relayedPorts?: Record<string, number[]>;
 }
 
 /** `REACT_AGENT_STACK_DIR`, else `$XDG_STATE_HOME/react-agent/stack`, else `~/.local/state/react-agent/stack`. */
@@ -83,6 +81,12 @@ export function temporalServerTools(environment: NodeJS.ProcessEnv = process.env
 export interface StackUpOptions {
   /** Worker processes per role; default the topology's replicas. */
   workers?: Partial<Record<WorkerRole, number>>;
+  /**
+   * Worker machines (network namespaces, docs/production.md) to deal the workers to in turn
+   * (worker k on machine k mod N, in the topology's role order); 0 puts them all on the host.
+   * Default: the machines of the last `up` (none at first). Needs root and iproute2.
+   */
+  machines?: number;
   /** Extra environment of the workers (the model server, tool modules); kept for later `up`s. Default: none beyond the process's own. */
   workerEnvironment?: Record<string, string>;
   /** Start the Web UI when it is built (default true). */
@@ -97,6 +101,8 @@ export interface StackProcessStatus {
   /** What answers: `ready`, or what does not. */
   health: string;
   address?: string;
+  /** The worker machine a worker runs on (`machine-<n>`). */
+  machine?: string;
 }
 
 const HOST = '127.0.0.1';
@@ -241,6 +247,19 @@ export class ProductionStack {
     return this.state.workers;
   }
 
+  /** The worker machines of `up --machines` (also while the stack is down). */
+  get machines(): readonly WorkerMachine[] {
+    return this.state.machines ?? [];
+  }
+
+  /** The machine called `name` (`machine-2`); a StackError naming the machines there are otherwise. */
+  machine(name: string): WorkerMachine {
+    const machine = this.machines.find((candidate) => candidate.name === name);
+    if (machine) return machine;
+    const names = this.machines.map((candidate) => candidate.name);
+    throw new StackError(`This stack has no machine ${name} (${names.length > 0 ? `its machines: ${names.join(', ')}` : "it has none: 'stack up --machines N' makes them"}).`);
+  }
+
   /** The S3 variables of a client of the stack's store (and where transcripts go). */
   s3Environment(host = HOST): Record<string, string> {
     const { accessKeyId, secretAccessKey } = prepareSeaweedDirectory(this.seaweedDirectory);
@@ -295,6 +314,18 @@ export class ProductionStack {
   /** Starts whatever is not running, in order; resolves when the stack answers end to end. */
   async up(options: StackUpOptions = {}): Promise<void> {
     const log = options.log ?? (() => undefined);
+    const machineCount = options.machines ?? this.machines.length;
+    if (!Number.isInteger(machineCount) || machineCount < 0 || machineCount > MAX_MACHINES) throw new StackError(`--machines must be 0 to ${MAX_MACHINES}, got ${machineCount}`);
+    if (machineCount > 0) {
+      // Before anything starts: without namespaces there is nothing to start them for.
+      const problem = machineSupportProblem();
+      if (problem !== undefined)
+        throw new StackError(
+          options.machines !== undefined
+            ? `--machines needs network namespaces: ${problem}.`
+            : `This stack's ${machineCount} worker machines need network namespaces: ${problem} ('stack up --machines 0' puts the workers on the host).`,
+        );
+    }
     const tools = temporalServerTools();
     if (options.workerEnvironment !== undefined) this.state.workerEnvironment = { ...options.workerEnvironment };
     await this.upPostgres(tools.sqlTool, log);
@@ -302,7 +333,8 @@ export class ProductionStack {
     await this.upNamespace(log);
     await this.upSeaweed(log);
     if (options.ui !== false) await this.upUi(tools.uiServer, log);
-    await this.upWorkers(options.workers, log);
+    await this.upMachines(machineCount, log);
+    await this.upWorkers(options.workers, options.machines !== undefined, log);
   }
 
   private async upPostgres(sqlTool: string, log: (line: string) => void): Promise<void> {
@@ -539,62 +571,170 @@ export class ProductionStack {
     log(`Web UI: ${this.uiUrl} (pid ${daemon.pid})`);
   }
 
-  /** The environment of a worker of `role`: the topology's queues and fleet settings, Temporal, the S3 store, its own data folder. */
+  /** The environment of a worker of `role`: the topology's queues and fleet settings, Temporal, the S3 store, its own data folder (as seen from the host). */
   workerEnvironment(worker: StackWorker): Record<string, string> {
     const fleet = STACK_TOPOLOGY.workers.fleets.find((candidate) => candidate.role === worker.role);
-    const host = worker.hostAddress ?? HOST;
     return {
       ...this.state.workerEnvironment,
       ...STACK_TOPOLOGY.workers.environment,
       ...(fleet?.environment ?? {}),
       REACT_AGENT_WORKER_ROLE: worker.role,
-      TEMPORAL_ADDRESS: `${host}:${this.state.ports.temporal.frontend.grpcPort}`,
-      ...this.s3Environment(host),
+      TEMPORAL_ADDRESS: this.address,
+      ...this.s3Environment(),
       REACT_AGENT_DATA_DIR: join(this.directory, 'workers', worker.name),
-      ...(worker.environment ?? {}),
     };
   }
 
-  private async upWorkers(counts: Partial<Record<WorkerRole, number>> | undefined, log: (line: string) => void): Promise<void> {
-    if (counts !== undefined || this.state.workers.length === 0) {
-      const wanted: StackWorker[] = [];
-      for (const fleet of STACK_TOPOLOGY.workers.fleets) {
-        const count = counts?.[fleet.role] ?? (counts === undefined ? fleet.replicas : 0);
-        for (let index = 1; index <= count; index += 1) wanted.push({ name: `worker-${fleet.role}-${index}`, role: fleet.role });
+  /** Everything a worker process gets: this process's environment and {@link workerEnvironment}, its loopback addresses moved across the link on a machine. */
+  private processEnvironment(worker: StackWorker): NodeJS.ProcessEnv {
+    const environment = { ...process.env, ...this.workerEnvironment(worker) };
+    return worker.machine === undefined ? environment : environmentOnMachine(environment, this.machine(worker.machine).hostAddress);
+  }
+
+  /** The ports a machine's relay forwards: every loopback port a worker of any role is given (Temporal's frontend, S3, a model server on loopback). */
+  private portsToRelay(): number[] {
+    const ports = STACK_TOPOLOGY.workers.fleets.flatMap((fleet) => loopbackPorts({ ...process.env, ...this.workerEnvironment({ name: `worker-${fleet.role}-1`, role: fleet.role }) }));
+    return [...new Set(ports)].sort((a, b) => a - b);
+  }
+
+  /**
+   * Makes the `count` machines that do not exist (all anew, in a free subnet, when none does),
+   * deletes those beyond `count`, and starts each machine's relay when it is not running or
+   * forwards other ports than it should.
+   */
+  private async upMachines(count: number, log: (line: string) => void): Promise<void> {
+    for (const surplus of this.machines.slice(count)) {
+      await this.removeMachine(surplus);
+      log(`Machine ${surplus.name}: deleted (${surplus.namespace})`);
+    }
+    if (count === 0) {
+      this.state.machines = [];
+      this.save();
+      return;
+    }
+    const tag = (this.state.machineTag ??= randomBytes(2).toString('hex'));
+    let subnet = this.state.machineSubnet;
+    const existing = this.machines.slice(0, count).filter((machine) => machineLinkState(machine) !== 'missing');
+    if (existing.length === 0 || subnet === undefined) {
+      subnet = chooseSubnet(subnetsInUse(hostAddressListing()), subnet ?? preferredSubnet(tag));
+      if (subnet === undefined) throw new StackError(`No /24 of 10.231.0.0/16 is free on this host for the worker machines.`);
+    }
+    this.state.machineSubnet = subnet;
+    const made: WorkerMachine[] = [];
+    const machines: WorkerMachine[] = [];
+    try {
+      for (let index = 1; index <= count; index += 1) {
+        const machine = machineLayout(tag, subnet, index);
+        const state = machineLinkState(machine);
+        if (state === 'missing') {
+          // Whatever is left of it (a namespace without its link, after a crash) goes first.
+          deleteMachine(machine);
+          createMachine(machine);
+          made.push(machine);
+          log(`Machine ${machine.name}: network namespace ${machine.namespace}, ${machine.address} (host end ${machine.hostAddress} on ${machine.hostInterface})`);
+        } else if (state === 'cut') {
+          log(`Machine ${machine.name}: its link is cut ('stack restore ${machine.name}' brings it back)`);
+        }
+        machines.push(machine);
       }
-      // Workers no longer wanted are stopped.
+    } catch (error) {
+      for (const machine of made) deleteMachine(machine);
+      throw error;
+    }
+    this.state.machines = machines;
+    this.save();
+    const ports = this.portsToRelay();
+    await Promise.all(machines.map((machine) => this.startRelay(machine, ports, made.includes(machine), log)));
+  }
+
+  private relayName(machine: WorkerMachine): string {
+    return `relay-${machine.name}`;
+  }
+
+  /** Starts the machine's relay unless it runs for these ports on a machine not made anew. */
+  private async startRelay(machine: WorkerMachine, ports: number[], madeAnew: boolean, log: (line: string) => void): Promise<void> {
+    const name = this.relayName(machine);
+    const relayed = this.state.relayedPorts?.[machine.name];
+    if (!madeAnew && isAlive(this.state.processes[name]) && relayed?.join(',') === ports.join(',')) return;
+    await stopDaemon(this.state.processes[name], 5_000);
+    const logFile = this.logFile(name);
+    const offset = existsSync(logFile) ? readFileSync(logFile).length : 0;
+    const daemon = spawnDaemon(process.execPath, [...projectEntryArguments('src/processes/production-stack/machine-relay-main.ts'), machine.hostAddress, ...ports.map(String)], {
+      env: process.env,
+      cwd: PROJECT_ROOT,
+      logFile,
+    });
+    this.record(name, daemon);
+    this.state.relayedPorts = { ...this.state.relayedPorts, [machine.name]: ports };
+    this.save();
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const output = readFileSync(logFile).subarray(offset).toString('utf8');
+      if (output.includes('relay: ready')) break;
+      if (!isAlive(daemon)) throw new StackError(`The relay of ${machine.name} exited while starting. Last lines of ${logFile}:\n${output.trim().split('\n').slice(-8).join('\n')}`);
+      if (Date.now() > deadline) throw new StackError(`The relay of ${machine.name} did not start within 60 s; see ${logFile}`);
+      await delay(100);
+    }
+    log(`Machine ${machine.name}: relay on ${machine.hostAddress} for ports ${ports.join(', ')} (pid ${daemon.pid})`);
+  }
+
+  /** Stops the machine's workers and relay and deletes its namespace and veth pair. */
+  private async removeMachine(machine: WorkerMachine): Promise<void> {
+    await Promise.all(this.state.workers.filter((worker) => worker.machine === machine.name).map((worker) => stopDaemon(this.state.processes[worker.name], 15_000)));
+    await stopDaemon(this.state.processes[this.relayName(machine)], 5_000);
+    this.record(this.relayName(machine), undefined);
+    deleteMachine(machine);
+  }
+
+  /**
+   * Decides the workers (when `counts` are given, the machines changed, or there are none yet:
+   * the topology's replicas) and starts those not running, a few at a time: on a small machine,
+   * many workers loading at once each take long to poll.
+   */
+  private async upWorkers(counts: Partial<Record<WorkerRole, number>> | undefined, machinesChanged: boolean, log: (line: string) => void): Promise<void> {
+    if (counts !== undefined || machinesChanged || this.state.workers.length === 0) {
+      const roles = STACK_TOPOLOGY.workers.fleets.map((fleet) => fleet.role);
+      const wantedCounts =
+        counts !== undefined
+          ? counts
+          : this.state.workers.length > 0
+            ? workerCounts(this.state.workers)
+            : Object.fromEntries(STACK_TOPOLOGY.workers.fleets.map((fleet) => [fleet.role, fleet.replicas]));
+      const wanted = placeWorkers(
+        roles,
+        wantedCounts,
+        this.machines.map((machine) => machine.name),
+      );
+      // Workers no longer wanted, or wanted on another machine, are stopped.
       for (const old of this.state.workers) {
-        if (!wanted.some((worker) => worker.name === old.name)) {
+        if (!wanted.some((worker) => worker.name === old.name && worker.machine === old.machine)) {
           await stopDaemon(this.state.processes[old.name], 15_000);
           this.record(old.name, undefined);
         }
       }
-      this.state.workers = [...wanted, ...this.state.workers.filter((worker) => worker.netns !== undefined && !wanted.some((other) => other.name === worker.name))];
+      this.state.workers = wanted;
       this.save();
     }
-    const starting: Array<Promise<void>> = [];
-    for (const worker of this.state.workers) starting.push(this.startWorker(worker, log));
-    await Promise.all(starting);
+    const queue = [...this.state.workers];
+    const starters = Array.from({ length: Math.max(1, Math.min(availableParallelism(), queue.length)) }, async () => {
+      for (let worker = queue.shift(); worker !== undefined; worker = queue.shift()) await this.startWorker(worker, log);
+    });
+    await Promise.all(starters);
   }
 
-  /** Adds a worker (a "machine" when `netns` is given) to the stack and starts it. */
-  async addWorker(worker: StackWorker, log: (line: string) => void = () => undefined): Promise<void> {
-    this.state.workers = [...this.state.workers.filter((other) => other.name !== worker.name), worker];
-    this.save();
-    await this.startWorker(worker, log);
-  }
-
-  /** Starts the worker when it is not running; resolves once it polls. */
+  /** Starts the worker when it is not running (inside its machine's namespace when it has one); resolves once it polls. */
   async startWorker(worker: StackWorker, log: (line: string) => void = () => undefined): Promise<void> {
     if (isAlive(this.state.processes[worker.name])) return;
-    const environment = this.workerEnvironment(worker);
+    const environment = this.processEnvironment(worker);
     mkdirSync(environment.REACT_AGENT_DATA_DIR as string, { recursive: true });
     const logFile = this.logFile(worker.name);
     const offset = existsSync(logFile) ? readFileSync(logFile).length : 0;
     const nodeArguments = projectEntryArguments('worker/main.ts');
-    const [command, args] = worker.netns ? ['ip', ['netns', 'exec', worker.netns, process.execPath, ...nodeArguments]] : [process.execPath, nodeArguments];
+    const machine = worker.machine === undefined ? undefined : this.machine(worker.machine);
+    // `ip netns exec` execs node in the namespace: the recorded pid is the worker's.
+    const [command, args] = machine ? ['ip', ['netns', 'exec', machine.namespace, process.execPath, ...nodeArguments]] : [process.execPath, nodeArguments];
     const started = Date.now();
-    const daemon = spawnDaemon(command as string, args as string[], { env: { ...process.env, ...environment }, cwd: PROJECT_ROOT, logFile });
+    const daemon = spawnDaemon(command as string, args as string[], { env: environment, cwd: PROJECT_ROOT, logFile });
     this.record(worker.name, daemon);
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -604,7 +744,21 @@ export class ProductionStack {
       if (Date.now() > deadline) throw new StackError(`Worker ${worker.name} did not start within 120 s; see ${logFile}`);
       await delay(200);
     }
-    log(`Worker ${worker.name} (${worker.role}${worker.netns ? `, network namespace ${worker.netns}` : ''}): pid ${daemon.pid} (${Date.now() - started} ms)`);
+    log(`Worker ${worker.name} (${worker.role}${machine ? `, on ${machine.name} ${machine.address}` : ''}): pid ${daemon.pid} (${Date.now() - started} ms)`);
+  }
+
+  /** `stack cut <machine>`: sets the host's end of the machine's link down; its workers keep running, cut off. */
+  cutMachine(name: string): void {
+    const machine = this.machine(name);
+    if (machineLinkState(machine) === 'missing') throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
+    cutMachine(machine);
+  }
+
+  /** `stack restore <machine>`: sets the machine's link up again. */
+  restoreMachine(name: string): void {
+    const machine = this.machine(name);
+    if (machineLinkState(machine) === 'missing') throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
+    restoreMachine(machine);
   }
 
   /** The process record of `name` (`temporal-history`, `seaweedfs`, `worker-model-1`, ...) while it runs. */
@@ -675,14 +829,26 @@ export class ProductionStack {
         health: ui ? ((await httpStatus(this.state.ports.ui, '/')) ? 'ready' : 'not answering') : 'stopped',
         address: this.uiUrl,
       });
+    for (const machine of this.machines) {
+      const relay = this.processOf(this.relayName(machine));
+      const link = machineLinkState(machine);
+      rows.push({
+        name: machine.name,
+        ...(relay ? { pid: relay.pid } : {}),
+        running: link !== 'missing' && relay !== undefined,
+        health: link === 'missing' ? 'no namespace' : link === 'cut' ? 'link cut' : relay ? 'ready' : 'relay stopped',
+        address: `${machine.address} (netns ${machine.namespace}; host end ${machine.hostAddress})`,
+      });
+    }
     for (const worker of this.state.workers) {
       const record = this.processOf(worker.name);
+      const machine = worker.machine === undefined ? undefined : this.machines.find((candidate) => candidate.name === worker.machine);
       rows.push({
         name: worker.name,
         ...(record ? { pid: record.pid } : {}),
         running: record !== undefined,
         health: record ? 'running' : 'stopped',
-        ...(worker.netns ? { address: `netns ${worker.netns}` } : {}),
+        ...(machine ? { address: `${machine.name} ${machine.address}`, machine: machine.name } : {}),
       });
     }
     return rows;
@@ -702,7 +868,7 @@ export class ProductionStack {
     }
   }
 
-  /** SIGKILL every process of the stack and stop PostgreSQL at once, synchronously (for a test's exit hook: nothing may outlive it). */
+  /** SIGKILL every process of the stack, delete its machines and stop PostgreSQL at once, synchronously (for a test's exit hook: nothing may outlive it). */
   killAllNow(): void {
     for (const record of Object.values(this.state.processes)) {
       if (!isAlive(record)) continue;
@@ -712,6 +878,7 @@ export class ProductionStack {
         // gone
       }
     }
+    for (const machine of this.machines) deleteMachine(machine);
     try {
       this.postgres().stop('immediate');
     } catch {
@@ -719,7 +886,7 @@ export class ProductionStack {
     }
   }
 
-  /** Stops everything (workers first, PostgreSQL last) and keeps the data. */
+  /** Stops everything (workers first, then the machines' relays, deleting the machines; PostgreSQL last) and keeps the data and the machines' description. */
   async down(log: (line: string) => void = () => undefined): Promise<void> {
     const workerNames = this.state.workers.map((worker) => worker.name);
     await Promise.all(
@@ -730,6 +897,11 @@ export class ProductionStack {
         }
       }),
     );
+    for (const machine of this.machines) {
+      const existed = machineLinkState(machine) !== 'missing';
+      await this.removeMachine(machine);
+      if (existed) log(`deleted ${machine.name} (network namespace ${machine.namespace} and its veth pair)`);
+    }
     for (const name of ['ui', 'seaweedfs', ...[...TEMPORAL_SERVICES].reverse().map((service) => `temporal-${service}`)]) {
       if (this.processOf(name)) {
         await stopDaemon(this.state.processes[name], 15_000);

@@ -35,11 +35,12 @@ export class ClusterEnvironment {
   ) {}
 
   /**
-   * A new stack in a temporary folder on free loopback ports, with `workers` per role. Whatever
-   * happens later, every process of it is SIGKILLed when this process exits (the exit hook), so
-   * a failed or interrupted test leaves nothing running.
+   * A new stack in a temporary folder on free loopback ports, with `workers` per role (on
+   * `options.machines` worker machines when given). Whatever happens later, every process of it
+   * is SIGKILLed and its machines deleted when this process exits (the exit hook), so a failed or
+   * interrupted test leaves nothing running.
    */
-  static async start(script: Script, workers: Partial<Record<WorkerRole, number>>, log: (line: string) => void): Promise<ClusterEnvironment> {
+  static async start(script: Script, workers: Partial<Record<WorkerRole, number>>, log: (line: string) => void, options: { machines?: number } = {}): Promise<ClusterEnvironment> {
     const directory = mkdtempSync(join(tmpdir(), 'react-agent-cluster-'));
     const model = await ScriptedModelServer.start({ script });
     let stack: ProductionStack | undefined;
@@ -51,6 +52,7 @@ export class ClusterEnvironment {
       const toolLog = join(directory, 'tools.log');
       await stack.up({
         workers,
+        ...(options.machines !== undefined ? { machines: options.machines } : {}),
         log,
         workerEnvironment: {
           OPENAI_BASE_URL: model.baseUrl,
