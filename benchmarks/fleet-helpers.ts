@@ -97,11 +97,13 @@ export interface ScheduleToStart {
   retried: number;
   /** Why those retries happened: last failure message → count. */
   retryCauses: Map<string, number>;
+  /** Each retried activity: its workflow, activity id, the attempt recorded started, by which worker, and the last failure. */
+  retriedActivities: { workflowId: string; activityId: string; attempt: number; identity: string; cause: string }[];
 }
 
 /** Schedule-to-start of the given activity type over the given workflows (ActivityTaskScheduled → ActivityTaskStarted event times). */
 export async function scheduleToStart(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<ScheduleToStart> {
-  const figures: ScheduleToStart = { firstAttemptMs: [], retried: 0, retryCauses: new Map() };
+  const figures: ScheduleToStart = { firstAttemptMs: [], retried: 0, retryCauses: new Map(), retriedActivities: [] };
   const queue = [...workflowIds];
   const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   await Promise.all(
@@ -109,9 +111,13 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         const history = await client.workflow.getHandle(id).fetchHistory();
         const scheduled = new Map<string, number>();
+        const activityIds = new Map<string, string>();
         for (const event of history.events ?? []) {
           const attributes = event.activityTaskScheduledEventAttributes;
-          if (attributes && attributes.activityType?.name === activityType) scheduled.set(String(event.eventId), millis(event.eventTime));
+          if (attributes && attributes.activityType?.name === activityType) {
+            scheduled.set(String(event.eventId), millis(event.eventTime));
+            activityIds.set(String(event.eventId), attributes.activityId ?? '');
+          }
           const started = event.activityTaskStartedEventAttributes;
           const at = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
           if (!started || at === undefined) continue;
@@ -119,6 +125,8 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
             figures.retried += 1;
             const cause = started.lastFailure?.message ?? 'unknown';
             figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
+            const activityId = activityIds.get(String(started.scheduledEventId)) ?? '';
+            figures.retriedActivities.push({ workflowId: id, activityId, attempt: started.attempt ?? 1, identity: started.identity ?? '', cause });
           } else {
             figures.firstAttemptMs.push(millis(event.eventTime) - at);
           }

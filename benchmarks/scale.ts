@@ -14,17 +14,20 @@
  * Prints per setup and size: wall time, runs finished per minute, p50/p95 of a model call's
  * schedule-to-start (ActivityTaskScheduled → ActivityTaskStarted in history; first attempts, and
  * the number of model calls that were retried, with the causes), the workers' peak
- * RSS and RSS per run in flight (peak above idle, divided by the runs). Every run must finish
+ * RSS and RSS per run in flight (peak above idle, divided by the runs). `--trace-dir DIR` keeps
+ * the workers' activity traces and logs and the dev server's log there, and says of each retried
+ * call whether its failed attempt ever started on a worker. Every run must finish
  * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
  */
 import { Client, Connection } from '@temporalio/client';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevServer } from '../src/processes/dev-server';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import type { WorkerProcess } from '../test/integration/support/worker-process';
+import { explainRetries, readTraceLines, startedAttempts } from './retry-explanation';
 import { argument, describeLoad, percentile, ResidentMemorySampler, residentBytes, scheduleToStart, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 
 const SIZES = argument('runs', '100,300').split(',').map(Number);
@@ -32,6 +35,12 @@ const SETUPS = argument('setups', 'default,sized,two').split(',');
 const LATENCY_MS = Number(argument('latency', '2000'));
 const CALLS = Number(argument('calls', '10'));
 const MIB = 1024 * 1024;
+/**
+ * `--trace-dir DIR`: each worker traces its activities there (REACT_AGENT_ACTIVITY_TRACE_FILE) and
+ * leaves its log, the dev server its log; the retried calls are listed, with how many of their
+ * failed attempts no worker ever started.
+ */
+const TRACE_DIRECTORY = argument('trace-dir', '');
 
 const SETUP_LABELS: Record<string, string> = {
   default: 'default slots (20), 1 worker',
@@ -42,7 +51,12 @@ const SETUP_LABELS: Record<string, string> = {
 async function main(): Promise<void> {
   for (const setup of SETUPS) if (!SETUP_LABELS[setup]) throw new Error(`unknown setup ${setup}; use ${Object.keys(SETUP_LABELS).join(', ')}`);
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-scale-benchmark-'));
-  const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+  const server = await DevServer.start({
+    port: 0,
+    uiPort: false,
+    databaseFile: join(directory, 'temporal.sqlite'),
+    ...(TRACE_DIRECTORY ? { logFile: join(TRACE_DIRECTORY, 'temporal-server.log') } : {}),
+  });
   const model = await ScriptedModelServer.start({
     script: scriptFromTurns((call) =>
       call >= CALLS
@@ -78,7 +92,9 @@ async function main(): Promise<void> {
         const taskQueue = `scale-${sequence}-${setup}`;
         const base = await workerEnvironment({ temporalAddress: server.address, modelBaseUrl: model.baseUrl, directory: join(directory, taskQueue), taskQueue });
         const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
-        const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, () => startWorkerProcess({ ...base, ...queues })));
+        const traceFile = (index: number) => join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.jsonl`);
+        const trace = (index: number): Record<string, string> => (TRACE_DIRECTORY ? { REACT_AGENT_ACTIVITY_TRACE_FILE: traceFile(index) } : {});
+        const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, (_, index) => startWorkerProcess({ ...base, ...queues, ...trace(index) })));
         const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
         const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
         const ids = Array.from({ length: runs }, (_, index) => `${taskQueue}-run-${index}`);
@@ -101,13 +117,21 @@ async function main(): Promise<void> {
           seconds = (Date.now() - started) / 1000;
           peak = sampler.stop();
           await Promise.all(workers.map((worker) => worker.stop()));
+          if (TRACE_DIRECTORY) workers.forEach((worker, index) => writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`));
         }
-        const { firstAttemptMs: delays, retried, retryCauses } = await scheduleToStart(client, ids, 'callModel');
+        const { firstAttemptMs: delays, retried, retryCauses, retriedActivities } = await scheduleToStart(client, ids, 'callModel');
+        let explanation = '';
+        if (TRACE_DIRECTORY) {
+          for (const activity of retriedActivities) console.error(`  retried: ${JSON.stringify(activity)}`);
+          const { neverStarted, startedOnAWorker } = explainRetries(retriedActivities, startedAttempts(readTraceLines(workers.map((_, index) => traceFile(index)))));
+          if (retried) explanation = `; failed attempts no worker started: ${neverStarted}, started on a worker: ${startedOnAWorker}`;
+        }
         if (answered !== runs) {
           failed = true;
           console.error(`${SETUP_LABELS[setup]}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
         }
-        if (retried) console.error(`${SETUP_LABELS[setup]}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')})`);
+        if (retried)
+          console.error(`${SETUP_LABELS[setup]}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')}${explanation})`);
         const row = [
           SETUP_LABELS[setup]!.padEnd(34),
           String(runs).padStart(5),
