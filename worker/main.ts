@@ -138,6 +138,7 @@ async function main(): Promise<void> {
       topP: modelConfig.topP,
       maxOutputTokens: modelConfig.maxOutputTokens,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
+      stallSeconds: modelConfig.stallSeconds,
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
