@@ -119,12 +119,16 @@ async function main(): Promise<void> {
           await Promise.all(workers.map((worker) => worker.stop()));
           if (TRACE_DIRECTORY) workers.forEach((worker, index) => writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`));
         }
-        const { firstAttemptMs: delays, retried, retryCauses, retriedActivities } = await scheduleToStart(client, ids, 'callModel');
+        const { firstAttemptMs: delays, retried, retryCauses, retriedActivities, workflowTasks } = await scheduleToStart(client, ids, 'callModel');
         let explanation = '';
         if (TRACE_DIRECTORY) {
           for (const activity of retriedActivities) console.error(`  retried: ${JSON.stringify(activity)}`);
           const { neverStarted, startedOnAWorker } = explainRetries(retriedActivities, startedAttempts(readTraceLines(workers.map((_, index) => traceFile(index)))));
           if (retried) explanation = `; failed attempts no worker started: ${neverStarted}, started on a worker: ${startedOnAWorker}`;
+          const { started, scheduleToStartTimeouts, startToCloseTimeouts, movedToAnotherWorker } = workflowTasks;
+          console.error(
+            `${SETUP_LABELS[setup]}, ${runs} runs: ${started} workflow tasks; timed out: ${scheduleToStartTimeouts} on the sticky queue (schedule-to-start), ${startToCloseTimeouts} started but not completed (start-to-close); ${movedToAnotherWorker} started on another worker than the one before`,
+          );
         }
         if (answered !== runs) {
           failed = true;
