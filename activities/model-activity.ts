@@ -26,7 +26,7 @@ export interface ModelDefaults {
   maxOutputTokens: number;
   /**
    * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
-   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, the heartbeat timeout bounds the gaps.
+   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, {@link stallSeconds} bounds the gaps.
    */
   firstTokenSeconds?: number;
   /**
