@@ -14,6 +14,7 @@ import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
 import { carriedConversationCounts, countedMessages, putCountedConversation } from './counted-conversation';
+import { heartbeatIntervalFor } from './heartbeats';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
@@ -27,9 +28,14 @@ export interface ModelDefaults {
   maxOutputTokens: number;
   /**
    * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
-   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, the heartbeat timeout bounds the gaps.
+   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, {@link stallSeconds} bounds the gaps.
    */
   firstTokenSeconds?: number;
+  /**
+   * Longest gap between two chunks once the reply streams, in seconds (REACT_AGENT_MODEL_STALL_SECONDS);
+   * default: the call's heartbeat timeout, as before the two were separate.
+   */
+  stallSeconds?: number;
 }
 
 /** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
@@ -47,6 +53,18 @@ export interface ModelActivityDependencies {
   prices?: ModelPrices;
   /** Prompt and completion text in the call's span (REACT_AGENT_TRACE_CONTENT), truncated; default none. */
   traceContent?: TraceContentOptions;
+}
+
+/**
+ * How long a model call's stream may stall, and how often it heartbeats while the request is open:
+ * the stall limit is `stallSeconds` (the worker's REACT_AGENT_MODEL_STALL_SECONDS), else the heartbeat
+ * timeout, else {@link DEFAULT_STALL_LIMIT_MS}; the heartbeats come often enough for the heartbeat
+ * timeout ({@link heartbeatIntervalFor}) whatever the stall limit, so a stall limit longer than the
+ * heartbeat timeout never times the call out on its heartbeat.
+ */
+export function modelStreamLimits(stallSeconds: number | undefined, heartbeatTimeoutMs: number | undefined): { stallLimitMs: number; heartbeatIntervalMs: number } {
+  const stallLimitMs = stallSeconds !== undefined ? stallSeconds * 1000 : (heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS);
+  return { stallLimitMs, heartbeatIntervalMs: heartbeatIntervalFor(heartbeatTimeoutMs ?? stallLimitMs) };
 }
 
 /** Labels (request headers `x-react-agent-<label>`) that let a model server's logs be matched to a run and a model call. */
@@ -187,7 +205,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       {
         signal: context.cancellationSignal,
         firstChunkLimitMs: (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000,
-        stallLimitMs: context.info.heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS,
+        ...modelStreamLimits(modelDefaults.stallSeconds, context.info.heartbeatTimeoutMs),
         onDelta: (delta) => streamed.add(delta),
         onProgress: (progress) => {
           if (progress.chunks > 0) metrics.chunkArrived();

@@ -4,6 +4,7 @@
  * schedule-to-start times read from workflow histories.
  */
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -97,11 +98,21 @@ export interface ScheduleToStart {
   retried: number;
   /** Why those retries happened: last failure message → count. */
   retryCauses: Map<string, number>;
+  /** Each retried activity: its workflow, activity id, the attempt recorded started, by which worker, and the last failure. */
+  retriedActivities: { workflowId: string; activityId: string; attempt: number; identity: string; cause: string }[];
+  /** The workflows' workflow tasks: started, timed out by kind, and started by another worker than the one before (a replay there). */
+  workflowTasks: { started: number; scheduleToStartTimeouts: number; startToCloseTimeouts: number; movedToAnotherWorker: number };
 }
 
 /** Schedule-to-start of the given activity type over the given workflows (ActivityTaskScheduled → ActivityTaskStarted event times). */
 export async function scheduleToStart(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<ScheduleToStart> {
-  const figures: ScheduleToStart = { firstAttemptMs: [], retried: 0, retryCauses: new Map() };
+  const figures: ScheduleToStart = {
+    firstAttemptMs: [],
+    retried: 0,
+    retryCauses: new Map(),
+    retriedActivities: [],
+    workflowTasks: { started: 0, scheduleToStartTimeouts: 0, startToCloseTimeouts: 0, movedToAnotherWorker: 0 },
+  };
   const queue = [...workflowIds];
   const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   await Promise.all(
@@ -109,9 +120,23 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         const history = await client.workflow.getHandle(id).fetchHistory();
         const scheduled = new Map<string, number>();
+        const activityIds = new Map<string, string>();
+        let lastWorker: string | undefined;
         for (const event of history.events ?? []) {
+          const workflowTaskStarted = event.workflowTaskStartedEventAttributes;
+          if (workflowTaskStarted) {
+            figures.workflowTasks.started += 1;
+            if (lastWorker !== undefined && workflowTaskStarted.identity !== lastWorker) figures.workflowTasks.movedToAnotherWorker += 1;
+            lastWorker = workflowTaskStarted.identity ?? '';
+          }
+          const timeoutType = event.workflowTaskTimedOutEventAttributes?.timeoutType;
+          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) figures.workflowTasks.scheduleToStartTimeouts += 1;
+          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) figures.workflowTasks.startToCloseTimeouts += 1;
           const attributes = event.activityTaskScheduledEventAttributes;
-          if (attributes && attributes.activityType?.name === activityType) scheduled.set(String(event.eventId), millis(event.eventTime));
+          if (attributes && attributes.activityType?.name === activityType) {
+            scheduled.set(String(event.eventId), millis(event.eventTime));
+            activityIds.set(String(event.eventId), attributes.activityId ?? '');
+          }
           const started = event.activityTaskStartedEventAttributes;
           const at = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
           if (!started || at === undefined) continue;
@@ -119,6 +144,8 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
             figures.retried += 1;
             const cause = started.lastFailure?.message ?? 'unknown';
             figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
+            const activityId = activityIds.get(String(started.scheduledEventId)) ?? '';
+            figures.retriedActivities.push({ workflowId: id, activityId, attempt: started.attempt ?? 1, identity: started.identity ?? '', cause });
           } else {
             figures.firstAttemptMs.push(millis(event.eventTime) - at);
           }

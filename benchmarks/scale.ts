@@ -14,11 +14,13 @@
  * Prints per setup and size: wall time, runs finished per minute, p50/p95 of a model call's
  * schedule-to-start (ActivityTaskScheduled → ActivityTaskStarted in history; first attempts, and
  * the number of model calls that were retried, with the causes), the workers' peak
- * RSS and RSS per run in flight (peak above idle, divided by the runs). Every run must finish
+ * RSS and RSS per run in flight (peak above idle, divided by the runs). `--trace-dir DIR` keeps
+ * the workers' activity traces and logs and the dev server's log there, and says of each retried
+ * call whether its failed attempt ever started on a worker. Every run must finish
  * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
  */
 import { Client, Connection } from '@temporalio/client';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResearchRunResult } from '../src/core/run-result';
@@ -26,6 +28,7 @@ import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-mod
 import type { WorkerProcess } from '../test/integration/support/worker-process';
 import { argument, describeLoad, percentile, ResidentMemorySampler, residentBytes, scheduleToStart, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
+import { explainRetries, readTraceLines, startedAttempts } from './retry-explanation';
 import { parseTemporalKinds, startTemporal, TEMPORAL_KINDS, type TemporalUnderTest } from './temporal-servers';
 
 const SIZES = argument('runs', '100,300').split(',').map(Number);
@@ -33,6 +36,12 @@ const SETUPS = argument('setups', 'default,sized,two').split(',');
 const LATENCY_MS = Number(argument('latency', '2000'));
 const CALLS = Number(argument('calls', '10'));
 const TEMPORALS = parseTemporalKinds(argument('temporal', 'dev'));
+/**
+ * `--trace-dir DIR`: each worker traces its activities there (REACT_AGENT_ACTIVITY_TRACE_FILE) and
+ * leaves its log, the dev server its log; the retried calls are listed, with how many of their
+ * failed attempts no worker ever started.
+ */
+const TRACE_DIRECTORY = argument('trace-dir', '');
 const MIB = 1024 * 1024;
 
 const SETUP_LABELS: Record<string, string> = {
@@ -45,7 +54,9 @@ const SETUP_LABELS: Record<string, string> = {
 async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl: string, directory: string, taskQueue: string, setup: string, runs: number): Promise<{ row: string; ok: boolean }> {
   const base = await workerEnvironment({ temporalAddress: temporal.address, modelBaseUrl, directory: join(directory, taskQueue), taskQueue });
   const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
-  const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, () => startWorkerProcess({ ...base, ...queues })));
+  const traceFile = (index: number) => join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.jsonl`);
+  const trace = (index: number): Record<string, string> => (TRACE_DIRECTORY ? { REACT_AGENT_ACTIVITY_TRACE_FILE: traceFile(index) } : {});
+  const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, (_, index) => startWorkerProcess({ ...base, ...queues, ...trace(index) })));
   const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
   const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
   const groups = { ...(await temporal.processGroups()), workers: workers.map((worker) => worker.pid) };
@@ -72,12 +83,23 @@ async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl
     cpu = cpuBetween(cpuBefore, cpuSnapshot(groups));
     peak = sampler.stop();
     await Promise.all(workers.map((worker) => worker.stop()));
+    if (TRACE_DIRECTORY) workers.forEach((worker, index) => writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`));
   }
-  const { firstAttemptMs: delays, retried, retryCauses } = await scheduleToStart(client, ids, 'callModel');
   const label = `${SETUP_LABELS[setup]}, ${TEMPORAL_KINDS[temporal.kind]}`;
+  const { firstAttemptMs: delays, retried, retryCauses, retriedActivities, workflowTasks } = await scheduleToStart(client, ids, 'callModel');
+  let explanation = '';
+  if (TRACE_DIRECTORY) {
+    for (const activity of retriedActivities) console.error(`  retried: ${JSON.stringify(activity)}`);
+    const { neverStarted, startedOnAWorker } = explainRetries(retriedActivities, startedAttempts(readTraceLines(workers.map((_, index) => traceFile(index)))));
+    if (retried) explanation = `; failed attempts no worker started: ${neverStarted}, started on a worker: ${startedOnAWorker}`;
+    const { started, scheduleToStartTimeouts, startToCloseTimeouts, movedToAnotherWorker } = workflowTasks;
+    console.error(
+      `${label}, ${runs} runs: ${started} workflow tasks; timed out: ${scheduleToStartTimeouts} on the sticky queue (schedule-to-start), ${startToCloseTimeouts} started but not completed (start-to-close); ${movedToAnotherWorker} started on another worker than the one before`,
+    );
+  }
   const ok = answered === runs;
   if (!ok) console.error(`${label}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
-  if (retried) console.error(`${label}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')})`);
+  if (retried) console.error(`${label}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')}${explanation})`);
   const perCall = (group: string) => (group in cpu ? `${((1000 * (cpu[group] ?? 0)) / (runs * CALLS)).toFixed(1)} ms` : '—');
   const row = [
     SETUP_LABELS[setup]!.padEnd(34),
@@ -133,7 +155,7 @@ async function main(): Promise<void> {
     for (const kind of TEMPORALS) {
       const temporalDirectory = join(directory, kind);
       mkdirSync(temporalDirectory, { recursive: true });
-      const temporal = await startTemporal(kind, temporalDirectory);
+      const temporal = await startTemporal(kind, temporalDirectory, TRACE_DIRECTORY ? { logDirectory: TRACE_DIRECTORY } : {});
       const connection = await Connection.connect({ address: temporal.address });
       try {
         const client = new Client({ connection });

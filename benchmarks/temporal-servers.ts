@@ -37,10 +37,21 @@ export function parseTemporalKinds(value: string): TemporalKind[] {
   return kinds as TemporalKind[];
 }
 
+/** Options of {@link startTemporal}. */
+export interface StartTemporalOptions {
+  /** Where the dev server writes its log (`temporal-server.log`); default the data folder. The stack's logs stay in `<directory>/stack/logs`. */
+  logDirectory?: string;
+}
+
 /** Starts one Temporal of `kind` with its data in `directory`. */
-export async function startTemporal(kind: TemporalKind, directory: string): Promise<TemporalUnderTest> {
+export async function startTemporal(kind: TemporalKind, directory: string, options: StartTemporalOptions = {}): Promise<TemporalUnderTest> {
   if (kind === 'dev') {
-    const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
+    const server = await DevServer.start({
+      port: 0,
+      uiPort: false,
+      databaseFile: join(directory, 'temporal.sqlite'),
+      ...(options.logDirectory ? { logFile: join(options.logDirectory, 'temporal-server.log') } : {}),
+    });
     return {
       kind,
       address: server.address,

@@ -39,6 +39,7 @@ import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
 import { describeToolNames } from './mcp-tools';
 import { startWorkerTools } from './worker-tools';
+import { ACTIVITY_TRACE_VARIABLE, startActivityTrace } from './activity-trace';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
   const connection = await Connection.connect(options.connectionOptions);
@@ -137,6 +138,7 @@ async function main(): Promise<void> {
       topP: modelConfig.topP,
       maxOutputTokens: modelConfig.maxOutputTokens,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
+      stallSeconds: modelConfig.stallSeconds,
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
@@ -162,6 +164,8 @@ async function main(): Promise<void> {
     },
   });
 
+  // REACT_AGENT_ACTIVITY_TRACE_FILE: a line per activity start and end, and per event-loop stall (worker/activity-trace.ts).
+  const activityTrace = startActivityTrace(process.env[ACTIVITY_TRACE_VARIABLE]);
   const connection = await NativeConnection.connect(temporal.connectionOptions);
   const workers = await Promise.all(
     plans.map((plan) =>
@@ -181,7 +185,10 @@ async function main(): Promise<void> {
         // states its behaviour (workflows/versioning-behaviors.ts); PINNED for any that does not.
         ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
         // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
-        interceptors: { activity: tracing.activityInterceptors, ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}) },
+        interceptors: {
+          activity: [...tracing.activityInterceptors, ...activityTrace],
+          ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
+        },
         sinks: tracing.sinks,
       }),
     ),

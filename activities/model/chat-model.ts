@@ -110,6 +110,8 @@ export interface ChatControls {
   firstChunkLimitMs?: number;
   /** Longest gap between two chunks once the reply streams, in milliseconds. Default {@link DEFAULT_STALL_LIMIT_MS}. */
   stallLimitMs?: number;
+  /** Time between the heartbeats (`onProgress`) while the request is open, in milliseconds. Default: a third of `stallLimitMs`, at most 5 s (`heartbeatIntervalFor`). */
+  heartbeatIntervalMs?: number;
 }
 
 /** {@link ChatControls.firstChunkLimitMs} when not given: 300 s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS's default). */

@@ -78,6 +78,7 @@ export class OpenAIChatModel implements ChatModel {
     const watchdog = new ModelStreamWatchdog({
       firstTokenLimitMs: firstChunkLimitMs,
       stallLimitMs,
+      ...(controls.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: controls.heartbeatIntervalMs } : {}),
       heartbeat: () => controls.onProgress?.(progress()),
       abandon: () => requestAbort.abort(),
     });
@@ -144,7 +145,7 @@ export class OpenAIChatModel implements ChatModel {
     if (watchdog.abandoned === 'stall') {
       throw ApplicationFailure.create({
         type: FailureTypes.modelBadResponse,
-        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (the heartbeat timeout) after ${chunks} chunks; abandoned to be retried.`,
+        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (its stall limit) after ${chunks} chunks; abandoned to be retried.`,
       });
     }
     if (!finishReason) {

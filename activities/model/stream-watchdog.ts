@@ -7,8 +7,9 @@
  * generated the first token. Two limits end the request instead:
  *
  * - no first chunk within `firstTokenLimitMs` ("first-token"), and
- * - once chunks flow, a gap longer than `stallLimitMs` between two of them ("stall": the heartbeat
- *   timeout, as before).
+ * - once chunks flow, a gap longer than `stallLimitMs` between two of them ("stall":
+ *   REACT_AGENT_MODEL_STALL_SECONDS for a model call, the heartbeat timeout for the judge and
+ *   compression). The heartbeats go on meanwhile, so the stall limit may exceed the heartbeat timeout.
  */
 
 import { heartbeatIntervalFor, keepHeartbeating } from '../heartbeats';
@@ -19,7 +20,7 @@ export type AbandonReason = 'first-token' | 'stall';
 export interface ModelStreamWatchdogOptions {
   /** Longest wait for the first chunk, in milliseconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS). */
   firstTokenLimitMs: number;
-  /** Longest gap between two chunks once the reply streams, in milliseconds (the heartbeat timeout). */
+  /** Longest gap between two chunks once the reply streams, in milliseconds. */
   stallLimitMs: number;
   /** Time between heartbeats while the request is open; default {@link heartbeatIntervalFor}(`stallLimitMs`). */
   heartbeatIntervalMs?: number;

@@ -18,10 +18,20 @@ export interface ModelConfig {
   /** Start-to-close timeout of one model-call activity, in seconds. `REACT_AGENT_MODEL_TIMEOUT_SECONDS`; default 600. */
   timeoutSeconds: number;
   /**
-   * Heartbeat timeout of a model-call activity, in seconds: once the reply streams, a gap between
-   * chunks this long abandons the call (it is retried). `REACT_AGENT_MODEL_HEARTBEAT_SECONDS`; default 60.
+   * Heartbeat timeout of a model-call activity, in seconds: how long Temporal waits for a sign of
+   * life from an attempt before retrying it elsewhere. The activity heartbeats every 5 s while it
+   * waits on the model, so this only has to outlast a busy worker's pauses; it is what a call lost
+   * with a crashed worker, or recorded as started but never delivered to one (a busy dev server
+   * does this, docs/figures.md "Scale"), costs before its retry. `REACT_AGENT_MODEL_HEARTBEAT_SECONDS`;
+   * default 20.
    */
   heartbeatSeconds: number;
+  /**
+   * Longest gap between two chunks once the reply streams, in seconds: past it the call is
+   * abandoned and retried (the activity keeps heartbeating meanwhile, so this may be longer than
+   * the heartbeat timeout). `REACT_AGENT_MODEL_STALL_SECONDS`; default 60.
+   */
+  stallSeconds: number;
   /**
    * Longest wait for the reply's first chunk, in seconds: a server processing a long prompt sends
    * nothing (llama-server only SSE comment pings) until it generates the first token, and the
@@ -46,7 +56,8 @@ export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export const NO_API_KEY = 'not-needed';
 
 export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
-export const DEFAULT_MODEL_HEARTBEAT_SECONDS = 60;
+export const DEFAULT_MODEL_HEARTBEAT_SECONDS = 20;
+export const DEFAULT_MODEL_STALL_SECONDS = 60;
 export const DEFAULT_MODEL_FIRST_TOKEN_SECONDS = 300;
 export const DEFAULT_MODEL_MAX_ATTEMPTS = 12;
 export const DEFAULT_TEMPERATURE = 0.6;
@@ -105,6 +116,7 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     model,
     timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_TIMEOUT_SECONDS', DEFAULT_MODEL_TIMEOUT_SECONDS),
     heartbeatSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', DEFAULT_MODEL_HEARTBEAT_SECONDS),
+    stallSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_STALL_SECONDS', DEFAULT_MODEL_STALL_SECONDS),
     firstTokenSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', DEFAULT_MODEL_FIRST_TOKEN_SECONDS),
     maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
     temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),

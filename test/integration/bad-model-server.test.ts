@@ -67,7 +67,7 @@ test('403 ends the run error with a message naming the setting to fix, without r
   assert.equal(requests.length, 1);
 });
 
-test('a stream that stalls longer than the heartbeat timeout is abandoned and retried', async () => {
+test('a stream that stalls longer than the stall limit is abandoned and retried', async () => {
   const { result, requests } = await run('stall', failingFirst([{ content: '<think>thinking very slowly about this</think>', stallAfterChunks: 2, chunks: 4 }], answer('after a stall')));
   assert.equal(result.termination, 'answer');
   assert.equal(requests.length, 2);

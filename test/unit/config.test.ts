@@ -40,7 +40,8 @@ describe('loadModelConfig', () => {
       apiKey: SECRET,
       model: 'gpt-4o-mini',
       timeoutSeconds: 600,
-      heartbeatSeconds: 60,
+      heartbeatSeconds: 20,
+      stallSeconds: 60,
       firstTokenSeconds: 300,
       maxAttempts: 12,
       temperature: 0.6,
@@ -63,6 +64,7 @@ describe('loadModelConfig', () => {
       OPENAI_MODEL: 'other',
       REACT_AGENT_MODEL_TIMEOUT_SECONDS: '120',
       REACT_AGENT_MODEL_HEARTBEAT_SECONDS: '15',
+      REACT_AGENT_MODEL_STALL_SECONDS: '90',
       REACT_AGENT_MODEL_MAX_ATTEMPTS: '3',
       REACT_AGENT_TEMPERATURE: '0',
       REACT_AGENT_TOP_P: '1',
@@ -71,6 +73,7 @@ describe('loadModelConfig', () => {
     assert.equal(config.model, 'Qwen/Qwen3-8B');
     assert.equal(config.timeoutSeconds, 120);
     assert.equal(config.heartbeatSeconds, 15);
+    assert.equal(config.stallSeconds, 90);
     assert.equal(config.maxAttempts, 3);
     assert.equal(config.temperature, 0);
     assert.equal(config.topP, 1);
@@ -132,6 +135,7 @@ describe('loadModelConfig', () => {
       /^REACT_AGENT_MODEL_TIMEOUT_SECONDS must be a positive number, got "-1"$/,
     );
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_HEARTBEAT_SECONDS: 'soon' }), 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', /positive number/);
+    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_STALL_SECONDS: '0' }), 'REACT_AGENT_MODEL_STALL_SECONDS', /positive number/);
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TEMPERATURE: '3' }), 'REACT_AGENT_TEMPERATURE', /from 0 to 2, got "3"/);
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TOP_P: '1.5' }), 'REACT_AGENT_TOP_P', /from 0 to 1, got "1.5"/);
   });

@@ -5,10 +5,11 @@ import { ConfigurationError, loadModelConfig } from '../../src/config';
 const LOCAL_SERVER = { OPENAI_BASE_URL: 'http://localhost:8080/v1', REACT_AGENT_MODEL: 'local-model' };
 
 describe('REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', () => {
-  test('defaults to 300 seconds, longer than the 60 s heartbeat timeout', () => {
+  test('defaults to 300 seconds, longer than the heartbeat timeout and the stall limit', () => {
     const config = loadModelConfig(LOCAL_SERVER);
     assert.equal(config.firstTokenSeconds, 300);
     assert.ok(config.firstTokenSeconds > config.heartbeatSeconds);
+    assert.ok(config.firstTokenSeconds > config.stallSeconds);
   });
 
   test('is read as a number of seconds (fractions allowed)', () => {

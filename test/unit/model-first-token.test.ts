@@ -83,7 +83,7 @@ describe('time to first token has its own limit; the heartbeat timeout bounds ga
     const { error, elapsedMs } = await callWith(({ options }) => stallingStream(ANSWER.slice(0, 2), options.signal));
     assert.ok(error instanceof ApplicationFailure);
     assert.equal(error.type, FailureTypes.modelBadResponse);
-    assert.match(error.message, /heartbeat timeout\) after 2 chunks/);
+    assert.match(error.message, /stall limit\) after 2 chunks/);
     assert.ok(elapsedMs < FIRST_TOKEN_SECONDS * 1000, `took ${elapsedMs} ms: the stall limit, not the first-token limit, applies once chunks flow`);
   });
 

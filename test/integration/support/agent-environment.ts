@@ -94,6 +94,7 @@ export class AgentEnvironment {
       REACT_AGENT_WORKFLOW_BUNDLE: bundle,
       REACT_AGENT_TEST_TOOL_LOG: toolLog,
       REACT_AGENT_MODEL_HEARTBEAT_SECONDS: '5',
+      REACT_AGENT_MODEL_STALL_SECONDS: '5',
       REACT_AGENT_MODEL_MAX_ATTEMPTS: '4',
       REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
       ...(options.workerEnvironment ?? {}),
