@@ -28,16 +28,20 @@ function storeUnavailable(error: unknown): boolean {
  * Stores a tool's output, trying again while the transcript store is down, until the attempt's
  * start-to-close timeout would pass or the activity is cancelled. The tool has answered: an outage
  * of the store must not spend the tool's own attempts (a few seconds' worth), or a store down for
- * longer turns the answer into an error the model reads.
+ * longer turns the answer into an error the model reads. While it waits, `waiting` gets the
+ * store's error (the heartbeats carry it, so the Web UI and `describe` show what the call waits for).
  */
-async function putWhileAttemptLasts(put: () => Promise<string>, context: Context): Promise<string> {
+async function putWhileAttemptLasts(put: () => Promise<string>, context: Context, waiting: (problem: string | undefined) => void): Promise<string> {
   const deadline = context.info.currentAttemptScheduledTimestampMs + context.info.startToCloseTimeoutMs;
   for (let tries = 0; ; tries += 1) {
     try {
-      return await put();
+      const reference = await put();
+      waiting(undefined);
+      return reference;
     } catch (error) {
       const pause = STORE_RETRY_PAUSES_MS[Math.min(tries, STORE_RETRY_PAUSES_MS.length - 1)] as number;
       if (!storeUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline) throw error;
+      waiting((error as Error).message);
       await delay(pause, undefined, { signal: context.cancellationSignal }).catch(() => Promise.reject(error));
     }
   }
@@ -65,9 +69,17 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
 
   const activity = async (input: ToolActivityInput): Promise<ToolActivityOutput> => {
     const context = Context.current();
+    let storeProblem: string | undefined;
     // Once the heartbeats run (the tool ran), storing waits out a store that is down; before, it tries once.
     const finish = async (text: string, isError: boolean, heartbeating = true): Promise<ToolActivityOutput> => {
-      const put = (part: string) => (heartbeating ? putWhileAttemptLasts(() => store.putText(part), context) : store.putText(part));
+      const put = (part: string) =>
+        heartbeating
+          ? putWhileAttemptLasts(
+              () => store.putText(part),
+              context,
+              (problem) => (storeProblem = problem),
+            )
+          : store.putText(part);
       const fullReference = await put(text);
       const forModel = truncateForModel(text, input.maxObservationCharacters, fullReference);
       const observationReference = forModel === text ? fullReference : await put(forModel);
@@ -84,10 +96,11 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
       return finish(`Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}.`, true, false);
     }
 
-    // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it.
+    // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it;
+    // so does the store's error while the output waits for the store.
     let attemptState: Record<string, unknown> = {};
     const stopHeartbeats = keepHeartbeating(
-      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState }),
+      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState, ...(storeProblem ? { waitingForStore: storeProblem } : {}) }),
       heartbeatIntervalFor(context.info.heartbeatTimeoutMs ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS),
     );
     context.heartbeat({ callId: input.callId, started: true });

@@ -201,7 +201,9 @@ describe('createToolActivity', () => {
   test('a transcript store that is down when the output is stored: tried again within the attempt until it answers; the tool ran once', async () => {
     const store = new StoreDownFor(2);
     const lookup = tool(async () => 'Facts.');
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000, currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 600, currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
+    const heartbeats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => heartbeats.push(details));
     const started = Date.now();
     const output = await runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
     assert.equal(await store.getText(output.observation.ref), 'Facts.');
@@ -209,6 +211,11 @@ describe('createToolActivity', () => {
     assert.equal(lookup.runs.length, 1);
     const paused = (STORE_RETRY_PAUSES_MS[0] ?? 0) + (STORE_RETRY_PAUSES_MS[1] ?? 0);
     assert.ok(Date.now() - started >= paused - 50, `paused ${paused} ms between tries`);
+    // While it waited, the heartbeats said for what (the Web UI and `describe` show them).
+    assert.ok(
+      heartbeats.some((details) => /is unavailable/.test(String((details as { waitingForStore?: string } | undefined)?.waitingForStore))),
+      JSON.stringify(heartbeats),
+    );
   });
 
   test('a store still down when the attempt would pass its start-to-close timeout: the store failure, for Temporal to retry; other store failures at once', async () => {
