@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { FailureTypes } from '../../src/core/failure-types';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
 import { preview } from '../../src/core/text';
@@ -14,6 +15,38 @@ const DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS = 30_000;
 /** How long a cancelled tool's handler gets to stop before the activity reports the cancellation anyway. */
 export const CANCELLATION_GRACE_MS = 5_000;
 
+/** Pauses between tries to store a tool's output while the transcript store is down (the last one repeats). */
+export const STORE_RETRY_PAUSES_MS: readonly number[] = [500, 1_000, 2_000, 5_000];
+
+/** Whether an error says the transcript store is down (a Temporal failure of that type, or the store's own error). */
+function storeUnavailable(error: unknown): boolean {
+  const { type, name } = (error ?? {}) as { type?: string; name?: string };
+  return type === FailureTypes.transcriptUnavailable || name === 'TranscriptStoreUnavailableError';
+}
+
+/**
+ * Stores a tool's output, trying again while the transcript store is down, until the attempt's
+ * start-to-close timeout would pass or the activity is cancelled. The tool has answered: an outage
+ * of the store must not spend the tool's own attempts (a few seconds' worth), or a store down for
+ * longer turns the answer into an error the model reads. While it waits, `waiting` gets the
+ * store's error (the heartbeats carry it, so the Web UI and `describe` show what the call waits for).
+ */
+async function putWhileAttemptLasts(put: () => Promise<string>, context: Context, waiting: (problem: string | undefined) => void): Promise<string> {
+  const deadline = context.info.currentAttemptScheduledTimestampMs + context.info.startToCloseTimeoutMs;
+  for (let tries = 0; ; tries += 1) {
+    try {
+      const reference = await put();
+      waiting(undefined);
+      return reference;
+    } catch (error) {
+      const pause = STORE_RETRY_PAUSES_MS[Math.min(tries, STORE_RETRY_PAUSES_MS.length - 1)] as number;
+      if (!storeUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline) throw error;
+      waiting((error as Error).message);
+      await delay(pause, undefined, { signal: context.cancellationSignal }).catch(() => Promise.reject(error));
+    }
+  }
+}
+
 export interface ToolActivityDependencies {
   store: TranscriptStore;
   tokenCounter: TokenCounter;
@@ -28,17 +61,28 @@ export function truncateForModel(output: string, maxCharacters: number, fullRefe
 
 /**
  * Wraps a tool's handler as an activity: checks the arguments, heartbeats while it runs, stops
- * when cancelled, stores the whole output and returns a reference to what the model sees.
+ * when cancelled, stores the whole output (waiting out a transcript store that is down, within the
+ * attempt) and returns a reference to what the model sees.
  */
 export function createToolActivity(tool: ToolDefinition, dependencies: ToolActivityDependencies) {
   const { store, tokenCounter } = dependencies;
 
   const activity = async (input: ToolActivityInput): Promise<ToolActivityOutput> => {
     const context = Context.current();
-    const finish = async (text: string, isError: boolean): Promise<ToolActivityOutput> => {
-      const fullReference = await store.putText(text);
+    let storeProblem: string | undefined;
+    // Once the heartbeats run (the tool ran), storing waits out a store that is down; before, it tries once.
+    const finish = async (text: string, isError: boolean, heartbeating = true): Promise<ToolActivityOutput> => {
+      const put = (part: string) =>
+        heartbeating
+          ? putWhileAttemptLasts(
+              () => store.putText(part),
+              context,
+              (problem) => (storeProblem = problem),
+            )
+          : store.putText(part);
+      const fullReference = await put(text);
       const forModel = truncateForModel(text, input.maxObservationCharacters, fullReference);
-      const observationReference = forModel === text ? fullReference : await store.putText(forModel);
+      const observationReference = forModel === text ? fullReference : await put(forModel);
       return {
         observation: { ref: observationReference, preview: preview(forModel), characters: forModel.length },
         ...(forModel === text ? {} : { fullOutput: { ref: fullReference, preview: preview(text), characters: text.length } }),
@@ -49,13 +93,14 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
 
     const problems = validateArguments(tool.parameters, input.arguments ?? {});
     if (problems.length) {
-      return finish(`Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}.`, true);
+      return finish(`Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}.`, true, false);
     }
 
-    // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it.
+    // What the tool recorded of its attempt rides on every timer heartbeat, so a retry can read it;
+    // so does the store's error while the output waits for the store.
     let attemptState: Record<string, unknown> = {};
     const stopHeartbeats = keepHeartbeating(
-      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState }),
+      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState, ...(storeProblem ? { waitingForStore: storeProblem } : {}) }),
       heartbeatIntervalFor(context.info.heartbeatTimeoutMs ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS),
     );
     context.heartbeat({ callId: input.callId, started: true });

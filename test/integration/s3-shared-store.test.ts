@@ -43,6 +43,11 @@ afterAll(async () => {
   await environment?.close();
 }, 60_000);
 
+/** A pending activity's heartbeat details as text (JSON payloads), to read what it waits for. */
+function heartbeatTexts(payloads: Array<{ data?: Uint8Array | null }> | null | undefined): string[] {
+  return (payloads ?? []).map((payload) => (payload.data ? Buffer.from(payload.data).toString('utf8') : ''));
+}
+
 test('two workers share only Temporal and S3: the store down for 10 s and a worker SIGKILLed mid-run, the run finishes; result materialises from S3', async () => {
   const first = await environment.startWorker(machine('machine-1'));
   const second = await environment.startWorker(machine('machine-2'));
@@ -63,15 +68,15 @@ test('two workers share only Temporal and S3: the store down for 10 s and a work
   }
   await seaweed.kill();
   await first.crash();
-  // The store stays down until an activity of the run has failed on it (whichever worker ran the
-  // wait tool, the next model call needs the store), and 10 s more.
+  // The store stays down until an activity of the run has failed on it, or a tool call waits for
+  // it to store its output (its heartbeats say so), and 10 s more.
   const storeFailure = /transcript store s3:\/\/agent-transcripts\/team-a is unavailable/;
   const outageDeadline = Date.now() + 120_000;
   let failedOnStore: string | undefined;
   while (failedOnStore === undefined) {
     assert.ok(Date.now() < outageDeadline, 'an activity of the run failed on the store while it was down');
     const pending = (await handle.describe()).raw.pendingActivities ?? [];
-    failedOnStore = pending.map((activity) => activity.lastFailure?.message ?? '').find((message) => storeFailure.test(message));
+    failedOnStore = pending.flatMap((activity) => [activity.lastFailure?.message ?? '', ...heartbeatTexts(activity.heartbeatDetails?.payloads)]).find((message) => storeFailure.test(message));
     if (failedOnStore === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await new Promise((resolve) => setTimeout(resolve, 10_000));

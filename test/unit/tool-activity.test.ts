@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { characterEstimateCounter } from '../../activities/token-counter';
-import { createToolActivity, truncateForModel } from '../../activities/tools/tool-activity';
+import { createToolActivity, STORE_RETRY_PAUSES_MS, truncateForModel } from '../../activities/tools/tool-activity';
+import { FailureTypes } from '../../src/core/failure-types';
 import { ToolInputError, type ToolContext, type ToolDefinition } from '../../activities/tools/tool-definition';
 import { RESERVED_ACTIVITY_NAMES, ToolRegistry } from '../../activities/tools/tool-registry';
 import { validateArguments } from '../../activities/tools/validate-arguments';
@@ -62,6 +63,25 @@ function deferred<T = void>() {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A memory store whose first `downFor` puts fail as a store that is down fails in an activity (or with `failure`). */
+class StoreDownFor extends MemoryTranscriptStore {
+  refusals = 0;
+  constructor(
+    private readonly downFor: number,
+    private readonly failure = ApplicationFailure.create({ type: FailureTypes.transcriptUnavailable, message: 'The transcript store s3://b/t is unavailable (storing): connect ECONNREFUSED.' }),
+  ) {
+    super();
+  }
+
+  override async putText(text: string): Promise<string> {
+    if (this.refusals < this.downFor) {
+      this.refusals += 1;
+      throw this.failure;
+    }
+    return super.putText(text);
+  }
+}
 
 describe('createToolActivity', () => {
   test('stores the output and returns a reference, preview and token count', async () => {
@@ -176,6 +196,41 @@ describe('createToolActivity', () => {
     });
     await assert.rejects(runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input()), (error) => error === failure);
     assert.equal(store.blobs.size, 0, 'nothing is stored for a failed attempt');
+  });
+
+  test('a transcript store that is down when the output is stored: tried again within the attempt until it answers; the tool ran once', async () => {
+    const store = new StoreDownFor(2);
+    const lookup = tool(async () => 'Facts.');
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 600, currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
+    const heartbeats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+    const started = Date.now();
+    const output = await runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
+    assert.equal(await store.getText(output.observation.ref), 'Facts.');
+    assert.equal(store.refusals, 2);
+    assert.equal(lookup.runs.length, 1);
+    const paused = (STORE_RETRY_PAUSES_MS[0] ?? 0) + (STORE_RETRY_PAUSES_MS[1] ?? 0);
+    assert.ok(Date.now() - started >= paused - 50, `paused ${paused} ms between tries`);
+    // While it waited, the heartbeats said for what (the Web UI and `describe` show them).
+    assert.ok(
+      heartbeats.some((details) => /is unavailable/.test(String((details as { waitingForStore?: string } | undefined)?.waitingForStore))),
+      JSON.stringify(heartbeats),
+    );
+  });
+
+  test('a store still down when the attempt would pass its start-to-close timeout: the store failure, for Temporal to retry; other store failures at once', async () => {
+    const lookup = tool(async () => 'Facts.');
+    const down = new StoreDownFor(10);
+    const env = new MockActivityEnvironment({ currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 1_200 }, { logger: quietLogger });
+    await assert.rejects(
+      runIn(env, createToolActivity(lookup, { store: down, tokenCounter: characterEstimateCounter }), input()),
+      (error) => (error as ApplicationFailure).type === FailureTypes.transcriptUnavailable,
+    );
+    assert.equal(down.refusals, 2, 'tried, paused 500 ms, tried; a 1 s pause would pass the timeout');
+    const missing = new StoreDownFor(1, ApplicationFailure.create({ type: FailureTypes.transcriptMissing, message: 'gone', nonRetryable: true }));
+    const patient = new MockActivityEnvironment({ currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
+    await assert.rejects(runIn(patient, createToolActivity(lookup, { store: missing, tokenCounter: characterEstimateCounter }), input()), /gone/);
+    assert.equal(missing.refusals, 1);
   });
 
   test('the handler gets a signal that aborts on cancel, and the activity rejects with a cancellation', async () => {

@@ -10,6 +10,8 @@ export interface FaultRecord {
   modelCallsBefore: number;
   /** Runs not yet closed when the fault began. */
   runsInFlight: number;
+  /** What of the batch was in flight while the part was down (its runs, its evaluation), when the test ran one. */
+  batch?: string;
 }
 
 export interface ChaosOutcome {
@@ -31,10 +33,11 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-/** The table the cluster tier prints at the end: each fault, when, for how long, the recovery; then how the runs ended. */
+/** The table the cluster tier prints at the end: each fault, when, for how long, the recovery (and what of a batch it hit); then how the runs ended. */
 export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): string {
+  const withBatch = faults.some((fault) => fault.batch !== undefined);
   const faultRows = [
-    ['fault', 'at (s)', 'down (s)', 'serving after restore (s)', 'model calls resumed after (s)', 'runs in flight', 'model calls before'],
+    ['fault', 'at (s)', 'down (s)', 'serving after restore (s)', 'model calls resumed after (s)', 'runs in flight', 'model calls before', ...(withBatch ? ['batch in flight'] : [])],
     ...faults.map((fault) => [
       fault.fault,
       fault.at.toFixed(1),
@@ -43,6 +46,7 @@ export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): 
       Number.isFinite(fault.resumedSeconds) ? fault.resumedSeconds.toFixed(1) : 'no',
       String(fault.runsInFlight),
       String(fault.modelCallsBefore),
+      ...(withBatch ? [fault.batch ?? ''] : []),
     ]),
   ];
   const completed = outcome.runs.filter((run) => run.ok);

@@ -1,4 +1,4 @@
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 
 /** Reading back what a test wrote to S3 (SeaweedFS), straight through the SDK. */
 export class S3Objects {
@@ -23,5 +23,12 @@ export class S3Objects {
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return keys.sort();
+  }
+
+  /** Deletes every object under a prefix; resolves with how many there were. */
+  async deleteUnder(prefix: string): Promise<number> {
+    const keys = await this.keysUnder(prefix);
+    for (const key of keys) await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    return keys.length;
   }
 }
