@@ -13,6 +13,7 @@ import { iterFileProblems, questions } from '../integration/support/batch-helper
 import { Scenarios, answer, runId, toolCall } from '../integration/support/scenarios';
 import { CliProcess } from '../integration/support/cli-process';
 import { activityRetriesByCause, formatRetries } from './support/activity-retries';
+import { cutMachine, machineSupportProblem, restoreMachine } from '../../src/processes/production-stack/worker-machine';
 import { ClusterEnvironment } from './support/cluster-environment';
 import { differences, evaluationFigures } from './support/evaluation-figures';
 import { chaosSeed, planFaults, type PlannedFault } from './support/fault-plan';
@@ -24,11 +25,12 @@ import { workLeftRunning } from './support/work-left-running';
 /*
  * The production stack (react-agent stack, docs/production.md) under faults: Temporal's four
  * services as separate processes on PostgreSQL, SeaweedFS for transcripts and batch outputs, and
- * worker processes by role. A run completes, and a batch with 2 rollouts that evaluates itself
+ * worker processes by role on three worker machines (network namespaces, `stack up --machines 3`:
+ * every machine runs two roles, every role runs on two machines). A run completes, and a batch with 2 rollouts that evaluates itself
  * (gaia judge, scripted). Then the same batch again while runs are in flight and faults come at
  * random moments (a seeded schedule; CHAOS_SEED replays one): history and matching SIGKILLed twice
  * each, the frontend restarted, PostgreSQL stopped with `-m immediate`, SeaweedFS down 30 s, a
- * worker SIGKILLed. At the end a table of invariants: every run ended with its termination once,
+ * worker SIGKILLed, a machine's link cut for 90 s. At the end a table of invariants: every run ended with its termination once,
  * every tool call answered, each (question, rollout) once in its iter file, the evaluation equal
  * to the fault-free one, every result read back whole, nothing left running.
  */
@@ -52,7 +54,11 @@ const log = (line: string) => setupLog.push(`${new Date().toISOString().slice(11
 
 beforeAll(async () => {
   const started = Date.now();
-  cluster = await ClusterEnvironment.start(script, { workflows: 2, model: 1, tools: 1 }, log);
+  const reason = machineSupportProblem();
+  if (reason) throw new Error(`The chaos test puts its workers on worker machines (network namespaces): ${reason}. Run the cluster tier as root on Linux with iproute2.`);
+  // Dealt in turn over 3 machines: machine 1 runs workflows-1 and model-2, machine 2 workflows-2
+  // and tools-1, machine 3 model-1 and tools-2; whichever is cut, every role still runs elsewhere.
+  cluster = await ClusterEnvironment.start(script, { workflows: 2, model: 2, tools: 2 }, log, { machines: 3 });
   log(`stack up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }, 300_000);
 
@@ -94,8 +100,13 @@ test('the stack runs: PostgreSQL, four Temporal services as separate processes, 
   assert.equal(new Set(pids).size, 4, `four processes: ${pids.join(', ')}`);
   assert.deepEqual(
     rows.filter((row) => row.name.startsWith('worker-')).map((row) => row.name),
-    ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-tools-1'],
+    ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-model-2', 'worker-tools-1', 'worker-tools-2'],
   );
+  const rolesByMachine = cluster.stack.machines.map((machine) => cluster.stack.workers.filter((worker) => worker.machine === machine.name).map((worker) => worker.role));
+  assert.equal(rolesByMachine.length, 3, 'three worker machines');
+  for (const role of ['workflows', 'model', 'tools'] as const) {
+    assert.equal(rolesByMachine.filter((roles) => roles.includes(role)).length, 2, `${role} runs on two machines: ${JSON.stringify(rolesByMachine)}`);
+  }
   console.log(`cluster: stack up\n${setupLog.join('\n')}`);
 }, 60_000);
 
@@ -179,16 +190,17 @@ test('a batch of 4 questions × 2 rollouts evaluates itself (gaia judge): each (
   assert.equal(await cluster.objects.deleteUnder(VERDICTS), distinct, 'one stored verdict per distinct (question, prediction)');
 }, 360_000);
 
-test('chaos at random moments across the stack while an evaluated batch with rollouts runs and `react-agent follow` watches: history and matching SIGKILLed twice each, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed — a table of invariants at the end', async () => {
+test('chaos at random moments across the stack while an evaluated batch with rollouts runs and `react-agent follow` watches: history and matching SIGKILLed twice each, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed, a worker machine cut off 90 s — a table of invariants at the end', async () => {
   assert.ok(referenceEvaluation, 'the fault-free batch (the test before) gave its evaluation');
   const stack = cluster.stack;
   const seed = chaosSeed();
   const plan = planFaults(
     seed,
     stack.workers.map((worker) => worker.name),
+    stack.machines.map((machine) => machine.name),
   );
   console.log(
-    `cluster: chaos seed ${seed} (CHAOS_SEED=${seed} replays this schedule)\n${plan.map((fault) => `  after ${fault.gapMs} ms: ${fault.worker ?? fault.kind}, down ${fault.downMs} ms`).join('\n')}`,
+    `cluster: chaos seed ${seed} (CHAOS_SEED=${seed} replays this schedule)\n${plan.map((fault) => `  after ${fault.gapMs} ms: ${fault.worker ?? fault.machine ?? fault.kind}, down ${fault.downMs} ms`).join('\n')}`,
   );
   const chaosStart = Date.now();
   const faults: FaultRecord[] = [];
@@ -245,6 +257,11 @@ test('chaos at random moments across the stack while an evaluated batch with rol
         const worker = stack.workers.find((candidate) => candidate.name === planned.worker);
         assert.ok(worker, `no worker ${planned.worker}`);
         return { name: `SIGKILL ${worker.name}`, action: () => stack.kill(worker.name), restore: () => stack.startWorker(worker), recovered: async () => 0 };
+      }
+      case 'network': {
+        // `stack cut`: the machine's link goes down; its running activities time out and run on the other machines.
+        const machine = stack.machine(planned.machine ?? '');
+        return { name: `cut ${machine.name}'s link`, action: async () => cutMachine(machine), restore: async () => restoreMachine(machine), recovered: async () => 0 };
       }
     }
   };

@@ -8,13 +8,14 @@ import { chaosSeed, FAULT_GAP_MS, FAULT_KINDS, planFaults, type FaultKind } from
  * replays a schedule.
  */
 
-const workers = ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-tools-1'];
+const workers = ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-model-2', 'worker-tools-1', 'worker-tools-2'];
+const machines = ['machine-1', 'machine-2', 'machine-3'];
 
-test('a seed gives one schedule: the same seed the same faults, gaps, down-times and worker', () => {
-  assert.deepEqual(planFaults(42, workers), planFaults(42, workers));
+test('a seed gives one schedule: the same seed the same faults, gaps, down-times, worker and machine', () => {
+  assert.deepEqual(planFaults(42, workers, machines), planFaults(42, workers, machines));
   const orders = new Set(
     Array.from({ length: 10 }, (_, seed) =>
-      planFaults(seed, workers)
+      planFaults(seed, workers, machines)
         .map((fault) => fault.kind)
         .join(),
     ),
@@ -24,7 +25,7 @@ test('a seed gives one schedule: the same seed the same faults, gaps, down-times
 
 test('every kind comes as often as planned — history and matching twice — each down within its range, after a gap within range', () => {
   for (let seed = 0; seed < 200; seed += 1) {
-    const plan = planFaults(seed, workers);
+    const plan = planFaults(seed, workers, machines);
     for (const kind of Object.keys(FAULT_KINDS) as FaultKind[]) {
       const ofKind = plan.filter((fault) => fault.kind === kind);
       assert.equal(ofKind.length, FAULT_KINDS[kind].times, `seed ${seed}: ${kind}`);
@@ -38,10 +39,14 @@ test('every kind comes as often as planned — history and matching twice — ea
       `seed ${seed}: worker ${killed.join()}`,
     );
     assert.ok(plan.every((fault) => (fault.kind === 'worker') === (fault.worker !== undefined)));
+    const cut = plan.filter((fault) => fault.kind === 'network').map((fault) => fault.machine);
+    assert.ok(cut.length === 1 && cut.every((machine) => machine !== undefined && machines.includes(machine)), `seed ${seed}: machine ${cut.join()}`);
+    assert.ok(plan.every((fault) => (fault.kind === 'network') === (fault.machine !== undefined)));
   }
   assert.deepEqual([FAULT_KINDS.history.times, FAULT_KINDS.matching.times], [2, 2]);
   assert.deepEqual(FAULT_KINDS.history.downMs, [5_000, 30_000], 'history back after 5–30 s (issue 20)');
   assert.deepEqual(FAULT_KINDS.seaweedfs.downMs, [30_000, 30_000], 'SeaweedFS down 30 s (issue 20)');
+  assert.deepEqual(FAULT_KINDS.network.downMs, [90_000, 90_000], "a worker machine's network cut for 90 s (issue 20)");
 });
 
 test('CHAOS_SEED replays a schedule; unset, a fresh seed; not a non-negative integer, an error naming it', () => {

@@ -496,6 +496,9 @@ export class ProductionStack {
   private async upSeaweed(log: (line: string) => void): Promise<void> {
     if (isAlive(this.state.processes.seaweedfs)) return;
     const weed = resolveWeedBinary();
+    // `weed mini` refuses a port held on any address, and the machines' relays hold the S3 port on
+    // the host ends of their links: they stop here, and `upMachines` starts them again after.
+    await this.stopRelays(log);
     for (const port of [this.state.ports.s3, ...this.state.ports.seaweed]) {
       const deadline = Date.now() + 15_000;
       while (!(await isPortFree(port))) {
@@ -676,6 +679,17 @@ export class ProductionStack {
       await delay(100);
     }
     log(`Machine ${machine.name}: relay on ${machine.hostAddress} for ports ${ports.join(', ')} (pid ${daemon.pid})`);
+  }
+
+  /** Stops every machine's relay (the machines' workers lose Temporal, S3 and the model until it runs again). */
+  private async stopRelays(log: (line: string) => void): Promise<void> {
+    for (const machine of this.machines) {
+      const name = this.relayName(machine);
+      if (!isAlive(this.state.processes[name])) continue;
+      await stopDaemon(this.state.processes[name], 5_000);
+      this.record(name, undefined);
+      log(`Machine ${machine.name}: relay stopped while SeaweedFS starts`);
+    }
   }
 
   /** Stops the machine's workers and relay and deletes its namespace and veth pair. */
