@@ -24,6 +24,12 @@ export function transcriptFailure(error: unknown): unknown {
   return error;
 }
 
+/** Whether an error says the transcript store is down: the store's own error, or its {@link transcriptFailure}. */
+export function isStoreUnavailable(error: unknown): boolean {
+  const { type, name } = (error ?? {}) as { type?: string; name?: string };
+  return type === FailureTypes.transcriptUnavailable || name === 'TranscriptStoreUnavailableError';
+}
+
 /** A store whose errors are {@link transcriptFailure}s, for activities. */
 export function withTranscriptFailures(store: TranscriptStore): TranscriptStore {
   return {

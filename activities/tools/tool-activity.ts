@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { FailureTypes } from '../../src/core/failure-types';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isStoreUnavailable } from '../transcript-failures';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
 import { preview } from '../../src/core/text';
 import type { TokenCounter } from '../token-counter';
@@ -18,12 +18,6 @@ export const CANCELLATION_GRACE_MS = 5_000;
 /** Pauses between tries to store a tool's output while the transcript store is down (the last one repeats). */
 export const STORE_RETRY_PAUSES_MS: readonly number[] = [500, 1_000, 2_000, 5_000];
 
-/** Whether an error says the transcript store is down (a Temporal failure of that type, or the store's own error). */
-function storeUnavailable(error: unknown): boolean {
-  const { type, name } = (error ?? {}) as { type?: string; name?: string };
-  return type === FailureTypes.transcriptUnavailable || name === 'TranscriptStoreUnavailableError';
-}
-
 /**
  * Stores a tool's output, trying again while the transcript store is down, until the attempt's
  * start-to-close timeout would pass or the activity is cancelled. The tool has answered: an outage
@@ -40,7 +34,7 @@ async function putWhileAttemptLasts(put: () => Promise<string>, context: Context
       return reference;
     } catch (error) {
       const pause = STORE_RETRY_PAUSES_MS[Math.min(tries, STORE_RETRY_PAUSES_MS.length - 1)] as number;
-      if (!storeUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline) throw error;
+      if (!isStoreUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline) throw error;
       waiting((error as Error).message);
       await delay(pause, undefined, { signal: context.cancellationSignal }).catch(() => Promise.reject(error));
     }
