@@ -161,19 +161,31 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
  * server, the test `lookup` tool and the given transcript store (what the overhead and store
  * benchmarks measure through Temporal).
  */
-export async function createScriptedWorker(options: { connection: NativeConnection; taskQueue: string; modelBaseUrl: string; store: TranscriptStore }): Promise<Worker> {
+export async function createScriptedWorker(options: {
+  connection: NativeConnection;
+  taskQueue: string;
+  modelBaseUrl: string;
+  store: TranscriptStore;
+  /** Activities beside the agent's (e.g. the floor's); default none. */
+  moreActivities?: object;
+  /** Default workflows/ (researchAgent and the others); benchmark-workflows.ts adds the baselines. */
+  workflowsPath?: string;
+}): Promise<Worker> {
   const chatModel = createOpenAIChatModel({ baseUrl: options.modelBaseUrl, apiKey: 'benchmark' });
   return Worker.create({
     connection: options.connection,
     taskQueue: options.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({
-      chatModel,
-      store: options.store,
-      tools: new ToolRegistry([lookup]),
-      modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
-      modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
-    }),
+    workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+    activities: {
+      ...options.moreActivities,
+      ...createActivities({
+        chatModel,
+        store: options.store,
+        tools: new ToolRegistry([lookup]),
+        modelDefaults: { model: 'scripted-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1000 },
+        modelActivity: { startToCloseSeconds: 120, heartbeatSeconds: 30, maxAttempts: 3 },
+      }),
+    },
   });
 }
 

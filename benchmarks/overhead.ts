@@ -1,16 +1,21 @@
 /**
  * Orchestration overhead: the same scripted run (29 tool calls, then an answer: 30 model calls)
  * as a bare in-process loop (the openai client streaming from the scripted server, the same
- * `lookup` tool called directly, messages kept in memory; no Temporal, no transcript store) and
- * through Temporal (researchAgent on an in-process worker with the real activities and a local
- * transcript store), at 0 ms and 1,000 ms scripted model latency, in the same process.
+ * `lookup` tool called directly, messages kept in memory; no Temporal, no transcript store),
+ * as Temporal's floor (`temporalFloor`: the bare loop's model call and tool call as two plain
+ * activities per step, nothing else) and through Temporal (researchAgent on an in-process worker
+ * with the real activities and a local transcript store behind the worker's default read cache),
+ * at 0 ms and 1,000 ms scripted model latency, in the same process.
  *
  *   npm run benchmark:overhead                               (30 calls; 0 and 1,000 ms; 1 repeat)
  *   npm run benchmark:overhead -- --calls 30 --latencies 0,1000 --repeat 3
  *   npm run benchmark:overhead -- --temporal dev,stack   (the dev server, then the production stack)
  *
  * Prints the wall time of each, the overhead per step ((Temporal − bare) / model calls) in ms and
- * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), beside the machine's load.
+ * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), split into the floor's
+ * part ((floor − bare) / calls: what two workflow tasks and two activities cost on this machine
+ * and server) and the agent's ((Temporal − floor) / calls: store, token counts, the loop's
+ * logic), beside the machine's load.
  */
 import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -18,11 +23,14 @@ import JSON5 from 'json5';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { LocalDirectoryTranscriptStore } from '../activities';
+import { DEFAULT_TRANSCRIPT_CACHE_MEGABYTES } from '../src/config/worker-config';
+import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
 import { argument, createScriptedWorker, describeLoad, lookupThenAnswer, percentile } from './fleet-helpers';
 import { startBenchmarkStack } from './benchmark-stack';
+import { createFloorActivities } from './temporal-floor';
 import { parseTemporalKinds, TEMPORAL_KINDS, type TemporalKind } from './temporal-servers';
 
 const CALLS = Number(argument('calls', '30'));
@@ -64,6 +72,13 @@ function stepsOf(instants: number[]): number[] {
   return instants.slice(1).map((instant, index) => instant - (instants[index] as number));
 }
 
+/** How the breakdown names an activity type: the agent's and the floor's model and tool calls alike. */
+function activityLabel(type: string | null | undefined): 'model' | 'tool' | 'bookkeeping' {
+  if (type === 'callModel' || type === 'floorModelCall') return 'model';
+  if (type === 'lookup' || type === 'floorToolCall') return 'tool';
+  return 'bookkeeping';
+}
+
 /**
  * What a Temporal run's history says: where its time went per model call (each activity type's
  * wait for a worker, scheduled → started, and execution, started → completed; workflow tasks'
@@ -81,8 +96,8 @@ async function historyFigures(client: Client, workflowId: string): Promise<{ bre
     const id = String(event.eventId);
     const time = millis(event.eventTime);
     const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled) at.set(id, { time, label: scheduled.activityType?.name === 'callModel' ? 'model' : scheduled.activityType?.name === 'lookup' ? 'tool' : 'bookkeeping' });
-    if (scheduled?.activityType?.name === 'callModel') stepStarts.push(time);
+    if (scheduled) at.set(id, { time, label: activityLabel(scheduled.activityType?.name) });
+    if (scheduled && activityLabel(scheduled.activityType?.name) === 'model') stepStarts.push(time);
     if (event.workflowExecutionCompletedEventAttributes) stepStarts.push(time);
     if (event.workflowTaskScheduledEventAttributes) at.set(id, { time, label: 'workflow task' });
     const started = event.activityTaskStartedEventAttributes ?? event.workflowTaskStartedEventAttributes;
@@ -110,7 +125,10 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     connection: workerConnection,
     taskQueue: 'overhead',
     modelBaseUrl: model.baseUrl,
-    store: new LocalDirectoryTranscriptStore(join(directory, 'transcripts')),
+    // As worker/main.ts has it by default (REACT_AGENT_TRANSCRIPT_CACHE_MB).
+    store: new CachedTranscriptStore(new LocalDirectoryTranscriptStore(join(directory, 'transcripts')), { maxCharacters: (DEFAULT_TRANSCRIPT_CACHE_MEGABYTES * 1024 * 1024) / 2 }),
+    workflowsPath: require.resolve('./benchmark-workflows'),
+    moreActivities: createFloorActivities(openai),
   });
   let sequence = 0;
   let lastWorkflowId = '';
@@ -124,6 +142,13 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
     return result.iterations;
   };
+  let floorWorkflowId = '';
+  const floor = async (): Promise<number> => {
+    floorWorkflowId = `floor-${Date.now()}-${(sequence += 1)}`;
+    const calls = (await client.workflow.execute('temporalFloor', { taskQueue: 'overhead', workflowId: floorWorkflowId, args: [floorWorkflowId, CALLS] })) as number;
+    if (calls !== CALLS) throw new Error(`the floor run answered after ${calls} calls, not ${CALLS}`);
+    return calls;
+  };
   const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> => {
     const started = performance.now();
     const value = await run();
@@ -134,13 +159,16 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     await worker.runUntil(async () => {
       // Warm both paths (connections, tiktoken, the worker's caches) at 0 ms before measuring.
       await bareLoop(openai, 'warm-up');
+      await floor();
       await durable();
       for (const latency of LATENCIES) {
         latencyMs = latency;
         for (let repeat = 1; repeat <= REPEAT; repeat += 1) {
           const { ms: bare, value: bareSteps } = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
+          const { ms: floorMs } = await timed(floor);
           const { ms: temporal } = await timed(durable);
           const perStep = (temporal - bare) / CALLS;
+          const floorPerStep = (floorMs - bare) / CALLS;
           const { breakdown, steps } = await historyFigures(client, lastWorkflowId);
           // Step i through Temporal beside step i of the bare loop.
           const stepOverheads = steps.map((ms, index) => ms - (bareSteps[index] ?? 0));
@@ -150,14 +178,18 @@ async function measureOn(kind: TemporalKind): Promise<void> {
               `${latency} ms`.padStart(8),
               String(repeat).padStart(6),
               `${(bare / 1000).toFixed(2)} s`.padStart(9),
+              `${(floorMs / 1000).toFixed(2)} s`.padStart(8),
               `${(temporal / 1000).toFixed(2)} s`.padStart(10),
               `${perStep.toFixed(1)} ms`.padStart(12),
+              `${floorPerStep.toFixed(1)} ms`.padStart(11),
+              `${(perStep - floorPerStep).toFixed(1)} ms`.padStart(10),
               `${percentile(stepOverheads, 0.5).toFixed(1)} / ${percentile(stepOverheads, 0.95).toFixed(1)} ms`.padStart(18),
               `${((100 * (temporal - bare)) / temporal).toFixed(1)} %`.padStart(9),
               `  ${describeLoad()}`,
             ].join('  '),
           );
           console.log(`          where Temporal's time went, per model call: ${breakdown}`);
+          console.log(`          the floor's, per model call:                 ${(await historyFigures(client, floorWorkflowId)).breakdown}`);
         }
       }
     });
@@ -175,9 +207,14 @@ async function main(): Promise<void> {
     `step p50 / p95: each step through Temporal (a model call scheduled to the next one scheduled, from history; the last to the run's completion) minus the same step of the bare loop, median and 95th percentile of the ${CALLS} steps.`,
   );
   console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
+  console.log(
+    `floor/step = (floor − bare) / ${CALLS}: the bare loop's model and tool calls as two plain activities per step (temporalFloor), what two workflow tasks and two activities cost here; ours/step = overhead/step − floor/step.`,
+  );
 }
 
-console.log(`Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal (in-process worker, local transcript store)`);
+console.log(
+  `Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal's floor (the same calls as two plain activities per step) vs researchAgent (in-process worker, local transcript store behind the worker's default read cache)`,
+);
 console.log('');
 console.log(
   [
@@ -185,8 +222,11 @@ console.log(
     'latency'.padStart(8),
     'repeat'.padStart(6),
     'bare'.padStart(9),
+    'floor'.padStart(8),
     'Temporal'.padStart(10),
     'overhead/step'.padStart(12),
+    'floor/step'.padStart(11),
+    'ours/step'.padStart(10),
     'step p50 / p95'.padStart(18),
     'share'.padStart(9),
     '  load (1/5/15 min)',
