@@ -8,12 +8,12 @@ import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
-import { totalOfCounts } from '../src/domain/message-token-counts';
-import { composeMessage, loadToolSpecs, putMessage } from '../src/storage/conversation';
+import { completeCounts, totalOfCounts } from '../src/domain/message-token-counts';
+import { composeMessage, loadMessages, loadToolSpecs, messageReference, putMessage } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
-import { carriedConversationCounts, countedMessages, putCountedConversation } from './counted-conversation';
+import { carriedConversationCounts, putCountedConversation } from './counted-conversation';
 import { heartbeatIntervalFor } from './heartbeats';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
@@ -110,31 +110,48 @@ function heartbeatOf(progress: ChatProgress, streamed: StreamedText): ModelCallH
   };
 }
 
+/** A model call's prompt: its messages with their references and carried counts, and the messages it adds to the stored conversation. */
+interface Prompt {
+  references: string[];
+  messages: ChatMessage[];
+  known: Array<number | undefined>;
+  /** New since the stored conversation: to be stored under their references before the model is called. */
+  added: ChatMessage[];
+}
+
 /**
- * Appends messages to a conversation's references, a user message that follows a user message
- * joined to it (chat templates want user and assistant turns to alternate): the request for the
- * final answer after a compression that took the last observations in, or a message injected
- * then. The question (the second message) is never joined to. The carried counts follow the
- * references; a joined or new message has none (it is counted).
+ * Appends messages to a conversation, a user message that follows a user message joined to it
+ * (chat templates want user and assistant turns to alternate): the request for the final answer
+ * after a compression that took the last observations in, or a message injected then. The
+ * question (the second message) is never joined to. The carried counts follow the references; a
+ * joined or new message has none (it is counted). The new messages' references are known before
+ * they are stored (content addresses), so they are stored while the prompt is counted.
  */
-async function appendAlternating(
-  store: TranscriptStore,
-  references: string[],
-  known: Array<number | undefined>,
-  additions: ChatMessage[],
-): Promise<{ references: string[]; known: Array<number | undefined> }> {
+function appendAlternating(conversation: { references: string[]; messages: ChatMessage[]; known: Array<number | undefined> }, additions: ChatMessage[]): Prompt {
+  const { references, messages, known } = conversation;
   const [first, ...rest] = additions;
-  const lastReference = references.at(-1);
-  if (first?.role === 'user' && references.length > 2 && lastReference) {
-    const last = JSON.parse(await store.getText(lastReference)) as ChatMessage;
-    if (last.role === 'user') {
-      const joined = await putMessage(store, { ...last, content: `${last.content}\n\n${first.content}` });
-      const added = await Promise.all(rest.map((message) => putMessage(store, message)));
-      return { references: [...references.slice(0, -1), joined, ...added], known: [...known.slice(0, -1), undefined, ...added.map(() => undefined)] };
-    }
-  }
-  const added = await Promise.all(additions.map((message) => putMessage(store, message)));
-  return { references: [...references, ...added], known: [...known, ...added.map(() => undefined)] };
+  const last = messages.at(-1);
+  const joinLast = first?.role === 'user' && references.length > 2 && last?.role === 'user';
+  const added = joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions;
+  const kept = joinLast ? references.length - 1 : references.length;
+  return {
+    references: [...references.slice(0, kept), ...added.map(messageReference)],
+    messages: [...messages.slice(0, kept), ...added],
+    known: [...known.slice(0, kept), ...added.map(() => undefined)],
+    added,
+  };
+}
+
+/** Stores messages, checking that the store named each as {@link messageReference} did (a manifest already names them so). */
+async function storeMessages(store: TranscriptStore, messages: ChatMessage[]): Promise<void> {
+  await Promise.all(
+    messages.map(async (message) => {
+      const stored = await putMessage(store, message);
+      const expected = messageReference(message);
+      if (stored !== expected)
+        throw new Error(`The transcript store named a message ${stored}, not its content address ${expected}: a TranscriptStore must name a text by the SHA-256 of its UTF-8 bytes.`);
+    }),
+  );
 }
 
 /**
@@ -177,10 +194,14 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
     // Token counts carried forward (issue 21): only the messages new since the last call are counted.
     const carried = await carriedConversationCounts(store, input.conversation, tokenCounter);
-    const prompt = appended.length ? await appendAlternating(store, carried.references, carried.known, appended) : carried;
-    const { references, messages, counts } = await countedMessages(store, prompt.references, prompt.known, tokenCounter);
-    if (appended.length) await putCountedConversation(store, references, counts, tokenCounter);
+    const prompt = appendAlternating({ ...carried, messages: await loadMessages(store, carried.references) }, appended);
+    const { references, messages } = prompt;
+    // The new messages are stored while they are counted; the model is called only once they are stored.
+    const storingAdded = storeMessages(store, prompt.added);
+    storingAdded.catch(() => undefined); // awaited below, before the model call
+    const { counts } = completeCounts(prompt.known, (index) => countMessageTokens(messages[index] as ChatMessage, tokenCounter));
     const estimatedPromptTokens = totalOfCounts(counts);
+    await storingAdded;
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
     if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
 
@@ -237,8 +258,12 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
       );
     const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) };
-    const assistantReference = await putMessage(store, assistant);
-    const conversation = await putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter);
+    const assistantReference = messageReference(assistant);
+    // The reply and the manifest naming it are written side by side: both are durable before the attempt completes.
+    const [conversation] = await Promise.all([
+      putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
+      storeMessages(store, [assistant]),
+    ]);
     const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
     return {
       conversation,

@@ -1,7 +1,7 @@
 import type { ChatMessage, MessagePart, PendingMessage } from '../core/messages';
 import type { ToolSpec } from '../core/tool-spec';
 import { isMessageTokenCounts, type MessageTokenCounts } from '../domain/message-token-counts';
-import type { TranscriptStore } from './transcript-store';
+import { referenceOf, type TranscriptStore } from './transcript-store';
 
 /**
  * A conversation is stored as a manifest blob listing its message blobs in order. Appending
@@ -22,16 +22,24 @@ export interface ConversationEntries {
   tokens?: MessageTokenCounts;
 }
 
+/** How a message is stored: its fields as JSON, those it does not have left out. */
+function messageText(message: ChatMessage): string {
+  return JSON.stringify({
+    role: message.role,
+    content: message.content,
+    ...(message.reasoning ? { reasoning: message.reasoning } : {}),
+    ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
+    ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
+  });
+}
+
 export async function putMessage(store: TranscriptStore, message: ChatMessage): Promise<string> {
-  return store.putText(
-    JSON.stringify({
-      role: message.role,
-      content: message.content,
-      ...(message.reasoning ? { reasoning: message.reasoning } : {}),
-      ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
-      ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
-    }),
-  );
+  return store.putText(messageText(message));
+}
+
+/** The reference {@link putMessage} will give a message, known before it is stored (a manifest can name it while it is written). */
+export function messageReference(message: ChatMessage): string {
+  return referenceOf(messageText(message));
 }
 
 /** Stores a manifest of these messages, with their token counts when given (one per message). */

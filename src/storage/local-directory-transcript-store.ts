@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type ListableTranscriptStore, type StoredBlob } from './transcript-store';
+import { REFERENCE_PREFIX, TranscriptMissingError, isReference, referenceOf, type ListableTranscriptStore, type StoredBlob } from './transcript-store';
 
 /**
  * A transcript store in a local directory: `<directory>/<first two hex digits>/<hash>`.
@@ -21,7 +21,7 @@ export class LocalDirectoryTranscriptStore implements ListableTranscriptStore {
 
   async putText(text: string): Promise<string> {
     const bytes = Buffer.from(text, 'utf8');
-    const reference = REFERENCE_PREFIX + createHash('sha256').update(bytes).digest('hex');
+    const reference = referenceOf(bytes);
     const path = this.pathOf(reference);
     let stored = false;
     try {

@@ -1,7 +1,15 @@
-import { createHash } from 'node:crypto';
 import { s3UrlOf } from '../core/s3-url';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { REFERENCE_PREFIX, TranscriptCorruptError, TranscriptMissingError, TranscriptStoreUnavailableError, isReference, type ListableTranscriptStore, type StoredBlob } from './transcript-store';
+import {
+  REFERENCE_PREFIX,
+  TranscriptCorruptError,
+  TranscriptMissingError,
+  TranscriptStoreUnavailableError,
+  isReference,
+  referenceOf,
+  type ListableTranscriptStore,
+  type StoredBlob,
+} from './transcript-store';
 
 /** Where an S3 transcript store lives: `s3://<bucket>/<prefix>`, with the client settings that are not the SDK's own defaults. */
 export interface S3TranscriptStoreLocation {
@@ -90,7 +98,7 @@ export class S3TranscriptStore implements ListableTranscriptStore {
 
   async putText(text: string): Promise<string> {
     const bytes = Buffer.from(text, 'utf8');
-    const reference = REFERENCE_PREFIX + createHash('sha256').update(bytes).digest('hex');
+    const reference = referenceOf(bytes);
     const key = this.keyOf(reference);
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentType: 'text/plain; charset=utf-8' }));
@@ -118,7 +126,7 @@ export class S3TranscriptStore implements ListableTranscriptStore {
       }
       throw this.classify(error, `reading ${reference}`);
     }
-    const actual = REFERENCE_PREFIX + createHash('sha256').update(bytes).digest('hex');
+    const actual = referenceOf(bytes);
     if (actual !== reference) throw new TranscriptCorruptError(reference, this.url, actual);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Where a run's messages and tool outputs live, outside workflow history. Blobs are
  * immutable and content-addressed (`sha256:<hex>`), so writing the same text twice (a retried
@@ -74,6 +76,16 @@ export class TranscriptStoreUnavailableError extends Error {
 }
 
 export const REFERENCE_PREFIX = 'sha256:';
+
+/** The reference of a text (or of its UTF-8 bytes): `sha256:` and the hex SHA-256 of the bytes. Every store names a blob so. */
+export function referenceOf(content: string | Uint8Array): string {
+  return (
+    REFERENCE_PREFIX +
+    createHash('sha256')
+      .update(typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
+      .digest('hex')
+  );
+}
 
 export function isReference(value: string): boolean {
   return /^sha256:[0-9a-f]{64}$/.test(value);

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { REFERENCE_PREFIX, TranscriptMissingError, isReference, type ListableTranscriptStore, type StoredBlob } from '../../src/storage/transcript-store';
+import { TranscriptMissingError, isReference, referenceOf, type ListableTranscriptStore, type StoredBlob } from '../../src/storage/transcript-store';
 
 /**
  * An in-memory `TranscriptStore` for unit tests: the same `sha256:<hex>` content addresses as
@@ -16,7 +15,7 @@ export class MemoryTranscriptStore implements ListableTranscriptStore {
   readonly writtenAt = new Map<string, Date>();
 
   static referenceOf(text: string): string {
-    return REFERENCE_PREFIX + createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');
+    return referenceOf(text);
   }
 
   async putText(text: string): Promise<string> {

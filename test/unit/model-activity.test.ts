@@ -176,6 +176,34 @@ describe('callModel', () => {
     assert.equal((await loadMessageReferences(store, conversation)).length, 2, 'the earlier conversation is unchanged');
   });
 
+  test('a store that cannot take the observations fails the attempt before the model is called, and stores no reply', async () => {
+    const { store, conversation } = await startedConversation();
+    const toolOutput = await store.putText('2+2 is 4 according to the calculator.');
+    const failingPuts = Object.assign(Object.create(store) as MemoryTranscriptStore, { putText: async () => Promise.reject(new Error('disk full')) });
+    const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store: failingPuts, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const blobsBefore = store.blobs.size;
+
+    const error = await rejection(runIn(environment().env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ ref: toolOutput }] }] })));
+
+    assert.match(String(error), /disk full/);
+    assert.equal(calls.length, 0, 'no model call is made for a prompt that is not stored');
+    assert.equal(store.blobs.size, blobsBefore);
+  });
+
+  test('a store that does not name texts by their content address is refused with an error saying so', async () => {
+    const { store, conversation } = await startedConversation();
+    const otherName = (reference: string) => reference.slice(0, -1) + (reference.endsWith('0') ? '1' : '0');
+    const renaming = Object.assign(Object.create(store) as MemoryTranscriptStore, { putText: async (text: string) => otherName(await store.putText(text)) });
+    const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
+    const callModel = createCallModel({ chatModel: chatModelOver(openai), store: renaming, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+
+    const error = await rejection(runIn(environment().env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ text: 'an injected message' }] }] })));
+
+    assert.match(String(error), /content address/);
+    assert.match(String(error), /SHA-256/);
+  });
+
   test('without observations the stored conversation is sent as it is', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
