@@ -30,6 +30,7 @@ import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
 import { argument, createScriptedWorker, describeLoad, lookupThenAnswer, percentile } from './fleet-helpers';
 import { startBenchmarkStack } from './benchmark-stack';
+import { cpuBetween, cpuSnapshot, type CpuSnapshot } from './process-cpu';
 import { createFloorActivities } from './temporal-floor';
 import { parseTemporalKinds, TEMPORAL_KINDS, type TemporalKind } from './temporal-servers';
 
@@ -149,11 +150,18 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     if (calls !== CALLS) throw new Error(`the floor run answered after ${calls} calls, not ${CALLS}`);
     return calls;
   };
-  const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> => {
+  // CPU of Temporal's processes, and of this one (the in-process worker, the client and the scripted model server).
+  const cpuGroups = { ...(await stack.server.processGroups()), 'this process': [process.pid] };
+  const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; value: T; cpu: CpuSnapshot }> => {
+    const cpuBefore = cpuSnapshot(cpuGroups);
     const started = performance.now();
     const value = await run();
-    return { ms: performance.now() - started, value };
+    return { ms: performance.now() - started, value, cpu: cpuBetween(cpuBefore, cpuSnapshot(cpuGroups)) };
   };
+  const perCall = (cpu: CpuSnapshot) =>
+    Object.entries(cpu)
+      .map(([name, seconds]) => `${name} ${((seconds * 1000) / CALLS).toFixed(1)} ms`)
+      .join(', ');
 
   try {
     await worker.runUntil(async () => {
@@ -165,8 +173,8 @@ async function measureOn(kind: TemporalKind): Promise<void> {
         latencyMs = latency;
         for (let repeat = 1; repeat <= REPEAT; repeat += 1) {
           const { ms: bare, value: bareSteps } = await timed(() => bareLoop(openai, `bare-${latency}-${repeat}`));
-          const { ms: floorMs } = await timed(floor);
-          const { ms: temporal } = await timed(durable);
+          const { ms: floorMs, cpu: floorCpu } = await timed(floor);
+          const { ms: temporal, cpu: temporalCpu } = await timed(durable);
           const perStep = (temporal - bare) / CALLS;
           const floorPerStep = (floorMs - bare) / CALLS;
           const { breakdown, steps } = await historyFigures(client, lastWorkflowId);
@@ -190,6 +198,7 @@ async function measureOn(kind: TemporalKind): Promise<void> {
           );
           console.log(`          where Temporal's time went, per model call: ${breakdown}`);
           console.log(`          the floor's, per model call:                 ${(await historyFigures(client, floorWorkflowId)).breakdown}`);
+          console.log(`          CPU per model call: researchAgent ${perCall(temporalCpu)}; the floor ${perCall(floorCpu)}`);
         }
       }
     });
