@@ -21,8 +21,12 @@ export interface CountedConversation {
  */
 export async function countedMessages(store: TranscriptStore, references: string[], known: ReadonlyArray<number | undefined>, counter: TokenCounter): Promise<CountedConversation> {
   const messages = await loadMessages(store, references);
-  const { counts } = completeCounts(known, (index) => countMessageTokens(messages[index] as ChatMessage, counter));
-  return { references, messages, counts };
+  return { references, messages, counts: messageCounts(messages, known, counter) };
+}
+
+/** Each message's count: the carried one (`known`, one entry per message) where there is one, else counted now. */
+export function messageCounts(messages: readonly ChatMessage[], known: ReadonlyArray<number | undefined>, counter: TokenCounter): number[] {
+  return completeCounts(known, (index) => countMessageTokens(messages[index] as ChatMessage, counter)).counts;
 }
 
 /** A stored conversation's references and the counts its manifest carries for this counter (`undefined` where none). */

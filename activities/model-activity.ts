@@ -8,12 +8,12 @@ import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
-import { completeCounts, totalOfCounts } from '../src/domain/message-token-counts';
+import { totalOfCounts } from '../src/domain/message-token-counts';
 import { composeMessage, loadMessages, loadToolSpecs, messageReference, putMessage } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
-import { carriedConversationCounts, putCountedConversation } from './counted-conversation';
+import { carriedConversationCounts, messageCounts, putCountedConversation } from './counted-conversation';
 import { heartbeatIntervalFor } from './heartbeats';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
@@ -115,8 +115,14 @@ interface Prompt {
   references: string[];
   messages: ChatMessage[];
   known: Array<number | undefined>;
-  /** New since the stored conversation: to be stored under their references before the model is called. */
-  added: ChatMessage[];
+  /** New since the stored conversation, with the references the prompt names them by: stored before the model is called. */
+  added: StoredMessage[];
+}
+
+/** A message with the reference it is (to be) stored under. */
+interface StoredMessage {
+  message: ChatMessage;
+  reference: string;
 }
 
 /**
@@ -132,22 +138,21 @@ function appendAlternating(conversation: { references: string[]; messages: ChatM
   const [first, ...rest] = additions;
   const last = messages.at(-1);
   const joinLast = first?.role === 'user' && references.length > 2 && last?.role === 'user';
-  const added = joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions;
+  const added = (joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions).map((message) => ({ message, reference: messageReference(message) }));
   const kept = joinLast ? references.length - 1 : references.length;
   return {
-    references: [...references.slice(0, kept), ...added.map(messageReference)],
-    messages: [...messages.slice(0, kept), ...added],
+    references: [...references.slice(0, kept), ...added.map(({ reference }) => reference)],
+    messages: [...messages.slice(0, kept), ...added.map(({ message }) => message)],
     known: [...known.slice(0, kept), ...added.map(() => undefined)],
     added,
   };
 }
 
-/** Stores messages, checking that the store named each as {@link messageReference} did (a manifest already names them so). */
-async function storeMessages(store: TranscriptStore, messages: ChatMessage[]): Promise<void> {
+/** Stores messages, checking that the store named each by the reference a manifest already names it by ({@link messageReference}). */
+async function storeMessages(store: TranscriptStore, messages: StoredMessage[]): Promise<void> {
   await Promise.all(
-    messages.map(async (message) => {
+    messages.map(async ({ message, reference: expected }) => {
       const stored = await putMessage(store, message);
-      const expected = messageReference(message);
       if (stored !== expected)
         throw new Error(`The transcript store named a message ${stored}, not its content address ${expected}: a TranscriptStore must name a text by the SHA-256 of its UTF-8 bytes.`);
     }),
@@ -199,7 +204,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // The new messages are stored while they are counted; the model is called only once they are stored.
     const storingAdded = storeMessages(store, prompt.added);
     storingAdded.catch(() => undefined); // awaited below, before the model call
-    const { counts } = completeCounts(prompt.known, (index) => countMessageTokens(messages[index] as ChatMessage, tokenCounter));
+    const counts = messageCounts(messages, prompt.known, tokenCounter);
     const estimatedPromptTokens = totalOfCounts(counts);
     await storingAdded;
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
@@ -262,7 +267,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // The reply and the manifest naming it are written side by side: both are durable before the attempt completes.
     const [conversation] = await Promise.all([
       putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
-      storeMessages(store, [assistant]),
+      storeMessages(store, [{ message: assistant, reference: assistantReference }]),
     ]);
     const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
     return {

@@ -26,12 +26,11 @@ import { LocalDirectoryTranscriptStore } from '../activities';
 import { DEFAULT_TRANSCRIPT_CACHE_MEGABYTES } from '../src/config/worker-config';
 import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import type { ResearchRunResult } from '../src/core/run-result';
-import { lookup } from '../test/fakes/test-tools';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
 import { argument, createScriptedWorker, describeLoad, lookupThenAnswer, percentile } from './fleet-helpers';
 import { startBenchmarkStack } from './benchmark-stack';
 import { cpuBetween, cpuSnapshot, type CpuSnapshot } from './process-cpu';
-import { createFloorActivities } from './temporal-floor';
+import { createFloorActivities, runLookup, streamScriptedReply } from './temporal-floor';
 import { parseTemporalKinds, TEMPORAL_KINDS, type TemporalKind } from './temporal-servers';
 
 const CALLS = Number(argument('calls', '30'));
@@ -51,18 +50,13 @@ async function bareLoop(openai: OpenAI, workflowId: string): Promise<number[]> {
   ];
   for (let call = 1; call <= CALLS; call += 1) {
     stepStarts.push(performance.now());
-    const stream = await openai.chat.completions.create(
-      { model: 'scripted-model', messages, stream: true, stream_options: { include_usage: true }, stop: ['\n<tool_response>', '<tool_response>'], temperature: 0.6, top_p: 0.95, max_tokens: 1000 },
-      { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
-    );
-    let content = '';
-    for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+    const content = await streamScriptedReply(openai, messages, workflowId, call);
     messages.push({ role: 'assistant', content });
     if (/<answer>/.test(content)) return stepsOf([...stepStarts, performance.now()]);
     const body = /<tool_call>([\s\S]*?)<\/tool_call>/.exec(content)?.[1];
     if (!body) throw new Error(`bare loop: no tool call in ${JSON.stringify(content)}`);
     const parsed = JSON5.parse(body) as { name: string; arguments: Record<string, unknown> };
-    const observation = await lookup.run(parsed.arguments, { signal: new AbortController().signal, heartbeat() {}, workflowId, callId: `call-${call}` });
+    const observation = await runLookup(parsed.arguments, workflowId, `call-${call}`);
     messages.push({ role: 'user', content: `<tool_response>\n${observation}\n</tool_response>` });
   }
   throw new Error(`bare loop: no answer after ${CALLS} calls`);

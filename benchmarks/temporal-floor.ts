@@ -22,6 +22,22 @@ function floorMessages(call: number): Array<{ role: 'user' | 'assistant'; conten
   return [{ role: 'user', content: 'Which company sold more cars in 2024, BYD or Tesla?' }, ...earlier.flat()];
 }
 
+/** The bare loop's and the floor's model call: one streamed request to the scripted model server, its reply's text. */
+export async function streamScriptedReply(openai: OpenAI, messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>, workflowId: string, call: number): Promise<string> {
+  const stream = await openai.chat.completions.create(
+    { model: 'scripted-model', messages, stream: true, stream_options: { include_usage: true }, stop: ['\n<tool_response>', '<tool_response>'], temperature: 0.6, top_p: 0.95, max_tokens: 1000 },
+    { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
+  );
+  let content = '';
+  for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+  return content;
+}
+
+/** The bare loop's and the floor's tool call: `lookup` called directly, outside any activity. */
+export function runLookup(args: Record<string, unknown>, workflowId: string, callId: string): Promise<string> {
+  return lookup.run(args, { signal: new AbortController().signal, heartbeat() {}, workflowId, callId });
+}
+
 /**
  * The bare loop's work as activities: the same streamed request to the scripted model server (a
  * short stand-in for the conversation, one assistant message per earlier call) and the same `lookup`.
@@ -29,23 +45,9 @@ function floorMessages(call: number): Array<{ role: 'user' | 'assistant'; conten
 export function createFloorActivities(openai: OpenAI): FloorActivities {
   return {
     async floorModelCall(workflowId, call) {
-      const stream = await openai.chat.completions.create(
-        {
-          model: 'scripted-model',
-          messages: floorMessages(call),
-          stream: true,
-          stream_options: { include_usage: true },
-          stop: ['\n<tool_response>', '<tool_response>'],
-          max_tokens: 1000,
-        },
-        { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
-      );
-      let content = '';
-      for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+      const content = await streamScriptedReply(openai, floorMessages(call), workflowId, call);
       return { answered: /<answer>/.test(content), query: /"query":\s*"([^"]*)"/.exec(content)?.[1] ?? '' };
     },
-    async floorToolCall(query, callId) {
-      return lookup.run({ query }, { signal: new AbortController().signal, heartbeat() {}, workflowId: 'floor', callId });
-    },
+    floorToolCall: (query, callId) => runLookup({ query }, 'floor', callId),
   };
 }

@@ -79,12 +79,7 @@ export const REFERENCE_PREFIX = 'sha256:';
 
 /** The reference of a text (or of its UTF-8 bytes): `sha256:` and the hex SHA-256 of the bytes. Every store names a blob so. */
 export function referenceOf(content: string | Uint8Array): string {
-  return (
-    REFERENCE_PREFIX +
-    createHash('sha256')
-      .update(typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
-      .digest('hex')
-  );
+  return REFERENCE_PREFIX + createHash('sha256').update(content).digest('hex');
 }
 
 export function isReference(value: string): boolean {
