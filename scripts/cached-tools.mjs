@@ -1,6 +1,7 @@
 // What the setup scripts that keep builds in the user's cache share: where that cache is, and
-// the link from the project's .tools/ to the cached build.
-import { lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+// the link from the project's .tools/ to the cached build, and the lock that keeps two clones
+// installing into the same cache at the same moment from breaking each other's install.
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -22,5 +23,67 @@ export function pointLinkAt(link, target) {
   if (current !== target) {
     if (current !== undefined) rmSync(link, { recursive: true, force: true });
     symlinkSync(target, link);
+  }
+}
+
+/** Blocks the (synchronous) setup script for `ms` milliseconds. */
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Whether the process that holds `lock` is gone (or never wrote its pid and is older than 10 s). */
+function lockIsStale(lock) {
+  let pid;
+  try {
+    pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+  } catch {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > 10_000;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return error.code === 'ESRCH';
+  }
+}
+
+/**
+ * Runs `action` while holding the cache lock `name` (a directory `<cache>/<name>.lock` made with
+ * an atomic mkdir, holding the holder's pid), so two `npm ci` at the same moment on one machine
+ * take turns: the second waits, then finds the first's install in place. A lock whose holder died
+ * is taken over. The lock is released when `action` returns or the process exits (the setup
+ * scripts end with `process.exit` when a tool is unavailable).
+ */
+export function withCacheLock(name, action) {
+  mkdirSync(cacheDirectory(), { recursive: true });
+  const lock = join(cacheDirectory(), `${name}.lock`);
+  let announced = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      if (lockIsStale(lock)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!announced) console.log(`Waiting for another setup that holds ${lock} ...`);
+      announced = true;
+      sleep(250);
+    }
+  }
+  const release = () => rmSync(lock, { recursive: true, force: true });
+  process.once('exit', release);
+  try {
+    return action();
+  } finally {
+    process.removeListener('exit', release);
+    release();
   }
 }

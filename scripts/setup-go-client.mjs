@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
+import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const sourceDirectory = join(projectRoot, 'samples', 'clients', 'go');
@@ -70,4 +70,4 @@ function main() {
   console.log(`Go client sample: ${link} -> ${binary} (built in ${Math.round((Date.now() - started) / 1000)} s)`);
 }
 
-main();
+withCacheLock('go-client', main);

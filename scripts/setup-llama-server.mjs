@@ -21,7 +21,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
+import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
 
 const NODE_LLAMA_CPP_VERSION = '3.21.1';
 const GGUF_VERSION = '0.19.0';
@@ -157,4 +157,4 @@ function main() {
   console.log(`Real-server tools ready in ${toolDirectory} (build cached in ${cachedDirectory}; ${elapsedSince(started)}).`);
 }
 
-main();
+withCacheLock('llama-server', main);

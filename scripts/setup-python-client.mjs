@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
+import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const requirementsFile = join(projectRoot, 'samples', 'clients', 'python', 'requirements.txt');
@@ -76,4 +76,4 @@ function main() {
   console.log(`Python client sample: ${link} -> ${venv} (installed in ${Math.round((Date.now() - started) / 1000)} s)`);
 }
 
-main();
+withCacheLock('python-client', main);

@@ -22,7 +22,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDirectory, pointLinkAt } from './cached-tools.mjs';
+import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
 
 const SERVER_MODULE = 'go.temporal.io/server';
 const SERVER_VERSION = 'v1.32.2';
@@ -156,4 +156,4 @@ function main() {
   console.log(`Temporal server tools ready: ${link} -> ${cachedDirectory} (${seconds(started)}).`);
 }
 
-main();
+withCacheLock('temporal-server', main);
