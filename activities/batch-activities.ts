@@ -27,6 +27,7 @@ import {
   SUMMARY_FILE,
   writeRunLine,
 } from '../src/storage/batch-output';
+import { checkInsideDataRoots, PathOutsideDataRootsError } from '../src/storage/data-roots';
 import { openOutputLocation, type OutputLocation } from '../src/storage/output-location';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { heartbeat } from './heartbeats';
@@ -44,6 +45,12 @@ export interface BatchActivityDependencies {
    * with its endpoint and region (AWS_ENDPOINT_URL, AWS_REGION).
    */
   openOutput?: (output: string) => OutputLocation;
+  /**
+   * Folders a local output must lie in, after `..` and symbolic links (`REACT_AGENT_DATA_ROOTS`;
+   * src/storage/data-roots.ts), checked by every activity that touches the output. Default: not
+   * confined — the worker always passes its roots; only tests and embedders leave them out.
+   */
+  dataRoots?: readonly string[];
 }
 
 /** Stored inputs kept per worker (a batch reads its questions once per continue-as-new run). */
@@ -99,10 +106,26 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
 
   const unusable = (message: string) => ApplicationFailure.create({ type: BatchFailureTypes.outputUnusable, nonRetryable: true, message });
 
+  /**
+   * The output's location, once it is known to lie inside the data roots. Checked on every call,
+   * not only when the batch opens its output: a continued batch's output comes from its input too.
+   */
+  async function confinedLocationOf(output: string): Promise<OutputLocation> {
+    if (dependencies.dataRoots) {
+      try {
+        await checkInsideDataRoots(output, dependencies.dataRoots, "The batch's output");
+      } catch (error) {
+        if (error instanceof PathOutsideDataRootsError) throw ApplicationFailure.create({ type: BatchFailureTypes.outputOutsideDataRoots, nonRetryable: true, message: error.message });
+        throw error;
+      }
+    }
+    return locationOf(output);
+  }
+
   return {
     /** Checks the output directory and writes batch.json; refuses another batch's results unless resuming the same input. */
     async openBatchOutput({ record, resume }: OpenBatchOutputInput): Promise<OpenBatchOutputOutput> {
-      const output = locationOf(record.output);
+      const output = await confinedLocationOf(record.output);
       try {
         await checkOutputDirectory(output);
       } catch (error) {
@@ -135,6 +158,7 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
 
     /** The pairs of ordinals [from, to): each with its question, or kept when resuming and its line did not end `error`. */
     async prepareBatchChunk(input: PrepareBatchChunkInput): Promise<{ items: BatchChunkItem[] }> {
+      const location = await confinedLocationOf(input.output);
       const questions = await questionsOf(input.input);
       if (questions.length !== input.questions) {
         throw ApplicationFailure.create({
@@ -148,7 +172,7 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         const { index, rollout } = pairOfOrdinal(ordinal, input.questions);
         if ((ordinal - input.from) % 50 === 0) heartbeat({ ordinal });
         if (input.resume) {
-          const earlier = await readRunLineTermination(locationOf(input.output), rollout, index);
+          const earlier = await readRunLineTermination(location, rollout, index);
           if (earlier !== undefined && earlier !== 'error') {
             items.push({ ordinal, kept: earlier });
             continue;
@@ -162,6 +186,7 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
 
     /** Writes one run's line (replacing any earlier line of the pair): its result with its messages, or its failure. */
     async writeBatchLine(input: WriteBatchLineInput): Promise<WriteBatchLineOutput> {
+      const location = await confinedLocationOf(input.output);
       const where = { runId: input.workflowId, batchId: input.batchId, index: input.index, rollout: input.rollout };
       let line: Record<string, unknown>;
       if (input.failure) line = failedRunLine(input.failure, where);
@@ -172,13 +197,13 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         line = batchResultLine(result, await resultMessages(dependencies.store, result.transcript), where);
         heartbeat('writing');
       }
-      await writeRunLine(locationOf(input.output), input.rollout, input.index, `${JSON.stringify(line)}\n`);
+      await writeRunLine(location, input.rollout, input.index, `${JSON.stringify(line)}\n`);
       return { termination: line.termination as WriteBatchLineOutput['termination'] };
     },
 
     /** Assembles iter1…iterK from the run lines, writes summary.json and closes batch.json. */
     async finishBatchOutput({ output: outputUrl, summary }: FinishBatchOutputInput): Promise<{ lines: number[] }> {
-      const output = locationOf(outputUrl);
+      const output = await confinedLocationOf(outputUrl);
       const lines: number[] = [];
       for (let rollout = 1; rollout <= summary.rollouts; rollout += 1) {
         lines.push(await assembleIterFile(output, rollout, summary.questions, (done) => heartbeat({ rollout, done })));

@@ -14,6 +14,7 @@ import {
 import type { EvaluationReport } from '../src/core/evaluation/evaluation-report';
 import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/domain/evaluation/evaluation-scoring';
 import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
+import { checkInsideDataRoots, PathOutsideDataRootsError } from '../src/storage/data-roots';
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
 import { openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../src/storage/output-location';
@@ -39,6 +40,12 @@ export interface EvaluationActivityDependencies {
   openLocation?: OpenLocation;
   /** Renders report.html. Default: {@link renderEvaluationReportHtml}. */
   renderReportHtml?: (report: EvaluationReport) => Promise<string>;
+  /**
+   * Folders the local paths a client names (inputs, judge prompt file, output) must lie in, after
+   * `..` and symbolic links (`REACT_AGENT_DATA_ROOTS`; src/storage/data-roots.ts). Default: not
+   * confined — the worker always passes its roots; only tests and embedders leave them out.
+   */
+  dataRoots?: readonly string[];
 }
 
 /** A warning in the activity's log (the console when called outside an activity, as in unit tests). */
@@ -53,6 +60,11 @@ function warn(message: string, meta: Record<string, unknown>): void {
 const CACHE_SIZE = 4;
 /** Locations (and their S3 clients) kept per worker. */
 const LOCATION_CACHE_SIZE = 16;
+
+/** Whether a judge choice names a prompt file (not exact match or a built-in judge). */
+function isJudgeFile(judge: string): boolean {
+  return judge !== EXACT_MATCH_JUDGE && judge !== 'gaia' && judge !== 'browsecomp';
+}
 
 /** Reads a judge choice: a built-in name, or a prompt file's template (format: either). */
 export async function judgeTemplate(judge: string, model: string): Promise<StoredJudge> {
@@ -88,10 +100,16 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
     if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     return input;
   }
-  const invalid = (error: unknown) =>
-    error instanceof EvaluationInputError || error instanceof OutputLocationError
+  const invalid = (error: unknown) => {
+    if (error instanceof PathOutsideDataRootsError) return ApplicationFailure.create({ type: EvaluationFailureTypes.pathOutsideDataRoots, message: error.message, nonRetryable: true });
+    return error instanceof EvaluationInputError || error instanceof OutputLocationError
       ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true })
       : error;
+  };
+  /** Refuses a local path outside the data roots (s3:// passes); nothing when the activities are not confined. */
+  const confine = async (path: string, what: string) => {
+    if (dependencies.dataRoots) await checkInsideDataRoots(path, dependencies.dataRoots, what);
+  };
   const open = dependencies.openLocation ?? openOutputLocation;
   const renderReportHtml = dependencies.renderReportHtml ?? renderEvaluationReportHtml;
   const locations = new Map<string, OutputLocation>();
@@ -110,7 +128,13 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
   return {
     async prepareEvaluation(input: PrepareEvaluationInput): Promise<PrepareEvaluationOutput> {
       try {
+        // Every path the client named is checked before any is looked at, so a refusal tells nothing about the others.
+        for (const path of input.paths) await confine(path, "The evaluation's input");
+        if (isJudgeFile(input.judge)) await confine(input.judge, 'The judge prompt file');
+        if (input.output !== undefined) await confine(input.output, "The evaluation's output");
         const resolved = await resolveEvaluationFiles(input.paths, { openLocation });
+        // A batch directory's iter files, each of which may be a link out of it.
+        for (const file of resolved.files) await confine(file, "The evaluation's input");
         const read = await readEvaluationInputs(resolved.files, reading);
         const judge = await judgeTemplate(input.judge, dependencies.endpoint.model);
         const stored: StoredEvaluationInput = {
@@ -177,6 +201,7 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
       }
       let written: Awaited<ReturnType<typeof writeEvaluationOutputs>>;
       try {
+        await confine(input.output, "The evaluation's output");
         written = await writeEvaluationOutputs(input.output, report, stored.rollouts, verdicts, html, { openLocation });
       } catch (error) {
         throw invalid(error);

@@ -35,8 +35,14 @@ export interface ActivityDependencies {
   tokenCounter?: TokenCounter;
   /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
   openOutput?: (output: string) => OutputLocation;
+  /**
+   * Folders the local paths clients name (a batch's output, an evaluation's inputs, judge prompt
+   * file and output) must lie in (`REACT_AGENT_DATA_ROOTS`, `loadDataRoots`). Default: not
+   * confined — the worker always passes them; only tests and benchmarks leave them out.
+   */
+  dataRoots?: readonly string[];
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
-  evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation'>;
+  evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation' | 'dataRoots'>;
 }
 
 /** The agent's own activities, by name. Tool activities are added under each tool's name. */
@@ -74,7 +80,12 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
   const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
     ...createAgentActivities({ ...dependencies, tokenCounter }),
-    ...createBatchActivities({ store: dependencies.store, defaultModel: dependencies.modelDefaults.model, ...(dependencies.openOutput ? { openOutput: dependencies.openOutput } : {}) }),
+    ...createBatchActivities({
+      store: dependencies.store,
+      defaultModel: dependencies.modelDefaults.model,
+      ...(dependencies.openOutput ? { openOutput: dependencies.openOutput } : {}),
+      ...(dependencies.dataRoots ? { dataRoots: dependencies.dataRoots } : {}),
+    }),
     ...(dependencies.evaluation
       ? createEvaluationActivities({
           ...dependencies.evaluation,
@@ -82,6 +93,7 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
           countTokens: (text) => tokenCounter.count(text),
           // Rollout files and outputs in s3:// are opened like a batch's output.
           ...(dependencies.openOutput ? { openLocation: dependencies.openOutput } : {}),
+          ...(dependencies.dataRoots ? { dataRoots: dependencies.dataRoots } : {}),
         })
       : {}),
   };

@@ -11,6 +11,7 @@ import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { classifyJudgeError } from '../activities/model/openai-errors';
 import {
   ConfigurationError,
+  loadDataRoots,
   loadJudgeConfig,
   loadMetricsConfig,
   loadModelConfig,
@@ -126,12 +127,15 @@ async function main(): Promise<void> {
       : storeBehindCache;
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
+  const dataRoots = loadDataRoots();
   const activities = createActivities({
     chatModel,
     store,
     tools,
     // A batch's --output: a directory, or s3://bucket/prefix with this worker's endpoint and region.
     openOutput: (output) => openOutputLocation(output, s3Settings),
+    // REACT_AGENT_DATA_ROOTS: the only folders a client's batch output and evaluation paths may name.
+    dataRoots,
     modelDefaults: {
       model: modelConfig.model,
       temperature: modelConfig.temperature,
@@ -195,7 +199,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; ` +
+      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {

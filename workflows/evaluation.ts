@@ -38,7 +38,7 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
     heartbeatTimeout: '2 minutes',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: input.judgeAttempts ?? DEFAULT_JUDGE_ATTEMPTS },
   });
-  const prepared = await files.prepareEvaluation({ paths: input.paths, judge: input.judge, ...(input.batchId ? { batchId: input.batchId } : {}) });
+  const prepared = await files.prepareEvaluation({ paths: input.paths, judge: input.judge, output: input.output, ...(input.batchId ? { batchId: input.batchId } : {}) });
   const judgeCalls = { made: 0, stored: 0 };
   if (!prepared.refused && input.judge !== EXACT_MATCH_JUDGE) {
     const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;

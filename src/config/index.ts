@@ -16,3 +16,4 @@ export * from './metrics-config';
 export * from './tracing-config';
 export * from './model-prices-config';
 export * from './worker-deployment-config';
+export * from './data-roots-config';

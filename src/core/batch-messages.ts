@@ -13,6 +13,8 @@ export const BatchFailureTypes = {
   invalidInput: 'ReactAgent.Batch.InvalidInput',
   /** The output directory cannot be used: not a directory, not writable, or holding another batch's results. */
   outputUnusable: 'ReactAgent.Batch.OutputUnusable',
+  /** The output is a local path outside the worker's data roots (REACT_AGENT_DATA_ROOTS). */
+  outputOutsideDataRoots: 'ReactAgent.Batch.OutputOutsideDataRoots',
   /** The stored questions are missing from the transcript store. */
   inputMissing: 'ReactAgent.Batch.InputMissing',
 } as const;

@@ -6,6 +6,7 @@ import type { BatchRecord } from '../core/batch-contract';
 import type { ChatMessage } from '../core/messages';
 import type { ResearchRunResult } from '../core/run-result';
 import { TERMINATIONS, type Termination } from '../core/termination';
+import { jsonParseProblemSuffix } from '../domain/json-parse-problem';
 
 export { makeDirectories, writeFileAtomically } from './output-location';
 
@@ -69,7 +70,8 @@ export async function readBatchRecord(output: string | OutputLocation): Promise<
   try {
     return JSON.parse(text) as BatchRecord;
   } catch (error) {
-    throw new OutputLocationError(`Cannot read ${BATCH_RECORD_FILE} in ${location.url} (${(error as Error).message}).`);
+    // Never the parser's message: it quotes the file.
+    throw new OutputLocationError(`Cannot read ${BATCH_RECORD_FILE} in ${location.url}: it is not JSON${jsonParseProblemSuffix(error)}.`);
   }
 }
 

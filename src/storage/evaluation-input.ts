@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { dedupeRollout, modelCallsOfMessages, terminationOfLine, toolCallsOfMessages, type EvaluationRun } from '../core/evaluation/evaluation-runs';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import { isS3Location } from '../core/s3-url';
+import { jsonParseProblemSuffix } from '../domain/json-parse-problem';
 import { locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation } from './output-location';
 
 /**
@@ -211,7 +212,8 @@ export async function readEvaluationInputs(files: string[], options: ReadEvaluat
       try {
         value = JSON.parse(raw);
       } catch (error) {
-        throw new EvaluationInputError(`${file} line ${lineIndex + 1} is not JSON (${(error as Error).message}); an evaluation reads JSON lines, one result object a line.`);
+        // Never the parser's message: it quotes the line, and the file may be anything a client named.
+        throw new EvaluationInputError(`${file} line ${lineIndex + 1} is not JSON${jsonParseProblemSuffix(error)}; an evaluation reads JSON lines, one result object a line.`);
       }
       const runOrSkip = runOfLine(value, { file, line: lineIndex + 1, rollout: index + 1 }, options);
       if ('skip' in runOrSkip) skipped.push({ file, line: lineIndex + 1, reason: runOrSkip.skip });

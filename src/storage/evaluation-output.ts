@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../core/evaluation/evaluation-runs';
 import { deepResearchSummaryLine, runKey, type RunVerdict } from '../domain/evaluation/evaluation-scoring';
+import { jsonParseProblemSuffix } from '../domain/json-parse-problem';
 import { EvaluationInputError, readEvaluationFile, type EvaluationLocationOptions } from './evaluation-input';
 import { isS3Location } from '../core/s3-url';
 import { locationChild, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, splitLocation, type OutputLocation } from './output-location';
@@ -90,7 +91,8 @@ function parseReport(text: string, file: string): { report: EvaluationReport; pa
     if (!report || typeof report !== 'object' || !report.metrics || !Array.isArray(report.questions)) throw new Error('not an evaluation report');
     return { report, path: file };
   } catch (error) {
-    throw new EvaluationInputError(`${file} is not an evaluation report (${(error as Error).message}).`);
+    // Never the parser's message: it quotes the file.
+    throw new EvaluationInputError(`${file} is not an evaluation report (${error instanceof SyntaxError ? `not JSON${jsonParseProblemSuffix(error)}` : (error as Error).message}).`);
   }
 }
 

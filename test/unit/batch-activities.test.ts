@@ -224,3 +224,29 @@ describe('writeBatchLine and finishBatchOutput', () => {
     assert.ok(!existsSync(runLinePath(output, 1, 1)));
   });
 });
+
+describe('the data roots', () => {
+  test('every activity that touches the output refuses one outside the roots, for good, and makes nothing there (a continued batch never opens its output again)', async () => {
+    const { store, input, record } = await setUp();
+    const inside = join(root, 'roots-inside');
+    const activities = createBatchActivities({ store, defaultModel: 'worker-model', dataRoots: [inside], resultOf: () => Promise.reject(new Error('not asked')) });
+    const outside = freshDirectory();
+    const refused = (error: unknown) => {
+      assert.equal(failureType(error), BatchFailureTypes.outputOutsideDataRoots, String(error));
+      assert.ok((error as Error).message.includes(JSON.stringify(outside)) && (error as Error).message.includes(inside), (error as Error).message);
+      assert.equal((error as ApplicationFailure).nonRetryable, true);
+      return true;
+    };
+    await assert.rejects(run(activities.openBatchOutput, { record: record(outside), resume: false }), refused);
+    await assert.rejects(run(activities.prepareBatchChunk, { input, output: outside, questions: 3, rollouts: 2, from: 0, to: 1, resume: true }), refused);
+    await assert.rejects(
+      run(activities.writeBatchLine, { output: outside, batchId: 'batch-1', workflowId: 'batch-1/q0-r1', index: 0, rollout: 1, failure: { message: 'failed', question: 'q0' } }),
+      refused,
+    );
+    const summary = { batchId: 'batch-1', output: outside, input, questions: 3, rollouts: 2 } as unknown as BatchSummary;
+    await assert.rejects(run(activities.finishBatchOutput, { output: outside, summary }), refused);
+    assert.equal(existsSync(outside), false);
+    await run(activities.openBatchOutput, { record: record(join(inside, 'out')), resume: false });
+    assert.ok(existsSync(join(inside, 'out', 'batch.json')));
+  });
+});

@@ -86,6 +86,8 @@ export interface PrepareEvaluationInput {
   paths: string[];
   judge: string;
   batchId?: string;
+  /** Where the report will go, checked against the data roots before anything is judged (absent in histories from before issue 28). */
+  output?: string;
 }
 
 export interface PrepareEvaluationOutput {
@@ -171,6 +173,8 @@ export function headlineOf(report: EvaluationReport): EvaluationHeadline {
 /** Failure types of the evaluation. */
 export const EvaluationFailureTypes = {
   invalidInput: 'ReactAgent.Evaluation.InvalidInput',
+  /** An input, the judge prompt file or the output is a local path outside the worker's data roots (REACT_AGENT_DATA_ROOTS). */
+  pathOutsideDataRoots: 'ReactAgent.Evaluation.PathOutsideDataRoots',
   judgeUnreachable: 'ReactAgent.Judge.Unreachable',
   judgeRejected: 'ReactAgent.Judge.RequestRejected',
   judgeServerError: 'ReactAgent.Judge.ServerError',
