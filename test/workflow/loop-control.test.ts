@@ -8,7 +8,8 @@ import { readToolLog, waitForToolLog } from '../integration/support/tool-log';
 import { WorkflowEnvironment } from './support/workflow-environment';
 
 /**
- * The loop's controls on the real workflows, in process (moved from test/integration/loop-control.test.ts):
+ * The loop's controls on the real workflows, in process (the integration tier held them
+ * until issue 29; docs/testing.md lists where each went):
  * the three protocols, stuck detection, compression, structured output, steering updates,
  * approvals and continue-as-new.
  */

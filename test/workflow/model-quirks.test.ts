@@ -7,9 +7,10 @@ import { answer, toolCall } from '../integration/support/scenarios';
 import { type ModelRequest, WorkflowEnvironment } from './support/workflow-environment';
 
 /**
- * What real model servers do that a scripted happy path does not, as the loop sees it (moved from
- * test/integration/model-quirks.test.ts): replies cut off at the output token limit, replies the
- * protocol cannot read, and tokenizers that count more than our o200k estimate.
+ * What real model servers do that a scripted happy path does not, as the loop sees it: replies
+ * cut off at the output token limit, replies the protocol cannot read, and tokenizers that count
+ * more than our o200k estimate. (In the integration tier until issue 29; docs/testing.md lists
+ * where each test went.)
  */
 let environment: WorkflowEnvironment;
 

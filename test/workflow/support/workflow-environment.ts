@@ -39,8 +39,17 @@ export interface ModelRequest {
   chat: ChatRequest;
 }
 
+/**
+ * The answer to one model call: a reply as the scripted model server would send it, or an error
+ * the model throws (e.g. the typed `ApplicationFailure` the OpenAI adapter throws for a 401).
+ */
+export type ModelAnswer = ScriptedReply | Error;
+
 /** A run's replies: reply i for turn i (the last one repeated), or a function of the turn (assistant messages so far + 1). */
-export type Replies = ScriptedReply[] | ((turn: number, request: ModelRequest) => ScriptedReply);
+export type Replies = ScriptedReply[] | ((turn: number, request: ModelRequest) => ModelAnswer);
+
+/** A batch's model behaviour: the answer to a call of the run of question `index`, rollout `rollout`. */
+export type BatchBehaviour = (pair: { index: number; rollout: number }, turn: number, request: ModelRequest) => ModelAnswer;
 
 /** Options of {@link WorkflowEnvironment.start}. */
 export interface WorkflowEnvironmentOptions {
@@ -107,7 +116,8 @@ function quietRuntime(): void {
  * per test file; each run gets its replies by workflow id, as on the scripted model server.
  */
 export class WorkflowEnvironment {
-  private readonly scenarios = new Map<string, (turn: number, request: ModelRequest) => ScriptedReply>();
+  private readonly scenarios = new Map<string, (turn: number, request: ModelRequest) => ModelAnswer>();
+  private readonly batches = new Map<string, BatchBehaviour>();
   /** Every model request, in order. */
   readonly requests: ModelRequest[] = [];
 
@@ -142,10 +152,10 @@ export class WorkflowEnvironment {
     const model = fakeChatModel(async (chat) => {
       const request = requestOf(chat);
       environment?.requests.push(request);
-      const scenario = request.workflowId ? environment?.scenarios.get(request.workflowId) : undefined;
+      const scenario = environment?.scenarioOf(request.workflowId ?? '');
       if (!scenario) return new Error(`no scenario for workflow ${request.workflowId}`);
-      const turn = chat.messages.filter((message) => message.role === 'assistant').length + 1;
-      return chatReplyOf(scenario(turn, request), request);
+      const answer = scenario(chat.messages.filter((message) => message.role === 'assistant').length + 1, request);
+      return answer instanceof Error ? answer : chatReplyOf(answer, request);
     });
     try {
       const worker = await Worker.create({
@@ -171,6 +181,20 @@ export class WorkflowEnvironment {
       rmSync(directory, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  /** A run's script: its own, or its batch's (a batch run's id is `<batch id>/q<index>-r<rollout>`). */
+  private scenarioOf(workflowId: string): ((turn: number, request: ModelRequest) => ModelAnswer) | undefined {
+    const own = this.scenarios.get(workflowId);
+    if (own) return own;
+    const pair = /^(.+)\/q(\d+)-r(\d+)$/.exec(workflowId);
+    const behaviour = pair ? this.batches.get(pair[1] as string) : undefined;
+    return behaviour && pair ? (turn, request) => behaviour({ index: Number(pair[2]), rollout: Number(pair[3]) }, turn, request) : undefined;
+  }
+
+  /** Answers the model calls of the runs of batch `batchId` with `behaviour`. */
+  addBatch(batchId: string, behaviour: BatchBehaviour): void {
+    this.batches.set(batchId, behaviour);
   }
 
   get client() {
