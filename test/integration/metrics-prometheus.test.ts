@@ -11,6 +11,7 @@ import { parseMetricsText, sumOf, type ExposedSample } from './support/metrics-t
 import { PrometheusServer, prometheusMissing } from './support/prometheus-server';
 import { agentMetricNames, ALERTS_FILE, dashboardExpressions, metricNamesIn, readDashboard, ruleExpressions, scrapedMetricNames } from './support/promql-metric-names';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
+import { testWhen } from './support/test-when';
 import type { WorkerProcess } from './support/worker-process';
 
 /**
@@ -22,8 +23,8 @@ import type { WorkerProcess } from './support/worker-process';
  *
  * The same is checked in what a real Prometheus (Debian's package; .ci/run installs it) stored
  * from scraping both workers every second, with the alert rules of ops/prometheus/alerts.yml
- * loaded and evaluated. Without /usr/bin/prometheus those tests say so and why, rather than vanish;
- * the /metrics checks run anyway.
+ * loaded and evaluated. Without /usr/bin/prometheus those tests are skipped with the reason
+ * in their names, rather than vanish or pass; the /metrics checks run anyway.
  */
 const scenarios = new Scenarios();
 const prometheusUnavailable = prometheusMissing();
@@ -45,16 +46,9 @@ afterAll(async () => {
   await environment?.close();
 });
 
-/** A test that needs Prometheus; without it, one that says it is not available here and why. */
+/** A test that needs Prometheus; without it, skipped with the reason. */
 function withPrometheus(name: string, body: (server: PrometheusServer) => Promise<void>, timeoutMs = 60_000): void {
-  if (prometheusUnavailable) {
-    test(`${name}: not available here, and the reason is said`, () => {
-      assert.match(prometheusUnavailable, /prometheus/);
-      console.log(`${name}: not available here: ${prometheusUnavailable}`);
-    });
-    return;
-  }
-  test(name, () => body(prometheus as PrometheusServer), timeoutMs);
+  testWhen(prometheusUnavailable)(name, () => body(prometheus as PrometheusServer), timeoutMs);
 }
 
 async function metricsText(index: number): Promise<string> {

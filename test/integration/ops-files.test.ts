@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { AgentMetrics } from '../../src/core/agent-metrics';
 import { promtool, promtoolMissing } from './support/prometheus-server';
+import { testWhen } from './support/test-when';
 import { agentMetricNames, ALERT_TESTS_FILE, ALERTS_FILE, dashboardExpressions, dashboardPanels, metricNamesIn, readDashboard, ruleExpressions } from './support/promql-metric-names';
 
 /**
@@ -10,21 +11,10 @@ import { agentMetricNames, ALERT_TESTS_FILE, ALERTS_FILE, dashboardExpressions, 
  * written for and quiet on healthy ones), the Grafana dashboard as JSON whose agent metrics all
  * exist. That every metric they query is one a worker serves is checked against a live worker's
  * /metrics in metrics-prometheus.test.ts. Without promtool (Debian's prometheus package; .ci/run
- * installs it) its tests say so and why.
+ * installs it) its tests are skipped, saying why.
  */
-const promtoolUnavailable = promtoolMissing();
-
-/** A test that runs promtool; without it, one that says it is not available here and why (the dashboard tests run anyway). */
-function withPromtool(name: string, body: () => void): void {
-  if (promtoolUnavailable) {
-    test(`${name}: not available here, and the reason is said`, () => {
-      assert.match(promtoolUnavailable, /promtool/);
-      console.log(`${name}: not available here: ${promtoolUnavailable}`);
-    });
-  } else {
-    test(name, body);
-  }
-}
+/** A test that runs promtool; without it, skipped with the reason (the dashboard tests run anyway). */
+const withPromtool = testWhen(promtoolMissing());
 
 describe('ops/prometheus/alerts.yml', () => {
   withPromtool('promtool check rules accepts it', () => {

@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ResearchBatchInput } from '../../../src/core/batch-contract';
 import type { BatchItem } from '../../../src/domain/batch-input';
 import { storeBatchInput } from '../../../src/storage/batch-input-file';
 import type { ScriptedReply, ScriptedRequest } from '../../fakes/scripted-model-server';
 import { countAssistantMessages } from '../../fakes/scripted-model-server';
 import { WorkflowTypes, type ResearchBatchWorkflow } from '../../../src/core/workflow-types';
-import type { AgentEnvironment } from './agent-environment';
+import type { TranscriptStore } from '../../../src/storage/transcript-store';
 
 let sequence = 0;
 export function batchId(label: string): string {
@@ -19,9 +19,16 @@ export function questions(count: number, prefix = 'Question'): BatchItem[] {
   return Array.from({ length: count }, (_, index) => ({ question: `${prefix} number ${index}?`, answer: `ref-${index}` }));
 }
 
+/** Where a batch starts: an integration `AgentEnvironment` or the workflow tier's `WorkflowEnvironment`. */
+export interface BatchEnvironment {
+  store: TranscriptStore;
+  client: Client;
+  taskQueue: string;
+}
+
 /** Stores the questions as the CLI does and starts a `researchBatch` on the environment's task queue. */
 export async function startBatch(
-  environment: AgentEnvironment,
+  environment: BatchEnvironment,
   id: string,
   items: BatchItem[],
   options: Omit<ResearchBatchInput, 'input' | 'questions'>,

@@ -1,39 +1,27 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import type { ResearchRunInput } from '../../src/core/run-input';
-import type { ResearchRunResult } from '../../src/core/run-result';
 import { followRun } from '../../src/cli/follow-run';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../../src/core/message-definitions';
-import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
-import { AgentEnvironment, protocolProblems } from './support/agent-environment';
-import { answer, runId, Scenarios, toolCall } from './support/scenarios';
-import { readToolLog, waitForToolLog } from './support/tool-log';
+import { protocolProblems } from '../integration/support/agent-environment';
+import { answer, toolCall } from '../integration/support/scenarios';
+import { readToolLog, waitForToolLog } from '../integration/support/tool-log';
+import { WorkflowEnvironment } from './support/workflow-environment';
 
-const scenarios = new Scenarios();
-let environment: AgentEnvironment;
+/**
+ * The loop's controls on the real workflows, in process (the integration tier held them
+ * until issue 29; docs/testing.md lists where each went):
+ * the three protocols, stuck detection, compression, structured output, steering updates,
+ * approvals and continue-as-new.
+ */
+let environment: WorkflowEnvironment;
 
 beforeAll(async () => {
-  environment = await AgentEnvironment.start({ script: scenarios.script });
-  await environment.startWorker();
-});
+  environment = await WorkflowEnvironment.start();
+}, 120_000);
 
 afterAll(async () => {
   await environment?.close();
 });
-
-type Replies = ScriptedReply[] | ((turn: number, request: ScriptedRequest) => ScriptedReply);
-
-async function start(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}) {
-  const workflowId = scenarios.add(runId(label), replies);
-  const handle = await environment.startRun({ question: `Question of ${label}?`, ...input }, workflowId);
-  return { workflowId, handle };
-}
-
-async function run(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}) {
-  const { workflowId, handle } = await start(label, replies, input);
-  const result = (await handle.result()) as ResearchRunResult;
-  return { workflowId, handle, result, messages: await environment.transcript(result), requests: environment.requestsOf(workflowId) };
-}
 
 /** An update the workflow's validator refused, with the validator's message. */
 async function refused(update: Promise<unknown>, message: RegExp): Promise<void> {
@@ -51,7 +39,7 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_00
 }
 
 test('native tool calling: three calls in one turn run in parallel, one fails, one is slow; answers keep call order and ids', async () => {
-  const { workflowId, result, messages, requests } = await run(
+  const { workflowId, result, messages, requests } = await environment.run(
     'native',
     [
       {
@@ -69,9 +57,9 @@ test('native tool calling: three calls in one turn run in parallel, one fails, o
   assert.equal(result.termination, 'answer');
   assert.equal(result.prediction, 'BYD sold more.');
   assert.equal(result.toolCalls, 3);
-  const first = requests[0]?.body;
-  assert.deepEqual(first.tools.map((tool: { function: { name: string } }) => tool.function.name).sort(), ['big_output', 'broken', 'guarded_lookup', 'hang', 'lookup', 'wait']);
-  assert.equal(first.stop, undefined);
+  const first = requests[0];
+  assert.deepEqual([...(first?.tools ?? [])].sort(), ['big_output', 'broken', 'guarded_lookup', 'hang', 'lookup', 'wait']);
+  assert.equal(first?.stop, undefined);
 
   assert.deepEqual(
     messages.map((message) => message.role),
@@ -90,7 +78,7 @@ test('native tool calling: three calls in one turn run in parallel, one fails, o
   assert.equal(messages[5]?.content, 'Waited 1 seconds.');
   const second = requests[1]?.messages ?? [];
   assert.deepEqual(
-    second.slice(3).map((message) => message.tool_call_id),
+    second.slice(3).map((message) => message.toolCallId),
     ['call_slow', 'call_fail', 'call_fast'],
   );
 
@@ -100,7 +88,7 @@ test('native tool calling: three calls in one turn run in parallel, one fails, o
 });
 
 test('classic Thought/Action format: observations, a correction for broken format, and Final Answer', async () => {
-  const { result, messages, requests } = await run(
+  const { result, messages, requests } = await environment.run(
     'classic',
     [
       { content: 'Thought: I need data.\nAction: lookup\nAction Input: {"query": "BYD 2024"}' },
@@ -111,14 +99,14 @@ test('classic Thought/Action format: observations, a correction for broken forma
   );
   assert.equal(result.termination, 'answer');
   assert.equal(result.prediction, 'BYD, by 2.48 million.');
-  assert.deepEqual(requests[0]?.body.stop, ['\nObservation:', 'Observation:']);
+  assert.deepEqual(requests[0]?.stop, ['\nObservation:', 'Observation:']);
   assert.match(messages[0]?.content ?? '', /Action Input:/);
   assert.match(messages[3]?.content ?? '', /^Observation: Facts about BYD 2024/);
   assert.match(messages[5]?.content ?? '', /^Observation: Your reply did not follow the format/);
 });
 
 test('stuck detection: the same call three times gets a warning; repeating after it ends stuck through the final answer', async () => {
-  const { result, requests } = await run('stuck', (turn, request) =>
+  const { result, requests } = await environment.run('stuck', (turn, request) =>
     String(request.messages.at(-1)?.content).includes('Stop calling tools now') ? answer('best effort: BYD') : toolCall('lookup', { query: 'same' }),
   );
   assert.equal(result.termination, 'stuck');
@@ -131,7 +119,7 @@ test('stuck detection: the same call three times gets a warning; repeating after
 });
 
 test('stuck detection: an A-B-A-B ping-pong gets a warning', async () => {
-  const { result, requests } = await run('ping-pong', (turn) => (turn <= 4 ? toolCall('lookup', { query: turn % 2 ? 'A' : 'B' }) : answer('done')));
+  const { result, requests } = await environment.run('ping-pong', (turn) => (turn <= 4 ? toolCall('lookup', { query: turn % 2 ? 'A' : 'B' }) : answer('done')));
   assert.equal(result.termination, 'answer');
   assert.equal(result.details.stuckNudges, 1);
   assert.match(String(requests[4]?.messages.at(-1)?.content), /alternating between the same two tool calls/);
@@ -139,11 +127,11 @@ test('stuck detection: an A-B-A-B ping-pong gets a warning', async () => {
 
 test('compression: old observations become stubs that resolve, then old turns fold into a summary; the next request fits', async () => {
   const limit = 4_000;
-  const { result, requests, messages } = await run(
+  const { result, requests, messages } = await environment.run(
     'compress',
     (turn, request) => {
       if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
-      // Folding turns into a summary removes assistant messages, so count calls by the header.
+      // Folding turns into a summary removes assistant messages, so count calls by the label.
       const call = request.modelCall ?? turn;
       return call <= 6 ? toolCall('big_output', { characters: 3_000 }, `step ${call}`) : answer('BYD');
     },
@@ -169,7 +157,7 @@ test('compression: old observations become stubs that resolve, then old turns fo
 
 test('structured output: answers that fail the schema get the validation error and another try', async () => {
   const schema = { type: 'object', properties: { winner: { type: 'string' }, margin: { type: 'integer' } }, required: ['winner', 'margin'], additionalProperties: false };
-  const { result, requests } = await run('structured', [answer('BYD'), answer('{"winner": "BYD", "margin": "lots"}'), answer('```json\n{"winner": "BYD", "margin": 2482919}\n```')], {
+  const { result, requests } = await environment.run('structured', [answer('BYD'), answer('{"winner": "BYD", "margin": "lots"}'), answer('```json\n{"winner": "BYD", "margin": 2482919}\n```')], {
     answerSchema: schema,
   });
   assert.equal(result.termination, 'answer');
@@ -180,14 +168,14 @@ test('structured output: answers that fail the schema get the validation error a
 });
 
 test('structured output that never matches ends error after the allowed attempts', async () => {
-  const { result, requests } = await run('structured-fail', [answer('not json')], { answerSchema: { type: 'object' }, loop: { answerAttempts: 2 } });
+  const { result, requests } = await environment.run('structured-fail', [answer('not json')], { answerSchema: { type: 'object' }, loop: { answerAttempts: 2 } });
   assert.equal(result.termination, 'error');
   assert.match(result.error ?? '', /did not match the answer schema after 2 attempts/);
   assert.equal(requests.length, 2);
 });
 
 test('steering: injectMessage reaches the next model call; progress shows budgets left', async () => {
-  const { workflowId, handle } = await start('inject', [toolCall('wait', { seconds: 2 }), answer('focused')], { limits: { maxModelCalls: 7 } });
+  const { workflowId, handle } = await environment.start('inject', [toolCall('wait', { seconds: 2 }), answer('focused')], { limits: { maxModelCalls: 7 } });
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
   const progress = await handle.query(progressQuery);
   assert.equal(progress.modelCalls, 1);
@@ -202,7 +190,7 @@ test('steering: injectMessage reaches the next model call; progress shows budget
 });
 
 test('steering: finishNow stops a long tool and asks for the best answer now', async () => {
-  const { workflowId, handle } = await start('finish-now', (turn, request) =>
+  const { workflowId, handle } = await environment.start('finish-now', (turn, request) =>
     String(request.messages.at(-1)?.content).includes('Stop calling tools now') ? answer('partial answer') : toolCall('wait', { seconds: 60 }),
   );
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
@@ -214,11 +202,15 @@ test('steering: finishNow stops a long tool and asks for the best answer now', a
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
   assert.match(String(environment.requestsOf(workflowId).at(-1)?.messages.at(-1)?.content), /asked to finish now\. \(the user has enough\)|finish now \(the user has enough\)/);
+  await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'stop'));
   assert.equal(readToolLog(environment.toolLog, workflowId).find((entry) => entry.event === 'stop')?.reason, 'cancelled');
 });
 
 test('steering: setLimits raises the call budget and refuses nonsense', async () => {
-  const { workflowId, handle } = await start('limits', (turn) => ({ ...toolCall('wait', { seconds: turn === 1 ? 2 : 0 }) }), { limits: { maxModelCalls: 2 }, loop: { stuckDetection: false } });
+  const { workflowId, handle } = await environment.start('limits', (turn) => ({ ...toolCall('wait', { seconds: turn === 1 ? 2 : 0 }) }), {
+    limits: { maxModelCalls: 2 },
+    loop: { stuckDetection: false },
+  });
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
   await refused(handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 0 }] }), /maxModelCalls must be an integer from 1 to 10000, got 0|below the 1 calls/);
   await refused(handle.executeUpdate(setLimitsUpdate, { args: [{ maxDurationMinutes: 0.0001 }] }), /not more than the/);
@@ -230,7 +222,7 @@ test('steering: setLimits raises the call budget and refuses nonsense', async ()
 });
 
 test('approval: a tool that requires it waits; approved runs, denied and timed-out calls become observations', async () => {
-  const approved = await start('approve', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')]);
+  const approved = await environment.start('approve', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')]);
   const waiting = await waitFor(async () => (await approved.handle.query(progressQuery)).awaitingApproval[0]);
   assert.equal(waiting.tool, 'guarded_lookup');
   assert.equal(readToolLog(environment.toolLog, approved.workflowId).length, 0, 'nothing ran before approval');
@@ -239,20 +231,20 @@ test('approval: a tool that requires it waits; approved runs, denied and timed-o
   const approvedMessages = await environment.transcript(await approved.handle.result());
   assert.match(approvedMessages[3]?.content ?? '', /Facts about secret/);
 
-  const denied = await start('deny', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')]);
+  const denied = await environment.start('deny', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')]);
   const deniedCall = await waitFor(async () => (await denied.handle.query(progressQuery)).awaitingApproval[0]);
   await denied.handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: deniedCall.callId, approved: false, reason: 'not for this question', reviewer: 'bob' }] });
   const deniedMessages = await environment.transcript(await denied.handle.result());
   assert.match(deniedMessages[3]?.content ?? '', /denied by bob: not for this question/);
 
-  const timedOut = await run('approval-timeout', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')], { loop: { approvalTimeoutMinutes: 0.02 } });
+  const timedOut = await environment.run('approval-timeout', [toolCall('guarded_lookup', { query: 'secret' }), answer('ok')], { loop: { approvalTimeoutMinutes: 0.02 } });
   assert.match(timedOut.messages[3]?.content ?? '', /no one approved this call of "guarded_lookup" within 0\.02 minutes/);
   assert.equal(readToolLog(environment.toolLog, denied.workflowId).length + readToolLog(environment.toolLog, timedOut.workflowId).length, 0);
 });
 
 test('continue-as-new: a run that continues twice returns one complete transcript under the same workflow id', async () => {
   const lines: string[] = [];
-  const { workflowId, handle } = await start('continue-as-new', (turn) => (turn <= 6 ? toolCall('lookup', { query: `step ${turn}` }) : answer('all steps done')), {
+  const { workflowId, handle } = await environment.start('continue-as-new', (turn) => (turn <= 6 ? toolCall('lookup', { query: `step ${turn}` }) : answer('all steps done')), {
     loop: { continueAsNewAfterModelCalls: 2, stuckDetection: false },
   });
   const followed = await followRun(environment.client, workflowId, (line) => lines.push(line));

@@ -2,40 +2,28 @@ import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { countConversationTokens, createTiktokenCounter } from '../../activities/token-counter';
 import type { ProtocolName } from '../../src/core/protocols';
-import type { ResearchRunInput } from '../../src/core/run-input';
-import type { ResearchRunResult } from '../../src/core/run-result';
-import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
-import { AgentEnvironment } from './support/agent-environment';
-import { answer, runId, Scenarios, toolCall } from './support/scenarios';
+import type { ScriptedReply } from '../fakes/scripted-model-server';
+import { answer, toolCall } from '../integration/support/scenarios';
+import { type ModelRequest, WorkflowEnvironment } from './support/workflow-environment';
 
 /**
- * What real model servers do that a scripted happy path does not: replies cut off at the
- * output token limit, replies the protocol cannot read, and tokenizers that count more than
- * our o200k estimate.
+ * What real model servers do that a scripted happy path does not, as the loop sees it: replies
+ * cut off at the output token limit, replies the protocol cannot read, and tokenizers that count
+ * more than our o200k estimate. (In the integration tier until issue 29; docs/testing.md lists
+ * where each test went.)
  */
-const scenarios = new Scenarios();
-let environment: AgentEnvironment;
+let environment: WorkflowEnvironment;
 
 beforeAll(async () => {
-  environment = await AgentEnvironment.start({ script: scenarios.script });
-  await environment.startWorker();
+  environment = await WorkflowEnvironment.start();
 }, 120_000);
 
 afterAll(async () => {
   await environment?.close();
 });
 
-type Replies = ScriptedReply[] | ((turn: number, request: ScriptedRequest) => ScriptedReply);
-
-async function run(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}) {
-  const workflowId = scenarios.add(runId(label), replies);
-  const handle = await environment.startRun({ question: `Question of ${label}?`, ...input }, workflowId);
-  const result = (await handle.result()) as ResearchRunResult;
-  return { result, messages: await environment.transcript(result), requests: environment.requestsOf(workflowId) };
-}
-
-const lastMessage = (request: ScriptedRequest | undefined) => String(request?.messages.at(-1)?.content ?? '');
-const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now|Do not (call|use) any more tools/.test(lastMessage(request));
+const lastMessage = (request: ModelRequest | undefined) => String(request?.messages.at(-1)?.content ?? '');
+const asksForFinalAnswer = (request: ModelRequest) => /Stop calling tools now|Do not (call|use) any more tools/.test(lastMessage(request));
 
 const COMPLETE = 'BYD sold more cars than Tesla in 2024, by about 2.48 million.';
 const CUT = 'BYD sold more cars th';
@@ -50,7 +38,7 @@ const formats: Record<ProtocolName, { cut: ScriptedReply; complete: ScriptedRepl
 describe('a reply cut off at the output token limit', () => {
   for (const protocol of ['deep-research', 'native', 'classic'] as const) {
     test(`${protocol}: is not accepted as the answer; the model is asked for a shorter reply`, async () => {
-      const { result, requests } = await run(`cut-${protocol}`, [formats[protocol].cut, formats[protocol].complete], { protocol });
+      const { result, requests } = await environment.run(`cut-${protocol}`, [formats[protocol].cut, formats[protocol].complete], { protocol });
       assert.equal(result.prediction, COMPLETE);
       assert.equal(result.termination, 'answer');
       assert.equal(result.iterations, 2, 'the cut-off reply counts as a model call');
@@ -61,13 +49,13 @@ describe('a reply cut off at the output token limit', () => {
   }
 
   test('deep-research: an <answer> never closed is cut off even when the server said stop', async () => {
-    const { result, requests } = await run('unclosed-answer', [{ content: `<answer>${CUT}` }, answer(COMPLETE)]);
+    const { result, requests } = await environment.run('unclosed-answer', [{ content: `<answer>${CUT}` }, answer(COMPLETE)]);
     assert.equal(result.prediction, COMPLETE);
     assert.match(lastMessage(requests[1]), /<answer> was not closed/);
   }, 60_000);
 
   test('native: tool calls in a cut-off reply are answered, not run', async () => {
-    const { result, messages } = await run(
+    const { result, messages } = await environment.run(
       'cut-native-call',
       [{ content: '', toolCalls: [{ id: 'call_a', name: 'lookup', arguments: '{"query": "BYD"}' }], finishReason: 'length' }, { content: COMPLETE }],
       { protocol: 'native' },
@@ -82,23 +70,27 @@ describe('a reply cut off at the output token limit', () => {
   }, 60_000);
 
   test('a model that always overflows: the run ends token_limit through the final answer, whose cut-off text is kept and marked', async () => {
-    const { result, requests } = await run('always-cut', () => formats['deep-research'].cut);
+    const { result, requests } = await environment.run('always-cut', () => formats['deep-research'].cut);
     assert.equal(result.termination, 'token_limit');
     assert.equal(result.details.replyLimit, 'maxTruncatedReplies');
     assert.equal(result.details.finalAnswerPhase, 'token_limit');
     // Three cut-off replies in a row (loop.maxTruncatedReplies), then the final answer and its one retry.
     assert.equal(result.iterations, 5);
     assert.equal(requests.length, 5);
-    assert.ok(asksForFinalAnswer(requests[3] as ScriptedRequest), 'the fourth call asks for the final answer');
+    assert.ok(asksForFinalAnswer(requests[3] as ModelRequest), 'the fourth call asks for the final answer');
     assert.match(lastMessage(requests[4]), /answer was cut off/);
     assert.equal(result.prediction, `${CUT} [cut off: the reply reached the output token limit]`);
     assert.equal(result.details.truncatedAnswer, true);
   }, 60_000);
 
   test('a final answer cut off is asked for once more, shorter', async () => {
-    const { result, requests } = await run('final-cut-then-complete', (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD' }) : turn === 2 ? formats['deep-research'].cut : answer(COMPLETE)), {
-      limits: { maxModelCalls: 1 },
-    });
+    const { result, requests } = await environment.run(
+      'final-cut-then-complete',
+      (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD' }) : turn === 2 ? formats['deep-research'].cut : answer(COMPLETE)),
+      {
+        limits: { maxModelCalls: 1 },
+      },
+    );
     assert.equal(result.termination, 'max_calls');
     assert.equal(result.prediction, COMPLETE);
     assert.equal(result.iterations, 3);
@@ -111,7 +103,7 @@ describe('replies the protocol cannot read', () => {
   const unreadableCall: ScriptedReply = { content: '<tool_call>\n{"name": "lookup", "arguments": {"query": </tool_call>' };
 
   test('get the format correction and are not "the same call" for stuck detection', async () => {
-    const { result, requests } = await run('unreadable-calls', [unreadableCall, unreadableCall, unreadableCall, unreadableCall, answer(COMPLETE)]);
+    const { result, requests } = await environment.run('unreadable-calls', [unreadableCall, unreadableCall, unreadableCall, unreadableCall, answer(COMPLETE)]);
     assert.equal(result.termination, 'answer');
     assert.equal(result.prediction, COMPLETE);
     assert.equal(result.details.stuckNudges, 0);
@@ -120,7 +112,7 @@ describe('replies the protocol cannot read', () => {
   }, 60_000);
 
   test('a model that never writes the format ends error through the final answer phase after loop.maxMalformedReplies', async () => {
-    const { result, requests } = await run('never-the-format', (turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' }), {
+    const { result, requests } = await environment.run('never-the-format', (turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' }), {
       limits: { maxModelCalls: 20 },
     });
     assert.equal(result.termination, 'error');
@@ -134,7 +126,7 @@ describe('replies the protocol cannot read', () => {
 
 describe('a model whose tokenizer counts more than our estimate', () => {
   const counter = createTiktokenCounter();
-  const estimate = (request: ScriptedRequest) =>
+  const estimate = (request: ModelRequest) =>
     countConversationTokens(
       request.messages.map((message) => ({ role: 'user', content: typeof message.content === 'string' ? message.content : '' })),
       counter,
@@ -143,7 +135,7 @@ describe('a model whose tokenizer counts more than our estimate', () => {
   test('compresses once, not on every call: estimates are calibrated with the ratio the server reported', async () => {
     const ratio = 1.5;
     const longThought = 'The quick brown fox jumps over the lazy dog. '.repeat(200);
-    const { result, requests } = await run(
+    const { result, requests } = await environment.run(
       'calibrated',
       (turn, request) => {
         if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
