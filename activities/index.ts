@@ -36,7 +36,7 @@ export interface ActivityDependencies {
   tokenCounter?: TokenCounter;
   /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
   openOutput?: (output: string) => OutputLocation;
-  /** The worker's secrets (src/config/configured-secrets.ts), redacted from every tool's output before it is stored; default: URL credentials only. */
+  /** The worker's secrets (src/config/configured-secrets.ts), redacted from every model reply and tool output before it is stored; default: URL credentials only. */
   redactor?: SecretRedactor;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation'>;
@@ -65,6 +65,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       tools: dependencies.tools,
       ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}),
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
+      ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
     }),
     learnContextWindow: createLearnContextWindow({ chatModel: dependencies.chatModel, modelDefaults: dependencies.modelDefaults }),
   };

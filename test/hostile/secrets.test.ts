@@ -99,7 +99,7 @@ afterAll(async () => {
   await environment?.close();
 });
 
-test('a model server whose 401 echoes the key: the run ends with error naming OPENAI_API_KEY, and the key is nowhere', async () => {
+test('a model server that echoes the key, in its 401 and in a reply: the first run ends with error naming OPENAI_API_KEY, the next answers, and the key is nowhere', async () => {
   await withWorker({}, async (worker) => {
     const basic = Buffer.from(`agent:${MODEL_KEY}`).toString('base64');
     const workflowId = scenarios.add(runId('echoed-key'), [
@@ -113,10 +113,14 @@ test('a model server whose 401 echoes the key: the run ends with error naming OP
     assert.match(result.error ?? '', /Check OPENAI_API_KEY/);
     assertNoLeak(await placesToLook(workflowId, result, worker), MODEL_KEY);
 
-    // The worker lives on and serves the next run.
+    // The worker lives on and serves the next run, whose reply echoes the key (in its reasoning and
+    // its answer): the answer arrives with the key taken out.
     assertAlive(worker);
-    const next = scenarios.add(runId('after-echoed-key'), [answer('Still here.')]);
-    assert.equal((await (await environment.startRun({ question: 'Still there?' }, next)).result()).termination, 'answer');
+    const next = scenarios.add(runId('echoed-key-in-reply'), [answer(`Your key is ${MODEL_KEY}.`, `The request came with ${MODEL_KEY}.`)]);
+    const nextResult = await (await environment.startRun({ question: 'What is my key?' }, next)).result();
+    assert.equal(nextResult.termination, 'answer');
+    assert.equal(nextResult.prediction, 'Your key is [redacted].');
+    assertNoLeak(await placesToLook(next, nextResult, worker), MODEL_KEY);
   });
 });
 
