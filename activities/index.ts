@@ -1,5 +1,6 @@
 import type { ModelActivitySettings } from '../src/core/activity-contracts';
 import type { ModelPrices } from '../src/domain/model-prices';
+import type { SecretRedactor } from '../src/domain/secret-redaction';
 import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
@@ -41,6 +42,8 @@ export interface ActivityDependencies {
    * confined — the worker always passes them; only tests and benchmarks leave them out.
    */
   dataRoots?: readonly string[];
+  /** The worker's secrets (src/config/configured-secrets.ts), redacted from every model reply and tool output before it is stored; default: URL credentials only. */
+  redactor?: SecretRedactor;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation' | 'dataRoots'>;
 }
@@ -68,6 +71,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       tools: dependencies.tools,
       ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}),
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
+      ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
     }),
     learnContextWindow: createLearnContextWindow({ chatModel: dependencies.chatModel, modelDefaults: dependencies.modelDefaults }),
   };
@@ -100,7 +104,11 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
   for (const name of dependencies.tools.names()) {
     const tool = dependencies.tools.get(name);
     // Each attempt counted and timed by tool and outcome (react_agent_tool_* metrics), and in an `execute_tool <name>` span.
-    if (tool) activities[name] = withToolCallMetrics(name, withToolCallSpan(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter })));
+    if (tool)
+      activities[name] = withToolCallMetrics(
+        name,
+        withToolCallSpan(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter, ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}) })),
+      );
   }
   return activities;
 }

@@ -4,6 +4,7 @@ import type { CallModelInput, CallModelOutput } from '../src/core/activity-contr
 import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/domain/model-stream-text';
 import type { ChatMessage } from '../src/core/messages';
 import { modelCallCostUsd, type ModelPrices } from '../src/domain/model-prices';
+import { SecretRedactor } from '../src/domain/secret-redaction';
 import { protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
@@ -53,6 +54,8 @@ export interface ModelActivityDependencies {
   prices?: ModelPrices;
   /** Prompt and completion text in the call's span (REACT_AGENT_TRACE_CONTENT), truncated; default none. */
   traceContent?: TraceContentOptions;
+  /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -167,6 +170,7 @@ async function storeMessages(store: TranscriptStore, messages: StoredMessage[]):
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
   const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
+  const redactor = dependencies.redactor ?? SecretRedactor.none;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
     // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
@@ -214,7 +218,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // Web UI's pending activity): it rides in the heartbeat details, never in history.
     const streamed = new StreamedText();
     metrics.requestSent();
-    const reply = await chatModel.chat(
+    const answered = await chatModel.chat(
       {
         model: input.model.model,
         messages,
@@ -239,6 +243,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         },
       },
     );
+    const reply = redactor.redactValue(answered);
     const { content, reasoning, toolCalls: nativeCalls, finishReason } = reply;
     const cleaned = protocol.cleanOutput(content);
     // A server that reports no usage: the prompt is our estimate of it (already counted, not counted again).

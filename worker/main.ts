@@ -26,7 +26,9 @@ import {
   planWorkerQueues,
   type WorkerQueuePlan,
 } from '../src/config';
+import { configuredSecretRedactor } from '../src/config/configured-secrets';
 import { s3UrlOf } from '../src/core/s3-url';
+import { maskUrlCredentials } from '../src/domain/secret-redaction';
 import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import { describeTranscriptStore, openTranscriptStore } from '../src/storage/open-transcript-store';
 import { openOutputLocation } from '../src/storage/output-location';
@@ -41,6 +43,8 @@ import { installMetricsRuntime } from './metrics-runtime';
 import { describeToolNames } from './mcp-tools';
 import { startWorkerTools } from './worker-tools';
 import { ACTIVITY_TRACE_VARIABLE, startActivityTrace } from './activity-trace';
+import { redactProcessOutput } from './redacted-output';
+import { secretRedactionInterceptor } from './secret-redaction-interceptor';
 
 async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConnection>): Promise<void> {
   const connection = await Connection.connect(options.connectionOptions);
@@ -90,6 +94,10 @@ function describePlan(plan: WorkerQueuePlan): string {
 }
 
 async function main(): Promise<void> {
+  // Every secret of the configuration (API keys, URL credentials; the MCP servers' ${VAR} values once
+  // they are read) is taken out of what the worker prints and of what its activities record.
+  let redactor = configuredSecretRedactor(process.env);
+  redactProcessOutput(() => redactor);
   const workerConfig = loadWorkerConfig();
   const fleet = loadWorkerFleetConfig(process.env, workerConfig.taskQueue);
   const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
@@ -115,6 +123,7 @@ async function main(): Promise<void> {
     modelClient: () => ({ chatModel, model: modelConfig.model }),
     mcp: plans.some((plan) => plan.workflows || plan.tools),
   });
+  redactor = redactor.with(mcp.secrets);
   const toolGroups = mcp.groups;
   const tools = new ToolRegistry(mcp.tools);
 
@@ -146,6 +155,7 @@ async function main(): Promise<void> {
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
+    redactor,
     // REACT_AGENT_TRACE_CONTENT: prompts and completions (truncated) in model spans.
     ...(tracing.traceContent ? { traceContent: tracing.traceContent } : {}),
     // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
@@ -190,7 +200,8 @@ async function main(): Promise<void> {
         ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
         // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
         interceptors: {
-          activity: [...tracing.activityInterceptors, ...activityTrace],
+          // Last, so the ones before it see the redacted failure too.
+          activity: [...tracing.activityInterceptors, ...activityTrace, secretRedactionInterceptor(() => redactor)],
           ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
         },
         sinks: tracing.sinks,
@@ -199,7 +210,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${modelConfig.baseUrl}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
+      `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {
@@ -220,6 +231,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigurationError ? error.message : error);
+  console.error(error instanceof ConfigurationError ? error.message : configuredSecretRedactor(process.env).redactError(error));
   process.exit(1);
 });

@@ -12,6 +12,8 @@ export interface McpTools {
   groups: ToolGroup[];
   /** Servers marked `optional` that did not start (left out), with why. */
   skipped: Array<{ server: string; reason: string }>;
+  /** The values the `${VAR}`s of every server's env and headers resolved to: the worker redacts them everywhere. */
+  secrets: string[];
   /** Stops the stdio servers and closes the HTTP sessions. */
   close(): Promise<void>;
 }
@@ -27,8 +29,9 @@ export async function startMcpTools(environment: Environment, log: (line: string
   const selection = loadToolSelection(environment);
   if (!config || config.servers.length === 0) {
     if (selection.mcp?.length) refuseUnknown(selection.mcp, []);
-    return { groups: [], skipped: [], close: async () => undefined };
+    return { groups: [], skipped: [], secrets: [], close: async () => undefined };
   }
+  const secrets = config.servers.flatMap((server) => server.secrets);
   let source;
   try {
     source = await startMcpToolSource(config.servers, { log: (line) => log(line), clientInfo: { name: 'durable-react-agent', version: '0.1.0' } });
@@ -54,7 +57,7 @@ export async function startMcpTools(environment: Environment, log: (line: string
       );
       return { source: `MCP server "${connection.name}"`, tools };
     });
-    return { groups, skipped: source.skipped, close: () => source.close() };
+    return { groups, skipped: source.skipped, secrets, close: () => source.close() };
   } catch (error) {
     await source.close();
     throw error;

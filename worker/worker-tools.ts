@@ -14,6 +14,8 @@ export interface WorkerTools {
   tools: ToolDefinition[];
   /** Optional MCP servers left out because they did not start, with why. */
   skippedServers: Array<{ server: string; reason: string }>;
+  /** The MCP servers' `${VAR}` values, to be redacted with the worker's other secrets. */
+  secrets: string[];
   /** Stops the stdio MCP servers and closes the HTTP sessions. */
   close(): Promise<void>;
 }
@@ -37,10 +39,10 @@ export interface WorkerToolsOptions {
 export async function startWorkerTools(options: WorkerToolsOptions): Promise<WorkerTools> {
   const builtIns = createResearchTools({ environment: options.environment, modelClient: options.modelClient, log: options.log });
   const modules = await loadToolModules(loadToolModulePaths(options.environment));
-  const mcp = options.mcp === false ? { groups: [], skipped: [], close: async () => undefined } : await startMcpTools(options.environment, options.log);
+  const mcp = options.mcp === false ? { groups: [], skipped: [], secrets: [], close: async () => undefined } : await startMcpTools(options.environment, options.log);
   const groups: ToolGroup[] = [{ source: 'built-in', tools: builtIns }, { source: 'REACT_AGENT_TOOL_MODULES', tools: modules }, ...mcp.groups];
   try {
-    return { groups, tools: combineToolGroups(groups), skippedServers: mcp.skipped, close: mcp.close };
+    return { groups, tools: combineToolGroups(groups), skippedServers: mcp.skipped, secrets: mcp.secrets, close: mcp.close };
   } catch (error) {
     await mcp.close();
     throw error;

@@ -4,6 +4,7 @@ import type { ContextWindow } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { NativeToolCall } from '../../src/core/messages';
 import { DEFAULT_FIRST_CHUNK_LIMIT_MS, DEFAULT_STALL_LIMIT_MS, type ChatControls, type ChatModel, type ChatProgress, type ChatReply, type ChatRequest, type ChatUsage } from './chat-model';
+import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
 import { classifyModelError } from './openai-errors';
 import { probeContextWindow, type WindowProbeOptions } from './openai-context-window';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
@@ -49,7 +50,12 @@ export function createOpenAIChatModel(endpoint: OpenAIEndpoint, classifyError?: 
  * the context-overflow refusals of each server family, `context-overflow.ts`).
  */
 export class OpenAIChatModel implements ChatModel {
-  constructor(private readonly options: OpenAIChatModelOptions) {}
+  /** The key and the base URL's credentials: a server that echoes them in its error does not get them into the failure. */
+  private readonly redactor: SecretRedactor;
+
+  constructor(private readonly options: OpenAIChatModelOptions) {
+    this.redactor = new SecretRedactor([options.client.apiKey ?? '', ...urlCredentials(options.baseUrl ?? '')]);
+  }
 
   contextWindow(model: string): Promise<ContextWindow | undefined> {
     return probeContextWindow({ baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey, ...this.options.windowProbe }, model);
@@ -129,7 +135,7 @@ export class OpenAIChatModel implements ChatModel {
         controls.onProgress?.(progress());
       }
     } catch (error) {
-      if (!controls.signal.aborted && !watchdog.abandoned) throw classify(error, endpoint);
+      if (!controls.signal.aborted && !watchdog.abandoned) throw this.redactor.redactError(classify(error, endpoint));
     } finally {
       watchdog.stop();
     }

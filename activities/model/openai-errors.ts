@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { EvaluationFailureTypes } from '../../src/core/evaluation/evaluation-contract';
 import { FailureTypes } from '../../src/core/failure-types';
+import { maskUrlCredentials } from '../../src/domain/secret-redaction';
 import { isContextOverflow } from './context-overflow';
 
 const NON_NEGATIVE_NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
@@ -26,14 +27,17 @@ export interface ModelEndpointDescription {
 
 /**
  * Turns whatever the openai client threw into an `ApplicationFailure` with a dotted type that
- * says whether Temporal should retry. Messages name the setting to fix, never the key.
+ * says whether Temporal should retry. Messages name the setting to fix, and show the endpoint
+ * without its credentials; what the server said is quoted as it came, and the worker's secret
+ * redaction (worker/secret-redaction-interceptor.ts) takes an echoed key out of it.
  */
 export function classifyModelError(error: unknown, endpoint: ModelEndpointDescription): ApplicationFailure {
   const cause = error instanceof Error ? error : new Error(String(error));
+  const baseUrl = maskUrlCredentials(endpoint.baseUrl);
   if (error instanceof OpenAI.APIConnectionError) {
     return ApplicationFailure.create({
       type: FailureTypes.modelUnreachable,
-      message: `The model endpoint ${endpoint.baseUrl} could not be reached (${cause.message}); retrying. Check OPENAI_BASE_URL and that the server is running.`,
+      message: `The model endpoint ${baseUrl} could not be reached (${cause.message}); retrying. Check OPENAI_BASE_URL and that the server is running.`,
       cause,
     });
   }
@@ -75,9 +79,9 @@ export function classifyModelError(error: unknown, endpoint: ModelEndpointDescri
     }
     const fix =
       status === 401 || status === 403
-        ? `Check OPENAI_API_KEY: the endpoint ${endpoint.baseUrl} refused it.`
+        ? `Check OPENAI_API_KEY: the endpoint ${baseUrl} refused it.`
         : status === 404
-          ? `Check REACT_AGENT_MODEL (now "${endpoint.model}") and OPENAI_BASE_URL (now ${endpoint.baseUrl}, which usually ends in /v1).`
+          ? `Check REACT_AGENT_MODEL (now "${endpoint.model}") and OPENAI_BASE_URL (now ${baseUrl}, which usually ends in /v1).`
           : 'The request was rejected; retrying will not help.';
     return ApplicationFailure.create({
       type: FailureTypes.modelRequestRejected,
@@ -99,10 +103,11 @@ export function classifyModelError(error: unknown, endpoint: ModelEndpointDescri
  */
 export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescription): ApplicationFailure {
   const cause = error instanceof Error ? error : new Error(String(error));
+  const baseUrl = maskUrlCredentials(endpoint.baseUrl);
   if (error instanceof OpenAI.APIConnectionError) {
     return ApplicationFailure.create({
       type: EvaluationFailureTypes.judgeUnreachable,
-      message: `The judge endpoint ${endpoint.baseUrl} could not be reached (${cause.message}). Check REACT_AGENT_JUDGE_BASE_URL (default: OPENAI_BASE_URL) and that the server is running.`,
+      message: `The judge endpoint ${baseUrl} could not be reached (${cause.message}). Check REACT_AGENT_JUDGE_BASE_URL (default: OPENAI_BASE_URL) and that the server is running.`,
       cause,
     });
   }
@@ -119,16 +124,16 @@ export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescri
     if (status === 408 || status === 409 || status >= 500) {
       return ApplicationFailure.create({
         type: EvaluationFailureTypes.judgeServerError,
-        message: `The judge endpoint ${endpoint.baseUrl} failed with ${status}: ${error.message}. Check REACT_AGENT_JUDGE_BASE_URL.`,
+        message: `The judge endpoint ${baseUrl} failed with ${status}: ${error.message}. Check REACT_AGENT_JUDGE_BASE_URL.`,
         nextRetryDelay: retryAfterMilliseconds(error.headers),
         cause,
       });
     }
     const fix =
       status === 401 || status === 403
-        ? `Check REACT_AGENT_JUDGE_API_KEY (default: OPENAI_API_KEY): ${endpoint.baseUrl} refused it.`
+        ? `Check REACT_AGENT_JUDGE_API_KEY (default: OPENAI_API_KEY): ${baseUrl} refused it.`
         : status === 404
-          ? `Check REACT_AGENT_JUDGE_MODEL (now "${endpoint.model}") and REACT_AGENT_JUDGE_BASE_URL (now ${endpoint.baseUrl}).`
+          ? `Check REACT_AGENT_JUDGE_MODEL (now "${endpoint.model}") and REACT_AGENT_JUDGE_BASE_URL (now ${baseUrl}).`
           : 'Retrying will not help.';
     return ApplicationFailure.create({
       type: EvaluationFailureTypes.judgeRejected,

@@ -5,6 +5,7 @@ import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activ
 import { preview } from '../../src/core/text';
 import type { TokenCounter } from '../token-counter';
 import type { TranscriptStore } from '../../src/storage/transcript-store';
+import { SecretRedactor } from '../../src/domain/secret-redaction';
 import { ToolInputError, type ToolDefinition } from './tool-definition';
 import { validateArguments } from './validate-arguments';
 import { heartbeatIntervalFor, keepHeartbeating } from '../heartbeats';
@@ -44,6 +45,8 @@ async function putWhileAttemptLasts(put: () => Promise<string>, context: Context
 export interface ToolActivityDependencies {
   store: TranscriptStore;
   tokenCounter: TokenCounter;
+  /** The worker's secrets, redacted from every output before it is stored or shown; default: URL credentials only. */
+  redactor?: SecretRedactor;
 }
 
 /** Cuts an output to what the model sees, with a note that says where the rest is. */
@@ -55,17 +58,19 @@ export function truncateForModel(output: string, maxCharacters: number, fullRefe
 
 /**
  * Wraps a tool's handler as an activity: checks the arguments, heartbeats while it runs, stops
- * when cancelled, stores the whole output (waiting out a transcript store that is down, within the
- * attempt) and returns a reference to what the model sees.
+ * when cancelled, stores the whole output (secrets redacted; waiting out a transcript store that is
+ * down, within the attempt) and returns a reference to what the model sees.
  */
 export function createToolActivity(tool: ToolDefinition, dependencies: ToolActivityDependencies) {
   const { store, tokenCounter } = dependencies;
+  const redactor = dependencies.redactor ?? SecretRedactor.none;
 
   const activity = async (input: ToolActivityInput): Promise<ToolActivityOutput> => {
     const context = Context.current();
     let storeProblem: string | undefined;
     // Once the heartbeats run (the tool ran), storing waits out a store that is down; before, it tries once.
-    const finish = async (text: string, isError: boolean, heartbeating = true): Promise<ToolActivityOutput> => {
+    const finish = async (output: string, isError: boolean, heartbeating = true): Promise<ToolActivityOutput> => {
+      const text = redactor.redact(output);
       const put = (part: string) =>
         heartbeating
           ? putWhileAttemptLasts(

@@ -6,6 +6,7 @@
  * none, `start` loads no vega, S3 client or tokenizer, so the CLI answers at once.
  */
 import { ConfigurationError } from '../config/configuration-error';
+import { configuredSecretRedactor } from '../config/configured-secrets';
 import { exitWhenFlushed, ignoreOutputErrors, printText } from './standard-output';
 import { UsageError } from './usage-error';
 
@@ -190,23 +191,25 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
+    // An error may quote what a server answered or a URL it was given: never a configured secret.
+    const redactor = configuredSecretRedactor(process.env);
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${error.help}`);
+      console.error(redactor.redact(`${error.message}\n\n${error.help}`));
       return 2;
     }
     if (error instanceof ConfigurationError) {
-      console.error(error.message);
+      console.error(redactor.redact(error.message));
       return 1;
     }
     const message = error instanceof Error ? error.message : String(error);
-    console.error(`react-agent ${name}: ${message}`);
+    console.error(redactor.redact(`react-agent ${name}: ${message}`));
     return 1;
   }
 }
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) => {
-    console.error(error);
+    console.error(configuredSecretRedactor(process.env).redactError(error));
     exitWhenFlushed(1);
   });
 }

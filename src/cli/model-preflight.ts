@@ -1,4 +1,5 @@
 import type { ModelConfig } from '../config';
+import { maskUrlCredentials } from '../domain/secret-redaction';
 
 /**
  * Checks that the model endpoint answers before a run is started, so `react-agent run` fails
@@ -7,20 +8,22 @@ import type { ModelConfig } from '../config';
  */
 export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000): Promise<string | undefined> {
   const url = `${config.baseUrl.replace(/\/$/, '')}/models`;
+  // The URL as printed: its user information (http://user:secret@host) masked.
+  const shown = maskUrlCredentials(config.baseUrl);
   let response: Response;
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${config.apiKey}` }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
     return [
-      `The model endpoint ${config.baseUrl} cannot be reached (${reason}).`,
+      `The model endpoint ${shown} cannot be reached (${maskUrlCredentials(reason)}).`,
       'Start your model server (vLLM, Ollama, llama-server) or fix OPENAI_BASE_URL;',
       'for OpenAI leave OPENAI_BASE_URL unset and set OPENAI_API_KEY. Then run the command again.',
     ].join('\n');
   }
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403) {
-    return `The model endpoint ${config.baseUrl} refused the API key (${response.status}). Set OPENAI_API_KEY to a valid key for this server.`;
+    return `The model endpoint ${shown} refused the API key (${response.status}). Set OPENAI_API_KEY to a valid key for this server.`;
   }
   return undefined;
 }

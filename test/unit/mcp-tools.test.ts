@@ -7,7 +7,7 @@ import { callFailure, McpCallError, McpFailureTypes, sendFailedBeforeServer } fr
 import { McpServerAnswerError, type McpServerConnection } from '../../activities/tools/mcp/mcp-server-connection';
 import type { McpServerSettings } from '../../activities/tools/mcp/mcp-server-settings';
 import { exposedToolName, mcpToolDefinitions } from '../../activities/tools/mcp/mcp-tool-definitions';
-import { redactSecrets } from '../../activities/tools/mcp/redact-secrets';
+import { SecretRedactor } from '../../src/domain/secret-redaction';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolInputError, type ToolContext } from '../../activities/tools/tool-definition';
 import { combineToolGroups, describeToolNames, ToolNameClashError } from '../../activities/tools/tool-groups';
@@ -38,7 +38,13 @@ const TOOLS: Tool[] = [
 
 /** A connection whose `callTool` does what the test says. */
 function fakeConnection(settings: McpServerSettings, callTool: (tool: string, args: Record<string, unknown>, options: { onSending?: () => void }) => Promise<unknown>): McpServerConnection {
-  return { settings, name: settings.name, callTool, redact: (text: string) => redactSecrets(text, settings.secrets) } as unknown as McpServerConnection;
+  return {
+    settings,
+    name: settings.name,
+    callTool,
+    redact: (text: string) => new SecretRedactor(settings.secrets).redact(text),
+    redactValue: <T>(value: T) => new SecretRedactor(settings.secrets).redactValue(value),
+  } as unknown as McpServerConnection;
 }
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext & { states: unknown[] } {
@@ -105,8 +111,8 @@ describe('MCP failures: retried only when safe', () => {
   });
 
   test('secrets are redacted; short values are left alone', () => {
-    assert.equal(redactSecrets('TOKEN=tok-secret-123456 and tok-secret-123456', ['tok-secret-123456', 'ab']), 'TOKEN=[redacted] and [redacted]');
-    assert.equal(redactSecrets('about', ['ab']), 'about');
+    assert.equal(new SecretRedactor(['tok-secret-123456', 'ab']).redact('TOKEN=tok-secret-123456 and tok-secret-123456'), 'TOKEN=[redacted] and [redacted]');
+    assert.equal(new SecretRedactor(['ab']).redact('about'), 'about');
   });
 });
 

@@ -8,7 +8,7 @@ import { CallSlots } from './call-slots';
 import type { McpCallResult } from './mcp-call-result';
 import { McpCallError, sendFailedBeforeServer } from './mcp-failures';
 import { describeServer, type McpServerSettings } from './mcp-server-settings';
-import { redactSecrets } from './redact-secrets';
+import { SecretRedactor } from '../../../src/domain/secret-redaction';
 
 /** JSON-RPC codes the SDK makes up on this side: the connection closed, the request timed out. */
 const CONNECTION_CLOSED = -32000;
@@ -90,6 +90,7 @@ export class McpServerConnection {
   private closed = false;
   private readonly stderr = new Tail();
   private readonly slots: CallSlots;
+  private readonly redactor: SecretRedactor;
   private readonly waiters = new Set<() => void>();
   /** In-flight calls by their arguments object (the SDK passes it on by reference), for the send hook. */
   private readonly inFlight = new WeakMap<object, CallObserver & { sendError?: unknown }>();
@@ -101,6 +102,7 @@ export class McpServerConnection {
     private readonly options: McpConnectionOptions,
   ) {
     this.slots = new CallSlots(settings.maxConcurrentCalls ?? Number.POSITIVE_INFINITY);
+    this.redactor = new SecretRedactor(settings.secrets);
   }
 
   /**
@@ -138,8 +140,17 @@ export class McpServerConnection {
     return this.redact(this.stderr.toString());
   }
 
+  /**
+   * The server's `${VAR}` values (literal, encoded, reversed or spaced out: `src/domain/secret-redaction.ts`)
+   * and any URL's credentials, taken out of `text`.
+   */
   redact(text: string): string {
-    return redactSecrets(text, this.settings.secrets);
+    return this.redactor.redact(text);
+  }
+
+  /** {@link redact} over every string of plain data (a tool's input schema). */
+  redactValue<T>(value: T): T {
+    return this.redactor.redactValue(value);
   }
 
   /** Every tool the server lists (all pages). */

@@ -74,8 +74,9 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
     name,
     server: settings.name,
     serverToolName: tool.name,
-    description: (tool.description ?? tool.title ?? `The tool "${tool.name}" of the MCP server "${settings.name}".`).trim(),
-    parameters: parametersOf(tool),
+    // What the server lists reaches the model and the run's stored tool list: its secrets are taken out here too.
+    description: connection.redact((tool.description ?? tool.title ?? `The tool "${tool.name}" of the MCP server "${settings.name}".`).trim()),
+    parameters: connection.redactValue(parametersOf(tool)),
     requiresApproval: coversTool(settings.requiresApproval, tool.name),
     activity: {
       startToCloseSeconds: Math.ceil(settings.timeoutSeconds) + MCP_ACTIVITY_MARGIN_SECONDS,
