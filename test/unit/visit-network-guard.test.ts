@@ -215,7 +215,8 @@ describe('checkDestination', () => {
     for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/', 'http://0x7f.1/', 'http://10.0.0.1/', 'http://[fe80::1]/', 'http://0.0.0.0/']) {
       await refusal(url);
     }
-    await refusal('http://mapped.example/');
+    assert.match((await refusal('http://mapped.example/')).message, /it resolves to ::ffff:10\.0\.0\.5 \(which carries 10\.0\.0\.5\), a private address/);
+    assert.match((await refusal('http://[::ffff:a9fe:a9fe]/')).message, /::ffff:a9fe:a9fe \(which carries 169\.254\.169\.254\), a link-local address \(the cloud metadata service\)/);
   });
 
   test('refuses schemes other than http and https', async () => {

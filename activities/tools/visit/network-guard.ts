@@ -114,9 +114,11 @@ const HOW_TO_ALLOW =
 
 /** `127.0.0.1, a loopback address` (naming the cloud metadata address when it is that). */
 function describeBlocked(address: string, kind: BlockedAddressKind): string {
-  if (kind === 'own') return `${address}, an address of this machine's own network interfaces`;
-  const metadata = address === CLOUD_METADATA_ADDRESS || address.endsWith(`:${CLOUD_METADATA_ADDRESS}`) ? ' (the cloud metadata service)' : '';
-  return `${address}, a ${kind} address${metadata}`;
+  const embedded = lookUpSpecialPurpose(address).embeddedIpv4;
+  const named = embedded ? `${address} (which carries ${embedded})` : address;
+  if (kind === 'own') return `${named}, an address of this machine's own network interfaces`;
+  const metadata = address === CLOUD_METADATA_ADDRESS || embedded === CLOUD_METADATA_ADDRESS ? ' (the cloud metadata service)' : '';
+  return `${named}, a ${kind} address${metadata}`;
 }
 
 /** Said after a refusal when the host is on the allowed list, but for other ports. */
