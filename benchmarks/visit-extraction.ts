@@ -77,8 +77,9 @@ async function main(): Promise<void> {
     response.end(body ?? 'not found');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const tool = createVisitTool({ allowedHosts: ['127.0.0.1'] });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+  const tool = createVisitTool({ allowedHosts: [`127.0.0.1:${port}`] });
   const context: ToolContext = { signal: new AbortController().signal, heartbeat: () => undefined, workflowId: 'benchmark', callId: 'visit' };
 
   // Warm up both paths (module loading, JIT) on pages that are not measured.

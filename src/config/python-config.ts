@@ -16,6 +16,12 @@ export interface PythonConfig {
   /** Address space per process, in bytes, from `REACT_AGENT_PYTHON_MEMORY_MB` (mebibytes); default 1024 MB (1 GiB). */
   memoryBytes: number;
   /**
+   * The bytes a call may keep in `/sandbox` and `/tmp` together, from
+   * `REACT_AGENT_PYTHON_MAX_WRITE_MB` (mebibytes, at least 1); default 256 MB. A tmpfs (memory)
+   * at the namespace levels; measured on disk and killed past it with rlimits only.
+   */
+  maxWriteBytes: number;
+  /**
    * `REACT_AGENT_PYTHON_ISOLATION`: `auto` (default; the strongest available: bubblewrap, then
    * unshare, then resource limits only), `namespaces` (the worker fails at start unless
    * bubblewrap or unshare works) or `rlimits-only`.
@@ -28,6 +34,7 @@ export interface PythonConfig {
 export const DEFAULT_PYTHON_EXECUTABLE = 'python3';
 export const DEFAULT_PYTHON_TIMEOUT_SECONDS = 30;
 export const DEFAULT_PYTHON_MEMORY_MB = 1024;
+export const DEFAULT_PYTHON_MAX_WRITE_MB = 256;
 const ISOLATION_SETTINGS: readonly PythonIsolationSetting[] = ['auto', 'namespaces', 'rlimits-only'];
 
 /**
@@ -41,10 +48,15 @@ export function loadPythonConfig(environment: Environment = process.env): Python
   if (memoryMegabytes < 64) {
     throw new ConfigurationError('REACT_AGENT_PYTHON_MEMORY_MB', `REACT_AGENT_PYTHON_MEMORY_MB must be at least 64 (python itself needs that much address space), got ${memoryMegabytes}`);
   }
+  const maxWriteMegabytes = readPositiveNumber(environment, 'REACT_AGENT_PYTHON_MAX_WRITE_MB', DEFAULT_PYTHON_MAX_WRITE_MB);
+  if (maxWriteMegabytes < 1) {
+    throw new ConfigurationError('REACT_AGENT_PYTHON_MAX_WRITE_MB', `REACT_AGENT_PYTHON_MAX_WRITE_MB must be at least 1 (the program itself is written there), got ${maxWriteMegabytes}`);
+  }
   return {
     pythonExecutable: readString(environment, 'REACT_AGENT_PYTHON') ?? DEFAULT_PYTHON_EXECUTABLE,
     wallTimeSeconds: readPositiveNumber(environment, 'REACT_AGENT_PYTHON_TIMEOUT_SECONDS', DEFAULT_PYTHON_TIMEOUT_SECONDS),
     memoryBytes: Math.round(memoryMegabytes * 1024 * 1024),
+    maxWriteBytes: Math.round(maxWriteMegabytes * 1024 * 1024),
     isolation: readIsolation(environment),
     requiresApproval: readBoolean(environment, 'REACT_AGENT_PYTHON_REQUIRES_APPROVAL', false),
   };

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { parseAllowedHost } from '../domain/allowed-host';
 import { ConfigurationError } from './configuration-error';
 import { type Environment, readBoolean, readPositiveInteger, readPositiveNumber, readString } from './environment-values';
 
@@ -16,7 +17,9 @@ export interface VisitConfig {
   allowPrivateNetworks: boolean;
   /**
    * Hosts that bypass the SSRF guard, e.g. a company intranet (`wiki.corp`, `.corp.example`
-   * for every subdomain). `REACT_AGENT_VISIT_ALLOWED_HOSTS`, comma-separated; default none.
+   * for every subdomain). A bare host allows ports 80 and 443 only; `wiki.corp:8080` names a
+   * port, `wiki.corp:*` allows every port. `REACT_AGENT_VISIT_ALLOWED_HOSTS`, comma-separated;
+   * default none.
    */
   allowedHosts: string[];
   /**
@@ -48,8 +51,13 @@ function readList(environment: Environment, name: string): string[] {
 function readAllowedHosts(environment: Environment): string[] {
   const name = 'REACT_AGENT_VISIT_ALLOWED_HOSTS';
   return readList(environment, name).map((entry) => {
-    if (/[/\s@]/.test(entry) || /^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
-      throw new ConfigurationError(name, `${name} must be a comma-separated list of host names (like wiki.corp.example, or .corp.example for every subdomain), got ${JSON.stringify(entry)}`);
+    const problem = parseAllowedHost(entry);
+    if (typeof problem === 'string') {
+      throw new ConfigurationError(
+        name,
+        `${name} must be a comma-separated list of host names, each with an optional port (wiki.corp.example for ports 80 and 443, wiki.corp.example:8080, ` +
+          `wiki.corp.example:* for every port, .corp.example for every subdomain, [fd00::7]:8080), got ${JSON.stringify(entry)}: ${problem}`,
+      );
     }
     return entry.toLowerCase();
   });

@@ -387,6 +387,34 @@ for (const level of availableLevels()) {
       assert.equal(stdout, 'refused File too large');
     });
 
+    test('files past maxWriteBytes in the working directory and the temporary directory together end the call with a clear status', async () => {
+      const code = [
+        'import os, sys, tempfile',
+        'written = 0',
+        'for part in range(64):',
+        '    directory = tempfile.gettempdir() if part % 2 else "."',
+        '    with open(os.path.join(directory, f"part{part}.bin"), "wb") as file:',
+        '        file.write(b"x" * (4 << 20))',
+        '    written += 4',
+        '    print(written, file=sys.stderr, flush=True)',
+        'print("wrote all 256 MiB")',
+      ].join('\n');
+      const { stdout, stderr, status } = sections(await limited({ maxWriteBytes: 32 * 1024 ** 2 }).run({ code }, context()));
+      assert.doesNotMatch(stdout, /wrote all/);
+      const written = Math.max(0, ...stderr.split('\n').map((line) => (/^\d+$/.test(line) ? Number(line) : 0)));
+      if (namespaces) {
+        assert.match(status, /^Exit code 1: the write quota of 32 MiB for \/sandbox and \/tmp is full \(No space left on device\)/);
+        // one tmpfs for both; bubblewrap under a non-root worker: one each
+        const bound = level.name === 'bubblewrap' && process.getuid?.() !== 0 ? 64 : 32;
+        assert.ok(written <= bound, `wrote ${written} MiB`);
+      } else {
+        // measured every 100 ms: the program gets some way past the quota before it is killed
+        assert.match(status, /^Stopped: the files written to the working directory and the temporary directory passed the write quota of 32 MiB/);
+        assert.ok(written < 256, `wrote ${written} MiB`);
+      }
+      assertNoCallDirectoryLeft();
+    }, 30_000);
+
     test('cancellation through the AbortSignal kills the program promptly', async () => {
       const controller = new AbortController();
       const running = tool.run({ code: 'import time\nprint("started", flush=True)\ntime.sleep(60)\n' }, context(controller.signal));

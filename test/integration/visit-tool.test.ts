@@ -9,8 +9,9 @@ import { createVisitTool, type VisitToolOptions } from '../../activities/tools/v
 
 /**
  * The visit tool against a local HTTP server on 127.0.0.1 serving real-looking pages. The
- * server is loopback, so most tests allow it through `allowedHosts: ['127.0.0.1']`, which lets
- * the SSRF guard still judge every other host a redirect points to.
+ * server is loopback, so most tests allow it through `allowedHosts: ['127.0.0.1:<its port>']`
+ * (a bare host would allow ports 80 and 443 only), which lets the SSRF guard still judge every
+ * other host a redirect points to.
  */
 
 const ARTICLE_SENTENCES = [
@@ -185,7 +186,7 @@ async function failure(promise: Promise<string>): Promise<string> {
 
 describe('visit tool against a local HTTP server', () => {
   let site: TestServer;
-  const loopbackAllowed = (options: VisitToolOptions = {}) => createVisitTool({ allowedHosts: ['127.0.0.1'], ...options });
+  const loopbackAllowed = (options: VisitToolOptions = {}) => createVisitTool({ allowedHosts: [`127.0.0.1:${site.port}`], ...options });
 
   beforeAll(async () => {
     site = await startServer(await makePdf());

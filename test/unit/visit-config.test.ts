@@ -34,7 +34,7 @@ describe('loadVisitConfig', () => {
       REACT_AGENT_VISIT_MAX_BYTES: '1048576',
       REACT_AGENT_VISIT_TIMEOUT_SECONDS: '2.5',
       REACT_AGENT_VISIT_ALLOW_PRIVATE: 'TRUE',
-      REACT_AGENT_VISIT_ALLOWED_HOSTS: ' Wiki.Corp.Example , .intranet.example,10.0.0.7 ',
+      REACT_AGENT_VISIT_ALLOWED_HOSTS: ' Wiki.Corp.Example , .intranet.example,10.0.0.7:8080,[fd00::7]:*,::1 ',
       REACT_AGENT_VISIT_FILE_DIRS: `${scratch}, ${relativeDirectory}`,
       REACT_AGENT_VISIT_SUMMARIZE: 'yes',
     });
@@ -42,7 +42,7 @@ describe('loadVisitConfig', () => {
       maxBytes: 1_048_576,
       timeoutSeconds: 2.5,
       allowPrivateNetworks: true,
-      allowedHosts: ['wiki.corp.example', '.intranet.example', '10.0.0.7'],
+      allowedHosts: ['wiki.corp.example', '.intranet.example', '10.0.0.7:8080', '[fd00::7]:*', '::1'],
       localFileDirectories: [scratch, scratch],
       summarize: true,
     });
@@ -55,6 +55,9 @@ describe('loadVisitConfig', () => {
     configurationError({ REACT_AGENT_VISIT_ALLOW_PRIVATE: 'maybe' }, 'REACT_AGENT_VISIT_ALLOW_PRIVATE', /true or false, got "maybe"/);
     configurationError({ REACT_AGENT_VISIT_SUMMARIZE: 'sure' }, 'REACT_AGENT_VISIT_SUMMARIZE', /true or false/);
     configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'https://wiki.corp' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /host names/);
+    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:0' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /port "0" is not 1–65535 or \*/);
+    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:http' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /port "http" is not 1–65535 or \*.*/);
+    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: '[fd00::7:8080' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /closing bracket/);
     configurationError({ REACT_AGENT_VISIT_FILE_DIRS: join(scratch, 'missing') }, 'REACT_AGENT_VISIT_FILE_DIRS', /not an existing directory/);
     const file = join(scratch, 'a-file.txt');
     writeFileSync(file, 'x');

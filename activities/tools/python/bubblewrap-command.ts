@@ -1,5 +1,6 @@
 import type { MountOperation } from './filesystem-plan';
 import { SANDBOX_WORK_DIRECTORY } from './filesystem-plan';
+import { sharedCopyOf } from './shared-write-quota';
 
 /** What a bubblewrap (`bwrap`) sandbox is made of. */
 export interface BubblewrapCommandInput {
@@ -19,6 +20,14 @@ export interface BubblewrapCommandInput {
   privileged: boolean;
   /** Pass `--disable-userns` (bubblewrap 0.8+, unprivileged only): no nested user namespaces. */
   disableNestedUserNamespaces: boolean;
+  /**
+   * How the writable directories (`/sandbox`, `/tmp`) are bounded. `shared`: bwrap runs inside
+   * `sharedWriteQuotaCommand` (a root worker), which holds copies of them in one tmpfs of the
+   * quota mounted on `writableMountPoint`; they are bound from there. `each`: each is a tmpfs
+   * of `bytes` (bwrap cannot show one tmpfs at two places), with the program (host path)
+   * bound read-only at `/sandbox/main.py`.
+   */
+  writeQuota: { kind: 'shared'; writableMountPoint: string } | { kind: 'each'; bytes: number; programFile: string };
   /** What runs inside, starting with an absolute path. */
   innerCommand: readonly string[];
 }
@@ -37,8 +46,20 @@ export function bubblewrapCommand(input: BubblewrapCommandInput): string[] {
     switch (operation.kind) {
       case 'read-only-bind':
         return ['--ro-bind', operation.source, operation.destination];
-      case 'writable-bind':
-        return ['--bind', operation.source, operation.destination];
+      case 'writable-bind': {
+        const quota = input.writeQuota;
+        if (quota.kind === 'shared') return ['--bind', sharedCopyOf(quota.writableMountPoint, operation.source), operation.destination];
+        // A private tmpfs of the quota instead of the host directory (which only holds the program).
+        return [
+          '--perms',
+          '01777',
+          '--size',
+          String(Math.floor(quota.bytes)),
+          '--tmpfs',
+          operation.destination,
+          ...(operation.destination === SANDBOX_WORK_DIRECTORY ? ['--ro-bind', quota.programFile, `${SANDBOX_WORK_DIRECTORY}/main.py`] : []),
+        ];
+      }
       case 'symlink':
         return ['--symlink', operation.target, operation.destination];
       case 'directory':

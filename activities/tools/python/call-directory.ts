@@ -18,6 +18,8 @@ export interface CallDirectory {
   temporaryDirectory: string;
   /** An empty directory the unshare sandbox mounts its new root on. */
   newRootMountPoint: string;
+  /** An empty directory the unshare sandbox mounts the call's writable tmpfs (the write quota) on. */
+  writableMountPoint: string;
   /** The program file, inside `workDirectory`. */
   programFile: string;
   /** Synthetic `/etc/passwd` and `/etc/group` naming only the sandbox user. */
@@ -37,6 +39,7 @@ export function createCallDirectory(parent: string, code: string, owner: UserIde
     workDirectory: join(path, 'work'),
     temporaryDirectory: join(path, 'tmp'),
     newRootMountPoint: join(path, 'root'),
+    writableMountPoint: join(path, 'writable'),
     programFile: join(path, 'work', 'main.py'),
     passwdFile: join(path, 'passwd'),
     groupFile: join(path, 'group'),
@@ -48,6 +51,7 @@ export function createCallDirectory(parent: string, code: string, owner: UserIde
     if (owner) chownSync(subdirectory, owner.uid, owner.gid);
   }
   mkdirSync(directory.newRootMountPoint, { mode: 0o700 });
+  mkdirSync(directory.writableMountPoint, { mode: 0o700 });
   writeFileSync(directory.programFile, code, { mode: 0o644 });
   writeFileSync(directory.passwdFile, `sandbox:x:${sandboxUser.uid}:${sandboxUser.gid}:sandbox:/sandbox:/usr/sbin/nologin\n`, { mode: 0o644 });
   writeFileSync(directory.groupFile, `sandbox:x:${sandboxUser.gid}:\n`, { mode: 0o644 });

@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { writeQuotaEntries } from './resource-limits';
 import type { LimitedProcessResult } from './run-limited-process';
 
 /** The limits a call ran under, to explain why it stopped. */
@@ -8,6 +9,8 @@ export interface ObservationLimits {
   memoryBytes: number;
   maxFileBytes: number;
   maxOutputBytes: number;
+  /** The bytes `/sandbox` and `/tmp` may hold together. */
+  maxWriteBytes: number;
 }
 
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
@@ -46,6 +49,9 @@ function section(text: string, truncated: boolean, stream: string, limits: Obser
 
 function describeStatus(result: LimitedProcessResult, signal: NodeJS.Signals | null, limits: ObservationLimits): string {
   if (result.stoppedBecause === 'wall-time') return `Stopped: the time limit of ${limits.wallTimeSeconds} s (wall clock) was reached and the program was killed.`;
+  if (result.stoppedBecause === 'write-quota') {
+    return `Stopped: the files written to the working directory and the temporary directory passed the write quota of ${formatGibibytes(limits.maxWriteBytes)} (or ${writeQuotaEntries(limits.maxWriteBytes).toLocaleString('en-US')} files) and the program was killed. Write less, or delete files you no longer need.`;
+  }
   if (result.stoppedBecause === 'output-limit')
     return `Stopped: the output exceeded ${limits.maxOutputBytes.toLocaleString('en-US')} bytes and the program was killed. Print less (summaries, head of data).`;
   if (signal) {
@@ -65,6 +71,9 @@ function describeStatus(result: LimitedProcessResult, signal: NodeJS.Signals | n
     }
   }
   if (result.exitCode === 0) return 'Exit code 0 (success).';
+  if (/No space left on device|Disk quota exceeded/.test(result.stderr)) {
+    return `Exit code ${result.exitCode}: the write quota of ${formatGibibytes(limits.maxWriteBytes)} for /sandbox and /tmp is full (No space left on device). Write less, or delete files you no longer need.`;
+  }
   if (/\bMemoryError\b/.test(result.stderr)) {
     return `Exit code ${result.exitCode}: out of memory (MemoryError); each process may use at most ${formatGibibytes(limits.memoryBytes)} of address space.`;
   }

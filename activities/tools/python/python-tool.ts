@@ -2,9 +2,9 @@ import { tmpdir } from 'node:os';
 import { ToolInputError, type ToolDefinition } from '../tool-definition';
 import { createCallDirectory, removeCallDirectory } from './call-directory';
 import { formatPythonObservation } from './python-observation';
-import type { ResourceLimits } from './resource-limits';
+import { writeQuotaEntries, type ResourceLimits } from './resource-limits';
 import { runLimitedProcess } from './run-limited-process';
-import { detectSandbox, type IsolationRequirement, type Sandbox } from './sandbox';
+import { detectSandbox, WRITE_QUOTA_CHECK_MS, type IsolationRequirement, type Sandbox } from './sandbox';
 
 /** How the python tool runs code. Every field is optional; the defaults are in `DEFAULT_PYTHON_TOOL_OPTIONS`. */
 export interface PythonToolOptions {
@@ -24,6 +24,15 @@ export interface PythonToolOptions {
   maxFileBytes?: number;
   /** Open file descriptors per process (RLIMIT_NOFILE). Default 1024. */
   maxOpenFiles?: number;
+  /**
+   * The bytes the program may keep in `/sandbox` and `/tmp` together (and one file or directory
+   * per 4 KiB of it, at least 1024). unshare, and bubblewrap under a root worker: one tmpfs of
+   * this size holds both, writing past it fails with "No space left on device"; bubblewrap under
+   * a non-root worker: each is a tmpfs of this size; rlimits-only: the directories are on disk,
+   * measured every 100 ms, and the program is killed past it. A tmpfs is memory, not disk.
+   * Default 256 MiB.
+   */
+  maxWriteBytes?: number;
   /**
    * `auto` (default): the strongest isolation that works here (bubblewrap, then unshare, then
    * resource limits only). `namespaces`: bubblewrap or unshare, or `createPythonTool` throws
@@ -52,6 +61,7 @@ export const DEFAULT_PYTHON_TOOL_OPTIONS = {
   maxProcesses: 64,
   maxFileBytes: 64 * 1024 ** 2,
   maxOpenFiles: 1024,
+  maxWriteBytes: 256 * 1024 ** 2,
   isolation: 'auto' as IsolationRequirement,
   allowNetwork: false,
   requiresApproval: false,
@@ -92,7 +102,7 @@ export function createPythonTool(options: PythonToolOptions = {}): PythonTool {
     },
     temporaryDirectory,
   );
-  const observationLimits = { ...limits, wallTimeSeconds: settings.wallTimeSeconds, maxOutputBytes: settings.maxOutputBytes };
+  const observationLimits = { ...limits, wallTimeSeconds: settings.wallTimeSeconds, maxOutputBytes: settings.maxOutputBytes, maxWriteBytes: settings.maxWriteBytes };
   const memory = settings.memoryBytes >= 1024 ** 3 ? `${settings.memoryBytes / 1024 ** 3} GiB` : `${Math.round(settings.memoryBytes / 1024 ** 2)} MiB`;
 
   return {
@@ -112,7 +122,7 @@ export function createPythonTool(options: PythonToolOptions = {}): PythonTool {
     requiresApproval: settings.requiresApproval,
     activity: { startToCloseSeconds: settings.wallTimeSeconds + 60, heartbeatSeconds: 10, maxAttempts: 2 },
     sandbox,
-    isolationDescription: sandbox.describe({ ...limits, wallTimeSeconds: settings.wallTimeSeconds, allowNetwork: settings.allowNetwork }),
+    isolationDescription: sandbox.describe({ ...limits, wallTimeSeconds: settings.wallTimeSeconds, allowNetwork: settings.allowNetwork, writeQuotaBytes: settings.maxWriteBytes }),
 
     async run(args, context) {
       const code = args.code;
@@ -121,12 +131,22 @@ export function createPythonTool(options: PythonToolOptions = {}): PythonTool {
       const user = sandbox.newCallUser();
       const directory = createCallDirectory(temporaryDirectory, code, user, sandbox.userSeenInside(user));
       try {
-        const command = sandbox.command({ directory, limits, allowNetwork: settings.allowNetwork, user });
+        const command = sandbox.command({ directory, limits, allowNetwork: settings.allowNetwork, user, writeQuotaBytes: settings.maxWriteBytes });
         const result = await runLimitedProcess({
           ...command,
           wallTimeMilliseconds: settings.wallTimeSeconds * 1000,
           maxOutputBytes: settings.maxOutputBytes,
           signal: context.signal,
+          ...(command.watchedDirectories
+            ? {
+                writeQuota: {
+                  directories: command.watchedDirectories,
+                  maxBytes: settings.maxWriteBytes,
+                  maxEntries: writeQuotaEntries(settings.maxWriteBytes),
+                  everyMilliseconds: WRITE_QUOTA_CHECK_MS,
+                },
+              }
+            : {}),
         });
         return formatPythonObservation(result, observationLimits, command.signalsAsExitCodes);
       } finally {

@@ -14,6 +14,11 @@ export interface ResourceLimits {
   maxOpenFiles: number;
 }
 
+/** Files and directories a write quota allows: one per 4 KiB (a tmpfs inode is kernel memory that its `size=` does not count), at least 1024. */
+export function writeQuotaEntries(writeQuotaBytes: number): number {
+  return Math.max(1024, Math.floor(writeQuotaBytes / 4096));
+}
+
 /** `prlimit` (util-linux) options that set `limits`, soft and hard, plus no core dumps. */
 export function prlimitArguments(limits: ResourceLimits): string[] {
   const cpu = Math.max(1, Math.ceil(limits.cpuSeconds));

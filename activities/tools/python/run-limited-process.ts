@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { measureDirectories } from './directory-usage';
 
 /** A process to run with a wall-clock limit, capped output and cancellation. */
 export interface LimitedProcessRequest {
@@ -16,6 +17,11 @@ export interface LimitedProcessRequest {
   maxOutputBytes: number;
   /** Aborting kills the whole process group; the promise then rejects with the signal's reason once it is gone. */
   signal?: AbortSignal;
+  /**
+   * Measure these directories every `everyMilliseconds` and kill the whole process group once
+   * the files in them take more than `maxBytes` on disk, or number more than `maxEntries`.
+   */
+  writeQuota?: { directories: readonly string[]; maxBytes: number; maxEntries: number; everyMilliseconds: number };
 }
 
 /** How a limited process ended. */
@@ -28,8 +34,8 @@ export interface LimitedProcessResult {
   exitCode: number | null;
   /** The signal that killed the process (as Node saw it), or null. */
   signal: NodeJS.Signals | null;
-  /** Set when we killed the process: the wall-clock limit or an output stream over its cap. */
-  stoppedBecause: 'wall-time' | 'output-limit' | undefined;
+  /** Set when we killed the process: the wall-clock limit, an output stream over its cap, or the write quota. */
+  stoppedBecause: 'wall-time' | 'output-limit' | 'write-quota' | undefined;
   durationMilliseconds: number;
 }
 
@@ -111,12 +117,22 @@ export function runLimitedProcess(request: LimitedProcessRequest): Promise<Limit
     };
     const wallTimer = setTimeout(() => stop('wall-time'), request.wallTimeMilliseconds);
     signal?.addEventListener('abort', onAbort, { once: true });
+    let quotaTimer: NodeJS.Timeout | undefined;
+    const quota = request.writeQuota;
+    const checkQuota = async () => {
+      if (!quota || settled || exit !== undefined) return;
+      const usage = await measureDirectories(quota.directories, quota.maxEntries);
+      if (usage.bytes > quota.maxBytes || usage.cut) stop('write-quota');
+      else if (!settled && exit === undefined) quotaTimer = setTimeout(() => void checkQuota(), quota.everyMilliseconds);
+    };
+    if (quota) quotaTimer = setTimeout(() => void checkQuota(), quota.everyMilliseconds);
 
     const finish = (error?: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(wallTimer);
       clearTimeout(graceTimer);
+      clearTimeout(quotaTimer);
       signal?.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();

@@ -7,9 +7,11 @@ import { bubblewrapCommand } from './bubblewrap-command';
 import { createCallDirectory, type CallDirectory, type UserIdentity } from './call-directory';
 import { findExecutable, systemToolDirectoriesFrom } from './find-executable';
 import { buildFilesystemPlan, SANDBOX_WORK_DIRECTORY } from './filesystem-plan';
+import { withInheritedDescriptorsClosed } from './inherited-descriptors';
 import { IsolationUnavailableError } from './isolation-unavailable-error';
 import { resolvePythonInstallation, type PythonInstallation } from './python-installation';
 import { countTasksOfUser, prlimitArguments, type ResourceLimits } from './resource-limits';
+import { sharedWriteQuotaCommand } from './shared-write-quota';
 import { unshareCommand } from './unshare-command';
 
 /**
@@ -40,6 +42,8 @@ export interface SandboxCall {
   allowNetwork: boolean;
   /** The call's own unprivileged user when the worker runs as root (see `Sandbox.newCallUser`). */
   user: UserIdentity | undefined;
+  /** The bytes the program may keep in `/sandbox` and `/tmp` together (see `PythonToolOptions.maxWriteBytes`). */
+  writeQuotaBytes: number;
 }
 
 /** A process to start for one call; the environment is complete (the worker's is never passed on). */
@@ -53,6 +57,11 @@ export interface SandboxedCommand {
   gid?: number;
   /** The launcher reports a signal death as exit code 128 + signal number (bubblewrap and the unshare setup shell do). */
   signalsAsExitCodes: boolean;
+  /**
+   * Host directories whose size the caller must watch against the write quota (rlimits-only:
+   * no mount namespace, so no tmpfs holds the quota); undefined when the kernel enforces it.
+   */
+  watchedDirectories?: string[];
 }
 
 /** System tools the sandboxes are built from; each undefined when not installed. */
@@ -71,6 +80,9 @@ const RUNS_AS_ROOT = process.getuid?.() === 0;
 const CALL_USER_RANGE = { from: 1_000_000_000, to: 2_000_000_000 } as const;
 const PROBE_TIMEOUT_MS = 20_000;
 const PROBE_LIMITS: ResourceLimits = { memoryBytes: 1024 ** 3, cpuSeconds: 10, maxProcesses: 64, maxFileBytes: 1024 ** 2, maxOpenFiles: 256 };
+const PROBE_WRITE_QUOTA_BYTES = 8 * 1024 ** 2;
+/** With rlimits only, how often the private directories are measured against the write quota. */
+export const WRITE_QUOTA_CHECK_MS = 100;
 
 /** The sandbox a worker's python calls run in, chosen once by `detectSandbox`. */
 export class Sandbox {
@@ -103,7 +115,7 @@ export class Sandbox {
 
   /** The command that runs `call`'s program under this sandbox. */
   command(call: SandboxCall): SandboxedCommand {
-    const { directory, limits, allowNetwork, user } = call;
+    const { directory, limits, allowNetwork, user, writeQuotaBytes } = call;
     const tools = this.tools;
     const setpriv = tools.setpriv;
     const prlimit = required(tools.prlimit, 'prlimit');
@@ -137,23 +149,39 @@ export class Sandbox {
     let argv: string[];
     let spawnUser: UserIdentity | undefined;
     switch (this.level) {
-      case 'bubblewrap':
-        argv = bubblewrapCommand({
+      case 'bubblewrap': {
+        // A root worker can mount one tmpfs for both writable directories before bwrap starts.
+        const shared = user !== undefined && tools.unshare !== undefined && tools.shell !== undefined;
+        const bubblewrap = bubblewrapCommand({
           bubblewrap: required(tools.bubblewrap, 'bwrap'),
           plan: plan(),
           environment,
           allowNetwork,
           privileged: user !== undefined,
           disableNestedUserNamespaces: user === undefined && tools.bubblewrapSupportsDisableUserns,
+          writeQuota: shared ? { kind: 'shared', writableMountPoint: directory.writableMountPoint } : { kind: 'each', bytes: writeQuotaBytes, programFile: directory.programFile },
           innerCommand: user ? [...dropToUser(user), ...python] : python,
         });
+        argv = shared
+          ? sharedWriteQuotaCommand({
+              unshare: required(tools.unshare, 'unshare'),
+              shell: required(tools.shell, 'sh'),
+              writableMountPoint: directory.writableMountPoint,
+              writeQuotaBytes,
+              directories: [directory.workDirectory, directory.temporaryDirectory],
+              command: bubblewrap,
+            })
+          : bubblewrap;
         break;
+      }
       case 'unshare':
         argv = unshareCommand({
           unshare: required(tools.unshare, 'unshare'),
           shell: required(tools.shell, 'sh'),
           setpriv,
           newRootMountPoint: directory.newRootMountPoint,
+          writableMountPoint: directory.writableMountPoint,
+          writeQuotaBytes,
           plan: plan(),
           allowNetwork,
           privileged: user !== undefined,
@@ -171,7 +199,7 @@ export class Sandbox {
         }
         break;
     }
-    const [command, ...args] = argv;
+    const [command, ...args] = withInheritedDescriptorsClosed(this.python.executable, argv);
     return {
       command: command as string,
       args,
@@ -179,6 +207,7 @@ export class Sandbox {
       cwd: insideNamespaces ? directory.path : directory.workDirectory,
       ...(spawnUser ? { uid: spawnUser.uid, gid: spawnUser.gid } : {}),
       signalsAsExitCodes: insideNamespaces,
+      ...(insideNamespaces ? {} : { watchedDirectories: [directory.workDirectory, directory.temporaryDirectory] }),
     };
   }
 
@@ -194,7 +223,7 @@ export class Sandbox {
   }
 
   /** In words: what a call gets on this machine (for logs and the README). */
-  describe(limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean }): string {
+  describe(limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number }): string {
     const network = limits?.allowNetwork ? 'the host network (allowNetwork is on)' : 'no network (a new network namespace with only loopback)';
     const identity = RUNS_AS_ROOT
       ? 'each call runs as its own unprivileged uid with no capabilities (the worker is root)'
@@ -211,7 +240,17 @@ export class Sandbox {
         `${formatBytes(limits.maxFileBytes)} per file, ${limits.maxOpenFiles} open files, no core dumps` +
         (limits.wallTimeSeconds ? `; ${limits.wallTimeSeconds} s wall clock for the whole call.` : '.')
       : '';
-    const notes = this.unavailable.length ? ` (Not used: ${this.unavailable.join('; ')}.)` : '';
+    const quota = limits?.writeQuotaBytes ? formatBytes(limits.writeQuotaBytes) : undefined;
+    const writes = !quota
+      ? ''
+      : {
+          bubblewrap: RUNS_AS_ROOT
+            ? ` Writes: /sandbox and /tmp share one tmpfs of ${quota} (memory, not the host's disk).`
+            : ` Writes: /sandbox and /tmp are each a tmpfs of ${quota} (memory, not the host's disk).`,
+          unshare: ` Writes: /sandbox and /tmp share one tmpfs of ${quota} (memory, not the host's disk).`,
+          'rlimits-only': ` Writes: the private directories are on the host's disk; their size is measured every ${WRITE_QUOTA_CHECK_MS} ms and the program killed past ${quota} in total.`,
+        }[this.level];
+    const notes = (this.unavailable.length ? ` (Not used: ${this.unavailable.join('; ')}.)` : '') + writes;
     const interpreter = `python ${this.python.version} at ${this.python.executable}`;
     switch (this.level) {
       case 'bubblewrap':
@@ -317,7 +356,7 @@ function probe(sandbox: Sandbox, parent: string): string | undefined {
   const marker = 'python sandbox probe ok';
   const directory = createCallDirectory(parent, `print(${JSON.stringify(marker)})\n`, user, sandbox.userSeenInside(user));
   try {
-    const command = sandbox.command({ directory, limits: PROBE_LIMITS, allowNetwork: false, user });
+    const command = sandbox.command({ directory, limits: PROBE_LIMITS, allowNetwork: false, user, writeQuotaBytes: PROBE_WRITE_QUOTA_BYTES });
     const result = spawnSync(command.command, command.args, {
       cwd: command.cwd,
       env: command.env,
@@ -386,7 +425,7 @@ export function detectSandbox(options: SandboxOptions, temporaryDirectory: strin
  * In words, what isolation the python tool gets on this machine with `options` (defaults: the
  * `python3` interpreter, `auto`), for logs and the README. Detects the sandbox if needed.
  */
-export function describeIsolation(options: Partial<SandboxOptions> & { limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean } } = {}): string {
+export function describeIsolation(options: Partial<SandboxOptions> & { limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number } } = {}): string {
   const { limits, ...rest } = options;
   return detectSandbox({ pythonExecutable: 'python3', isolation: 'auto', ...rest }).describe(limits);
 }

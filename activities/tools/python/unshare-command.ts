@@ -1,9 +1,12 @@
 import type { MountOperation } from './filesystem-plan';
+import { writeQuotaEntries } from './resource-limits';
 
 /**
  * Runs inside the new namespaces as (namespace) root: mounts a small tmpfs on the mount point
- * given as $1, applies the operations that follow (`dir DEST`, `ro-bind SRC DEST`,
- * `bind SRC DEST`, `symlink TARGET DEST`, `proc DEST`, `dev DEST`), makes the new root
+ * given as $1 and a tmpfs of $3 bytes ($4 inodes) on $2 (the call's write quota), applies the
+ * operations that follow (`dir DEST`, `ro-bind SRC DEST`, `bind SRC DEST`, `symlink TARGET
+ * DEST`, `proc DEST`, `dev DEST`; a `bind` copies SRC into the quota's tmpfs and binds the copy,
+ * so every writable directory shares the one quota), makes the new root
  * read-only and runs `chroot NEW_ROOT COMMAND...` for the command after `--`, with the PATH it
  * was given (the setup itself uses the system directories). Data only ever arrives as
  * arguments, never inside the script text.
@@ -19,8 +22,9 @@ umask 022
 program_path="$PATH"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 chroot_command=$(command -v chroot)
-new_root="$1"; shift
+new_root="$1"; writable="$2"; write_quota="$3"; write_inodes="$4"; shift 4
 mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev sandbox-root "$new_root"
+mount -t tmpfs -o "mode=0711,size=$write_quota,nr_inodes=$write_inodes,nosuid,nodev" sandbox-writable "$writable"
 hostname sandbox 2>/dev/null || { printf sandbox > /proc/sys/kernel/hostname; } 2>/dev/null || true
 parent_of() { case "$1" in */*) printf '%s' "\${1%/*}" ;; *) printf . ;; esac; }
 while [ "$#" -gt 0 ]; do
@@ -30,8 +34,12 @@ while [ "$#" -gt 0 ]; do
     dir) mkdir -p "$new_root$1"; shift ;;
     ro-bind|bind)
       if [ -d "$1" ]; then mkdir -p "$new_root$2"; else mkdir -p "$(parent_of "$new_root$2")"; : > "$new_root$2"; fi
-      if [ "$operation" = ro-bind ]; then options=ro,nosuid,nodev; else options=nosuid,nodev; fi
-      mount --bind -o "$options" "$1" "$new_root$2"
+      source="$1"; options=ro,nosuid,nodev
+      if [ "$operation" = bind ]; then
+        source="$writable$2"; options=nosuid,nodev
+        mkdir -p "$(parent_of "$source")"; cp -a "$1" "$source"
+      fi
+      mount --bind -o "$options" "$source" "$new_root$2"
       shift 2 ;;
     symlink) ln -s "$1" "$new_root$2"; shift 2 ;;
     proc) mkdir -p "$new_root$1"; mount -t proc -o nosuid,nodev,noexec proc "$new_root$1"; shift ;;
@@ -66,6 +74,10 @@ export interface UnshareCommandInput {
   setpriv: string | undefined;
   /** An empty directory the new root is mounted on (only inside the new mount namespace). */
   newRootMountPoint: string;
+  /** An empty directory the call's writable tmpfs is mounted on (only inside the new mount namespace). */
+  writableMountPoint: string;
+  /** Size of that tmpfs: the bytes `/sandbox` and `/tmp` may hold together. */
+  writeQuotaBytes: number;
   plan: readonly MountOperation[];
   allowNetwork: boolean;
   /**
@@ -116,6 +128,9 @@ export function unshareCommand(input: UnshareCommandInput): string[] {
     UNSHARE_SETUP_SCRIPT,
     'sandbox-setup',
     input.newRootMountPoint,
+    input.writableMountPoint,
+    String(Math.floor(input.writeQuotaBytes)),
+    String(writeQuotaEntries(input.writeQuotaBytes)),
     ...mounts,
     '--',
     ...input.innerCommand,

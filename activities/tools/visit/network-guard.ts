@@ -1,6 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { allowedHostMatches, parseAllowedHost } from '../../../src/domain/allowed-host';
 import { ToolInputError } from '../tool-definition';
+import { ipv4ToNumber, ipv6ToBigInt, lookUpSpecialPurpose, type BlockedAddressKind as SpecialPurposeKind } from './special-purpose-addresses';
 
 /**
  * The SSRF guard of the visit tool: a web address may only be fetched when every address its
@@ -8,134 +11,48 @@ import { ToolInputError } from '../tool-definition';
  * a second DNS answer (DNS rebinding) cannot swap in an internal one.
  */
 
-/** Why an address is not public. */
-export type BlockedAddressKind = 'unspecified' | 'loopback' | 'private' | 'link-local' | 'shared (carrier-grade NAT)' | 'multicast' | 'reserved';
-
-interface Ipv4Range {
-  first: number;
-  prefixLength: number;
-  kind: BlockedAddressKind;
-}
-
-function ipv4Range(cidr: string, kind: BlockedAddressKind): Ipv4Range {
-  const [address, prefix] = cidr.split('/') as [string, string];
-  return { first: ipv4ToNumber(address) as number, prefixLength: Number(prefix), kind };
-}
-
-/** IPv4 ranges refused unless private networks are allowed. */
-const BLOCKED_IPV4_RANGES: readonly Ipv4Range[] = [
-  ipv4Range('0.0.0.0/8', 'unspecified'),
-  ipv4Range('10.0.0.0/8', 'private'),
-  ipv4Range('100.64.0.0/10', 'shared (carrier-grade NAT)'),
-  ipv4Range('127.0.0.0/8', 'loopback'),
-  ipv4Range('169.254.0.0/16', 'link-local'),
-  ipv4Range('172.16.0.0/12', 'private'),
-  ipv4Range('192.0.0.0/24', 'reserved'),
-  ipv4Range('192.168.0.0/16', 'private'),
-  ipv4Range('198.18.0.0/15', 'reserved'),
-  ipv4Range('224.0.0.0/4', 'multicast'),
-  ipv4Range('240.0.0.0/4', 'reserved'),
-];
+/** Why an address may not be visited: a special-purpose range, or one of this machine's own addresses. */
+export type BlockedAddressKind = SpecialPurposeKind | 'own';
 
 /** The cloud instance-metadata address (AWS, GCP, Azure, ...), named in refusals. */
 export const CLOUD_METADATA_ADDRESS = '169.254.169.254';
 
-function ipv4ToNumber(address: string): number | undefined {
-  const parts = address.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = value * 256 + octet;
-  }
-  return value;
+/**
+ * Says why an IP address must not be visited, or `undefined` when it is a public address: every
+ * special-purpose range (see `special-purpose-addresses.ts`: loopback, private, link-local incl.
+ * 169.254.169.254, CGNAT, TEST-NETs, benchmarking, multicast, reserved, Teredo, ...), and IPv6
+ * forms judged by the IPv4 address they carry (mapped, translated, NAT64, 6to4). A string that
+ * is not an IP address at all is reported as `reserved` (never trusted).
+ */
+export function classifyAddress(address: string): SpecialPurposeKind | undefined {
+  return lookUpSpecialPurpose(address).kind;
 }
 
-function classifyIpv4Number(value: number): BlockedAddressKind | undefined {
-  for (const range of BLOCKED_IPV4_RANGES) {
-    const size = 2 ** (32 - range.prefixLength);
-    if (value >= range.first && value < range.first + size) return range.kind;
-  }
-  return undefined;
+/** A comparable key of an IP address (`4:<number>` or `6:<value>`), or undefined for text that is not one. */
+function addressKey(address: string): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (isIP(bare) === 4) return `4:${ipv4ToNumber(bare) as number}`;
+  const value = isIP(bare) === 6 ? ipv6ToBigInt(bare) : undefined;
+  return value === undefined ? undefined : `6:${value}`;
 }
 
-/** The eight 16-bit groups of an IPv6 address (zone id dropped), or undefined when malformed. */
-function ipv6ToGroups(address: string): number[] | undefined {
-  let text = address
-    .replace(/^\[|\]$/g, '')
-    .replace(/%.*$/, '')
-    .toLowerCase();
-  const groups: number[] = [];
-  const embeddedIpv4 = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
-  let tail: number[] = [];
-  if (embeddedIpv4) {
-    const value = ipv4ToNumber(embeddedIpv4[1] as string);
-    if (value === undefined) return undefined;
-    tail = [Math.floor(value / 65536), value % 65536];
-    text = text.slice(0, -(embeddedIpv4[1] as string).length);
-    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const parse = (part: string | undefined): number[] | undefined => {
-    if (!part) return [];
-    const result: number[] = [];
-    for (const group of part.split(':')) {
-      if (!/^[0-9a-f]{1,4}$/.test(group)) return undefined;
-      result.push(parseInt(group, 16));
-    }
-    return result;
-  };
-  const head = parse(halves[0]);
-  const rest = parse(halves[1]);
-  if (!head || !rest) return undefined;
-  const explicit = head.length + rest.length + tail.length;
-  if (halves.length === 2) {
-    if (explicit > 7) return undefined;
-    groups.push(...head, ...new Array<number>(8 - explicit).fill(0), ...rest, ...tail);
-  } else {
-    if (explicit !== 8) return undefined;
-    groups.push(...head, ...tail);
-  }
-  return groups;
-}
-
-function classifyIpv6Groups(groups: number[]): BlockedAddressKind | undefined {
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
-  const embeddedIpv4 = g6 * 65536 + g7;
-  const firstFiveZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (firstFiveZero && g5 === 0 && g6 === 0 && g7 === 0) return 'unspecified';
-  if (firstFiveZero && g5 === 0 && g6 === 0 && g7 === 1) return 'loopback';
-  // ::ffff:a.b.c.d (IPv4-mapped) and ::a.b.c.d (IPv4-compatible, deprecated): judge the IPv4 inside.
-  if (firstFiveZero && (g5 === 0xffff || g5 === 0)) return classifyIpv4Number(embeddedIpv4) ?? (g5 === 0 ? 'reserved' : undefined);
-  // 64:ff9b::a.b.c.d (NAT64): the gateway would connect to the IPv4 inside.
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return classifyIpv4Number(embeddedIpv4);
-  // 2002:AABB:CCDD::/48 (6to4) embeds an IPv4 address in groups 1 and 2.
-  if (g0 === 0x2002) return classifyIpv4Number(g1 * 65536 + g2);
-  if ((g0 & 0xfe00) === 0xfc00) return 'private'; // fc00::/7 unique local
-  if ((g0 & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
-  if ((g0 & 0xffc0) === 0xfec0) return 'private'; // fec0::/10 site-local (deprecated)
-  if ((g0 & 0xff00) === 0xff00) return 'multicast'; // ff00::/8
-  return undefined;
+/** The addresses of this machine's network interfaces (`os.networkInterfaces()`), read at each check: they change with DHCP and VPNs. */
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address));
 }
 
 /**
- * Says why an IP address must not be visited, or `undefined` when it is a public address.
- * Covers loopback, private, link-local (incl. 169.254.169.254), CGNAT, 0.0.0.0/8, multicast,
- * reserved ranges, and IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4).
- * A string that is not an IP address at all is reported as `reserved` (never trusted).
+ * Says why `address` must not be visited, or undefined when it may: {@link classifyAddress}, and
+ * `own` when it (or the IPv4 address an IPv6 form carries) is one of `ownAddresses`, the
+ * machine's own interface addresses, where the worker's neighbours (the Temporal Web UI, a
+ * metrics port, databases) listen whatever range the address is in.
  */
-export function classifyAddress(address: string): BlockedAddressKind | undefined {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const version = isIP(bare.replace(/%.*$/, ''));
-  if (version === 4) return classifyIpv4Number(ipv4ToNumber(bare) as number);
-  if (version === 6) {
-    const groups = ipv6ToGroups(bare);
-    return groups ? classifyIpv6Groups(groups) : 'reserved';
-  }
-  return 'reserved';
+export function classifyDestinationAddress(address: string, ownAddresses: readonly string[]): BlockedAddressKind | undefined {
+  const verdict = lookUpSpecialPurpose(address);
+  if (verdict.kind) return verdict.kind;
+  const own = new Set(ownAddresses.map(addressKey).filter((key): key is string => key !== undefined));
+  const keys = [addressKey(address), verdict.embeddedIpv4 === undefined ? undefined : addressKey(verdict.embeddedIpv4)];
+  return keys.some((key) => key !== undefined && own.has(key)) ? 'own' : undefined;
 }
 
 /** Raised when the guard refuses a destination; its message is the model's observation. */
@@ -143,15 +60,19 @@ export class DestinationRefusedError extends ToolInputError {}
 
 /** How the guard decides. */
 export interface NetworkGuardOptions {
-  /** Allow loopback, private, link-local and other non-public addresses. Default false. */
+  /** Allow loopback, private, link-local, the machine's own and every other non-public address. Default false. */
   allowPrivateNetworks: boolean;
   /**
    * Host names (or IP literals) that bypass the guard, e.g. a company intranet. Matched
-   * case-insensitively; an entry starting with `.` also matches every subdomain. Default none.
+   * case-insensitively; an entry starting with `.` also matches every subdomain. A bare host
+   * allows ports 80 and 443 only; `host:port` names another port, `host:*` every port; IPv6
+   * literals in brackets (`[fd00::7]:8080`). Malformed entries match nothing. Default none.
    */
   allowedHosts: readonly string[];
   /** Resolves a host to all its addresses; default `dns.lookup(host, { all: true })`. */
   resolveHost?: (hostname: string) => Promise<LookupAddress[]>;
+  /** This machine's own addresses, refused like private ones; default the addresses of `os.networkInterfaces()`, read at each check. */
+  ownAddresses?: () => readonly string[];
 }
 
 /** Where a request may connect: the checked addresses, or none when the guard was bypassed. */
@@ -174,18 +95,17 @@ export function bareHostname(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
-/** True when `hostname` is on the allowed list (exact, or a subdomain of a `.domain` entry). */
-export function isAllowedHost(hostname: string, allowedHosts: readonly string[]): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+/** True when `hostname` on `port` is on the allowed list (see {@link NetworkGuardOptions.allowedHosts}). */
+export function isAllowedHost(hostname: string, port: number, allowedHosts: readonly string[]): boolean {
   return allowedHosts.some((entry) => {
-    const allowed = entry
-      .trim()
-      .replace(/^\[|\]$/g, '')
-      .toLowerCase();
-    if (!allowed) return false;
-    if (allowed.startsWith('.')) return host.endsWith(allowed) || host === allowed.slice(1);
-    return host === allowed;
+    const allowed = parseAllowedHost(entry);
+    return typeof allowed !== 'string' && allowedHostMatches(allowed, hostname, port);
   });
+}
+
+/** The port a URL connects to (its default when none is written). */
+export function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
 const HOW_TO_ALLOW =
@@ -194,8 +114,21 @@ const HOW_TO_ALLOW =
 
 /** `127.0.0.1, a loopback address` (naming the cloud metadata address when it is that). */
 function describeBlocked(address: string, kind: BlockedAddressKind): string {
-  const metadata = address === CLOUD_METADATA_ADDRESS || address.endsWith(`:${CLOUD_METADATA_ADDRESS}`) ? ' (the cloud metadata service)' : '';
-  return `${address}, a ${kind} address${metadata}`;
+  const embedded = lookUpSpecialPurpose(address).embeddedIpv4;
+  const named = embedded ? `${address} (which carries ${embedded})` : address;
+  if (kind === 'own') return `${named}, an address of this machine's own network interfaces`;
+  const metadata = address === CLOUD_METADATA_ADDRESS || embedded === CLOUD_METADATA_ADDRESS ? ' (the cloud metadata service)' : '';
+  return `${named}, a ${kind} address${metadata}`;
+}
+
+/** Said after a refusal when the host is on the allowed list, but for other ports. */
+function portHint(hostname: string, port: number, allowedHosts: readonly string[]): string {
+  const listed = allowedHosts.some((entry) => {
+    const allowed = parseAllowedHost(entry);
+    return typeof allowed !== 'string' && allowedHostMatches({ ...allowed, ports: 'any' }, hostname, port);
+  });
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+  return listed ? ` REACT_AGENT_VISIT_ALLOWED_HOSTS allows ${host} on other ports only (a bare host means ports 80 and 443); ${host}:${port} would allow this one.` : '';
 }
 
 /** A `lookup` that only ever answers with the given, already checked addresses. */
@@ -214,7 +147,8 @@ function pinnedLookup(addresses: LookupAddress[]): LookupFunction {
 
 /**
  * Checks that `url` may be fetched: http or https only; unless private networks are allowed or
- * the host is on the allowed list, every address of the host must be public. Returns a
+ * the host and port are on the allowed list, every address of the host must be public and none
+ * of the machine's own. Returns a
  * `lookup` pinned to the checked addresses.
  *
  * @throws DestinationRefusedError naming the address and why, and how an operator allows it.
@@ -225,20 +159,22 @@ export async function checkDestination(url: URL, options: NetworkGuardOptions): 
     throw new DestinationRefusedError(`only http and https addresses can be visited, not ${url.protocol.replace(/:$/, '')}: ${url.href}`);
   }
   const hostname = bareHostname(url);
-  if (options.allowPrivateNetworks || isAllowedHost(hostname, options.allowedHosts)) return { url };
+  const port = portOf(url);
+  if (options.allowPrivateNetworks || isAllowedHost(hostname, port, options.allowedHosts)) return { url };
+  const ownAddresses = (options.ownAddresses ?? interfaceAddresses)();
 
   if (isIP(hostname)) {
-    const kind = classifyAddress(hostname);
-    if (kind) throw new DestinationRefusedError(`access to ${hostname} is blocked: it is ${describeBlocked(hostname, kind)}. ${HOW_TO_ALLOW}`);
+    const kind = classifyDestinationAddress(hostname, ownAddresses);
+    if (kind) throw new DestinationRefusedError(`access to ${hostname} is blocked: it is ${describeBlocked(hostname, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`);
     return { url };
   }
 
   const addresses = await (options.resolveHost ?? resolveWithSystemResolver)(hostname);
   if (!addresses.length) throw new Error(`the host ${hostname} has no addresses`);
   for (const { address } of addresses) {
-    const kind = classifyAddress(address);
+    const kind = classifyDestinationAddress(address, ownAddresses);
     if (kind) {
-      throw new DestinationRefusedError(`access to ${hostname} is blocked: it resolves to ${describeBlocked(address, kind)}. ${HOW_TO_ALLOW}`);
+      throw new DestinationRefusedError(`access to ${hostname} is blocked: it resolves to ${describeBlocked(address, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`);
     }
   }
   return { url, pinnedAddresses: addresses, lookup: pinnedLookup(addresses) };
