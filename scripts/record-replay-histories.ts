@@ -17,7 +17,8 @@
  * ReactModel, ReactProtocol, ReactTokens). `tool-specs-by-reference` records a run whose tool list is
  * stored by reference (issue 18: history keeps the blob's reference and each tool's scheduling).
  * `cost-limit` and `cost-budget-without-price` record the cost budget (issue 19, marker
- * `cost-budget`; only `priced-model` has a price). A continue-as-new scenario records one fixture per run of its chain
+ * `cost-budget`; only `priced-model` has a price). `bounded-answer-checks` records answers checked
+ * within bounds, a pattern in RE2 (issue 28). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -197,6 +198,10 @@ async function main(): Promise<void> {
     await record('always-truncated', () => ({ content: '<think>Enough.</think>\n<answer>BYD sold more cars th', finishReason: 'length' }));
     // An answer that never matches the schema: error after the attempts.
     await record('structured-answer-fails', [answer('not json')], { answerSchema: { type: 'object' }, loop: { answerAttempts: 2 } });
+    // Answers checked within bounds (issue 28, marker `bounded-answer-checks`): a pattern in RE2, an answer failing it, then one matching.
+    await record('bounded-answer-checks', [answer('{"code": "ab-1"}'), answer('{"code": "AB-1"}')], {
+      answerSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]{2}-\\d+$' } }, required: ['code'] },
+    });
     // No final answer phase: max_calls ends at once.
     await record('max-calls-no-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 2 }, loop: { finalAnswerPhase: false } });
     // Classic protocol with a broken format and its correction; an answer together with a tool call.

@@ -37,6 +37,13 @@ export const LoopPatches = {
    * happens, so runs without a cost budget (every run recorded before it) record no marker.
    */
   costBudget: 'cost-budget',
+  /**
+   * Answers checked against a client's answer schema within bounds (issue 28,
+   * src/core/json-schema-validation.ts `checkAnswerValue`): patterns match in linear time (RE2),
+   * and the answer's length, nesting and the check's work are bounded. Asked once, when a run with
+   * an answer schema starts; runs started before replay their unbounded checks.
+   */
+  boundedAnswerChecks: 'bounded-answer-checks',
 } as const;
 
 /** Markers of the `researchBatch` workflow. */

@@ -7,6 +7,7 @@ import { finalAnswer } from './phases/final-answer';
 import { openTranscript } from './phases/open-transcript';
 import { reactLoop } from './phases/react-loop';
 import { InputPatches } from './patches';
+import { endingPoisonPills } from './poison-pills';
 import { ResearchRun } from './research-run';
 import type { ResearchAgentWorkflow } from '../src/core/workflow-types';
 
@@ -19,6 +20,8 @@ import type { ResearchAgentWorkflow } from '../src/core/workflow-types';
  *
  * The run is a small state machine: `ResearchRun` holds the state and answers the messages, each
  * phase returns an `Ending`, and `concludeRun` (src/core/run-ending.ts) turns the last into the result.
+ * An error of the workflow's own code (a poison pill) ends the run `error` with the reason instead
+ * of failing its task on every worker (workflows/poison-pills.ts).
  */
 export async function researchAgent(input: ResearchRunInput): Promise<ResearchRunResult> {
   const { limits, loop, problems } = validateRunInput(input);
@@ -28,9 +31,11 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   }
   const run = new ResearchRun(input, loop, limits);
   run.register();
-  const ending = (await openTranscript(run)) ?? (await reactLoop(run));
-  if (ending.kind === 'continue_as_new') return continueAsNewRun(run);
-  return finish(run, await finalAnswer(run, ending));
+  return endingPoisonPills(run, async () => {
+    const ending = (await openTranscript(run)) ?? (await reactLoop(run));
+    if (ending.kind === 'continue_as_new') return continueAsNewRun(run);
+    return finish(run, await finalAnswer(run, ending));
+  });
 }
 
 researchAgent satisfies ResearchAgentWorkflow;

@@ -1,4 +1,4 @@
-import { CancellationScope, condition, isCancellation, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, patched, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { CallModelOutput } from '../src/core/activity-contracts';
 import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
 import type { ResearchPhase } from '../src/core/research-phase';
@@ -16,7 +16,9 @@ import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
 import type { ToolSchedule } from '../src/core/tool-spec';
 import { openCallsPreview, unansweredTurn, type Turn } from '../src/core/turns';
+import type { ReplyContext } from '../src/core/reply-steps';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
+import { LoopPatches } from './patches';
 import { runActivities } from './activity-proxies';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from '../src/core/message-definitions';
 
@@ -36,6 +38,8 @@ function refuse(problem: string | undefined): void {
 export class ResearchRun {
   readonly workflowId = workflowInfo().workflowId;
   readonly protocol: Protocol;
+  /** The client's answer schema, and whether answers are checked against it within bounds (`bounded-answer-checks`). */
+  readonly answerChecks: Pick<ReplyContext, 'answerSchema' | 'boundedAnswerChecks'>;
   state: RunState;
   private phase: ResearchPhase = 'starting';
   /** The tool calls of the turn in progress: `progress` shows them, and a stop meanwhile leaves them open in the ending. */
@@ -59,6 +63,8 @@ export class ResearchRun {
     limits: RunLimits,
   ) {
     this.protocol = protocolByName(input.protocol);
+    const { answerSchema } = input;
+    this.answerChecks = answerSchema ? { answerSchema, boundedAnswerChecks: patched(LoopPatches.boundedAnswerChecks) } : {};
     this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
   }
 
@@ -165,6 +171,16 @@ export class ResearchRun {
     const conclusion = concludeRun(ending, this.state.limits, didNotFitPrediction(this.state.details));
     this.termination = conclusion.termination;
     return conclusion;
+  }
+
+  /**
+   * The ending for a poison pill (workflows/poison-pills.ts): `failed` with the reason, carrying
+   * the last answer and the turn in progress; undefined once the run is finishing, where
+   * finishing again would meet the same error.
+   */
+  failedEnding(reason: string): FinalEnding | undefined {
+    if (this.phase === 'finishing' || this.phase === 'done') return undefined;
+    return this.withRecord({ kind: 'failed', message: reason }) as FinalEnding;
   }
 
   /** The loop is over: no more steering. */

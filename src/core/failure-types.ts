@@ -23,6 +23,8 @@ export const FailureTypes = {
   toolNotFound: 'ReactAgent.Tool.NotFound',
   /** The run's input is invalid (empty question, unknown tool, nonsensical limits). */
   invalidRunInput: 'ReactAgent.Run.InvalidInput',
+  /** The workflow's own code failed while the run was finishing (workflows/poison-pills.ts); not retried, as it would fail the same way. */
+  internalError: 'ReactAgent.Run.InternalError',
   /** A transcript reference did not resolve. */
   transcriptMissing: 'ReactAgent.Transcript.Missing',
   /** A transcript blob's content does not hash to its reference (changed or damaged in the store); not retried. */

@@ -1,4 +1,5 @@
 import JSON5 from 'json5';
+import { compileLinearPattern, type LinearPattern } from './linear-patterns';
 import type { JsonSchema } from './tool-spec';
 
 function typeOf(value: unknown): string {
@@ -59,19 +60,54 @@ function resolved(schema: JsonSchema, root: JsonSchema): JsonSchema {
 }
 
 /**
+ * How a check matches patterns and how far it may go. The project's own schemas (the contract's,
+ * tools') use JavaScript's RegExp and no bounds; a client's answer schema ({@link checkAnswerValue})
+ * uses linear-time patterns and bounded work, so no answer can hold a workflow task.
+ */
+interface Check {
+  root: JsonSchema;
+  /** Whether `text` matches `pattern`; a string is a problem instead of an answer (too long to check). */
+  matches(pattern: string, text: string): boolean | string;
+  /** Validation steps left (each subschema applied to a value is one, each `enum` option one more); undefined: no bound. */
+  stepsLeft?: number;
+  /** Set when the steps ran out: the check stopped there. */
+  stepsRanOut?: boolean;
+  /** Most nesting of subschema applications (value depth, references and `anyOf` each add one); undefined: no bound. */
+  maxDepth?: number;
+}
+
+function nativeMatch(pattern: string, text: string): boolean {
+  return new RegExp(pattern, 'u').test(text);
+}
+
+/**
  * Validates a value against the subset of JSON schema (draft-07) that the project's own schemas
  * and tool parameter schemas use: type (integer included), properties, required,
  * additionalProperties (false or a schema), items, enum, const, anyOf, local `$ref`s to
  * `definitions`/`$defs`, minItems, minLength, maxLength, pattern, minimum, exclusiveMinimum,
  * maximum. Returns the problems, each naming the field by its path (`limits.maxModelCalls`, or
  * `$.a.b` for structured answers); empty when valid. Numbers must be finite. Pure, so the
- * workflow can use it.
+ * workflow can use it. Patterns run in JavaScript's RegExp: for the project's own schemas only; a
+ * client's schema goes through {@link checkAnswerValue}.
  */
 export function validateAgainstSchema(schema: JsonSchema, value: unknown, path = '$', root: JsonSchema = schema): string[] {
+  return validate(schema, value, path, { root, matches: nativeMatch }, 0);
+}
+
+function validate(schema: JsonSchema, value: unknown, path: string, check: Check, depth: number): string[] {
+  if (check.stepsLeft !== undefined) {
+    check.stepsLeft -= 1 + (Array.isArray(schema.enum) ? schema.enum.length : 0);
+    if (check.stepsLeft < 0) {
+      check.stepsRanOut = true;
+      return [];
+    }
+  }
+  if (check.maxDepth !== undefined && depth > check.maxDepth) return [`${nameOf(path)} is nested too deeply to check against the schema (more than ${check.maxDepth} levels)`];
+  const { root } = check;
   const current = resolved(schema, root);
   if (Array.isArray(current.anyOf)) {
     const branches = current.anyOf as JsonSchema[];
-    if (branches.some((branch) => validateAgainstSchema(branch, value, path, root).length === 0)) return [];
+    if (branches.some((branch) => validate(branch, value, path, check, depth + 1).length === 0)) return [];
     return [`${nameOf(path)} must be ${branches.map((branch) => describe(resolved(branch, root))).join(' or ')}, got ${shown(value)}`];
   }
   const problems: string[] = [];
@@ -94,8 +130,11 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
     const tooShort = typeof current.minLength === 'number' && value.length < current.minLength;
     if (tooShort) problems.push(current.minLength === 1 ? `${nameOf(path)} must not be empty` : `${nameOf(path)} must have at least ${current.minLength as number} characters`);
     if (typeof current.maxLength === 'number' && value.length > current.maxLength) problems.push(`${nameOf(path)} is ${value.length} characters; the most is ${current.maxLength}`);
-    if (!tooShort && typeof current.pattern === 'string' && !new RegExp(current.pattern, 'u').test(value))
-      problems.push(`${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`);
+    if (!tooShort && typeof current.pattern === 'string') {
+      const matched = check.matches(current.pattern, value);
+      if (typeof matched === 'string') problems.push(`${nameOf(path)} ${matched}`);
+      else if (!matched) problems.push(`${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`);
+    }
   }
   if (typeof value === 'number') {
     const problem = numberProblem(current, value, type === 'integer', nameOf(path));
@@ -103,7 +142,7 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
   }
   if (Array.isArray(value)) {
     if (typeof current.minItems === 'number' && value.length < current.minItems) problems.push(`${nameOf(path)} must have at least ${current.minItems} items`);
-    if (current.items && typeof current.items === 'object') value.forEach((item, index) => problems.push(...validateAgainstSchema(current.items as JsonSchema, item, `${path}[${index}]`, root)));
+    if (current.items && typeof current.items === 'object') value.forEach((item, index) => problems.push(...validate(current.items as JsonSchema, item, `${path}[${index}]`, check, depth + 1)));
   }
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
@@ -115,11 +154,11 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
       // An undefined field is an absent one (JSON has no undefined; TypeScript callers leave them).
       if (item === undefined) continue;
       const property = properties[name];
-      if (property) problems.push(...validateAgainstSchema(property, item, child(path, name), root));
+      if (property) problems.push(...validate(property, item, child(path, name), check, depth + 1));
       else if (current.additionalProperties === false)
         problems.push(`${child(path, name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`);
       else if (current.additionalProperties && typeof current.additionalProperties === 'object')
-        problems.push(...validateAgainstSchema(current.additionalProperties as JsonSchema, item, child(path, name), root));
+        problems.push(...validate(current.additionalProperties as JsonSchema, item, child(path, name), check, depth + 1));
     }
   }
   return problems;
@@ -139,16 +178,79 @@ function describe(schema: JsonSchema): string {
   return (Array.isArray(type) ? type : [type]).map((name) => ARTICLES[name] ?? name).join(' or ');
 }
 
-/** Reads a structured answer: JSON (or JSON5), optionally inside a ```json fence; validated against the schema. */
-export function parseStructuredAnswer(answer: string, schema: JsonSchema): { value?: unknown; problems: string[] } {
+/**
+ * Bounds of checking an answer against a client's schema, so that no answer holds a workflow task
+ * (issue 28): an answer longer than `maxAnswerCharacters` is not parsed (JSON5 reads about a
+ * megabyte a second); a value nested deeper than `maxValueDepth` is refused before it is checked (its
+ * result could not be encoded either); `maxSteps` subschema applications (each `enum` option
+ * counts); `maxRecursion` nested applications (a schema that refers to itself); `maxMatchWork`
+ * characters times pattern size matched in all (a string too long for its pattern is a problem of
+ * its own). Patterns match in linear time (src/core/linear-patterns.ts).
+ */
+export const ANSWER_CHECK_LIMITS = { maxAnswerCharacters: 100_000, maxValueDepth: 64, maxSteps: 50_000, maxRecursion: 256, maxMatchWork: 4_000_000 } as const;
+
+/**
+ * Validates a parsed answer against a client's answer schema within {@link ANSWER_CHECK_LIMITS}:
+ * as {@link validateAgainstSchema}, but patterns match in linear time and the work is bounded;
+ * a check that hits a bound says so as a problem.
+ */
+export function checkAnswerValue(schema: JsonSchema, value: unknown): string[] {
+  const depth = valueDepth(value, ANSWER_CHECK_LIMITS.maxValueDepth);
+  if (depth > ANSWER_CHECK_LIMITS.maxValueDepth) return [`the answer is nested more than ${ANSWER_CHECK_LIMITS.maxValueDepth} levels deep`];
+  const compiled = new Map<string, LinearPattern | string>();
+  let matchWorkLeft: number = ANSWER_CHECK_LIMITS.maxMatchWork;
+  const check: Check = {
+    root: schema,
+    stepsLeft: ANSWER_CHECK_LIMITS.maxSteps,
+    maxDepth: ANSWER_CHECK_LIMITS.maxRecursion,
+    matches(pattern, text) {
+      let linear = compiled.get(pattern);
+      if (linear === undefined) {
+        const made = compileLinearPattern(pattern);
+        linear = 'pattern' in made ? made.pattern : `cannot be checked: its pattern ${made.problem}`;
+        compiled.set(pattern, linear);
+      }
+      if (typeof linear === 'string') return linear;
+      matchWorkLeft -= text.length * linear.size;
+      if (matchWorkLeft < 0) return `is too long to check against its pattern (${text.length} characters)`;
+      return linear.test(text);
+    },
+  };
+  const problems = validate(schema, value, '$', check, 0);
+  return check.stepsRanOut ? [...problems, `the answer is too large to check against the schema (more than ${ANSWER_CHECK_LIMITS.maxSteps} steps)`] : problems;
+}
+
+/** How deeply a JSON value nests (a scalar 0), counted without recursion and only up to `cap + 1`. */
+export function valueDepth(value: unknown, cap: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > cap) return deepest;
+    for (const item of Object.values(current)) stack.push([item, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * Reads a structured answer: JSON (or JSON5), optionally inside a ```json fence; validated against
+ * the schema. `bounded` (the `bounded-answer-checks` marker, always on for runs started since)
+ * checks it with {@link checkAnswerValue}; runs from before replay the unbounded check they ran.
+ */
+export function parseStructuredAnswer(answer: string, schema: JsonSchema, bounded = false): { value?: unknown; problems: string[] } {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(answer);
   const text = (fenced?.[1] ?? answer).trim();
+  if (bounded && text.length > ANSWER_CHECK_LIMITS.maxAnswerCharacters) {
+    return { problems: [`the answer is ${text.length} characters; a structured answer may have at most ${ANSWER_CHECK_LIMITS.maxAnswerCharacters}`] };
+  }
   let value: unknown;
   try {
     value = JSON5.parse(text);
   } catch (error) {
     return { problems: [`the answer is not valid JSON (${(error as Error).message})`] };
   }
-  const problems = validateAgainstSchema(schema, value);
+  const problems = bounded ? checkAnswerValue(schema, value) : validateAgainstSchema(schema, value);
   return problems.length ? { problems } : { value, problems };
 }

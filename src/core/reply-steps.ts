@@ -29,6 +29,8 @@ export interface ReplyContext {
   protocol: Protocol;
   options: LoopOptions;
   answerSchema?: JsonSchema;
+  /** The `bounded-answer-checks` marker: answers are checked within bounds, patterns in linear time (json-schema-validation.ts `checkAnswerValue`). */
+  boundedAnswerChecks?: boolean;
 }
 
 /** The step for a reply, with the state after it and the answer it gave, if any. */
@@ -60,11 +62,14 @@ export function answerTruncatedReply(state: RunState, parsed: ParsedTurn, note: 
 /** How an answer stands against the answer schema: accepted, to be given again (with the correction), or failed after the allowed attempts. */
 export type AnswerCheck = { kind: 'accepted' } | { kind: 'retry'; correction: string } | { kind: 'failed'; message: string };
 
-/** Checks an answer against the schema (every answer counts as an attempt); without a schema every answer is accepted. */
-export function checkAnswer(state: RunState, text: string, schema: JsonSchema | undefined, maxAttempts: number): { state: RunState; given: GivenAnswer; check: AnswerCheck } {
+/**
+ * Checks an answer against the schema (every answer counts as an attempt); without a schema every
+ * answer is accepted. `bounded` is the `bounded-answer-checks` marker ({@link ReplyContext}).
+ */
+export function checkAnswer(state: RunState, text: string, schema: JsonSchema | undefined, maxAttempts: number, bounded = false): { state: RunState; given: GivenAnswer; check: AnswerCheck } {
   if (!schema) return { state, given: { text }, check: { kind: 'accepted' } };
   const next = { ...state, answerAttempts: state.answerAttempts + 1 };
-  const parsed = parseStructuredAnswer(text, schema);
+  const parsed = parseStructuredAnswer(text, schema, bounded);
   if (!parsed.problems.length) return { state: next, given: { text, parsed: parsed.value }, check: { kind: 'accepted' } };
   const problems = parsed.problems.join('; ');
   if (next.answerAttempts >= maxAttempts) {
@@ -85,7 +90,7 @@ export function malformedRepliesEnd(state: RunState, context: ReplyContext): { s
 
 /** An answer in a loop reply: accepted or failed, it ends the run; refused with attempts left, the model is asked again and the calls that came with it are answered, not run. */
 function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], context: ReplyContext): ReadReply {
-  const checked = checkAnswer(state, answer, context.answerSchema, context.options.answerAttempts);
+  const checked = checkAnswer(state, answer, context.answerSchema, context.options.answerAttempts, context.boundedAnswerChecks);
   const openTurn = calls.length ? { openTurn: unansweredTurn(calls) } : {};
   switch (checked.check.kind) {
     case 'accepted':

@@ -1,5 +1,6 @@
 import type { ModelOptions } from './model-options';
-import { validateAgainstSchema } from './json-schema-validation';
+import { answerSchemaProblems } from './answer-schema-bounds';
+import { concernsField, validateAgainstSchema } from './json-schema-validation';
 import type { ProtocolName } from './protocols/protocol';
 import RUN_REQUEST_SCHEMA from '../../schemas/researchAgent.input.json';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS, type LoopOptions, type RunLimits } from './run-limits';
@@ -42,6 +43,7 @@ export const MAX_QUESTION_CHARACTERS = 20_000;
 /**
  * Checks a run's input against the contract's schema (schemas/researchAgent.input.json, generated
  * from `ResearchRunRequest`: types, ranges, protocols, no unknown fields) and fills in defaults.
+ * The answer schema is also held to ANSWER_SCHEMA_LIMITS (depth, size, patterns RE2 can check).
  * Returns the problems found, each naming its field (empty when valid), so the client can refuse
  * to start a run and the workflow can refuse one started elsewhere. `resume` is the workflow's
  * own field and is not checked.
@@ -52,6 +54,8 @@ export function validateRunInput(input: ResearchRunInput): { limits: RunLimits; 
   const problems = isObject
     ? validateAgainstSchema(RUN_REQUEST_SCHEMA, request, '')
     : [`the input must be a JSON object such as {"question": "..."}, got ${input === null ? 'null' : Array.isArray(input) ? 'a list' : typeof input}`];
+  // The answer schema's depth, size and patterns (src/core/answer-schema-bounds.ts), once it is an object.
+  if (isObject && request.answerSchema !== undefined && !concernsField(problems, 'answerSchema')) problems.push(...answerSchemaProblems(request.answerSchema));
   const limits: RunLimits = { ...DEFAULT_LIMITS, ...objectOrEmpty(request.limits) };
   const loop: LoopOptions = { ...DEFAULT_LOOP_OPTIONS, ...objectOrEmpty(request.loop) };
   return { limits, loop, problems };

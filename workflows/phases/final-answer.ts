@@ -131,7 +131,7 @@ async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promis
 /** The final answer becomes the run's; against a schema it may fail (the error says why) or get a correction no call follows. */
 function takeFinalAnswer(run: ResearchRun, answer: string | undefined): EndingRecord {
   if (answer === undefined) return {};
-  const checked = checkAnswer(run.state, answer, run.input.answerSchema, run.options.answerAttempts);
+  const checked = checkAnswer(run.state, answer, run.answerChecks.answerSchema, run.options.answerAttempts, run.answerChecks.boundedAnswerChecks);
   run.state = checked.state;
   switch (checked.check.kind) {
     case 'accepted':

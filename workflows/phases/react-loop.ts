@@ -57,7 +57,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
   recordModelCall(run);
   const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
-  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, answerSchema: run.input.answerSchema }, sortUnusable);
+  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, ...run.answerChecks }, sortUnusable);
   run.state = read.state;
   run.noteAnswer(read.given);
   if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);
