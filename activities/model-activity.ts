@@ -36,6 +36,11 @@ export interface ModelDefaults {
    * default: the call's heartbeat timeout, as before the two were separate.
    */
   stallSeconds?: number;
+  /**
+   * Tool calls of one reply that run (REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY); the rest are answered
+   * "not run". Default `DEFAULT_MAX_TOOL_CALLS_PER_REPLY` (8).
+   */
+  maxToolCallsPerReply?: number;
 }
 
 /** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
@@ -269,7 +274,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
       storeMessages(store, [{ message: assistant, reference: assistantReference }]),
     ]);
-    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
+    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall, modelDefaults.maxToolCallsPerReply);
     return {
       conversation,
       assistant: {

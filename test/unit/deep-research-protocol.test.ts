@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
 import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/core/protocols/deep-research-protocol';
+import { nativeToolProtocol } from '../../src/core/protocols/native-tool-protocol';
 
 const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 
@@ -119,4 +120,28 @@ test("the system prompt lists the tools and today's date", () => {
   assert.match(prompt, /<tools>\n\{"type":"function","function":\{"name":"search"/);
   assert.match(prompt, /Current date: 2026-11-30$/);
   assert.match(prompt, /<answer><\/answer>/);
+});
+
+test('tool calls past the cap are not run, in both protocols: each is answered that it was not run (issue 28 #13)', () => {
+  const tagged = Array.from({ length: 12 }, (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`).join('\n');
+  const native = Array.from({ length: 12 }, (_, index) => ({ id: `c${index}`, name: 'lookup', arguments: `{"query": "q${index}"}` }));
+  for (const [turn, cap] of [
+    [protocol.parse({ content: tagged, toolCalls: [] }, 3), 8],
+    [nativeToolProtocol.parse({ content: '', toolCalls: native }, 3), 8],
+    [protocol.parse({ content: tagged, toolCalls: [] }, 3, 2), 2],
+    [nativeToolProtocol.parse({ content: '', toolCalls: native }, 3, 2), 2],
+  ] as const) {
+    assert.equal(turn.toolCalls.length, 12, 'every call is answered');
+    assert.deepEqual(
+      turn.toolCalls.slice(0, cap).map((call) => [call.name, call.problem]),
+      Array.from({ length: cap }, () => ['lookup', undefined]),
+    );
+    for (const call of turn.toolCalls.slice(cap))
+      assert.deepEqual({ name: call.name, problem: call.problem }, { name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run.` });
+  }
+  assert.deepEqual(
+    nativeToolProtocol.parse({ content: '', toolCalls: native }, 3).toolCalls.map((call) => call.id),
+    native.map((call) => call.id),
+    'the native calls past the cap keep their ids, so each gets its tool message',
+  );
 });

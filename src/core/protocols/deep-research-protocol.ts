@@ -2,9 +2,9 @@ import JSON5 from 'json5';
 import type { MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
+import { callOverCap, DEFAULT_MAX_TOOL_CALLS_PER_REPLY } from './tool-call-cap';
 
 /** Most tool calls read from one reply; the rest are answered with a note. */
-export const MAX_TOOL_CALLS_PER_TURN = 8;
 const THOUGHT_PREVIEW_CHARACTERS = 1_000;
 const TOOL_RESPONSE_TAG = '<tool_response>';
 
@@ -120,7 +120,7 @@ export const deepResearchProtocol: Protocol = {
     return cut >= 0 ? content.slice(0, cut).trimEnd() : content;
   },
 
-  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+  parse(reply: ModelReply, modelCall: number, maxToolCalls = DEFAULT_MAX_TOOL_CALLS_PER_REPLY): ParsedTurn {
     const content = reply.content;
     const thought = extractThought(content);
     const toolCalls: ToolCallRequest[] = [];
@@ -129,8 +129,8 @@ export const deepResearchProtocol: Protocol = {
       const call = between(content, '<tool_call>', '</tool_call>', position);
       if (!call) break;
       const id = `call-${modelCall}-${toolCalls.length + 1}`;
-      if (toolCalls.length >= MAX_TOOL_CALLS_PER_TURN) {
-        toolCalls.push({ id, name: '', arguments: {}, problem: `Error: at most ${MAX_TOOL_CALLS_PER_TURN} tool calls are run per turn; this one was not run.` });
+      if (toolCalls.length >= maxToolCalls) {
+        toolCalls.push(callOverCap(id, maxToolCalls));
       } else if (!call.closed && call.inner.trim() === '') {
         toolCalls.push({ id, name: '', arguments: {}, problem: `Error: the <tool_call> is empty and has no closing tag. ${INVALID_TOOL_CALL_HELP}` });
       } else {

@@ -3,6 +3,7 @@ import type { PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import { extractThought } from './deep-research-protocol';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
+import { callOverCap, DEFAULT_MAX_TOOL_CALLS_PER_REPLY } from './tool-call-cap';
 
 /**
  * Native OpenAI tool calling: tools go to the API as JSON schemas; each assistant message with
@@ -30,10 +31,12 @@ export const nativeToolProtocol: Protocol = {
     return content;
   },
 
-  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+  parse(reply: ModelReply, modelCall: number, maxToolCalls = DEFAULT_MAX_TOOL_CALLS_PER_REPLY): ParsedTurn {
     const thought = extractThought(reply.content.includes('<think>') ? reply.content : '');
     const toolCalls: ToolCallRequest[] = reply.toolCalls.map((call, index) => {
       const id = call.id || `call-${modelCall}-${index + 1}`;
+      // Every call keeps its id: the API wants an answer to each, past the cap one saying it did not run.
+      if (index >= maxToolCalls) return callOverCap(id, maxToolCalls);
       if (!call.name) return { id, name: '', arguments: {}, problem: 'Error: the tool call has no function name.' };
       let parsed: unknown;
       try {
