@@ -56,9 +56,10 @@ function argumentProblem(argument: unknown, known: readonly string[]): string | 
   return `unknown field${unknown.length > 1 ? 's' : ''}: ${named.join(', ')}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''} (known: ${known.join(', ')})`;
 }
 
-/** Why an optional free-text field is refused: not a string, or longer than {@link MAX_STEERING_NOTE_CHARACTERS}. */
+/** Why an optional free-text field is refused (absent or null is fine): not a string, or longer than {@link MAX_STEERING_NOTE_CHARACTERS}. */
 function noteProblem(name: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
+  // JSON's null is absent too (the Python sample sends `"reason": None`).
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') return `${name} must be a string`;
   if (value.length > MAX_STEERING_NOTE_CHARACTERS) return `${name} is ${value.length} characters; the most is ${MAX_STEERING_NOTE_CHARACTERS}`;
   return undefined;

@@ -87,6 +87,7 @@ describe('what a client sends by update is bounded, and never echoed at length (
     assert.equal(finishRequestProblem(undefined), undefined);
     assert.equal(finishRequestProblem({}), undefined);
     assert.equal(finishRequestProblem({ reason: 'enough' }), undefined);
+    assert.equal(finishRequestProblem({ reason: null }), undefined, "a client's null is no reason");
     assert.equal(finishRequestProblem({ reason: MIB }), `reason is ${MIB.length} characters; the most is 2000`);
     assert.equal(finishRequestProblem({ reason: { long: MIB } }), 'reason must be a string');
     assert.match(finishRequestProblem({ reason: 'ok', extra: 1 } as { reason: string }) ?? '', /^unknown field: extra/);
