@@ -4,7 +4,7 @@ import type { CallModelInput, CallModelOutput } from '../src/core/activity-contr
 import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/domain/model-stream-text';
 import type { ChatMessage } from '../src/core/messages';
 import { modelCallCostUsd, type ModelPrices } from '../src/domain/model-prices';
-import { protocolByName } from '../src/core/protocols';
+import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, keptToolCalls, protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
@@ -267,7 +267,9 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         'gen_ai.output.messages',
         truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
       );
-    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) };
+    // Native calls past the first one over the cap are left out of the stored reply; that one's answer says so (src/core/protocols/tool-call-cap.ts).
+    const storedCalls = keptToolCalls(nativeCalls, modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
+    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(storedCalls.length ? { toolCalls: storedCalls } : {}) };
     const assistantReference = messageReference(assistant);
     // The reply and the manifest naming it are written side by side: both are durable before the attempt completes.
     const [conversation] = await Promise.all([
@@ -279,7 +281,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       conversation,
       assistant: {
         ref: assistantReference,
-        preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
+        preview: preview(cleaned || storedCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
         characters: cleaned.length,
       },
       // A server that streams the reasoning apart leaves the protocol's own thought empty.

@@ -50,8 +50,8 @@ export interface ModelConfig {
   /** Maximum tokens the model may generate per call. `REACT_AGENT_MAX_OUTPUT_TOKENS`; default 10000. */
   maxOutputTokens: number;
   /**
-   * Tool calls of one model reply that run (every protocol); each call past them is answered
-   * "not run" and runs nothing. `REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY`, an integer from 1 to 1000;
+   * Tool calls of one model reply that run (every protocol); the calls past them run nothing and
+   * are answered "not run" (src/core/protocols/tool-call-cap.ts). `REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY`, an integer from 1 to 1000;
    * default 8.
    */
   maxToolCallsPerReply: number;

@@ -132,7 +132,7 @@ test('#11 approveToolCall with a 1 MiB callId is refused at once without repeati
   assert.equal(result.prediction, 'Approved and answered.');
 }, 240_000);
 
-test('#13 a native reply with 100 tool calls runs the first 8; each other call is answered that it was not run', async () => {
+test('#13 a native reply with 100 tool calls runs the first 8; the ninth is answered that it and the 91 after it were not run', async () => {
   const calls = Array.from({ length: 100 }, (_, index) => ({ id: `call_${index}`, name: 'lookup', arguments: JSON.stringify({ query: `flood ${index}` }) }));
   const workflowId = scenarios.add(runId('native-flood'), [{ content: '', toolCalls: calls }, { content: 'Answered after the flood.' }]);
   const handle = await environment.startRun({ question: 'Flood the tools?', protocol: 'native' }, workflowId);
@@ -142,20 +142,29 @@ test('#13 a native reply with 100 tool calls runs the first 8; each other call i
 
   const ran = readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start');
   assert.equal(ran.length, 8, 'eight lookups ran');
+  const scheduled = ((await handle.fetchHistory()).events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'lookup');
+  assert.equal(scheduled.length, 8, 'eight tool activities in history');
   const messages = await environment.transcript(result);
+  const reply = messages.find((message) => message.role === 'assistant' && message.toolCalls?.length);
+  assert.deepEqual(
+    reply?.toolCalls?.map((call) => call.id),
+    calls.slice(0, 9).map((call) => call.id),
+    'the stored reply keeps the calls that ran and the first past the cap',
+  );
   const answers = messages.filter((message) => message.role === 'tool');
   assert.deepEqual(
     answers.map((message) => message.toolCallId),
-    calls.map((call) => call.id),
-    'every call has its tool message, in order',
+    calls.slice(0, 9).map((call) => call.id),
+    'each kept call has its tool message, in order',
   );
-  const notRun = answers.filter((message) => message.content === 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  assert.equal(answers[8]?.content, 'Error: at most 8 tool calls are run per turn; this one was not run, nor the 91 after it, left out of the conversation.');
+  // The model's next request is a valid conversation: every tool call it holds is answered.
+  const next = environment.requestsOf(workflowId)[1]?.messages ?? [];
+  const asked = next.flatMap((message) => ((message.tool_calls ?? []) as Array<{ id: string }>).map((call) => call.id));
   assert.deepEqual(
-    notRun.map((message) => message.toolCallId),
-    calls.slice(8).map((call) => call.id),
+    next.filter((message) => message.role === 'tool').map((message) => message.tool_call_id),
+    asked,
   );
-  const scheduled = ((await handle.fetchHistory()).events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'lookup');
-  assert.equal(scheduled.length, 8, 'eight tool activities in history');
 }, 240_000);
 
 test('#16 input keys __proto__ and constructor are refused as unknown fields', async () => {

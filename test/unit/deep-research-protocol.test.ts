@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
 import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/core/protocols/deep-research-protocol';
 import { nativeToolProtocol } from '../../src/core/protocols/native-tool-protocol';
+import { keptToolCalls } from '../../src/core/protocols/tool-call-cap';
 
 const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 
@@ -124,12 +125,9 @@ test("the system prompt lists the tools and today's date", () => {
 
 test('tool calls past the cap are not run, in both protocols: each is answered that it was not run (issue 28 #13)', () => {
   const tagged = Array.from({ length: 12 }, (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`).join('\n');
-  const native = Array.from({ length: 12 }, (_, index) => ({ id: `c${index}`, name: 'lookup', arguments: `{"query": "q${index}"}` }));
-  for (const [turn, cap] of [
-    [protocol.parse({ content: tagged, toolCalls: [] }, 3), 8],
-    [nativeToolProtocol.parse({ content: '', toolCalls: native }, 3), 8],
-    [protocol.parse({ content: tagged, toolCalls: [] }, 3, 2), 2],
-    [nativeToolProtocol.parse({ content: '', toolCalls: native }, 3, 2), 2],
+  for (const [cap, turn] of [
+    [8, protocol.parse({ content: tagged, toolCalls: [] }, 3)],
+    [2, protocol.parse({ content: tagged, toolCalls: [] }, 3, 2)],
   ] as const) {
     assert.equal(turn.toolCalls.length, 12, 'every call is answered');
     assert.deepEqual(
@@ -139,9 +137,24 @@ test('tool calls past the cap are not run, in both protocols: each is answered t
     for (const call of turn.toolCalls.slice(cap))
       assert.deepEqual({ name: call.name, problem: call.problem }, { name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run.` });
   }
-  assert.deepEqual(
-    nativeToolProtocol.parse({ content: '', toolCalls: native }, 3).toolCalls.map((call) => call.id),
-    native.map((call) => call.id),
-    'the native calls past the cap keep their ids, so each gets its tool message',
-  );
+});
+
+test('native calls past the cap: the first over it answers for the rest, which are left out of the stored reply (issue 28 #13)', () => {
+  const native = Array.from({ length: 12 }, (_, index) => ({ id: `c${index}`, name: 'lookup', arguments: `{"query": "q${index}"}` }));
+  for (const [cap, turn] of [
+    [8, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3)],
+    [2, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3, 2)],
+  ] as const) {
+    assert.deepEqual(
+      turn.toolCalls.map((call) => call.id),
+      keptToolCalls(native, cap).map((call) => call.id),
+      'the calls answered are those the stored reply keeps',
+    );
+    assert.equal(turn.toolCalls.length, cap + 1);
+    assert.ok(turn.toolCalls.slice(0, cap).every((call) => call.name === 'lookup' && call.problem === undefined));
+    assert.equal(turn.toolCalls[cap]?.problem, `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it, left out of the conversation.`);
+  }
+  const nine = native.slice(0, 9);
+  assert.equal(nativeToolProtocol.parse({ content: '', toolCalls: nine }, 3).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  assert.equal(keptToolCalls(native.slice(0, 5), 8).length, 5, 'a reply within the cap is kept whole');
 });
