@@ -82,7 +82,8 @@ export function validateRunInput(input: ResearchRunInput, continuedFromRunId?: s
 function replacedPrototypes(value: unknown, path: string, depth = 0): string[] {
   if (typeof value !== 'object' || value === null || depth > 64) return [];
   const prototype: unknown = Object.getPrototypeOf(value);
-  const plain = Array.isArray(value) ? prototype === Array.prototype : prototype === null || Object.getPrototypeOf(prototype) === null;
+  // Realm-independent: Array.prototype is itself an array; Object.prototype has no prototype.
+  const plain = Array.isArray(value) ? Array.isArray(prototype) : prototype === null || Object.getPrototypeOf(prototype) === null;
   const problems = plain ? [] : [`${path === '' ? '' : `${path}.`}__proto__ is not a known field`];
   for (const [key, item] of Object.entries(value)) problems.push(...replacedPrototypes(item, Array.isArray(value) ? `${path}[${key}]` : `${path === '' ? '' : `${path}.`}${key}`, depth + 1));
   return problems;
