@@ -157,7 +157,7 @@ test('#13 a native reply with 100 tool calls runs the first 8; the ninth is answ
     calls.slice(0, 9).map((call) => call.id),
     'each kept call has its tool message, in order',
   );
-  assert.equal(answers[8]?.content, 'Error: at most 8 tool calls are run per turn; this one was not run, nor the 91 after it, left out of the conversation.');
+  assert.equal(answers[8]?.content, 'Error: at most 8 tool calls are run per turn; this one was not run, nor the 91 after it.');
   // The model's next request is a valid conversation: every tool call it holds is answered.
   const next = environment.requestsOf(workflowId)[1]?.messages ?? [];
   const asked = next.flatMap((message) => ((message.tool_calls ?? []) as Array<{ id: string }>).map((call) => call.id));

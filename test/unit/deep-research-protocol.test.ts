@@ -123,20 +123,26 @@ test("the system prompt lists the tools and today's date", () => {
   assert.match(prompt, /<answer><\/answer>/);
 });
 
-test('tool calls past the cap are not run, in both protocols: each is answered that it was not run (issue 28 #13)', () => {
+test('tag calls past the cap are not run: the first of them is answered for all (issue 28 #13)', () => {
   const tagged = Array.from({ length: 12 }, (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`).join('\n');
   for (const [cap, turn] of [
     [8, protocol.parse({ content: tagged, toolCalls: [] }, 3)],
     [2, protocol.parse({ content: tagged, toolCalls: [] }, 3, 2)],
   ] as const) {
-    assert.equal(turn.toolCalls.length, 12, 'every call is answered');
+    assert.equal(turn.toolCalls.length, cap + 1);
     assert.deepEqual(
       turn.toolCalls.slice(0, cap).map((call) => [call.name, call.problem]),
       Array.from({ length: cap }, () => ['lookup', undefined]),
     );
-    for (const call of turn.toolCalls.slice(cap))
-      assert.deepEqual({ name: call.name, problem: call.problem }, { name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run.` });
+    assert.deepEqual(
+      { id: turn.toolCalls[cap]?.id, name: turn.toolCalls[cap]?.name, problem: turn.toolCalls[cap]?.problem },
+      { id: `call-3-${cap + 1}`, name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.` },
+    );
   }
+  const nine = Array.from({ length: 9 }, () => '<tool_call>{"name": "lookup", "arguments": {}}</tool_call>').join('');
+  assert.equal(protocol.parse({ content: nine, toolCalls: [] }, 1).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  const flood = '<tool_call></tool_call>'.repeat(30_000);
+  assert.equal(protocol.parse({ content: flood, toolCalls: [] }, 1).toolCalls.length, 9, 'thirty thousand calls make nine entries');
 });
 
 test('native calls past the cap: the first over it answers for the rest, which are left out of the stored reply (issue 28 #13)', () => {
@@ -152,7 +158,7 @@ test('native calls past the cap: the first over it answers for the rest, which a
     );
     assert.equal(turn.toolCalls.length, cap + 1);
     assert.ok(turn.toolCalls.slice(0, cap).every((call) => call.name === 'lookup' && call.problem === undefined));
-    assert.equal(turn.toolCalls[cap]?.problem, `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it, left out of the conversation.`);
+    assert.equal(turn.toolCalls[cap]?.problem, `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.`);
   }
   const nine = native.slice(0, 9);
   assert.equal(nativeToolProtocol.parse({ content: '', toolCalls: nine }, 3).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');

@@ -22,6 +22,13 @@ function between(text: string, open: string, close: string, from = 0): { inner: 
   return { inner: text.slice(innerStart, stop), end: stop + close.length, closed: true };
 }
 
+/** How many times `token` occurs in `text` from `from` on. */
+function occurrences(text: string, token: string, from: number): number {
+  let count = 0;
+  for (let at = text.indexOf(token, from); at >= 0; at = text.indexOf(token, at + token.length)) count += 1;
+  return count;
+}
+
 function describe(value: unknown): string {
   return Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value;
 }
@@ -130,7 +137,9 @@ export const deepResearchProtocol: Protocol = {
       if (!call) break;
       const id = `call-${modelCall}-${toolCalls.length + 1}`;
       if (toolCalls.length >= maxToolCalls) {
-        toolCalls.push(callOverCap(id, maxToolCalls));
+        // The first call past the cap answers for every one after it (one observation, not thousands).
+        toolCalls.push(callOverCap(id, maxToolCalls, call.closed ? occurrences(content, '<tool_call>', call.end) : 0));
+        break;
       } else if (!call.closed && call.inner.trim() === '') {
         toolCalls.push({ id, name: '', arguments: {}, problem: `Error: the <tool_call> is empty and has no closing tag. ${INVALID_TOOL_CALL_HELP}` });
       } else {

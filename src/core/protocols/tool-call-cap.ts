@@ -2,8 +2,8 @@ import type { ToolCallRequest } from './protocol';
 
 /**
  * Tool calls of one model reply that run, whatever the protocol: the first this many; the calls
- * past them run nothing and are answered with {@link callOverCap}'s observation (each of them in
- * the tag protocol; in native tool calling the first, for all, see {@link keptToolCalls}). A reply of ten
+ * past them run nothing, and the first of them is answered for all with {@link callOverCap}'s
+ * observation (in native tool calling the rest are left out of the stored reply, {@link keptToolCalls}). A reply of ten
  * thousand calls would otherwise schedule ten thousand activities and fill the run's history
  * (issue 28). The worker sets it with `REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY`; default 8.
  */
@@ -23,8 +23,11 @@ export function keptToolCalls<Call>(calls: readonly Call[], cap: number): Call[]
   return calls.slice(0, cap + 1);
 }
 
-/** A call past the cap: no name or arguments kept, answered with why it did not run (and how many more after it were left out). */
-export function callOverCap(id: string, cap: number, leftOut = 0): ToolCallRequest {
-  const rest = leftOut > 0 ? `, nor the ${leftOut} after it, left out of the conversation` : '';
+/**
+ * The first call past the cap: no name or arguments kept, answered with why it did not run and
+ * how many calls after it did not run either (`after`), so one observation answers for all of them.
+ */
+export function callOverCap(id: string, cap: number, after = 0): ToolCallRequest {
+  const rest = after > 0 ? `, nor the ${after} after it` : '';
   return { id, name: '', arguments: {}, problem: `Error: at most ${cap} tool calls are run per turn; this one was not run${rest}.` };
 }
