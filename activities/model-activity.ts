@@ -5,7 +5,7 @@ import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '..
 import type { ChatMessage } from '../src/core/messages';
 import { modelCallCostUsd, type ModelPrices } from '../src/domain/model-prices';
 import { SecretRedactor } from '../src/domain/secret-redaction';
-import { protocolByName } from '../src/core/protocols';
+import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, keptToolCalls, protocolByName } from '../src/core/protocols';
 import { extractThought } from '../src/core/protocols/deep-research-protocol';
 import { preview } from '../src/core/text';
 import type { ToolSpec } from '../src/core/tool-spec';
@@ -37,6 +37,11 @@ export interface ModelDefaults {
    * default: the call's heartbeat timeout, as before the two were separate.
    */
   stallSeconds?: number;
+  /**
+   * Tool calls of one reply that run (REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY); the rest are answered
+   * "not run". Default `DEFAULT_MAX_TOOL_CALLS_PER_REPLY` (8).
+   */
+  maxToolCallsPerReply?: number;
 }
 
 /** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
@@ -267,19 +272,21 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         'gen_ai.output.messages',
         truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
       );
-    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { toolCalls: nativeCalls } : {}) };
+    // Native calls past the first one over the cap are left out of the stored reply; that one's answer says so (src/core/protocols/tool-call-cap.ts).
+    const storedCalls = keptToolCalls(nativeCalls, modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
+    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(storedCalls.length ? { toolCalls: storedCalls } : {}) };
     const assistantReference = messageReference(assistant);
     // The reply and the manifest naming it are written side by side: both are durable before the attempt completes.
     const [conversation] = await Promise.all([
       putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
       storeMessages(store, [{ message: assistant, reference: assistantReference }]),
     ]);
-    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall);
+    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall, modelDefaults.maxToolCallsPerReply);
     return {
       conversation,
       assistant: {
         ref: assistantReference,
-        preview: preview(cleaned || nativeCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
+        preview: preview(cleaned || storedCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
         characters: cleaned.length,
       },
       // A server that streams the reasoning apart leaves the protocol's own thought empty.

@@ -18,7 +18,8 @@
  * stored by reference (issue 18: history keeps the blob's reference and each tool's scheduling).
  * `cost-limit` and `cost-budget-without-price` record the cost budget (issue 19, marker
  * `cost-budget`; only `priced-model` has a price). `bounded-answer-checks` records answers checked
- * within bounds, a pattern in RE2 (issue 28). A continue-as-new scenario records one fixture per run of its chain
+ * within bounds, a pattern in RE2 (issue 28). `resumed-from` records a chain whose continue-as-new
+ * input names the run it came from, which the next run checks (issue 28). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -172,6 +173,14 @@ async function main(): Promise<void> {
       { everyRun: true },
     );
     // The wall-time budget ends during a tool call: the deadline timer cancels the loop.
+    // A chain whose continued runs check that their state came from the run before (issue 28: `resumedFrom`).
+    await record(
+      'resumed-from',
+      (turn) => (turn <= 2 ? toolCall('lookup', { query: `step ${turn}` }) : answer('resumed twice')),
+      { loop: { continueAsNewAfterModelCalls: 1, stuckDetection: false } },
+      undefined,
+      { everyRun: true },
+    );
     await record('timeout-during-tool', [toolCall('wait', { seconds: 60 })], { limits: { maxDurationMinutes: 0.05 } });
     // The context passes its limit: the last observations are withheld from the final answer call.
     await record(

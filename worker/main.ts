@@ -152,6 +152,7 @@ async function main(): Promise<void> {
       maxOutputTokens: modelConfig.maxOutputTokens,
       firstTokenSeconds: modelConfig.firstTokenSeconds,
       stallSeconds: modelConfig.stallSeconds,
+      maxToolCallsPerReply: modelConfig.maxToolCallsPerReply,
     },
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,

@@ -69,7 +69,10 @@ export const InputPatches = {
    * Inputs of researchAgent, researchBatch and evaluation checked against the contract's JSON
    * Schemas (schemas/, issue 16): unknown fields, wrong types and model options out of range are
    * refused. A workflow started before this change whose input had such a field replays without
-   * the refusal (the marker is asked for only when there are problems).
+   * the refusal (the marker is asked for only when there are problems). Since issue 28 the same
+   * marker guards the refusal of `resume` from anyone but the run's own continue-as-new (a run
+   * continued before `resumedFrom` existed replays as it ran), of limits a continued run carries
+   * beyond the schema's bounds, and of an input whose `__proto__` key became its prototype.
    */
   contractSchema: 'input-contract-schema',
 } as const;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, patched } from '@temporalio/workflow';
+import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
 import { FailureTypes } from '../src/core/failure-types';
 import { validateRunInput, type ResearchRunInput } from '../src/core/run-input';
 import type { ResearchRunResult } from '../src/core/run-result';
@@ -24,7 +24,8 @@ import type { ResearchAgentWorkflow } from '../src/core/workflow-types';
  * of failing its task on every worker (workflows/poison-pills.ts).
  */
 export async function researchAgent(input: ResearchRunInput): Promise<ResearchRunResult> {
-  const { limits, loop, problems } = validateRunInput(input);
+  // The internal `resume` is honoured only from this workflow's own continue-as-new (issue 28).
+  const { limits, loop, problems } = validateRunInput(input, workflowInfo().continuedFromExecutionRunId);
   // Asked only when the input has problems, so valid runs' histories carry no marker.
   if (problems.length && patched(InputPatches.contractSchema)) {
     throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: `Invalid run input: ${problems.join('; ')}.`, nonRetryable: true });

@@ -10,7 +10,7 @@ import type { ModelOptions } from '../src/core/model-options';
 import type { ResearchRunInput } from '../src/core/run-input';
 import type { LoopOptions, RunLimits } from '../src/core/run-limits';
 import type { RunSetup, RunState } from '../src/core/run-state';
-import { approvalDecisionProblem, injectedMessageProblem, limitChangesProblem, RUN_ENDING_PROBLEM, type ApprovalDecision, type LimitChanges } from '../src/core/run-steering';
+import { approvalDecisionProblem, finishRequestProblem, injectedMessageProblem, limitChangesProblem, RUN_ENDING_PROBLEM, type ApprovalDecision, type LimitChanges } from '../src/core/run-steering';
 import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
@@ -72,7 +72,7 @@ export class ResearchRun {
   register(): void {
     setHandler(progressQuery, () => this.progress());
     setHandler(injectMessageUpdate, (message) => this.injectMessage(message), { validator: (message) => refuse(this.injectMessageProblem(message)) });
-    setHandler(finishNowUpdate, (request) => this.finishNow(request), { validator: (_request) => refuse(this.endingProblem()) });
+    setHandler(finishNowUpdate, (request) => this.finishNow(request), { validator: (request) => refuse(finishRequestProblem(request) ?? this.endingProblem()) });
     setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), { validator: (changes) => refuse(this.limitsProblem(changes)) });
     setHandler(approveToolCallUpdate, (decision) => this.approveToolCall(decision), { validator: (decision) => refuse(this.approvalProblem(decision)) });
   }
@@ -127,7 +127,12 @@ export class ResearchRun {
   }
 
   private injectMessageProblem(message: { text?: unknown } | undefined): string | undefined {
-    return injectedMessageProblem(message) ?? this.endingProblem();
+    return injectedMessageProblem(message, this.injectedCharactersWaiting()) ?? this.endingProblem();
+  }
+
+  /** Characters of the messages injected since the last model call (bounded by `MAX_PENDING_INJECTED_CHARACTERS`). */
+  private injectedCharactersWaiting(): number {
+    return this.inbox.reduce((sum, text) => sum + text.length, 0);
   }
 
   private limitsProblem(changes: LimitChanges | undefined): string | undefined {

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, MAX_TOOL_CALLS_PER_REPLY_LIMIT } from '../core/protocols/tool-call-cap';
 import { ConfigurationError } from './configuration-error';
 import { checkedHttpUrl, readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
 
@@ -48,6 +49,12 @@ export interface ModelConfig {
   topP: number;
   /** Maximum tokens the model may generate per call. `REACT_AGENT_MAX_OUTPUT_TOKENS`; default 10000. */
   maxOutputTokens: number;
+  /**
+   * Tool calls of one model reply that run (every protocol); the calls past them run nothing and
+   * are answered "not run" (src/core/protocols/tool-call-cap.ts). `REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY`, an integer from 1 to 1000;
+   * default 8.
+   */
+  maxToolCallsPerReply: number;
 }
 
 /** `OPENAI_BASE_URL` when only `OPENAI_API_KEY` is set. */
@@ -122,5 +129,13 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),
     topP: readNumberInRange(environment, 'REACT_AGENT_TOP_P', DEFAULT_TOP_P, 0, 1),
     maxOutputTokens: readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS),
+    maxToolCallsPerReply: readToolCallCap(environment),
   };
+}
+
+function readToolCallCap(environment: Environment): number {
+  const name = 'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY';
+  const value = readPositiveInteger(environment, name, DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
+  if (value > MAX_TOOL_CALLS_PER_REPLY_LIMIT) throw new ConfigurationError(name, `${name} must be an integer from 1 to ${MAX_TOOL_CALLS_PER_REPLY_LIMIT}, got ${JSON.stringify(String(value))}`);
+  return value;
 }

@@ -18,7 +18,7 @@ import type { CostFigures } from './cost-figures';
  */
 
 /** What every run of the batch gets besides its question and answer. */
-export type BatchRunTemplate = Omit<ResearchRunInput, 'question' | 'answer' | 'resume'>;
+export type BatchRunTemplate = Omit<ResearchRunInput, 'question' | 'answer' | 'resume' | 'resumedFrom'>;
 
 export const DEFAULT_BATCH_CONCURRENCY = 8;
 export const MAX_BATCH_CONCURRENCY = 1_000;

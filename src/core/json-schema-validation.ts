@@ -153,10 +153,13 @@ function validate(schema: JsonSchema, value: unknown, path: string, check: Check
     for (const [name, item] of Object.entries(record)) {
       // An undefined field is an absent one (JSON has no undefined; TypeScript callers leave them).
       if (item === undefined) continue;
-      const property = properties[name];
+      // Own properties only: `__proto__` and `constructor` must not find Object.prototype's (issue 28).
+      const property = Object.prototype.hasOwnProperty.call(properties, name) ? properties[name] : undefined;
       if (property) problems.push(...validate(property, item, child(path, name), check, depth + 1));
       else if (current.additionalProperties === false)
-        problems.push(`${child(path, name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`);
+        problems.push(
+          `${child(path, name.length > 60 ? `${name.slice(0, 57)}...` : name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`,
+        );
       else if (current.additionalProperties && typeof current.additionalProperties === 'object')
         problems.push(...validate(current.additionalProperties as JsonSchema, item, child(path, name), check, depth + 1));
     }

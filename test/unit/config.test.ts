@@ -47,6 +47,7 @@ describe('loadModelConfig', () => {
       temperature: 0.6,
       topP: 0.95,
       maxOutputTokens: 10000,
+      maxToolCallsPerReply: 8,
     });
   });
 
@@ -129,6 +130,13 @@ describe('loadModelConfig', () => {
     );
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_ATTEMPTS: '2.5' }), 'REACT_AGENT_MODEL_MAX_ATTEMPTS', /positive integer/);
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MAX_OUTPUT_TOKENS: '0' }), 'REACT_AGENT_MAX_OUTPUT_TOKENS', /positive integer, got "0"/);
+    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '0' }), 'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY', /positive integer, got "0"/);
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '1001' }),
+      'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY',
+      /^REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY must be an integer from 1 to 1000, got "1001"$/,
+    );
+    assert.equal(loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '20' }).maxToolCallsPerReply, 20);
     assertConfigurationError(
       () => loadModelConfig({ ...base, REACT_AGENT_MODEL_TIMEOUT_SECONDS: '-1' }),
       'REACT_AGENT_MODEL_TIMEOUT_SECONDS',

@@ -79,8 +79,8 @@ describe('the contract schemas', () => {
     for (const { history, type, input, result } of recorded) {
       const files = schemaOfType[type];
       assert.ok(files, `${history}: workflow type ${type} has schemas`);
-      // A continued run's input carries the workflow's own `resume`; clients never send it.
-      const { resume: _resume, ...request } = input as Record<string, unknown>;
+      // A continued run's input carries the workflow's own `resume` and `resumedFrom`; clients never send them.
+      const { resume: _resume, resumedFrom: _resumedFrom, ...request } = input as Record<string, unknown>;
       const inputProblems = validateAgainstSchema(schema(files.input), type === 'researchAgent' ? request : input, '');
       // A continued batch carries its own `carry` in the input, which the schema documents.
       assert.deepEqual(inputProblems, [], `${history}: input`);

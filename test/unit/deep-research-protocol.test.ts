@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
 import { deepResearchProtocol as protocol, parseToolCallBody } from '../../src/core/protocols/deep-research-protocol';
+import { nativeToolProtocol } from '../../src/core/protocols/native-tool-protocol';
+import { keptToolCalls } from '../../src/core/protocols/tool-call-cap';
 
 const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 
@@ -119,4 +121,46 @@ test("the system prompt lists the tools and today's date", () => {
   assert.match(prompt, /<tools>\n\{"type":"function","function":\{"name":"search"/);
   assert.match(prompt, /Current date: 2026-11-30$/);
   assert.match(prompt, /<answer><\/answer>/);
+});
+
+test('tag calls past the cap are not run: the first of them is answered for all (issue 28 #13)', () => {
+  const tagged = Array.from({ length: 12 }, (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`).join('\n');
+  for (const [cap, turn] of [
+    [8, protocol.parse({ content: tagged, toolCalls: [] }, 3)],
+    [2, protocol.parse({ content: tagged, toolCalls: [] }, 3, 2)],
+  ] as const) {
+    assert.equal(turn.toolCalls.length, cap + 1);
+    assert.deepEqual(
+      turn.toolCalls.slice(0, cap).map((call) => [call.name, call.problem]),
+      Array.from({ length: cap }, () => ['lookup', undefined]),
+    );
+    assert.deepEqual(
+      { id: turn.toolCalls[cap]?.id, name: turn.toolCalls[cap]?.name, problem: turn.toolCalls[cap]?.problem },
+      { id: `call-3-${cap + 1}`, name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.` },
+    );
+  }
+  const nine = Array.from({ length: 9 }, () => '<tool_call>{"name": "lookup", "arguments": {}}</tool_call>').join('');
+  assert.equal(protocol.parse({ content: nine, toolCalls: [] }, 1).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  const flood = '<tool_call></tool_call>'.repeat(30_000);
+  assert.equal(protocol.parse({ content: flood, toolCalls: [] }, 1).toolCalls.length, 9, 'thirty thousand calls make nine entries');
+});
+
+test('native calls past the cap: the first over it answers for the rest, which are left out of the stored reply (issue 28 #13)', () => {
+  const native = Array.from({ length: 12 }, (_, index) => ({ id: `c${index}`, name: 'lookup', arguments: `{"query": "q${index}"}` }));
+  for (const [cap, turn] of [
+    [8, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3)],
+    [2, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3, 2)],
+  ] as const) {
+    assert.deepEqual(
+      turn.toolCalls.map((call) => call.id),
+      keptToolCalls(native, cap).map((call) => call.id),
+      'the calls answered are those the stored reply keeps',
+    );
+    assert.equal(turn.toolCalls.length, cap + 1);
+    assert.ok(turn.toolCalls.slice(0, cap).every((call) => call.name === 'lookup' && call.problem === undefined));
+    assert.equal(turn.toolCalls[cap]?.problem, `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.`);
+  }
+  const nine = native.slice(0, 9);
+  assert.equal(nativeToolProtocol.parse({ content: '', toolCalls: nine }, 3).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  assert.equal(keptToolCalls(native.slice(0, 5), 8).length, 5, 'a reply within the cap is kept whole');
 });

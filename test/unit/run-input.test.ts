@@ -107,8 +107,53 @@ describe('validateRunInput', () => {
     assert.match(validateRunInput({ question: 'q', model: { temprature: 0.1 } } as unknown as ResearchRunInput).problems[0] as string, /^model\.temprature is not a known field/);
   });
 
-  test('the internal resume field is not checked as a client field', () => {
-    assert.deepEqual(validateRunInput({ question: 'q', resume: { anything: true } } as unknown as ResearchRunInput).problems, []);
+  test('the internal resume is refused from a client, and from a continued run it did not come from (issue 28 #4)', () => {
+    const refused = /^resume and resumedFrom are internal: only the run's own continue-as-new sets them, never a client$/;
+    const resume = { limits: DEFAULT_LIMITS } as unknown as ResearchRunInput['resume'];
+    // A client's start (and the client-side check, which never has a run it continued from).
+    assert.match(validateRunInput({ question: 'q', resume }).problems.join('; '), refused);
+    assert.match(validateRunInput({ question: 'q', resume, resumedFrom: 'run-a' }).problems.join('; '), refused);
+    assert.match(validateRunInput({ question: 'q', resumedFrom: 'run-a' }).problems.join('; '), refused);
+    // A run the server continued (a retry, a cron run) whose input a client wrote: the ids differ.
+    assert.match(validateRunInput({ question: 'q', resume }, 'run-a').problems.join('; '), refused);
+    assert.match(validateRunInput({ question: 'q', resume, resumedFrom: 'run-b' }, 'run-a').problems.join('; '), refused);
+    assert.match(validateRunInput({ question: 'q', resume: 'state' as never, resumedFrom: 'run-a' }, 'run-a').problems.join('; '), refused);
+    // The workflow's own continue-as-new.
+    assert.deepEqual(validateRunInput({ question: 'q', resume, resumedFrom: 'run-a' }, 'run-a').problems, []);
+  });
+
+  test("a continued run's carried limits are held to the schema's bounds too", () => {
+    const resume = { limits: { ...DEFAULT_LIMITS, maxModelCalls: 1_000_000, maxDurationMinutes: 1_000_000 } } as unknown as ResearchRunInput['resume'];
+    assert.deepEqual(validateRunInput({ question: 'q', resume, resumedFrom: 'run-a' }, 'run-a').problems, [
+      'resume.limits.maxModelCalls must be an integer from 1 to 10000, got 1000000',
+      'resume.limits.maxDurationMinutes must be a number more than 0 and at most 10080, got 1000000',
+    ]);
+  });
+
+  test('__proto__ and constructor are unknown fields, at the top and inside (issue 28 #16)', () => {
+    const input = JSON.parse('{"question": "q", "__proto__": {"x": 1}, "constructor": "y", "limits": {"__proto__": {"maxModelCalls": 5}, "constructor": 1}}') as ResearchRunInput;
+    const { problems, limits } = validateRunInput(input);
+    assert.deepEqual(
+      problems.map((problem) => problem.replace(/ \(known: .*\)$/, '')),
+      ['__proto__ is not a known field', 'constructor is not a known field', 'limits.__proto__ is not a known field', 'limits.constructor is not a known field'],
+    );
+    assert.equal(limits.maxModelCalls, DEFAULT_LIMITS.maxModelCalls);
+    assert.equal(({} as { x?: number }).x, undefined, 'nothing was polluted');
+  });
+
+  test('a __proto__ key that became the prototype on the way in is refused: its fields would pass the schema unchecked', () => {
+    const input = Object.setPrototypeOf({ question: 'q', tools: ['lookup'] }, { answerSchema: { pattern: '^(a+)+$' }, tools: ['x'] }) as ResearchRunInput;
+    assert.deepEqual(validateRunInput(input).problems, ['__proto__ is not a known field']);
+    const nested = { question: 'q', limits: Object.setPrototypeOf({}, { maxModelCalls: 1_000_000 }) } as ResearchRunInput;
+    assert.deepEqual(validateRunInput(nested).problems, ['limits.__proto__ is not a known field']);
+    assert.deepEqual(validateRunInput({ question: 'q', tools: ['lookup'], loop: { finalAnswerPhase: false } }).problems, [], 'plain objects and arrays pass');
+    assert.deepEqual(validateRunInput(Object.assign(Object.create(null) as object, { question: 'q' }) as ResearchRunInput).problems, [], 'an object without prototype passes');
+  });
+
+  test('an unknown field named by a long key is quoted shortened', () => {
+    const [problem] = validateRunInput({ question: 'q', ['k'.repeat(100_000)]: 1 } as unknown as ResearchRunInput).problems;
+    assert.ok((problem as string).length < 400, `${(problem as string).length} characters`);
+    assert.match(problem as string, /^k{57}\.\.\. is not a known field/);
   });
 
   test('model options, protocol, loop flags and the answer schema are checked by type and range', () => {

@@ -1,4 +1,4 @@
-import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { afterStoreFailure, type FinalEnding } from '../../src/core/run-ending';
 import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
@@ -65,7 +65,8 @@ export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchR
 
 /**
  * Continues as new when the history is long: after every handler finished, with the state (and
- * the messages injected since the last call) carried into the next run of the same workflow.
+ * the messages injected since the last call) carried into the next run of the same workflow,
+ * marked with this run's id so the next run knows the state came from here and not from a client.
  */
 export async function continueAsNewRun(run: ResearchRun): Promise<never> {
   run.close();
@@ -74,5 +75,6 @@ export async function continueAsNewRun(run: ResearchRun): Promise<never> {
   run.state = continuedRunState(run.state, run.takeInjected());
   upsertSearchAttributes([{ key: REACT_ITERATIONS, value: run.state.modelCalls }]);
   recordContinuation(run);
-  return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({ ...run.input, resume: run.state });
+  // `resumedFrom`: this run's id, which the next run checks against the run it continued from (src/core/run-input.ts).
+  return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({ ...run.input, resume: run.state, resumedFrom: workflowInfo().runId });
 }

@@ -2,9 +2,9 @@ import JSON5 from 'json5';
 import type { MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
+import { callOverCap, DEFAULT_MAX_TOOL_CALLS_PER_REPLY } from './tool-call-cap';
 
 /** Most tool calls read from one reply; the rest are answered with a note. */
-export const MAX_TOOL_CALLS_PER_TURN = 8;
 const THOUGHT_PREVIEW_CHARACTERS = 1_000;
 const TOOL_RESPONSE_TAG = '<tool_response>';
 
@@ -20,6 +20,13 @@ function between(text: string, open: string, close: string, from = 0): { inner: 
   const stop = text.indexOf(close, innerStart);
   if (stop < 0) return { inner: text.slice(innerStart), end: text.length, closed: false };
   return { inner: text.slice(innerStart, stop), end: stop + close.length, closed: true };
+}
+
+/** How many times `token` occurs in `text` from `from` on. */
+function occurrences(text: string, token: string, from: number): number {
+  let count = 0;
+  for (let at = text.indexOf(token, from); at >= 0; at = text.indexOf(token, at + token.length)) count += 1;
+  return count;
 }
 
 function describe(value: unknown): string {
@@ -120,7 +127,7 @@ export const deepResearchProtocol: Protocol = {
     return cut >= 0 ? content.slice(0, cut).trimEnd() : content;
   },
 
-  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+  parse(reply: ModelReply, modelCall: number, maxToolCalls = DEFAULT_MAX_TOOL_CALLS_PER_REPLY): ParsedTurn {
     const content = reply.content;
     const thought = extractThought(content);
     const toolCalls: ToolCallRequest[] = [];
@@ -129,8 +136,10 @@ export const deepResearchProtocol: Protocol = {
       const call = between(content, '<tool_call>', '</tool_call>', position);
       if (!call) break;
       const id = `call-${modelCall}-${toolCalls.length + 1}`;
-      if (toolCalls.length >= MAX_TOOL_CALLS_PER_TURN) {
-        toolCalls.push({ id, name: '', arguments: {}, problem: `Error: at most ${MAX_TOOL_CALLS_PER_TURN} tool calls are run per turn; this one was not run.` });
+      if (toolCalls.length >= maxToolCalls) {
+        // The first call past the cap answers for every one after it (one observation, not thousands).
+        toolCalls.push(callOverCap(id, maxToolCalls, call.closed ? occurrences(content, '<tool_call>', call.end) : 0));
+        break;
       } else if (!call.closed && call.inner.trim() === '') {
         toolCalls.push({ id, name: '', arguments: {}, problem: `Error: the <tool_call> is empty and has no closing tag. ${INVALID_TOOL_CALL_HELP}` });
       } else {

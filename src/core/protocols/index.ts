@@ -16,3 +16,4 @@ export function protocolByName(name: ProtocolName | undefined): Protocol {
 
 export * from './protocol';
 export * from './truncated-reply';
+export * from './tool-call-cap';

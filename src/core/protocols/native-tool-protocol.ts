@@ -3,11 +3,13 @@ import type { PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import { extractThought } from './deep-research-protocol';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
+import { callOverCap, DEFAULT_MAX_TOOL_CALLS_PER_REPLY, keptToolCalls } from './tool-call-cap';
 
 /**
  * Native OpenAI tool calling: tools go to the API as JSON schemas; each assistant message with
- * `tool_calls` is kept as it came and every call is answered by a `tool` message with the same
- * `tool_call_id`, in call order. A reply without tool calls is the final answer.
+ * `tool_calls` is kept as it came (but for calls past the first one over the cap, left out, see
+ * `keptToolCalls`) and every call is answered by a `tool` message with the same `tool_call_id`, in
+ * call order. A reply without tool calls is the final answer.
  */
 export const nativeToolProtocol: Protocol = {
   name: 'native',
@@ -30,10 +32,13 @@ export const nativeToolProtocol: Protocol = {
     return content;
   },
 
-  parse(reply: ModelReply, modelCall: number): ParsedTurn {
+  parse(reply: ModelReply, modelCall: number, maxToolCalls = DEFAULT_MAX_TOOL_CALLS_PER_REPLY): ParsedTurn {
     const thought = extractThought(reply.content.includes('<think>') ? reply.content : '');
-    const toolCalls: ToolCallRequest[] = reply.toolCalls.map((call, index) => {
+    // The calls the stored reply keeps (the model activity stores the same): the first past the cap answers for the rest.
+    const kept = keptToolCalls(reply.toolCalls, maxToolCalls);
+    const toolCalls: ToolCallRequest[] = kept.map((call, index) => {
       const id = call.id || `call-${modelCall}-${index + 1}`;
+      if (index >= maxToolCalls) return callOverCap(id, maxToolCalls, reply.toolCalls.length - kept.length);
       if (!call.name) return { id, name: '', arguments: {}, problem: 'Error: the tool call has no function name.' };
       let parsed: unknown;
       try {

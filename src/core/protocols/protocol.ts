@@ -62,8 +62,12 @@ export interface Protocol {
   renderSystemPrompt(tools: ToolSpec[], today: string): string;
   /** Cuts anything the model should not have written (e.g. a hallucinated observation). */
   cleanOutput(content: string): string;
-  /** Parses a cleaned reply; never throws. */
-  parse(reply: ModelReply, modelCall: number): ParsedTurn;
+  /**
+   * Parses a cleaned reply; never throws. Calls past the first `maxToolCalls` (default
+   * `DEFAULT_MAX_TOOL_CALLS_PER_REPLY`, src/core/protocols/tool-call-cap.ts) are not run: each is
+   * answered with an observation saying so.
+   */
+  parse(reply: ModelReply, modelCall: number, maxToolCalls?: number): ParsedTurn;
   /** The messages that carry one turn's observations, in call order. */
   renderObservations(observations: Observation[]): PendingMessage[];
   /** The message sent back when the output was neither a tool call nor an answer. */
