@@ -11,7 +11,7 @@ import { createSearxngSearchBackend } from '../activities/tools/search/searxng-s
 import { createSerperSearchBackend } from '../activities/tools/search/serper-search-backend';
 import { createModelPageSummarizer } from '../activities/tools/visit/page-summarizer';
 import { createVisitTool } from '../activities/tools/visit/visit-tool';
-import { loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConfig, loadVisitConfig, type Environment } from '../src/config';
+import { loadDocumentConfig, loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConfig, loadVisitConfig, type Environment } from '../src/config';
 
 /** What the research tools need from the rest of the composition root. */
 export interface ResearchToolsContext {
@@ -39,8 +39,10 @@ export function createResearchTools(context: ResearchToolsContext): ToolDefiniti
       context.log(`search: ${config.backend}${config.backend === 'local' ? ` knowledge base ${config.knowledgeBasePath}` : ''}`);
     } else if (name === 'visit') {
       const config = loadVisitConfig(context.environment);
+      const { maxBytes: _fileBytes, ...documentLimits } = loadDocumentConfig(context.environment);
       tools.push(
         createVisitTool({
+          documentLimits,
           maxBytes: config.maxBytes,
           timeoutMs: config.timeoutSeconds * 1000,
           allowPrivateNetworks: config.allowPrivateNetworks,
@@ -56,7 +58,8 @@ export function createResearchTools(context: ResearchToolsContext): ToolDefiniti
     } else {
       const config = loadParseFileConfig(context.environment);
       for (const directory of config.workspaceDirectories) mkdirSync(directory, { recursive: true });
-      tools.push(createParseFileTool({ workspaceDirectories: config.workspaceDirectories }));
+      const { maxBytes, ...documentLimits } = loadDocumentConfig(context.environment);
+      tools.push(createParseFileTool({ workspaceDirectories: config.workspaceDirectories, maxBytes, documentLimits }));
       context.log(`parse_file: workspace ${config.workspaceDirectories.join(', ')}`);
     }
   }

@@ -6,6 +6,7 @@ export * from './worker-config';
 export * from './temporal-connection-config';
 export * from './research-tools-config';
 export * from './visit-config';
+export * from './document-config';
 export * from './python-config';
 export * from './enabled-tools-config';
 export * from './transcript-store-config';

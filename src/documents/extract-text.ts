@@ -1,17 +1,36 @@
 import { readFile, stat } from 'node:fs/promises';
 import mammoth from 'mammoth';
-import { extractText as extractPdfText, getDocumentProxy, getMeta } from 'unpdf';
+import { getDocumentProxy, getMeta } from 'unpdf';
 import { DocumentExtractionError } from './document-extraction-error';
 import { decodeText, detectDocumentFormat, type DocumentFormat } from './document-format';
 import { htmlToMarkdown } from './html-to-markdown';
+import { DEFAULT_MAXIMUM_ZIP_ENTRIES, readZipWithinLimits, storedZip } from './zip-archive';
 
 /** Default size cap of {@link extractText}: 20 MB. */
 export const DEFAULT_MAXIMUM_DOCUMENT_BYTES = 20 * 1024 * 1024;
+/** Default of {@link ExtractTextOptions.maxInflatedBytes}: 16 MB. */
+export const DEFAULT_MAXIMUM_INFLATED_BYTES = 16 * 1024 * 1024;
+/** Default of {@link ExtractTextOptions.maxTextCharacters}: 1,000,000. */
+export const DEFAULT_MAXIMUM_TEXT_CHARACTERS = 1_000_000;
 
 /** Options of {@link extractText} and {@link extractTextFromBytes}. */
 export interface ExtractTextOptions {
   /** Larger files are refused with a `too-large` DocumentExtractionError. Default 20 MB ({@link DEFAULT_MAXIMUM_DOCUMENT_BYTES}). */
   maxBytes?: number;
+  /**
+   * Most bytes the parts of a ZIP-based document (.docx) that are read may inflate to, all
+   * together; checked against the sizes the archive declares and again while inflating. Past it
+   * the file is refused with a `too-large` DocumentExtractionError. Images are never inflated.
+   * Default 16 MB ({@link DEFAULT_MAXIMUM_INFLATED_BYTES}).
+   */
+  maxInflatedBytes?: number;
+  /**
+   * The text is cut here, with a note saying how much there was; a PDF's pages stop being read
+   * once it is reached. Default 1,000,000 ({@link DEFAULT_MAXIMUM_TEXT_CHARACTERS}).
+   */
+  maxTextCharacters?: number;
+  /** Read the bytes as this format instead of the one the name and content suggest. Default: detected. */
+  format?: DocumentFormat;
   /** Stops the work between steps when aborted. Default: never aborted. */
   signal?: AbortSignal;
 }
@@ -61,13 +80,25 @@ export async function extractText(path: string, options: ExtractTextOptions = {}
 export async function extractTextFromBytes(bytes: Uint8Array, name: string, options: ExtractTextOptions = {}): Promise<ExtractedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAXIMUM_DOCUMENT_BYTES;
   if (bytes.byteLength > maxBytes) throw tooLarge(name, bytes.byteLength, maxBytes);
-  const format = detectDocumentFormat(name, bytes);
+  const maxTextCharacters = options.maxTextCharacters ?? DEFAULT_MAXIMUM_TEXT_CHARACTERS;
+  const document = await extractWholeText(bytes, name, options, maxTextCharacters);
+  return { ...document, text: capText(document.text, maxTextCharacters) };
+}
+
+/** `text` cut at `maxCharacters`, with a note saying how much there was. */
+export function capText(text: string, maxCharacters: number): string {
+  if (text.length <= maxCharacters) return text;
+  return `${text.slice(0, maxCharacters)}\n\n[Text cut: the first ${maxCharacters.toLocaleString('en-US')} characters of ${text.length.toLocaleString('en-US')} (the limit for one document).]`;
+}
+
+async function extractWholeText(bytes: Uint8Array, name: string, options: ExtractTextOptions, maxTextCharacters: number): Promise<ExtractedDocument> {
+  const format = options.format ?? detectDocumentFormat(name, bytes);
   options.signal?.throwIfAborted();
   switch (format) {
     case 'pdf':
-      return extractPdf(bytes, name);
+      return extractPdf(bytes, name, maxTextCharacters);
     case 'docx':
-      return extractWordDocument(bytes, name);
+      return extractWordDocument(bytes, name, options.maxInflatedBytes ?? DEFAULT_MAXIMUM_INFLATED_BYTES);
     case 'html': {
       const page = htmlToMarkdown(decodeText(bytes), `file://${name.startsWith('/') ? '' : '/'}${encodeURI(name)}`);
       return withTitle({ text: page.markdown, format }, page.title);
@@ -108,7 +139,7 @@ function prettyJson(text: string): string {
   }
 }
 
-async function extractPdf(bytes: Uint8Array, name: string): Promise<ExtractedDocument> {
+async function extractPdf(bytes: Uint8Array, name: string, maxTextCharacters: number): Promise<ExtractedDocument> {
   let document: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // pdf.js takes ownership of the buffer it is given, so it gets a copy.
@@ -117,7 +148,18 @@ async function extractPdf(bytes: Uint8Array, name: string): Promise<ExtractedDoc
     throw new DocumentExtractionError('unreadable', `Cannot read ${name} as a PDF: ${error instanceof Error ? error.message : String(error)}.`);
   }
   try {
-    const { text, totalPages } = await extractPdfText(document, { mergePages: false });
+    // Page by page, stopping once the text passes the cap: a PDF of a million pages is not read to the end.
+    const text: string[] = [];
+    let characters = 0;
+    for (let pageNumber = 1; pageNumber <= document.numPages && characters <= maxTextCharacters; pageNumber += 1) {
+      const page = await document.getPage(pageNumber);
+      const content = await page.getTextContent();
+      const pageText = content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('');
+      text.push(pageText);
+      characters += pageText.length;
+      page.cleanup();
+    }
+    const totalPages = document.numPages;
     let title: string | undefined;
     try {
       const info = (await getMeta(document)).info as Record<string, unknown>;
@@ -139,12 +181,26 @@ function visibleLength(text: string): number {
   return text.replace(/[\s#*_>`|[\]()-]/g, '').length;
 }
 
-async function extractWordDocument(bytes: Uint8Array, name: string): Promise<ExtractedDocument> {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The parts of a Word document mammoth parses: XML and relationships; images and embedded files are never inflated. */
+function isWordXmlPart(entryName: string): boolean {
+  return /\.(xml|rels)$/i.test(entryName);
+}
+
+async function extractWordDocument(bytes: Uint8Array, name: string, maxInflatedBytes: number): Promise<ExtractedDocument> {
+  const original = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // mammoth reads an archive rebuilt from what was inflated within the limit, so it never inflates anything itself.
+  let parts: Map<string, Buffer>;
+  try {
+    parts = readZipWithinLimits(original, name, { maxInflatedBytes, maxEntries: DEFAULT_MAXIMUM_ZIP_ENTRIES }, isWordXmlPart);
+  } catch (error) {
+    if (!(error instanceof DocumentExtractionError) || error.problem !== 'unreadable') throw error;
+    throw new DocumentExtractionError('unreadable', error.message.replace(`Cannot read ${name}:`, `Cannot read ${name} as a Word document:`));
+  }
+  const buffer = storedZip(parts);
   let html: string;
   let raw: string;
   try {
-    html = (await mammoth.convertToHtml({ buffer })).value;
+    html = (await mammoth.convertToHtml({ buffer }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })).value;
     raw = (await mammoth.extractRawText({ buffer })).value;
   } catch (error) {
     throw new DocumentExtractionError('unreadable', `Cannot read ${name} as a Word document: ${error instanceof Error ? error.message : String(error)}.`);

@@ -1,6 +1,7 @@
 import { DocumentExtractionError } from '../../../src/documents/document-extraction-error';
 import { READABLE_FORMATS_DESCRIPTION } from '../../../src/documents/document-format';
-import { DEFAULT_MAXIMUM_DOCUMENT_BYTES, extractText } from '../../../src/documents/extract-text';
+import { DEFAULT_MAXIMUM_DOCUMENT_BYTES } from '../../../src/documents/extract-text';
+import { extractTextInThread, type IsolatedExtractionOptions } from '../../../src/documents/extraction-thread';
 import { ToolInputError, type ToolDefinition } from '../tool-definition';
 import { WorkspacePathResolver } from './workspace-path-resolver';
 
@@ -13,6 +14,11 @@ export interface ParseFileToolOptions {
   workspaceDirectories: string[];
   /** Files larger than this are refused with a message. Default 20 MB. */
   maxBytes?: number;
+  /**
+   * The limits of reading one file, in a worker thread of its own (decompressed size, text,
+   * heap, binary allocations, time); see `IsolatedExtractionOptions` for each default.
+   */
+  documentLimits?: Omit<IsolatedExtractionOptions, 'signal' | 'format' | 'maxBytes'>;
   /** Files read in one call at most. Default 20. */
   maxFilesPerCall?: number;
 }
@@ -80,7 +86,7 @@ export function createParseFileTool(options: ParseFileToolOptions): ToolDefiniti
         const position = files.length > 1 ? ` ${index + 1} of ${files.length}` : '';
         try {
           const path = await resolver.resolveFile(requested);
-          const document = await extractText(path, { maxBytes, signal: context.signal }).catch((error: unknown) => {
+          const document = await extractTextInThread({ path }, { ...options.documentLimits, maxBytes, signal: context.signal }).catch((error: unknown) => {
             // Messages name the file as the model wrote it, not by its real location.
             if (error instanceof DocumentExtractionError) throw new DocumentExtractionError(error.problem, error.message.split(path).join(requested));
             throw error;

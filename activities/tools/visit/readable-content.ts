@@ -1,6 +1,9 @@
 import { basename } from 'node:path';
-import { extractText, getDocumentProxy, getMeta } from 'unpdf';
+import { extractTextInThread, type IsolatedExtractionOptions } from '../../../src/documents/extraction-thread';
 import { htmlToMarkdown } from '../../../src/documents/html-to-markdown';
+
+/** How a PDF is read: in a worker thread with these limits (the byte cap is the visit tool's own). */
+export type DocumentLimits = Omit<IsolatedExtractionOptions, 'signal' | 'format' | 'maxBytes'>;
 
 /** How a body is turned into text. */
 export type ContentFormat = 'html' | 'markdown' | 'text' | 'json' | 'pdf';
@@ -121,29 +124,22 @@ export function titleFromAddress(address: string): string {
   }
 }
 
-async function pdfToText(body: Buffer, url: string, truncated: boolean): Promise<ReadableDocument> {
+async function pdfToText(body: Buffer, url: string, truncated: boolean, limits: DocumentLimits & { signal?: AbortSignal }): Promise<ReadableDocument> {
   if (truncated) throw new Error('the PDF is larger than the byte limit and a cut PDF cannot be read');
-  const document = await getDocumentProxy(new Uint8Array(body));
-  try {
-    const metadata = await getMeta(document).catch(() => undefined);
-    const info = (metadata?.info ?? {}) as Record<string, unknown>;
-    const { text } = await extractText(document, { mergePages: false });
-    const pages = text.map((page) => page.trim()).filter(Boolean);
-    const title = typeof info.Title === 'string' && info.Title.trim() ? info.Title.trim() : titleFromAddress(url);
-    return { title, markdown: pages.join('\n\n') };
-  } finally {
-    await document.loadingTask.destroy();
-  }
+  // In a thread of its own: a PDF whose streams inflate to gigabytes ends that thread, never the worker.
+  const document = await extractTextInThread({ bytes: body, name: titleFromAddress(url) }, { ...limits, format: 'pdf', maxBytes: body.length });
+  return { title: document.title ?? titleFromAddress(url), markdown: document.text };
 }
 
 /**
  * Turns a body into readable markdown: HTML through Readability and turndown (boilerplate
- * dropped), PDF through unpdf, JSON pretty-printed in a fence, text and markdown as they are.
- * @throws Error when a PDF is cut or cannot be parsed.
+ * dropped), PDF through unpdf in a worker thread (`limits`), JSON pretty-printed in a fence,
+ * text and markdown as they are.
+ * @throws Error when a PDF is cut or cannot be parsed; DocumentExtractionError past a limit.
  */
-export async function extractReadableContent(body: Buffer, description: ContentDescription): Promise<ReadableDocument> {
+export async function extractReadableContent(body: Buffer, description: ContentDescription, limits: DocumentLimits & { signal?: AbortSignal } = {}): Promise<ReadableDocument> {
   const { format, url } = description;
-  if (format === 'pdf') return pdfToText(body, url, description.truncated);
+  if (format === 'pdf') return pdfToText(body, url, description.truncated, limits);
   const text = decode(body, description.charset, format);
   switch (format) {
     case 'html': {

@@ -3,7 +3,16 @@ import { ToolInputError, type ToolContext, type ToolDefinition } from '../tool-d
 import { readLocalFile } from './local-file-reader';
 import { fetchPage } from './page-fetcher';
 import type { PageSummarizer, PageSummary } from './page-summarizer';
-import { DEFAULT_ALLOWED_CONTENT_TYPES, extractReadableContent, formatOfContentType, formatOfFileName, isUndeclaredContentType, sniffFormat, type ReadableDocument } from './readable-content';
+import {
+  DEFAULT_ALLOWED_CONTENT_TYPES,
+  extractReadableContent,
+  type DocumentLimits,
+  formatOfContentType,
+  formatOfFileName,
+  isUndeclaredContentType,
+  sniffFormat,
+  type ReadableDocument,
+} from './readable-content';
 import { parseVisitTarget } from './visit-target';
 
 /** How the visit tool fetches and reads pages. Every field is optional. */
@@ -46,6 +55,11 @@ export interface VisitToolOptions {
    * evidence and summary for that goal instead of the whole text. Default none.
    */
   summarizer?: PageSummarizer;
+  /**
+   * The limits of reading a PDF, in a worker thread of its own (text, heap, binary allocations,
+   * time); see `IsolatedExtractionOptions` for each default.
+   */
+  documentLimits?: DocumentLimits;
 }
 
 /** Default of {@link VisitToolOptions.maxBytes}: 5 MB. */
@@ -70,6 +84,7 @@ interface ResolvedVisitOptions {
   userAgent: string;
   localFileDirectories: readonly string[];
   summarizer?: PageSummarizer;
+  documentLimits: DocumentLimits;
 }
 
 function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
@@ -89,6 +104,7 @@ function resolveOptions(options: VisitToolOptions): ResolvedVisitOptions {
     userAgent: options.userAgent ?? DEFAULT_VISIT_USER_AGENT,
     localFileDirectories: options.localFileDirectories ?? [],
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    documentLimits: options.documentLimits ?? {},
   };
 }
 
@@ -145,7 +161,11 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
       });
       const format = isUndeclaredContentType(page.contentType) ? sniffFormat(page.body) : formatOfContentType(page.contentType);
       if (!format) throw new Error('the response is binary and declares no readable content type');
-      const document = await extractReadableContent(page.body, { format, url: page.finalUrl, truncated: page.truncated, ...(page.charset ? { charset: page.charset } : {}) });
+      const document = await extractReadableContent(
+        page.body,
+        { format, url: page.finalUrl, truncated: page.truncated, ...(page.charset ? { charset: page.charset } : {}) },
+        { ...settings.documentLimits, signal },
+      );
       return { ...document, finalUrl: page.finalUrl, truncated: page.truncated };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
@@ -154,18 +174,18 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
     }
   }
 
-  async function readFile(reference: string): Promise<ReadPage> {
+  async function readFile(reference: string, signal: AbortSignal): Promise<ReadPage> {
     const file = await readLocalFile(reference, settings.localFileDirectories, settings.maxBytes);
     const format = formatOfFileName(file.path) ?? sniffFormat(file.body);
     if (!format) throw new Error('it is a binary file and cannot be read as text');
     const finalUrl = pathToFileURL(file.path).href;
-    const document = await extractReadableContent(file.body, { format, url: finalUrl, truncated: file.truncated });
+    const document = await extractReadableContent(file.body, { format, url: finalUrl, truncated: file.truncated }, { ...settings.documentLimits, signal });
     return { ...document, finalUrl, truncated: file.truncated };
   }
 
   async function read(entry: string, signal: AbortSignal): Promise<ReadPage> {
     const target = parseVisitTarget(entry);
-    return target.kind === 'file' ? readFile(target.reference) : readWebPage(target.url, signal);
+    return target.kind === 'file' ? readFile(target.reference, signal) : readWebPage(target.url, signal);
   }
 
   async function render(page: ReadPage, goal: string | undefined, context: ToolContext): Promise<string> {
