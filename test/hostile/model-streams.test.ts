@@ -8,7 +8,8 @@ import { answer, runId, Scenarios } from '../integration/support/scenarios';
 
 // Issue 28, row 3: a model server that sends 200 MB without a newline, a 50 MB tool call, or a
 // 3 MB reply without a space. Each must end its own run with a clear reason after one request —
-// never 12 paid retries — while the worker stays alive and answers another run meanwhile.
+// never 12 paid retries — while the worker stays alive, answers another run meanwhile, and its
+// log is not flooded with what the server sent.
 
 const scenarios = new Scenarios();
 let environment: AgentEnvironment;
@@ -53,6 +54,8 @@ async function attackedRun(label: string, attack: ScriptedReply) {
   assert.equal(bystanderResult.prediction, 'still here');
   const result = (await within(120_000, 'the attacked run ending', handle.result())) as ResearchRunResult;
   assert.ok(alive(worker.pid), 'the worker is alive');
+  // The openai client quotes an event it cannot parse: nothing the server sent flooded the log.
+  assert.ok(worker.log.length < 200_000, `the worker's log is ${worker.log.length} characters`);
   return { result, requests: environment.requestsOf(workflowId) };
 }
 
