@@ -5,7 +5,15 @@
  * with the same pattern (the `(?i:…)` contractions spelt out, which JavaScript lacks) and
  * remembers each short piece's count, so words seen before are looked up, not encoded: several
  * times faster on prose, exact where the split matches tiktoken's (test/unit/piece-memo-count.test.ts
- * compares them over varied text). A text the pattern does not cover whole is counted by tiktoken.
+ * compares them over varied text).
+ *
+ * A long piece — a run of letters, digits' neighbours or punctuation without a space, as a hostile
+ * or broken model can send megabytes of — is counted slice by slice (issue 28): tiktoken's merging
+ * is quadratic in a piece's length (100,000 letters: 10 s; 400,000: 5 minutes) and it crashes
+ * on longer ones (`RuntimeError: unreachable` on 3,000,000 letters, spaces, punctuation or CJK). Slices of
+ * {@link PieceMemoOptions.maxEncodedCharacters} keep the cost linear (about 0.3 µs a character for
+ * letters, 2 µs for CJK) and the count within a few per cent of what tiktoken would give; pieces
+ * up to that length, all of ordinary text, are counted exactly.
  */
 
 const CONTRACTION = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?";
@@ -30,6 +38,26 @@ export interface PieceMemoOptions {
   maxPieces?: number;
   /** Longest piece remembered, in characters; longer ones are encoded each time. Default: 64. */
   maxPieceCharacters?: number;
+  /** Longest text encoded in one go, in characters; a longer piece is counted as the sum of slices this long. Default: {@link MAX_ENCODED_CHARACTERS}. */
+  maxEncodedCharacters?: number;
+}
+
+/** {@link PieceMemoOptions.maxEncodedCharacters} when not given: 256 characters (exact below it). */
+export const MAX_ENCODED_CHARACTERS = 256;
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** `encode`'s count of `text`, summed over slices of at most `slice` characters (never cutting a surrogate pair). */
+export function slicedCount(encode: (text: string) => number, text: string, slice: number): number {
+  if (text.length <= slice) return encode(text);
+  let total = 0;
+  for (let start = 0; start < text.length;) {
+    let end = Math.min(start + slice, text.length);
+    if (end < text.length && end - start > 1 && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+    total += encode(text.slice(start, end));
+    start = end;
+  }
+  return total;
 }
 
 /**
@@ -39,6 +67,7 @@ export interface PieceMemoOptions {
 export function pieceMemoCount(encode: (text: string) => number, options: PieceMemoOptions = {}): (text: string) => number {
   const maxPieces = options.maxPieces ?? 100_000;
   const maxPieceCharacters = options.maxPieceCharacters ?? 64;
+  const maxEncodedCharacters = Math.max(2, options.maxEncodedCharacters ?? MAX_ENCODED_CHARACTERS);
   let memo = new Map<string, number>();
   return (text) => {
     let total = 0;
@@ -46,8 +75,8 @@ export function pieceMemoCount(encode: (text: string) => number, options: PieceM
     for (const match of text.matchAll(O200K_PIECE_PATTERN)) {
       const piece = match[0];
       covered += piece.length;
-      if (piece.length > maxPieceCharacters) {
-        total += encode(piece);
+      if (piece.length > maxPieceCharacters || maxPieces === 0) {
+        total += slicedCount(encode, piece, maxEncodedCharacters);
         continue;
       }
       let count = memo.get(piece);
@@ -58,7 +87,7 @@ export function pieceMemoCount(encode: (text: string) => number, options: PieceM
       }
       total += count;
     }
-    // Characters no alternative matched (none expected): the whole text as tiktoken counts it.
-    return covered === text.length ? total : encode(text);
+    // Characters no alternative matched (none expected): the whole text, slice by slice.
+    return covered === text.length ? total : slicedCount(encode, text, maxEncodedCharacters);
   };
 }

@@ -22,7 +22,11 @@ function encodedLength(text: string): number {
 
 /** How the tiktoken counter counts. */
 export interface TiktokenCounterOptions {
-  /** Remember the pieces of text counted (`piece-memo-count.ts`), so known words are looked up, not encoded. Default: true. */
+  /**
+   * Remember the pieces of text counted (`piece-memo-count.ts`), so known words are looked up, not
+   * encoded. Default: true. Either way the text is encoded piece by piece and a long piece slice by
+   * slice, so a long run without spaces can neither crash tiktoken nor take it minutes.
+   */
   rememberPieces?: boolean;
 }
 
@@ -34,7 +38,7 @@ export interface TiktokenCounterOptions {
  * the count is tiktoken's either way.
  */
 export function createTiktokenCounter(options: TiktokenCounterOptions = {}): TokenCounter {
-  const count = options.rememberPieces === false ? encodedLength : pieceMemoCount(encodedLength);
+  const count = pieceMemoCount(encodedLength, options.rememberPieces === false ? { maxPieces: 0 } : {});
   return { encoding: 'o200k_base', count };
 }
 

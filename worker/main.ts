@@ -114,7 +114,9 @@ async function main(): Promise<void> {
   const tracing = startWorkerTracing(loadTracingConfig(), (line) => console.log(line));
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
-  const chatModel = createOpenAIChatModel({ baseUrl: modelConfig.baseUrl, apiKey: modelConfig.apiKey, timeoutSeconds: modelConfig.timeoutSeconds });
+  // REACT_AGENT_MODEL_MAX_REPLY_BYTES / _MAX_LINE_BYTES: a larger reply fails its call, not retried (the judge's too).
+  const replyLimits = { maxReplyBytes: modelConfig.maxReplyBytes, maxLineBytes: modelConfig.maxLineBytes };
+  const chatModel = createOpenAIChatModel({ baseUrl: modelConfig.baseUrl, apiKey: modelConfig.apiKey, timeoutSeconds: modelConfig.timeoutSeconds, replyLimits });
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
   const mcp = await startWorkerTools({
@@ -169,7 +171,7 @@ async function main(): Promise<void> {
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
     // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
     evaluation: {
-      judgeModel: createOpenAIChatModel({ baseUrl: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, timeoutSeconds: judgeConfig.timeoutSeconds }, classifyJudgeError),
+      judgeModel: createOpenAIChatModel({ baseUrl: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, timeoutSeconds: judgeConfig.timeoutSeconds, replyLimits }, classifyJudgeError),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.
       verdicts:

