@@ -188,9 +188,19 @@ export class ResearchRun {
     return this.withRecord({ kind: 'failed', message: reason }) as FinalEnding;
   }
 
-  /** The loop is over: no more steering. */
-  close(): void {
+  /**
+   * The loop is over: no more steering, the deadline timer cancelled, and `next` — what the run
+   * does after the loop — started in the same synchronous step. So the CancelTimer command always
+   * follows the first command `next` schedules (a scope's cancellation reaches its timer a
+   * microtask later), as in every run recorded before the phases had their own files; nothing can
+   * be awaited in between, which would swap the two and fail replay. Safe to call again (the
+   * finish after a final answer): there is no timer left to cancel.
+   */
+  leaveLoop<T>(next: () => T): T {
     this.closed = true;
+    this.deadline?.cancel();
+    this.deadline = undefined;
+    return next();
   }
 
   enter(phase: ResearchPhase): void {
@@ -214,18 +224,6 @@ export class ResearchRun {
         this.requestStop({ kind: 'timeout' });
       })
       .catch(() => undefined);
-  }
-
-  /**
-   * Cancels the deadline timer once the loop is over. The phase after the loop calls this in the
-   * same synchronous step that schedules its first activity, so the CancelTimer command follows
-   * that activity (a scope's cancellation reaches its timer a microtask later), as in every run
-   * recorded before the phases had their own files; an await in between would swap the two and
-   * fail replay.
-   */
-  disarmDeadline(): void {
-    this.deadline?.cancel();
-    this.deadline = undefined;
   }
 
   /**

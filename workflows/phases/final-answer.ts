@@ -34,13 +34,13 @@ import type { ResearchRun } from '../research-run';
 export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promise<FinalEnding> {
   const why = finalAnswerCause(ending, run.options.finalAnswerPhase);
   if (why === undefined) return ending;
-  run.close();
-  run.disarmDeadline();
-  const finishReason = ending.kind === 'finish_requested' ? ending.reason : '';
-  const prepared = prepareFinalAnswer(run.state, why, ending.openTurn, { protocol: run.protocol, injected: run.takeInjected() });
-  const request = finalAnswerRequest(why, run.protocol, finishReason);
-  run.state = appendPendingText(prepared, request);
-  return endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }));
+  return run.leaveLoop(async () => {
+    const finishReason = ending.kind === 'finish_requested' ? ending.reason : '';
+    const prepared = prepareFinalAnswer(run.state, why, ending.openTurn, { protocol: run.protocol, injected: run.takeInjected() });
+    const request = finalAnswerRequest(why, run.protocol, finishReason);
+    run.state = appendPendingText(prepared, request);
+    return endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }));
+  });
 }
 
 /** The final answer call's prompt before any compression: the state without the request, and the request. */

@@ -17,50 +17,51 @@ import { recordContinuation, recordRunEnded } from '../run-search-attributes';
  * nothing to store.
  */
 export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchRunResult> {
-  return CancellationScope.nonCancellable(async () => {
-    run.close();
-    run.disarmDeadline();
-    run.enter('finishing');
-    let conclusion = run.conclude(ending);
-    const { termination } = conclusion;
-    let transcript = '';
-    if (!run.state.setup) {
-      upsertSearchAttributes([{ key: REACT_TERMINATION, value: termination }]);
-    } else {
-      run.state = closingState(run.state, ending.openTurn, termination, run.takeInjected(), run.protocol);
-      transcript = run.state.conversation;
-      try {
-        transcript = (await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })).conversation;
-      } catch (error) {
-        conclusion = afterStoreFailure(conclusion, rootMessage(error));
-      }
-      run.enter('done');
-      upsertSearchAttributes([
-        { key: REACT_TERMINATION, value: termination },
-        { key: REACT_ITERATIONS, value: run.state.modelCalls },
-      ]);
-      setCurrentDetails(`Ended: ${termination} after ${run.state.modelCalls} model calls.`);
+  return CancellationScope.nonCancellable(() => run.leaveLoop(() => finishing(run, ending)));
+}
+
+/** {@link finish}'s steps once the loop is left, in the scope no cancellation reaches. */
+async function finishing(run: ResearchRun, ending: FinalEnding): Promise<ResearchRunResult> {
+  run.enter('finishing');
+  let conclusion = run.conclude(ending);
+  const { termination } = conclusion;
+  let transcript = '';
+  if (!run.state.setup) {
+    upsertSearchAttributes([{ key: REACT_TERMINATION, value: termination }]);
+  } else {
+    run.state = closingState(run.state, ending.openTurn, termination, run.takeInjected(), run.protocol);
+    transcript = run.state.conversation;
+    try {
+      transcript = (await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })).conversation;
+    } catch (error) {
+      conclusion = afterStoreFailure(conclusion, rootMessage(error));
     }
-    recordRunEnded(run);
-    await condition(allHandlersFinished);
-    countFinishedRun({ termination });
-    const { state, input } = run;
-    return {
-      question: input.question,
-      answer: input.answer ?? '',
-      prediction: conclusion.prediction,
-      termination,
-      transcript,
-      iterations: state.modelCalls,
-      toolCalls: state.toolCallsAnswered,
-      usage: state.usage,
-      contextTokens: state.contextTokens,
-      durationMs: Date.now() - state.startedAt,
-      ...(conclusion.error ? { error: conclusion.error } : {}),
-      ...(conclusion.parsedAnswer !== undefined ? { parsedAnswer: conclusion.parsedAnswer } : {}),
-      details: state.details,
-    };
-  });
+    run.enter('done');
+    upsertSearchAttributes([
+      { key: REACT_TERMINATION, value: termination },
+      { key: REACT_ITERATIONS, value: run.state.modelCalls },
+    ]);
+    setCurrentDetails(`Ended: ${termination} after ${run.state.modelCalls} model calls.`);
+  }
+  recordRunEnded(run);
+  await condition(allHandlersFinished);
+  countFinishedRun({ termination });
+  const { state, input } = run;
+  return {
+    question: input.question,
+    answer: input.answer ?? '',
+    prediction: conclusion.prediction,
+    termination,
+    transcript,
+    iterations: state.modelCalls,
+    toolCalls: state.toolCallsAnswered,
+    usage: state.usage,
+    contextTokens: state.contextTokens,
+    durationMs: Date.now() - state.startedAt,
+    ...(conclusion.error ? { error: conclusion.error } : {}),
+    ...(conclusion.parsedAnswer !== undefined ? { parsedAnswer: conclusion.parsedAnswer } : {}),
+    details: state.details,
+  };
 }
 
 /**
@@ -68,9 +69,12 @@ export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchR
  * the messages injected since the last call) carried into the next run of the same workflow,
  * marked with this run's id so the next run knows the state came from here and not from a client.
  */
-export async function continueAsNewRun(run: ResearchRun): Promise<never> {
-  run.close();
-  run.disarmDeadline();
+export function continueAsNewRun(run: ResearchRun): Promise<never> {
+  return run.leaveLoop(() => continuingAsNew(run));
+}
+
+/** {@link continueAsNewRun}'s steps once the loop is left. */
+async function continuingAsNew(run: ResearchRun): Promise<never> {
   await condition(allHandlersFinished);
   run.state = continuedRunState(run.state, run.takeInjected());
   upsertSearchAttributes([{ key: REACT_ITERATIONS, value: run.state.modelCalls }]);

@@ -18,7 +18,7 @@ import { runToolTurn } from './tool-turn';
 /**
  * The ReAct loop: model call after model call until a step ends it. Runs in the run's loop
  * scope, which a stop request (deadline, `finishNow`) cancels; the deadline timer runs meanwhile
- * (the next phase cancels it: `ResearchRun.disarmDeadline`).
+ * (the next phase cancels it as it starts: `ResearchRun.leaveLoop`).
  */
 export async function reactLoop(run: ResearchRun): Promise<Ending> {
   run.armDeadline();
