@@ -69,7 +69,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     if (plan.dropTurns) {
       messages = questionAlone(plan, messages, start);
       summarizedTurns = plan.turns.length;
-    } else if (summaryDue(plan, input, tokensOf(withFinalRequest(messages, input.finalAnswer)))) {
+    } else if (summaryDue(plan, input, () => tokensOf(withFinalRequest(messages, input.finalAnswer)))) {
       const original = await loadConversation(store, start);
       const summary = await writeSummary(input, readQuestion(messages[1] as ChatMessage).summary, foldedMessages(plan, original));
       if (summary) {

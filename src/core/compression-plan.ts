@@ -100,9 +100,13 @@ export function planCompression(messages: readonly ChatMessage[], protocol: Prot
   return { turns, oldTurns, stubs, stubbedResults, dropTurns };
 }
 
-/** Whether the old turns are folded into a summary: allowed, there are some, and the stubbed conversation as it will be sent is over the target. */
-export function summaryDue(plan: CompressionPlan, budgets: CompressionBudgets, sentTokens: number): boolean {
-  return !plan.dropTurns && budgets.summarize && plan.oldTurns.length > 0 && sentTokens > budgets.targetTokens;
+/**
+ * Whether the old turns are folded into a summary: allowed, there are some, and the stubbed
+ * conversation as it will be sent (`sentTokens`, asked only when the rest allows a summary) is
+ * over the target.
+ */
+export function summaryDue(plan: CompressionPlan, budgets: CompressionBudgets, sentTokens: () => number): boolean {
+  return !plan.dropTurns && budgets.summarize && plan.oldTurns.length > 0 && sentTokens() > budgets.targetTokens;
 }
 
 /** The messages a summary folds in: every message of the old turns (from the conversation as it was, not stubbed). */

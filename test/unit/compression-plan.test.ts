@@ -114,13 +114,34 @@ describe('the summary', () => {
   const plan = planCompression(messages, protocolByName('deep-research'), budgets({ keepRecentTurns: 1 }));
 
   test('is due when allowed, there are old turns and the conversation as sent is over the target', () => {
-    assert.equal(summaryDue(plan, budgets(), 101), true);
-    assert.equal(summaryDue(plan, budgets(), 100), false, 'at the target is enough');
-    assert.equal(summaryDue(plan, budgets({ summarize: false }), 1_000), false);
+    assert.equal(
+      summaryDue(plan, budgets(), () => 101),
+      true,
+    );
+    assert.equal(
+      summaryDue(plan, budgets(), () => 100),
+      false,
+      'at the target is enough',
+    );
+    assert.equal(
+      summaryDue(plan, budgets({ summarize: false }), () => 1_000),
+      false,
+    );
+    assert.equal(
+      summaryDue(plan, budgets({ summarize: false }), () => assert.fail('counted though no summary is allowed')),
+      false,
+    );
     const recentOnly = planCompression(messages, protocolByName('deep-research'), budgets({ keepRecentTurns: 3 }));
-    assert.equal(summaryDue(recentOnly, budgets(), 1_000), false, 'no old turns');
+    assert.equal(
+      summaryDue(recentOnly, budgets(), () => 1_000),
+      false,
+      'no old turns',
+    );
     const dropped = planCompression(messages, protocolByName('deep-research'), budgets({ finalAnswer: { request: 'r', dropTurns: true } }));
-    assert.equal(summaryDue(dropped, budgets(), 1_000), false);
+    assert.equal(
+      summaryDue(dropped, budgets(), () => 1_000),
+      false,
+    );
   });
 
   test('folds in every message of the old turns', () => {
