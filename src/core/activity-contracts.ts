@@ -1,3 +1,4 @@
+import type { CompressionBudgets } from './compression-plan';
 import type { PendingMessage, StoredText, TokenUsage } from './messages';
 import type { ParsedTurn, ProtocolName } from './protocols/protocol';
 import type { ModelOptions } from './model-options';
@@ -125,7 +126,8 @@ export interface FinishTranscriptOutput {
   messages: number;
 }
 
-export interface CompressContextInput {
+/** The `compressContext` activity's input: the conversation, and what to compress it to (`CompressionBudgets`, src/core/compression-plan.ts). */
+export interface CompressContextInput extends CompressionBudgets {
   workflowId: string;
   conversation: string;
   /** Pending messages, appended before compressing. */
@@ -133,19 +135,7 @@ export interface CompressContextInput {
   protocol: ProtocolName;
   /** The run's question (kept first; an incremental summary is attached to it). */
   question: string;
-  /** Turns at the end kept whole. */
-  keepRecentTurns: number;
-  /** Stop compressing once our estimate (o200k, uncalibrated) is at or under this; the workflow converts its target into these units. */
-  targetTokens: number;
-  /** Whether older turns may be folded into a model-written summary. */
-  summarize: boolean;
   model: ModelOptions & { model: string };
-  /**
-   * For the final answer call (issue 16): the request that ends the conversation, added after
-   * compressing as the last user text (counted in `targetTokens`); with `dropTurns`, every turn and
-   * any summary are left out, so the question alone comes before it.
-   */
-  finalAnswer?: { request: string; dropTurns?: boolean };
   /**
    * When the model's context window is known: the most a summary request may take, so the
    * summariser's own call fits the window (its prompt in our estimate's units, its reply in the

@@ -268,3 +268,21 @@ export function didNotFitPrediction(details: RunDetails): string | undefined {
     `and ${window} leaves at most ${count(didNotFit.promptLimit)} for the prompt (the rest is kept for the answer).`
   );
 }
+
+/** The fewest tokens a piece of steps to summarise may have; less and there is no summary. */
+export const MIN_SUMMARY_PIECE_TOKENS = 64;
+
+/** How many times a summary request the server refuses as too long is tried again in smaller pieces, before there is no summary. */
+export const SUMMARY_RETRIES_AFTER_REFUSAL = 2;
+
+/**
+ * The next summary requests' size after the server refused one of `sentTokens` (our estimate) as
+ * too long: sized from the window its refusal names (`window`; the reply at most a quarter of it,
+ * the prompt a fifth less than what the window leaves, since our estimate may count fewer tokens
+ * than the server), and never more than half of what was sent nor less than two pieces' minimum.
+ */
+export function summaryLimitsAfterRefusal(sentTokens: number, replyTokens: number, window: number | undefined): { promptTokens: number; replyTokens: number } {
+  const reply = window === undefined ? replyTokens : Math.max(1, Math.min(replyTokens, Math.floor(window * MAX_REPLY_SHARE_OF_WINDOW)));
+  const fromWindow = window === undefined ? Number.POSITIVE_INFINITY : Math.floor((window - reply - windowMargin(window)) * 0.8);
+  return { promptTokens: Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow, Math.floor(sentTokens / 2))), replyTokens: reply };
+}

@@ -16,10 +16,12 @@ import {
   finalReplyRoom,
   learnedContextWindow,
   learnedFromOverflow,
+  MIN_SUMMARY_PIECE_TOKENS,
   OLLAMA_DEFAULT_CONTEXT_TOKENS,
   promptBudgetOf,
   replyReserve,
   summaryLimits,
+  summaryLimitsAfterRefusal,
   windowMargin,
   windowOfLlamaServerProps,
   windowOfOllamaPs,
@@ -340,5 +342,17 @@ describe('what run and follow print', () => {
     assert.deepEqual(progressLines({ kind: 'context_window_learned', output: { maxOutputTokens: 10_000 } }), [
       '  model context window: the server does not say; the context budget is limits.maxContextTokens',
     ]);
+  });
+});
+
+describe('summary requests after a refusal', () => {
+  test('sized from the window the refusal names: the reply at most a quarter, the prompt a fifth under what is left', () => {
+    assert.deepEqual(summaryLimitsAfterRefusal(10_000, 1_500, 1_024), { promptTokens: Math.floor((1_024 - 256 - 32) * 0.8), replyTokens: 256 });
+  });
+
+  test('never more than half of what was sent, nor less than two pieces of the minimum; without a window the reply stays', () => {
+    assert.deepEqual(summaryLimitsAfterRefusal(1_000, 1_500, undefined), { promptTokens: 500, replyTokens: 1_500 });
+    assert.deepEqual(summaryLimitsAfterRefusal(100, 1_500, undefined), { promptTokens: MIN_SUMMARY_PIECE_TOKENS * 2, replyTokens: 1_500 });
+    assert.equal(summaryLimitsAfterRefusal(1_000, 1_500, 100_000).promptTokens, 500);
   });
 });

@@ -1,11 +1,23 @@
 import JSON5 from 'json5';
-import type { MessagePart, PendingMessage } from '../messages';
+import type { ChatMessage, MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import type { ModelReply, Observation, ParsedTurn, Protocol } from './protocol';
 
 const FORMAT_HELP =
   'Use exactly this format:\nThought: your reasoning\nAction: the tool name\nAction Input: the arguments as a JSON object\n' +
   'or, when you know the answer:\nThought: your reasoning\nFinal Answer: the answer';
+
+const OBSERVATION_LABEL = 'Observation: ';
+
+/** A message's text in pieces, each `Observation: ` starting one: the result is the rest of its piece. */
+function observationPieces(content: string): string[] {
+  return content.split(/(?=Observation: )/);
+}
+
+/** A user message that starts with `Observation:` (results and corrections alike). */
+function isClassicObservation(message: ChatMessage): boolean {
+  return message.role === 'user' && message.content.startsWith('Observation:');
+}
 
 function field(content: string, label: string, until: string[]): string | undefined {
   const match = new RegExp(`^\\s*${label}:[ \\t]*`, 'mi').exec(content);
@@ -74,5 +86,26 @@ export const classicReactProtocol: Protocol = {
 
   finalAnswerRequest(reason: string): string {
     return `${reason} Do not use any more tools. Based on everything above, write your best answer now as:\nThought: your final reasoning\nFinal Answer: the answer`;
+  },
+
+  isObservation: isClassicObservation,
+
+  /** Each `Observation: ` piece's text after the label, up to the next one (its separating newline included). */
+  observationResults(message: ChatMessage): string[] {
+    if (!isClassicObservation(message)) return [];
+    return observationPieces(message.content)
+      .filter((piece) => piece.startsWith(OBSERVATION_LABEL))
+      .map((piece) => piece.slice(OBSERVATION_LABEL.length));
+  },
+
+  withObservationResults(message: ChatMessage, results: readonly string[]): ChatMessage {
+    let next = 0;
+    const pieces = observationPieces(message.content).map((piece) => {
+      if (!piece.startsWith(OBSERVATION_LABEL)) return piece;
+      const result = results[next];
+      next += 1;
+      return result === undefined ? piece : `${OBSERVATION_LABEL}${result}`;
+    });
+    return { ...message, content: pieces.join('') };
   },
 };

@@ -1,5 +1,5 @@
 import JSON5 from 'json5';
-import type { MessagePart, PendingMessage } from '../messages';
+import type { ChatMessage, MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
 import { callOverCap, DEFAULT_MAX_TOOL_CALLS_PER_REPLY } from './tool-call-cap';
@@ -12,6 +12,22 @@ export const INVALID_TOOL_CALL_HELP =
   'Write the tool call as a JSON object with a string "name" and an object "arguments", inside <tool_call></tool_call>, ' +
   'for example <tool_call>\n{"name": "search", "arguments": {"query": ["..."]}}\n</tool_call>. ' +
   'For python, put the code in <code></code> inside the <tool_call>.';
+
+/** A message's text split around its `<tool_response>` blocks, each block a part of its own (odd indexes). */
+function toolResponseParts(content: string): string[] {
+  return content.split(/(<tool_response>\n?[\s\S]*?\n?<\/tool_response>)/);
+}
+
+/** The result inside one `<tool_response>` block, without the newlines that frame it; undefined for text between blocks. */
+function toolResponseResult(part: string): string | undefined {
+  const match = /^<tool_response>\n?([\s\S]*?)\n?<\/tool_response>$/.exec(part);
+  return match ? (match[1] ?? '') : undefined;
+}
+
+/** A user message with a `<tool_response>` in it. */
+function isToolResponseMessage(message: ChatMessage): boolean {
+  return message.role === 'user' && message.content.includes(TOOL_RESPONSE_TAG);
+}
 
 function between(text: string, open: string, close: string, from = 0): { inner: string; end: number; closed: boolean } | undefined {
   const start = text.indexOf(open, from);
@@ -179,5 +195,27 @@ export const deepResearchProtocol: Protocol = {
       `${reason} Stop calling tools now. Based on everything above, think once more and give the answer you consider most likely, ` +
       'in this format: <think>your final thinking</think>\n<answer>your answer</answer>'
     );
+  },
+
+  isObservation: isToolResponseMessage,
+
+  observationResults(message: ChatMessage): string[] {
+    if (!isToolResponseMessage(message)) return [];
+    return toolResponseParts(message.content)
+      .map(toolResponseResult)
+      .filter((result): result is string => result !== undefined);
+  },
+
+  /** Every `<tool_response>` block written again with its result framed by newlines. */
+  withObservationResults(message: ChatMessage, results: readonly string[]): ChatMessage {
+    let next = 0;
+    const parts = toolResponseParts(message.content).map((part) => {
+      const result = toolResponseResult(part);
+      if (result === undefined) return part;
+      const replaced = results[next] ?? result;
+      next += 1;
+      return `<tool_response>\n${replaced}\n</tool_response>`;
+    });
+    return { ...message, content: parts.join('') };
   },
 };

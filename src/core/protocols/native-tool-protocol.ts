@@ -1,5 +1,5 @@
 import JSON5 from 'json5';
-import type { PendingMessage } from '../messages';
+import type { ChatMessage, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import { extractThought } from './deep-research-protocol';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';
@@ -67,5 +67,18 @@ export const nativeToolProtocol: Protocol = {
 
   finalAnswerRequest(reason: string): string {
     return `${reason} Do not call any more tools. Based on everything above, reply now with the answer you consider most likely.`;
+  },
+
+  /** A `tool` message, whose whole text is one call's result. */
+  isObservation(message: ChatMessage): boolean {
+    return message.role === 'tool';
+  },
+
+  observationResults(message: ChatMessage): string[] {
+    return message.role === 'tool' ? [message.content] : [];
+  },
+
+  withObservationResults(message: ChatMessage, results: readonly string[]): ChatMessage {
+    return { ...message, content: results[0] ?? message.content };
   },
 };

@@ -1,4 +1,4 @@
-import type { MessagePart, NativeToolCall, PendingMessage } from '../messages';
+import type { ChatMessage, MessagePart, NativeToolCall, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 
 /** One tool call the model asked for, as parsed from its output. */
@@ -74,4 +74,16 @@ export interface Protocol {
   renderCorrection(problem: string): PendingMessage;
   /** The text that asks for the final answer when a budget ran out. */
   finalAnswerRequest(reason: string): string;
+  /** Whether a stored message carries tool results (observations) in this protocol's format. */
+  isObservation(message: ChatMessage): boolean;
+  /**
+   * The tool result texts an observation message carries, in order, as compression reads them to
+   * stub ([] for a message that is not an observation).
+   */
+  observationResults(message: ChatMessage): string[];
+  /**
+   * The observation message with its tool results, in the order {@link observationResults} gives
+   * them, replaced by `results` (a missing one stays as it was); the rest of its text as it was.
+   */
+  withObservationResults(message: ChatMessage, results: readonly string[]): ChatMessage;
 }
