@@ -10,7 +10,8 @@ import { totalOfCounts } from '../src/domain/message-token-counts';
 import { composeMessage, loadConversation, putMessage } from '../src/storage/conversation';
 import { countedMessages, carriedConversationCounts, putCountedConversation } from './counted-conversation';
 import type { ChatModel } from './model/chat-model';
-import { WORKFLOW_ID_LABEL } from './model-activity';
+import { WORKFLOW_ID_LABEL } from './model/chat-request-labels';
+import { chatControls } from './model/chat-controls';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 import { heartbeat } from './heartbeats';
 import type { TranscriptStore } from '../src/storage/transcript-store';
@@ -146,11 +147,7 @@ export function createCompressContext(dependencies: CompressionDependencies) {
         sampling: { temperature: 0.2, maxOutputTokens: maxTokens },
         labels: { [WORKFLOW_ID_LABEL]: input.workflowId, purpose: 'summary' },
       },
-      {
-        signal: context.cancellationSignal,
-        ...(context.info.heartbeatTimeoutMs ? { stallLimitMs: context.info.heartbeatTimeoutMs } : {}),
-        onProgress: () => context.heartbeat({ summarizing: true }),
-      },
+      chatControls({ signal: context.cancellationSignal, heartbeatTimeoutMs: context.info.heartbeatTimeoutMs, onProgress: () => context.heartbeat({ summarizing: true }) }),
     );
     return reply.content.trim();
   };

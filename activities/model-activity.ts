@@ -13,9 +13,10 @@ import { totalOfCounts } from '../src/domain/message-token-counts';
 import { composeMessage, loadMessages, loadToolSpecs, messageReference, putMessage } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
-import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
+import { chatControls } from './model/chat-controls';
+import type { ChatDelta, ChatModel, ChatProgress } from './model/chat-model';
+import { MODEL_CALL_LABEL, WORKFLOW_ID_LABEL } from './model/chat-request-labels';
 import { carriedConversationCounts, messageCounts, putCountedConversation } from './counted-conversation';
-import { heartbeatIntervalFor } from './heartbeats';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
@@ -29,7 +30,7 @@ export interface ModelDefaults {
   maxOutputTokens: number;
   /**
    * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
-   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, {@link stallSeconds} bounds the gaps.
+   * default 300 (`DEFAULT_FIRST_CHUNK_LIMIT_MS`). Once chunks flow, {@link stallSeconds} bounds the gaps.
    */
   firstTokenSeconds?: number;
   /**
@@ -43,9 +44,6 @@ export interface ModelDefaults {
    */
   maxToolCallsPerReply?: number;
 }
-
-/** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
-export const DEFAULT_FIRST_TOKEN_SECONDS = 300;
 
 export interface ModelActivityDependencies {
   /** The model (activities/model/chat-model.ts). */
@@ -62,22 +60,6 @@ export interface ModelActivityDependencies {
   /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
   redactor?: SecretRedactor;
 }
-
-/**
- * How long a model call's stream may stall, and how often it heartbeats while the request is open:
- * the stall limit is `stallSeconds` (the worker's REACT_AGENT_MODEL_STALL_SECONDS), else the heartbeat
- * timeout, else {@link DEFAULT_STALL_LIMIT_MS}; the heartbeats come often enough for the heartbeat
- * timeout ({@link heartbeatIntervalFor}) whatever the stall limit, so a stall limit longer than the
- * heartbeat timeout never times the call out on its heartbeat.
- */
-export function modelStreamLimits(stallSeconds: number | undefined, heartbeatTimeoutMs: number | undefined): { stallLimitMs: number; heartbeatIntervalMs: number } {
-  const stallLimitMs = stallSeconds !== undefined ? stallSeconds * 1000 : (heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS);
-  return { stallLimitMs, heartbeatIntervalMs: heartbeatIntervalFor(heartbeatTimeoutMs ?? stallLimitMs) };
-}
-
-/** Labels (request headers `x-react-agent-<label>`) that let a model server's logs be matched to a run and a model call. */
-export const WORKFLOW_ID_LABEL = 'workflow-id';
-export const MODEL_CALL_LABEL = 'model-call';
 
 /** Reasoning shortened for history the way the protocols shorten a `<think>` thought. */
 function thoughtOfReasoning(reasoning: string): string {
@@ -237,16 +219,17 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         },
         labels: { [WORKFLOW_ID_LABEL]: input.workflowId, [MODEL_CALL_LABEL]: String(input.modelCall) },
       },
-      {
+      chatControls({
         signal: context.cancellationSignal,
-        firstChunkLimitMs: (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000,
-        ...modelStreamLimits(modelDefaults.stallSeconds, context.info.heartbeatTimeoutMs),
+        heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
+        firstTokenSeconds: modelDefaults.firstTokenSeconds,
+        stallSeconds: modelDefaults.stallSeconds,
         onDelta: (delta) => streamed.add(delta),
         onProgress: (progress) => {
           if (progress.chunks > 0) metrics.chunkArrived();
           context.heartbeat(heartbeatOf(progress, streamed));
         },
-      },
+      }),
     );
     const reply = redactor.redactValue(answered);
     const { content, reasoning, toolCalls: nativeCalls, finishReason } = reply;
