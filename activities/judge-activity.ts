@@ -5,6 +5,7 @@ import type { EvaluationRun } from '../src/core/evaluation/evaluation-runs';
 import { parseVerdict, renderJudgePrompt, verdictReminder } from '../src/core/evaluation/judge-prompts';
 import { verdictKey, type StoredVerdict, type VerdictStore } from '../src/storage/verdict-store';
 import type { ChatModel } from './model/chat-model';
+import { chatControls } from './model/chat-controls';
 
 /** The judge's endpoint, for messages (never the key). */
 export interface JudgeEndpoint {
@@ -48,7 +49,7 @@ export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
     const context = Context.current();
     const reply = await chatModel.chat(
       { model: endpoint.model, messages, sampling: { temperature: 0 } },
-      { signal, ...(context.info.heartbeatTimeoutMs ? { stallLimitMs: context.info.heartbeatTimeoutMs } : {}), onProgress: () => context.heartbeat(progress) },
+      chatControls({ signal, heartbeatTimeoutMs: context.info.heartbeatTimeoutMs, onProgress: () => context.heartbeat(progress) }),
     );
     return reply.content;
   }

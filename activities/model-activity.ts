@@ -1,35 +1,30 @@
 import { Context } from '@temporalio/activity';
 import type { Span } from '@opentelemetry/api';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
-import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../src/domain/model-stream-text';
-import type { ChatMessage } from '../src/core/messages';
-import { modelCallCostUsd, type ModelPrices } from '../src/domain/model-prices';
+import type { ModelPrices } from '../src/domain/model-prices';
 import { SecretRedactor } from '../src/domain/secret-redaction';
-import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, keptToolCalls, protocolByName } from '../src/core/protocols';
-import { extractThought } from '../src/core/protocols/deep-research-protocol';
-import { preview } from '../src/core/text';
+import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, protocolByName } from '../src/core/protocols';
 import type { ToolSpec } from '../src/core/tool-spec';
-import { totalOfCounts } from '../src/domain/message-token-counts';
-import { composeMessage, loadMessages, loadToolSpecs, messageReference, putMessage } from '../src/storage/conversation';
+import { loadToolSpecs } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
-import { DEFAULT_STALL_LIMIT_MS, type ChatDelta, type ChatModel, type ChatProgress } from './model/chat-model';
-import { carriedConversationCounts, messageCounts, putCountedConversation } from './counted-conversation';
-import { heartbeatIntervalFor } from './heartbeats';
-import { countMessageTokens, type TokenCounter } from './token-counter';
+import { modelRequest, type SamplingDefaults } from './model-call/model-request';
+import { preparePrompt } from './model-call/prompt';
+import { assistantMessageOf, callModelOutput, recordReply, replyUsage, withReasoningThought } from './model-call/reply';
+import { heartbeatOf, StreamedText } from './model-call/streamed-text';
+import { chatControls } from './model/chat-controls';
+import type { ChatModel } from './model/chat-model';
+import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
-import { inModelCallSpan, setModelResponse, truncatedContent, type TraceContentOptions } from './tracing/agent-spans';
+import { inModelCallSpan, setModelInputContent, setModelOutputContent, setModelResponse, type TraceContentOptions } from './tracing/agent-spans';
 
-/** Sampling defaults the worker applies when a run does not set them. */
-export interface ModelDefaults {
+/** Sampling defaults the worker applies when a run does not set them, and the limits of its model calls. */
+export interface ModelDefaults extends SamplingDefaults {
   /** Model name (REACT_AGENT_MODEL). */
   model: string;
-  temperature: number;
-  topP: number;
-  maxOutputTokens: number;
   /**
    * Longest wait for the reply's first chunk, in seconds (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS);
-   * default {@link DEFAULT_FIRST_TOKEN_SECONDS}. Once chunks flow, {@link stallSeconds} bounds the gaps.
+   * default 300 (`DEFAULT_FIRST_CHUNK_LIMIT_MS`). Once chunks flow, {@link stallSeconds} bounds the gaps.
    */
   firstTokenSeconds?: number;
   /**
@@ -43,9 +38,6 @@ export interface ModelDefaults {
    */
   maxToolCallsPerReply?: number;
 }
-
-/** `ModelDefaults.firstTokenSeconds` when the worker does not set it (the config's default). */
-export const DEFAULT_FIRST_TOKEN_SECONDS = 300;
 
 export interface ModelActivityDependencies {
   /** The model (activities/model/chat-model.ts). */
@@ -61,110 +53,6 @@ export interface ModelActivityDependencies {
   traceContent?: TraceContentOptions;
   /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
   redactor?: SecretRedactor;
-}
-
-/**
- * How long a model call's stream may stall, and how often it heartbeats while the request is open:
- * the stall limit is `stallSeconds` (the worker's REACT_AGENT_MODEL_STALL_SECONDS), else the heartbeat
- * timeout, else {@link DEFAULT_STALL_LIMIT_MS}; the heartbeats come often enough for the heartbeat
- * timeout ({@link heartbeatIntervalFor}) whatever the stall limit, so a stall limit longer than the
- * heartbeat timeout never times the call out on its heartbeat.
- */
-export function modelStreamLimits(stallSeconds: number | undefined, heartbeatTimeoutMs: number | undefined): { stallLimitMs: number; heartbeatIntervalMs: number } {
-  const stallLimitMs = stallSeconds !== undefined ? stallSeconds * 1000 : (heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS);
-  return { stallLimitMs, heartbeatIntervalMs: heartbeatIntervalFor(heartbeatTimeoutMs ?? stallLimitMs) };
-}
-
-/** Labels (request headers `x-react-agent-<label>`) that let a model server's logs be matched to a run and a model call. */
-export const WORKFLOW_ID_LABEL = 'workflow-id';
-export const MODEL_CALL_LABEL = 'model-call';
-
-/** Reasoning shortened for history the way the protocols shorten a `<think>` thought. */
-function thoughtOfReasoning(reasoning: string): string {
-  return extractThought(`<think>${reasoning}</think>`);
-}
-
-/**
- * The last part of what a reply streamed — reasoning, content, native tool calls, in the order
- * they came, a new line where the kind changes and for each further tool call — bounded.
- */
-class StreamedText {
-  tail: StreamTail = { text: '', characters: 0 };
-  private lastKind: 'reasoning' | 'content' | 'tool' | undefined;
-  private readonly namedCalls = new Set<number>();
-
-  add(delta: ChatDelta): void {
-    if (!delta.text) return;
-    const kind = delta.kind === 'tool-name' || delta.kind === 'tool-arguments' ? 'tool' : delta.kind;
-    let separator = this.lastKind !== undefined && this.lastKind !== kind ? '\n' : '';
-    if (delta.kind === 'tool-name' && !this.namedCalls.has(delta.toolCall ?? 0)) {
-      // Each native tool call on a line of its own: its name, then its arguments as they come.
-      if (this.lastKind === 'tool') separator = '\n';
-      this.namedCalls.add(delta.toolCall ?? 0);
-    }
-    this.lastKind = kind;
-    this.tail = appendToStreamTail(this.tail, separator + delta.text);
-  }
-}
-
-/** A model call's heartbeat details: how far it got, and the streamed text's tail once text flows. */
-function heartbeatOf(progress: ChatProgress, streamed: StreamedText): ModelCallHeartbeat {
-  return {
-    chunks: progress.chunks,
-    characters: progress.contentCharacters,
-    ...(progress.reasoningCharacters ? { reasoningCharacters: progress.reasoningCharacters } : {}),
-    ...(progress.waitingForFirstChunkMs !== undefined ? { waitingForFirstTokenSeconds: Math.round(progress.waitingForFirstChunkMs / 1000) } : {}),
-    ...(streamed.tail.characters ? { streamed: streamed.tail.text, streamedCharacters: streamed.tail.characters } : {}),
-  };
-}
-
-/** A model call's prompt: its messages with their references and carried counts, and the messages it adds to the stored conversation. */
-interface Prompt {
-  references: string[];
-  messages: ChatMessage[];
-  known: Array<number | undefined>;
-  /** New since the stored conversation, with the references the prompt names them by: stored before the model is called. */
-  added: StoredMessage[];
-}
-
-/** A message with the reference it is (to be) stored under. */
-interface StoredMessage {
-  message: ChatMessage;
-  reference: string;
-}
-
-/**
- * Appends messages to a conversation, a user message that follows a user message joined to it
- * (chat templates want user and assistant turns to alternate): the request for the final answer
- * after a compression that took the last observations in, or a message injected then. The
- * question (the second message) is never joined to. The carried counts follow the references; a
- * joined or new message has none (it is counted). The new messages' references are known before
- * they are stored (content addresses), so they are stored while the prompt is counted.
- */
-function appendAlternating(conversation: { references: string[]; messages: ChatMessage[]; known: Array<number | undefined> }, additions: ChatMessage[]): Prompt {
-  const { references, messages, known } = conversation;
-  const [first, ...rest] = additions;
-  const last = messages.at(-1);
-  const joinLast = first?.role === 'user' && references.length > 2 && last?.role === 'user';
-  const added = (joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions).map((message) => ({ message, reference: messageReference(message) }));
-  const kept = joinLast ? references.length - 1 : references.length;
-  return {
-    references: [...references.slice(0, kept), ...added.map(({ reference }) => reference)],
-    messages: [...messages.slice(0, kept), ...added.map(({ message }) => message)],
-    known: [...known.slice(0, kept), ...added.map(() => undefined)],
-    added,
-  };
-}
-
-/** Stores messages, checking that the store named each by the reference a manifest already names it by ({@link messageReference}). */
-async function storeMessages(store: TranscriptStore, messages: StoredMessage[]): Promise<void> {
-  await Promise.all(
-    messages.map(async ({ message, reference: expected }) => {
-      const stored = await putMessage(store, message);
-      if (stored !== expected)
-        throw new Error(`The transcript store named a message ${stored}, not its content address ${expected}: a TranscriptStore must name a text by the SHA-256 of its UTF-8 bytes.`);
-    }),
-  );
 }
 
 /**
@@ -202,99 +90,47 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     return input.tools.flatMap((name) => byName.get(name) ?? []);
   }
 
+  /**
+   * One attempt: the prompt prepared (its new messages stored before the model is called), one
+   * reply streamed (heartbeating with its tail), redacted before anything parses or stores it,
+   * then recorded (the reply and its manifest side by side) and parsed.
+   */
   async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics, span: Span): Promise<CallModelOutput> {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
-    const appended = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
-    // Token counts carried forward (issue 21): only the messages new since the last call are counted.
-    const carried = await carriedConversationCounts(store, input.conversation, tokenCounter);
-    const prompt = appendAlternating({ ...carried, messages: await loadMessages(store, carried.references) }, appended);
-    const { references, messages } = prompt;
-    // The new messages are stored while they are counted; the model is called only once they are stored.
-    const storingAdded = storeMessages(store, prompt.added);
-    storingAdded.catch(() => undefined); // awaited below, before the model call
-    const counts = messageCounts(messages, prompt.known, tokenCounter);
-    const estimatedPromptTokens = totalOfCounts(counts);
-    await storingAdded;
+    const prompt = await preparePrompt(store, tokenCounter, input.conversation, input.append);
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
-    if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
+    setModelInputContent(span, prompt.messages, traceContent);
 
     // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
     // Web UI's pending activity): it rides in the heartbeat details, never in history.
     const streamed = new StreamedText();
     metrics.requestSent();
     const answered = await chatModel.chat(
-      {
-        model: input.model.model,
-        messages,
-        ...(protocol.stop.length ? { stop: protocol.stop } : {}),
-        ...(nativeTools ? { tools: nativeTools, toolChoice: input.finalAnswer ? 'none' : 'auto' } : {}),
-        sampling: {
-          temperature: input.model.temperature ?? modelDefaults.temperature,
-          topP: input.model.topP ?? modelDefaults.topP,
-          maxOutputTokens: input.model.maxOutputTokens ?? modelDefaults.maxOutputTokens,
-          ...(input.model.presencePenalty !== undefined ? { presencePenalty: input.model.presencePenalty } : {}),
-        },
-        labels: { [WORKFLOW_ID_LABEL]: input.workflowId, [MODEL_CALL_LABEL]: String(input.modelCall) },
-      },
-      {
+      modelRequest(input, protocol, prompt.messages, nativeTools, modelDefaults),
+      chatControls({
         signal: context.cancellationSignal,
-        firstChunkLimitMs: (modelDefaults.firstTokenSeconds ?? DEFAULT_FIRST_TOKEN_SECONDS) * 1000,
-        ...modelStreamLimits(modelDefaults.stallSeconds, context.info.heartbeatTimeoutMs),
+        heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
+        firstTokenSeconds: modelDefaults.firstTokenSeconds,
+        stallSeconds: modelDefaults.stallSeconds,
         onDelta: (delta) => streamed.add(delta),
         onProgress: (progress) => {
           if (progress.chunks > 0) metrics.chunkArrived();
           context.heartbeat(heartbeatOf(progress, streamed));
         },
-      },
+      }),
     );
+    // A server may echo a secret: out before anything parses, stores or traces the reply.
     const reply = redactor.redactValue(answered);
-    const { content, reasoning, toolCalls: nativeCalls, finishReason } = reply;
-    const cleaned = protocol.cleanOutput(content);
-    // A server that reports no usage: the prompt is our estimate of it (already counted, not counted again).
-    const promptTokens = reply.usage?.promptTokens ?? estimatedPromptTokens;
-    const completionTokens = reply.usage?.completionTokens ?? tokenCounter.count(reasoning + content + nativeCalls.map((call) => call.name + call.arguments).join(''));
-    const cachedPromptTokens = reply.usage?.cachedPromptTokens;
-    // Absent when the model has no price (src/domain/model-prices.ts).
-    const costUsd = modelCallCostUsd(prices, input.model.model, { promptTokens, completionTokens, ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) });
-    metrics.succeeded(
-      {
-        prompt: promptTokens,
-        completion: completionTokens,
-        reasoning: reply.usage?.reasoningTokens,
-        cached: cachedPromptTokens,
-      },
-      costUsd,
-    );
-    setModelResponse(span, { model: input.model.model, finishReason, inputTokens: promptTokens, outputTokens: completionTokens });
-    if (traceContent)
-      span.setAttribute(
-        'gen_ai.output.messages',
-        truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(nativeCalls.length ? { tool_calls: nativeCalls } : {}) }]), traceContent.maxCharacters),
-      );
-    // Native calls past the first one over the cap are left out of the stored reply; that one's answer says so (src/core/protocols/tool-call-cap.ts).
-    const storedCalls = keptToolCalls(nativeCalls, modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
-    const assistant: ChatMessage = { role: 'assistant', content: cleaned, ...(reasoning ? { reasoning } : {}), ...(storedCalls.length ? { toolCalls: storedCalls } : {}) };
-    const assistantReference = messageReference(assistant);
-    // The reply and the manifest naming it are written side by side: both are durable before the attempt completes.
-    const [conversation] = await Promise.all([
-      putCountedConversation(store, [...references, assistantReference], [...counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
-      storeMessages(store, [{ message: assistant, reference: assistantReference }]),
-    ]);
-    const turn = protocol.parse({ content: cleaned, toolCalls: nativeCalls }, input.modelCall, modelDefaults.maxToolCallsPerReply);
-    return {
-      conversation,
-      assistant: {
-        ref: assistantReference,
-        preview: preview(cleaned || storedCalls.map((call) => `${call.name}(${call.arguments})`).join(' ') || (reasoning ? `(reasoning) ${reasoning}` : '')),
-        characters: cleaned.length,
-      },
-      // A server that streams the reasoning apart leaves the protocol's own thought empty.
-      turn: turn.thought || !reasoning ? turn : { ...turn, thought: thoughtOfReasoning(reasoning) },
-      usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, ...(costUsd !== undefined ? { costUsd } : {}) },
-      contextTokens: promptTokens + completionTokens,
-      finishReason,
-      estimatedPromptTokens,
-    };
+    const usage = replyUsage(reply, prompt.estimatedPromptTokens, tokenCounter, prices, input.model.model);
+    metrics.succeeded({ prompt: usage.promptTokens, completion: usage.completionTokens, reasoning: usage.reasoningTokens, cached: usage.cachedPromptTokens }, usage.costUsd);
+    setModelResponse(span, { model: input.model.model, finishReason: reply.finishReason, inputTokens: usage.promptTokens, outputTokens: usage.completionTokens });
+    setModelOutputContent(span, reply, traceContent);
+
+    const cleaned = protocol.cleanOutput(reply.content);
+    const assistant = assistantMessageOf(reply, cleaned, modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
+    const recorded = await recordReply(store, tokenCounter, prompt, assistant);
+    const turn = protocol.parse({ content: cleaned, toolCalls: reply.toolCalls }, input.modelCall, modelDefaults.maxToolCallsPerReply);
+    return callModelOutput(recorded, withReasoningThought(turn, reply.reasoning), usage, reply.finishReason, prompt.estimatedPromptTokens);
   }
 }

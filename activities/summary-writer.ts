@@ -5,7 +5,8 @@ import { MIN_SUMMARY_PIECE_TOKENS, SUMMARY_REPLY_TOKENS, SUMMARY_RETRIES_AFTER_R
 import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage } from '../src/core/messages';
 import type { ChatModel } from './model/chat-model';
-import { WORKFLOW_ID_LABEL } from './model-activity';
+import { chatControls } from './model/chat-controls';
+import { WORKFLOW_ID_LABEL } from './model/chat-request-labels';
 import type { TokenCounter } from './token-counter';
 
 /** Longest piece of one observation the summariser reads. */
@@ -58,11 +59,7 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
         sampling: { temperature: 0.2, maxOutputTokens: maxTokens },
         labels: { [WORKFLOW_ID_LABEL]: request.workflowId, purpose: 'summary' },
       },
-      {
-        signal: context.cancellationSignal,
-        ...(context.info.heartbeatTimeoutMs ? { stallLimitMs: context.info.heartbeatTimeoutMs } : {}),
-        onProgress: () => context.heartbeat({ summarizing: true }),
-      },
+      chatControls({ signal: context.cancellationSignal, heartbeatTimeoutMs: context.info.heartbeatTimeoutMs, onProgress: () => context.heartbeat({ summarizing: true }) }),
     );
     return reply.content.trim();
   };

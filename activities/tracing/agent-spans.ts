@@ -7,6 +7,7 @@
  */
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
+import type { ChatMessage, NativeToolCall } from '../../src/core/messages';
 
 const TRACER_NAME = 'react-agent';
 
@@ -55,6 +56,21 @@ export function setModelResponse(span: Span, response: { model: string; finishRe
     'gen_ai.usage.input_tokens': response.inputTokens,
     'gen_ai.usage.output_tokens': response.outputTokens,
   });
+}
+
+/** The prompt's messages in the span (`gen_ai.input.messages`, roles and contents), truncated; nothing without `traceContent`. */
+export function setModelInputContent(span: Span, messages: readonly ChatMessage[], traceContent: TraceContentOptions | undefined): void {
+  if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
+}
+
+/** The reply in the span (`gen_ai.output.messages`: content, reasoning, native tool calls), truncated; nothing without `traceContent`. */
+export function setModelOutputContent(span: Span, reply: { content: string; reasoning: string; toolCalls: NativeToolCall[] }, traceContent: TraceContentOptions | undefined): void {
+  if (!traceContent) return;
+  const { content, reasoning, toolCalls } = reply;
+  span.setAttribute(
+    'gen_ai.output.messages',
+    truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }]), traceContent.maxCharacters),
+  );
 }
 
 type ToolActivity = (input: ToolActivityInput) => Promise<ToolActivityOutput>;

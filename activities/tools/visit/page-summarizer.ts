@@ -1,4 +1,5 @@
 import type { ChatModel } from '../../model/chat-model';
+import { chatControls } from '../../model/chat-controls';
 
 /** What a goal-directed extraction returns (DeepResearch's extractor fields). */
 export interface PageSummary {
@@ -202,7 +203,7 @@ export function createModelPageSummarizer(options: ModelPageSummarizerOptions): 
           messages: [{ role: 'user', content: prompt }],
           ...(options.temperature === undefined ? {} : { sampling: { temperature: options.temperature } }),
         },
-        { signal, onProgress: () => controls.heartbeat(progress) },
+        chatControls({ signal, onProgress: () => controls.heartbeat(progress) }),
       );
       content = reply.content;
     } catch (error) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createActivities, ToolRegistry } from '../../../activities';
 import type { ChatRequest } from '../../../activities/model/chat-model';
-import { MODEL_CALL_LABEL, WORKFLOW_ID_LABEL } from '../../../activities/model-activity';
+import { MODEL_CALL_LABEL, WORKFLOW_ID_LABEL } from '../../../activities/model/chat-request-labels';
 import type { ChatMessage } from '../../../src/core/messages';
 import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
