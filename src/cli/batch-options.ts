@@ -1,16 +1,15 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
 import { describeBatchInputProblems } from '../domain/batch-input';
 import { validateRunInput } from '../core/run-input';
 import { toolNamesFromList } from '../core/tool-spec';
-import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
 import { isS3Location } from '../core/s3-url';
 import { absoluteLocation, type OutputLocation } from '../storage/output-location';
 import { openCliLocation } from './cli-locations';
 import type { TranscriptStore } from '../storage/transcript-store';
-import { costOption } from './cost-option';
+import { budgetsFrom, everyRunNumber, everyRunOptionSpecs } from './run-options';
+import { numberOption } from './command-line';
 import { UsageError } from './usage-error';
 
 /**
@@ -19,74 +18,17 @@ import { UsageError } from './usage-error';
  * before anything starts.
  */
 
-export const batchRunOptionsHelp = `Run options (every run of the batch):
-  --max-calls N          model-call budget per run (default 100)
-  --max-minutes N        wall-time budget per run in minutes (default 150)
-  --max-tokens N         context budget in tokens (default 110000)
-  --max-cost USD         cost budget per run in US dollars at the workers' prices (default none)
-  --tools a,b            tools the runs may use, or none (default: all the worker has)
-  --model NAME           model (default: the worker's REACT_AGENT_MODEL)
-  --protocol NAME        ${PROTOCOL_NAMES.join(', ')} (default deep-research)
-  --temperature T        sampling temperature (default the worker's, 0.6)
-  --top-p P              nucleus sampling (default the worker's, 0.95)
-  --max-output-tokens N  longest reply (default the worker's, 10000)`;
-
-export const batchRunOptionSpecs = {
-  'max-calls': { type: 'string' },
-  'max-minutes': { type: 'string' },
-  'max-tokens': { type: 'string' },
-  'max-cost': { type: 'string' },
-  tools: { type: 'string' },
-  model: { type: 'string' },
-  protocol: { type: 'string' },
-  temperature: { type: 'string' },
-  'top-p': { type: 'string' },
-  'max-output-tokens': { type: 'string' },
-} as const;
-
 type Values = Record<string, string | boolean | undefined>;
-
-/** parseArgs, with unknown options and missing values as usage errors (exit 2 with the help). */
-export function parseCommandLine<T extends NonNullable<ParseArgsConfig['options']>>(
-  argumentsList: string[],
-  options: T,
-  help: string,
-): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>> {
-  try {
-    return parseArgs({ args: argumentsList, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}`, help);
-  }
-}
-
-/** A number option: undefined when absent; a usage error when it is not a number in range. */
-export function numberOption(values: Values, name: string, help: string, range: { minimum: number; maximum: number; integer: boolean }): number | undefined {
-  const raw = values[name];
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value < range.minimum || value > range.maximum) {
-    throw new UsageError(`--${name} must be ${range.integer ? 'a whole number' : 'a number'} from ${range.minimum} to ${range.maximum}, got ${JSON.stringify(raw)}.`, help);
-  }
-  return value;
-}
 
 /** The options every run of a batch gets, checked as the workflow will check them. */
 export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
-  const number = (name: string, maximum: number, integer: boolean, minimum = integer ? 1 : 0) => numberOption(values, name, help, { minimum, maximum, integer });
-  const limits = Object.fromEntries(
-    Object.entries({
-      maxModelCalls: number('max-calls', 10_000, true),
-      maxDurationMinutes: number('max-minutes', 7 * 24 * 60, false, 0.01),
-      maxContextTokens: number('max-tokens', 10_000_000, true),
-      maxCostUsd: costOption(typeof values['max-cost'] === 'string' ? values['max-cost'] : undefined, help),
-    }).filter(([, value]) => value !== undefined),
-  );
+  const limits = budgetsFrom(values, Object.keys(everyRunOptionSpecs), help, true);
   const model = Object.fromEntries(
     Object.entries({
       model: typeof values.model === 'string' && values.model.trim() ? values.model.trim() : undefined,
-      temperature: number('temperature', 2, false),
-      topP: number('top-p', 1, false),
-      maxOutputTokens: number('max-output-tokens', 1_000_000, true),
+      temperature: everyRunNumber(values, 'temperature', help),
+      topP: everyRunNumber(values, 'top-p', help),
+      maxOutputTokens: everyRunNumber(values, 'max-output-tokens', help),
     }).filter(([, value]) => value !== undefined),
   );
   const protocol = values.protocol as BatchRunTemplate['protocol'] | undefined;

@@ -4,23 +4,13 @@ import type { BatchSummary, ResearchBatchInput } from '../../core/batch-contract
 import { batchProgressQuery } from '../../core/batch-messages';
 import { WorkflowTypes, type ResearchBatchWorkflow } from '../../core/workflow-types';
 import { describeBatchSummary, followBatch, remainingMsAt } from '../batch-follow';
-import {
-  BatchInputRejected,
-  batchNumbersFrom,
-  batchRunOptionSpecs,
-  batchRunOptionsHelp,
-  batchRunTemplateFrom,
-  batchSummaryText,
-  checkedInputFile,
-  checkedOutputDirectory,
-  newBatchId,
-  parseCommandLine,
-  storeInput,
-} from '../batch-options';
+import { BatchInputRejected, batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, newBatchId, storeInput } from '../batch-options';
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { hasLiveWorker } from '../../processes/local-stack';
 import { webUiLink } from '../temporal-client';
 import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
+import { parseCommandLine } from '../command-line';
+import { everyRunOptionSpecs, everyRunOptionsHelp } from '../run-options';
 import { UsageError } from '../usage-error';
 
 export const batchHelp = `Usage: react-agent batch <questions.jsonl|.json|.csv> --output DIR [options] [run options]
@@ -49,7 +39,7 @@ DIR/batch.json, and at the end DIR/summary.json.
   --wait               follow the batch until it ends; exit 0 when every run reached a
                        termination, 1 when the batch failed or was cancelled
 ${evaluateOptionsHelp}
-${batchRunOptionsHelp}
+${everyRunOptionsHelp}
 
 Follow it with 'react-agent follow <batch-id>', see counts with 'react-agent status <batch-id>',
 stop it with 'react-agent cancel <batch-id>', list batches with 'react-agent list --batches'.`;
@@ -63,7 +53,7 @@ const batchOptionSpecs = {
   resume: { type: 'boolean' },
   wait: { type: 'boolean' },
   ...evaluateOptionSpecs,
-  ...batchRunOptionSpecs,
+  ...everyRunOptionSpecs,
 } as const;
 
 /** Prints refused input (every problem) and returns exit code 2. */

@@ -2,21 +2,13 @@ import { basename } from 'node:path';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
 import type { BatchRunTemplate, ResearchBatchInput } from '../../core/batch-contract';
 import { WorkflowTypes } from '../../core/workflow-types';
-import {
-  batchNumbersFrom,
-  batchRunOptionSpecs,
-  batchRunOptionsHelp,
-  batchRunTemplateFrom,
-  batchSummaryText,
-  checkedInputFile,
-  checkedOutputDirectory,
-  parseCommandLine,
-  storeInput,
-} from '../batch-options';
+import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, storeInput } from '../batch-options';
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { cronProblem, formatDuration, isKnownTimeZone, OVERLAP_POLICIES, overlapNameOf, overlapPolicyOf, parseDuration } from '../schedule-spec';
 import { webUiLink } from '../temporal-client';
 import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
+import { parseCommandLine } from '../command-line';
+import { everyRunOptionSpecs, everyRunOptionsHelp } from '../run-options';
 import { UsageError } from '../usage-error';
 import { reportRejected } from './batch-command';
 
@@ -55,7 +47,7 @@ Options of create and update:
   --paused                   create it paused
   --note TEXT                a note shown with the schedule's state
 ${evaluateOptionsHelp.replace(/when the batch ends/, 'when each scheduled batch ends (create)')}
-${batchRunOptionsHelp}
+${everyRunOptionsHelp}
 
 Durations: 90s, 15m, 6h, 1d, 1h30m. Times (--from, --to): ISO 8601, e.g. 2026-01-01T00:00:00Z.`;
 
@@ -78,7 +70,7 @@ const scheduleOptionSpecs = {
   from: { type: 'string' },
   to: { type: 'string' },
   ...evaluateOptionSpecs,
-  ...batchRunOptionSpecs,
+  ...everyRunOptionSpecs,
 } as const;
 
 type Values = ReturnType<typeof parseCommandLine<typeof scheduleOptionSpecs>>['values'];
@@ -139,7 +131,7 @@ function scheduleIdFrom(positionals: string[], subcommand: string): string {
 }
 
 function hasRunOptions(values: Values): boolean {
-  return Object.keys(batchRunOptionSpecs).some((name) => values[name as keyof Values] !== undefined);
+  return Object.keys(everyRunOptionSpecs).some((name) => values[name as keyof Values] !== undefined);
 }
 
 /** The previous run options with the given ones laid over them. */
