@@ -1,4 +1,5 @@
-import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
+import { basename } from 'node:path';
+import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchEvaluation, type BatchRunTemplate, type ResearchBatchInput } from '../core/batch-contract';
 import { describeBatchInputProblems } from '../domain/batch-input';
 import { validateRunInput } from '../core/run-input';
 import { toolNamesFromList } from '../core/tool-spec';
@@ -9,16 +10,50 @@ import { absoluteLocation, type OutputLocation } from '../storage/output-locatio
 import { openCliLocation } from './cli-locations';
 import type { TranscriptStore } from '../storage/transcript-store';
 import { budgetsFrom, everyRunNumber, everyRunOptionSpecs } from './run-options';
-import { numberOption } from './command-line';
+import { numberOption, type OptionValues } from './command-line';
+import { evaluateOptionFrom, evaluateOptionSpecs } from './evaluate-option';
 import { UsageError } from './usage-error';
 
 /**
- * What `batch` and `schedule create|update` share: the run options every run of a batch gets,
- * the batch's own numbers, and the checks of the input file and the output directory that come
- * before anything starts.
+ * The one preparation of a batch's input, shared by `batch` and `schedule create|update`: the
+ * options every batch takes, the run options every run of it gets, the batch's own numbers, the
+ * checks of the questions file and the output that come before anything starts, and the
+ * `researchBatch` input they make.
  */
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = OptionValues;
+
+/** The options of a batch that `batch` and `schedule create|update` share (each adds its own). */
+export const batchOptionSpecs = {
+  output: { type: 'string' },
+  rollouts: { type: 'string' },
+  concurrency: { type: 'string' },
+  name: { type: 'string' },
+  ...evaluateOptionSpecs,
+  ...everyRunOptionSpecs,
+} as const;
+
+/** What the command line says of a batch besides its files. */
+export interface BatchSettings {
+  /** Runs per question (`--rollouts`, default 1). */
+  rollouts: number;
+  /** Runs at once (`--concurrency`, default {@link DEFAULT_BATCH_CONCURRENCY}). */
+  concurrency: number;
+  /** What every run gets (the run options). */
+  run: BatchRunTemplate;
+  /** `--evaluate [--judge]`; absent without --evaluate. */
+  evaluate?: BatchEvaluation;
+  /** `--name`; absent when not given or empty. */
+  name?: string;
+}
+
+/** Reads {@link BatchSettings}, checking (in this order) the numbers, the run options and --evaluate. */
+export function batchSettingsFrom(values: Values & { evaluate?: boolean; judge?: string; name?: string }, help: string): BatchSettings {
+  const { rollouts, concurrency } = batchNumbersFrom(values, help);
+  const run = batchRunTemplateFrom(values, help);
+  const evaluate = evaluateOptionFrom(values, help);
+  return { rollouts: rollouts as number, concurrency: concurrency as number, run, ...(evaluate ? { evaluate } : {}), ...(values.name ? { name: values.name } : {}) };
+}
 
 /** The options every run of a batch gets, checked as the workflow will check them. */
 export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
@@ -77,11 +112,55 @@ export async function checkedInputFile(path: string): Promise<{ file: BatchInput
   return { file, notes };
 }
 
+/** A questions file and an output, checked before anything starts. */
+export interface CheckedBatchFiles {
+  /** The questions, read and checked whole. */
+  file: BatchInputFile;
+  /** The file's name without its folder, as the batch records it. */
+  source: string;
+  /** Notes on duplicate questions, for stderr. */
+  notes: string[];
+  /** The output as the batch records it (an absolute path or an s3:// URL). */
+  output: string;
+}
+
+/** Checks the questions file, then the output; refuses either with {@link BatchInputRejected}. */
+export async function checkedBatchFiles(path: string, output: string, options: { resume: boolean }): Promise<CheckedBatchFiles> {
+  const { file, notes } = await checkedInputFile(path);
+  return { file, source: basename(path), notes, output: await checkedOutputDirectory(output, options) };
+}
+
+/** Prints refused input (every problem) and returns exit code 2; rethrows any other error. */
+export function reportRejected(error: unknown): number {
+  if (!(error instanceof BatchInputRejected)) throw error;
+  for (const line of error.lines) console.error(line);
+  return 2;
+}
+
+/**
+ * The `researchBatch` input of checked files (the questions stored as `storedInput`) and settings;
+ * `resume` for `batch --resume`, `schedule` for the batches a schedule starts.
+ */
+export function researchBatchInputOf(files: CheckedBatchFiles, storedInput: string, settings: BatchSettings, started: { resume?: boolean; schedule?: { id: string } } = {}): ResearchBatchInput {
+  return {
+    input: storedInput,
+    questions: files.file.items.length,
+    rollouts: settings.rollouts,
+    concurrency: settings.concurrency,
+    output: files.output,
+    run: settings.run,
+    ...(settings.name ? { name: settings.name } : {}),
+    source: files.source,
+    ...(started.resume ? { resume: true } : {}),
+    ...(started.schedule ? { schedule: started.schedule } : {}),
+    ...(settings.evaluate ? { evaluate: settings.evaluate } : {}),
+  };
+}
+
 export async function storeInput(store: TranscriptStore, file: BatchInputFile): Promise<string> {
   return storeBatchInput(store, file.items);
 }
 
-/** The output directory as an absolute path, checked: creatable, writable, and not holding other results unless resuming the same input. */
 /**
  * Checks `--output` before anything starts: a directory (made absolute, created if needed,
  * writable) or `s3://bucket/prefix` (the bucket exists and takes these credentials: AWS_* and

@@ -153,7 +153,7 @@ export const commands: Record<string, LazyCommand> = {
   schedule: {
     summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)',
     load: () => {
-      const { scheduleCommand, scheduleHelp } = require('./commands/schedule-command') as typeof import('./commands/schedule-command');
+      const { scheduleCommand, scheduleHelp } = require('./commands/schedule/schedule-command') as typeof import('./commands/schedule/schedule-command');
       return { help: scheduleHelp, run: scheduleCommand };
     },
   },

@@ -1,16 +1,26 @@
-import { basename } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { BatchSummary, ResearchBatchInput } from '../../core/batch-contract';
 import { batchProgressQuery } from '../../core/batch-messages';
 import { WorkflowTypes, type ResearchBatchWorkflow } from '../../core/workflow-types';
 import { describeBatchSummary, followBatch, remainingMsAt } from '../batch-follow';
-import { BatchInputRejected, batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, newBatchId, storeInput } from '../batch-options';
+import {
+  batchOptionSpecs,
+  batchSettingsFrom,
+  batchSummaryText,
+  checkedBatchFiles,
+  checkedOutputDirectory,
+  newBatchId,
+  reportRejected,
+  researchBatchInputOf,
+  storeInput,
+  type CheckedBatchFiles,
+} from '../batch-options';
 import { openCliContext, printJson, type CliContext } from '../cli-context';
 import { hasLiveWorker } from '../../processes/local-stack';
 import { webUiLink } from '../temporal-client';
-import { evaluateOptionFrom, evaluateOptionSpecs, evaluateOptionsHelp } from '../evaluate-option';
+import { evaluateOptionsHelp } from '../evaluate-option';
 import { parseCommandLine } from '../command-line';
-import { everyRunOptionSpecs, everyRunOptionsHelp } from '../run-options';
+import { everyRunOptionsHelp } from '../run-options';
 import { UsageError } from '../usage-error';
 
 export const batchHelp = `Usage: react-agent batch <questions.jsonl|.json|.csv> --output DIR [options] [run options]
@@ -44,62 +54,35 @@ ${everyRunOptionsHelp}
 Follow it with 'react-agent follow <batch-id>', see counts with 'react-agent status <batch-id>',
 stop it with 'react-agent cancel <batch-id>', list batches with 'react-agent list --batches'.`;
 
-const batchOptionSpecs = {
-  output: { type: 'string' },
-  rollouts: { type: 'string' },
-  concurrency: { type: 'string' },
-  name: { type: 'string' },
+const batchCommandOptionSpecs = {
+  ...batchOptionSpecs,
   id: { type: 'string' },
   resume: { type: 'boolean' },
   wait: { type: 'boolean' },
-  ...evaluateOptionSpecs,
-  ...everyRunOptionSpecs,
 } as const;
 
-/** Prints refused input (every problem) and returns exit code 2. */
-export function reportRejected(error: unknown): number {
-  if (!(error instanceof BatchInputRejected)) throw error;
-  for (const line of error.lines) console.error(line);
-  return 2;
-}
-
 export async function batchCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseCommandLine(argumentsList, batchOptionSpecs, batchHelp);
+  const { values, positionals } = parseCommandLine(argumentsList, batchCommandOptionSpecs, batchHelp);
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `Give one input file, got ${positionals.length}.` : 'Give the questions file (.jsonl, .json or .csv).', batchHelp);
   if (!values.output) throw new UsageError('--output DIR is required: where the iter files go.', batchHelp);
-  const { rollouts, concurrency } = batchNumbersFrom(values, batchHelp);
-  const run = batchRunTemplateFrom(values, batchHelp);
-  const evaluate = evaluateOptionFrom(values, batchHelp);
-  const path = positionals[0] as string;
-  let prepared: { file: Awaited<ReturnType<typeof checkedInputFile>>['file']; notes: string[]; output: string };
+  const settings = batchSettingsFrom(values, batchHelp);
+  const resume = values.resume === true;
+  let files: CheckedBatchFiles;
   try {
-    const { file, notes } = await checkedInputFile(path);
-    const output = await checkedOutputDirectory(values.output, { resume: values.resume === true });
-    prepared = { file, notes, output };
+    files = await checkedBatchFiles(positionals[0] as string, values.output, { resume });
   } catch (error) {
     return reportRejected(error);
   }
   const context = await openCliContext();
   try {
-    const input = await storeInput(context.store, prepared.file);
+    const input = await storeInput(context.store, files.file);
     try {
-      await checkedOutputDirectory(prepared.output, { resume: values.resume === true, input });
+      await checkedOutputDirectory(files.output, { resume, input });
     } catch (error) {
       return reportRejected(error);
     }
-    for (const note of prepared.notes) console.error(note);
-    const batchInput: ResearchBatchInput = {
-      input,
-      questions: prepared.file.items.length,
-      rollouts: rollouts as number,
-      concurrency: concurrency as number,
-      output: prepared.output,
-      run,
-      ...(values.name ? { name: values.name } : {}),
-      source: basename(path),
-      ...(values.resume ? { resume: true } : {}),
-      ...(evaluate ? { evaluate } : {}),
-    };
+    for (const note of files.notes) console.error(note);
+    const batchInput = researchBatchInputOf(files, input, settings, { resume });
     const id = values.id ?? newBatchId(values.name);
     await startBatch(context, id, batchInput);
     console.log(id);
