@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
 import { describeBatchSummary, renderBatchProgress } from '../../src/cli/batch-follow';
-import { BatchInputRejected, batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, newBatchId } from '../../src/cli/batch-options';
+import { BatchInputRejected, batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, newBatchId } from '../../src/cli/batch-preparation';
 import { parseCommandLine } from '../../src/cli/command-line';
 import { cronProblem, formatDuration, isKnownTimeZone, overlapNameOf, overlapPolicyOf, parseDuration } from '../../src/cli/schedule-spec';
 import { UsageError } from '../../src/cli/usage-error';

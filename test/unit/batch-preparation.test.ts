@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { batchSettingsFrom, checkedBatchFiles, researchBatchInputOf, type CheckedBatchFiles } from '../../src/cli/batch-options';
+import { batchSettingsFrom, checkedBatchFiles, researchBatchInputOf, type CheckedBatchFiles } from '../../src/cli/batch-preparation';
 
 /*
  * `batch` and `schedule create` prepare a researchBatch's input the same way
- * (src/cli/batch-options.ts): the settings from the command line, the checked files, then the input.
+ * (src/cli/batch-preparation.ts): the settings from the command line, the checked files, then the input.
  */
 const directory = mkdtempSync(join(tmpdir(), 'batch-preparation-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

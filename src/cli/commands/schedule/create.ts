@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning } from '@temporalio/client';
 import { WorkflowTypes } from '../../../core/workflow-types';
-import { batchSettingsFrom, batchSummaryText, checkedBatchFiles, reportRejected, researchBatchInputOf, storeInput, type CheckedBatchFiles } from '../../batch-options';
+import { batchSettingsFrom, batchSummaryText, checkedBatchFiles, reportRejected, researchBatchInputOf, storeInput, type CheckedBatchFiles } from '../../batch-preparation';
 import { UsageError } from '../../usage-error';
 import { scheduleHelp } from './schedule-help';
 import { scheduleLink } from './schedule-link';

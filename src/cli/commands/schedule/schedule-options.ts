@@ -1,5 +1,5 @@
 import type { ScheduleOverlapPolicy, ScheduleSpec } from '@temporalio/client';
-import { batchOptionSpecs } from '../../batch-options';
+import { batchOptionSpecs } from '../../batch-preparation';
 import type { parseCommandLine } from '../../command-line';
 import { cronProblem, isKnownTimeZone, OVERLAP_POLICIES, overlapPolicyOf, parseDuration } from '../../schedule-spec';
 import { UsageError } from '../../usage-error';

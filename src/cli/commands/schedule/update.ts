@@ -1,6 +1,6 @@
 import type { ScheduleHandle, ScheduleOverlapPolicy, ScheduleSpec } from '@temporalio/client';
 import type { BatchRunTemplate, ResearchBatchInput } from '../../../core/batch-contract';
-import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, reportRejected, storeInput } from '../../batch-options';
+import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, reportRejected, storeInput } from '../../batch-preparation';
 import type { BatchInputFile } from '../../../storage/batch-input-file';
 import { everyRunOptionSpecs } from '../../run-options';
 import { scheduleHelp } from './schedule-help';
