@@ -57,7 +57,7 @@ export function batchSettingsFrom(values: Values & { evaluate?: boolean; judge?:
 
 /** The options every run of a batch gets, checked as the workflow will check them. */
 export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
-  const limits = budgetsFrom(values, Object.keys(everyRunOptionSpecs), help, true);
+  const limits = budgetsFrom(values, Object.keys(everyRunOptionSpecs), help, { checkRanges: true });
   const model = Object.fromEntries(
     Object.entries({
       model: typeof values.model === 'string' && values.model.trim() ? values.model.trim() : undefined,

@@ -123,18 +123,24 @@ export const budgetOptionsUsage = RUN_OPTIONS.filter((option: RunOption) => opti
   .map((option) => `[--${option.flag} ${option.value}]`)
   .join(' ');
 
-/**
- * The budgets given among `flags`, as a run's `limits`. `--max-cost` is read by {@link costOption};
- * other numbers are checked against their range when `checkRanges` (a batch checks every run's
- * options before anything starts), else read as written for the run's own checks to judge.
- */
-export function budgetsFrom(values: OptionValues, flags: readonly string[], help: string, checkRanges: boolean): Partial<RunLimits> {
+/** How {@link budgetsFrom} reads numbers. */
+export interface BudgetReading {
+  /**
+   * Check each number against its {@link RunOption.range} (a batch checks every run's options
+   * before anything starts). When false, a number is read as written and the run's own checks
+   * (`validateRunInput`, the `setLimits` update) judge it.
+   */
+  checkRanges: boolean;
+}
+
+/** The budgets given among `flags`, as a run's `limits`; `--max-cost` is always read by {@link costOption}. */
+export function budgetsFrom(values: OptionValues, flags: readonly string[], help: string, reading: BudgetReading): Partial<RunLimits> {
   const budgets: Partial<RunLimits> = {};
   for (const option of RUN_OPTIONS as readonly RunOption[]) {
     const raw = values[option.flag];
     if (!option.limit || !flags.includes(option.flag) || raw === undefined) continue;
     if (option.limit === 'maxCostUsd') budgets.maxCostUsd = costOption(typeof raw === 'string' ? raw : undefined, help);
-    else budgets[option.limit] = checkRanges && option.range ? (numberOption(values, option.flag, help, option.range) as number) : Number(raw);
+    else budgets[option.limit] = reading.checkRanges && option.range ? (numberOption(values, option.flag, help, option.range) as number) : Number(raw);
   }
   return budgets;
 }

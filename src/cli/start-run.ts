@@ -14,7 +14,7 @@ export type RunOptionValues = { [flag in OneRunFlag]?: string };
 /** Builds and checks a run's input from the command line; a bad value is a usage error. */
 export function runInputFrom(question: string | undefined, values: RunOptionValues, help: string): ResearchRunInput {
   if (!question) throw new UsageError('Give the research question in quotes.', help);
-  const limits = budgetsFrom(values, Object.keys(oneRunOptionSpecs), help, false);
+  const limits = budgetsFrom(values, Object.keys(oneRunOptionSpecs), help, { checkRanges: false });
   const input: ResearchRunInput = {
     question,
     ...(values.answer ? { answer: values.answer } : {}),

@@ -58,32 +58,32 @@ describe('budgetsFrom', () => {
   const flags = Object.keys(budgetOptionSpecs);
 
   test('maps each budget flag to its limit, leaving out what is not given', () => {
-    assert.deepEqual(budgetsFrom({ 'max-calls': '5', 'max-minutes': '1.5', 'max-tokens': '900', 'max-total-tokens': '5000', 'max-cost': '$2' }, flags, 'help', false), {
+    assert.deepEqual(budgetsFrom({ 'max-calls': '5', 'max-minutes': '1.5', 'max-tokens': '900', 'max-total-tokens': '5000', 'max-cost': '$2' }, flags, 'help', { checkRanges: false }), {
       maxModelCalls: 5,
       maxDurationMinutes: 1.5,
       maxContextTokens: 900,
       maxTotalTokens: 5000,
       maxCostUsd: 2,
     });
-    assert.deepEqual(budgetsFrom({}, flags, 'help', false), {});
+    assert.deepEqual(budgetsFrom({}, flags, 'help', { checkRanges: false }), {});
   });
 
   test('reads only the flags it is given', () => {
-    assert.deepEqual(budgetsFrom({ 'max-total-tokens': '5000', 'max-calls': '3' }, Object.keys(oneRunOptionSpecs), 'help', false), { maxModelCalls: 3 });
+    assert.deepEqual(budgetsFrom({ 'max-total-tokens': '5000', 'max-calls': '3' }, Object.keys(oneRunOptionSpecs), 'help', { checkRanges: false }), { maxModelCalls: 3 });
   });
 
   test('leaves numbers to the run’s own checks, or checks their range', () => {
-    assert.ok(Number.isNaN(budgetsFrom({ 'max-calls': 'many' }, flags, 'help', false).maxModelCalls));
-    assert.deepEqual(budgetsFrom({ 'max-calls': '0' }, flags, 'help', false), { maxModelCalls: 0 });
+    assert.ok(Number.isNaN(budgetsFrom({ 'max-calls': 'many' }, flags, 'help', { checkRanges: false }).maxModelCalls));
+    assert.deepEqual(budgetsFrom({ 'max-calls': '0' }, flags, 'help', { checkRanges: false }), { maxModelCalls: 0 });
     assert.throws(
-      () => budgetsFrom({ 'max-calls': '0' }, flags, 'help', true),
+      () => budgetsFrom({ 'max-calls': '0' }, flags, 'help', { checkRanges: true }),
       (error: unknown) => error instanceof UsageError && /--max-calls must be a whole number from 1 to 10000, got "0"/.test(error.message),
     );
-    assert.throws(() => budgetsFrom({ 'max-minutes': '0.001' }, flags, 'help', true), /--max-minutes must be a number from 0.01 to 10080/);
+    assert.throws(() => budgetsFrom({ 'max-minutes': '0.001' }, flags, 'help', { checkRanges: true }), /--max-minutes must be a number from 0.01 to 10080/);
   });
 
   test('reads --max-cost as dollars above 0 either way', () => {
-    assert.throws(() => budgetsFrom({ 'max-cost': '0' }, flags, 'help', false), /--max-cost must be a number of US dollars above 0/);
-    assert.throws(() => budgetsFrom({ 'max-cost': 'lots' }, flags, 'help', true), /--max-cost must be/);
+    assert.throws(() => budgetsFrom({ 'max-cost': '0' }, flags, 'help', { checkRanges: false }), /--max-cost must be a number of US dollars above 0/);
+    assert.throws(() => budgetsFrom({ 'max-cost': 'lots' }, flags, 'help', { checkRanges: true }), /--max-cost must be/);
   });
 });

@@ -61,7 +61,7 @@ export async function limitsCommand(argumentsList: string[]): Promise<number> {
   });
   const [workflowId] = positionals;
   if (!workflowId) throw new UsageError('limits needs a run id.', limitsHelp);
-  const changes: LimitChanges = budgetsFrom(values, Object.keys(budgetOptionSpecs), limitsHelp, false);
+  const changes: LimitChanges = budgetsFrom(values, Object.keys(budgetOptionSpecs), limitsHelp, { checkRanges: false });
   if (!Object.keys(changes).length) throw new UsageError('limits needs at least one limit to change.', limitsHelp);
   return sendUpdate(workflowId, (handle) => handle.executeUpdate(setLimitsUpdate, { args: [changes] }));
 }
