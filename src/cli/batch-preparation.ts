@@ -92,8 +92,18 @@ export class BatchInputRejected extends Error {
   }
 }
 
+/** A questions file, read and checked whole. */
+export interface CheckedQuestions {
+  /** The questions. */
+  file: BatchInputFile;
+  /** The file's name without its folder, as the batch records it. */
+  source: string;
+  /** Notes on duplicate questions, for stderr. */
+  notes: string[];
+}
+
 /** Reads and checks the input file; refuses it with every problem. Returns it with notes on duplicates. */
-export async function checkedInputFile(path: string): Promise<{ file: BatchInputFile; notes: string[] }> {
+export async function checkedInputFile(path: string): Promise<CheckedQuestions> {
   let file: BatchInputFile;
   try {
     file = await readBatchInputFile(path);
@@ -109,25 +119,24 @@ export async function checkedInputFile(path: string): Promise<{ file: BatchInput
     (duplicate) =>
       `${path}: the question "${duplicate.question}" appears ${duplicate.indices.length} times (lines ${duplicate.lines.join(', ')}); each is kept as its own item (q${duplicate.indices.join(', q')}).`,
   );
-  return { file, notes };
+  return { file, source: basename(path), notes };
+}
+
+/** The checked questions stored by content hash: the `input`, `questions` and `source` of a `researchBatch` input. */
+export async function storedQuestions(store: TranscriptStore, checked: CheckedQuestions): Promise<Pick<ResearchBatchInput, 'input' | 'questions' | 'source'>> {
+  return { input: await storeInput(store, checked.file), questions: checked.file.items.length, source: checked.source };
 }
 
 /** A questions file and an output, checked before anything starts. */
-export interface CheckedBatchFiles {
-  /** The questions, read and checked whole. */
-  file: BatchInputFile;
-  /** The file's name without its folder, as the batch records it. */
-  source: string;
-  /** Notes on duplicate questions, for stderr. */
-  notes: string[];
+export interface CheckedBatchFiles extends CheckedQuestions {
   /** The output as the batch records it (an absolute path or an s3:// URL). */
   output: string;
 }
 
 /** Checks the questions file, then the output; refuses either with {@link BatchInputRejected}. */
 export async function checkedBatchFiles(path: string, output: string, options: { resume: boolean }): Promise<CheckedBatchFiles> {
-  const { file, notes } = await checkedInputFile(path);
-  return { file, source: basename(path), notes, output: await checkedOutputDirectory(output, options) };
+  const questions = await checkedInputFile(path);
+  return { ...questions, output: await checkedOutputDirectory(output, options) };
 }
 
 /** Prints refused input (every problem) and returns exit code 2; rethrows any other error. */

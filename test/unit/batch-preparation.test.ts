@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { batchSettingsFrom, checkedBatchFiles, researchBatchInputOf, type CheckedBatchFiles } from '../../src/cli/batch-preparation';
+import { batchSettingsFrom, checkedBatchFiles, researchBatchInputOf, storedQuestions, type CheckedBatchFiles } from '../../src/cli/batch-preparation';
+import type { TranscriptStore } from '../../src/storage/transcript-store';
 
 /*
  * `batch` and `schedule create` prepare a researchBatch's input the same way
@@ -74,5 +75,15 @@ describe('checked batch files', () => {
     assert.equal(checked.source, 'questions.jsonl');
     assert.equal(checked.notes.length, 1);
     assert.equal(checked.output, join(directory, 'out'));
+  });
+});
+
+describe('stored questions', () => {
+  test('the reference the store gives, the count and the file name', async () => {
+    const texts: string[] = [];
+    const store = { putText: async (text: string) => (texts.push(text), 'sha256:stored') } as unknown as TranscriptStore;
+    const checked = { file: { items: [{ question: 'a' }, { question: 'b', answer: 'B' }] }, source: 'q.jsonl', notes: [] } as unknown as CheckedBatchFiles;
+    assert.deepEqual(await storedQuestions(store, checked), { input: 'sha256:stored', questions: 2, source: 'q.jsonl' });
+    assert.deepEqual(JSON.parse(texts[0] as string), { kind: 'batch-input', items: [{ question: 'a' }, { question: 'b', answer: 'B' }] });
   });
 });

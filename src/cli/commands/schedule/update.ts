@@ -1,13 +1,11 @@
 import type { ScheduleHandle, ScheduleOverlapPolicy, ScheduleSpec } from '@temporalio/client';
 import type { BatchRunTemplate, ResearchBatchInput } from '../../../core/batch-contract';
-import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, reportRejected, storeInput } from '../../batch-preparation';
-import type { BatchInputFile } from '../../../storage/batch-input-file';
+import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, reportRejected, storedQuestions, type CheckedQuestions } from '../../batch-preparation';
 import { everyRunOptionSpecs } from '../../run-options';
 import { scheduleHelp } from './schedule-help';
 import type { ScheduleMemo } from './schedule-memo';
 import { durationOption, overlapOption, specFrom, type ScheduleTiming, type ScheduleValues } from './schedule-options';
 import type { ScheduleSubcommand } from './schedule-subcommand';
-import { basename } from 'node:path';
 
 type ScheduleUpdater = Parameters<ScheduleHandle['update']>[0];
 /** A schedule as Temporal describes it to an update. */
@@ -18,7 +16,7 @@ export type UpdatedSchedule = ReturnType<ScheduleUpdater>;
 /** What `schedule update` was given, checked; each field absent when not given. */
 export interface ScheduleChanges {
   /** The new questions: stored, with their count and file name. */
-  questions?: { input: string; questions: number; source: string };
+  questions?: Pick<ResearchBatchInput, 'input' | 'questions' | 'source'>;
   rollouts?: number;
   concurrency?: number;
   output?: string;
@@ -114,20 +112,19 @@ export const updateSchedule: ScheduleSubcommand = (id, values) => async (context
   const run = hasRunOptions(values) ? batchRunTemplateFrom(values, scheduleHelp) : undefined;
   const overlap = overlapOption(values);
   const catchupWindow = durationOption(values, 'catchup-window');
-  let file: BatchInputFile | undefined;
+  let questions: CheckedQuestions | undefined;
   let output: string | undefined;
   try {
     if (values.input) {
-      const checked = await checkedInputFile(values.input);
-      for (const note of checked.notes) console.error(note);
-      file = checked.file;
+      questions = await checkedInputFile(values.input);
+      for (const note of questions.notes) console.error(note);
     }
     if (values.output) output = await checkedOutputDirectory(values.output, { resume: true });
   } catch (error) {
     return reportRejected(error);
   }
   const changes: ScheduleChanges = {
-    ...(file ? { questions: { input: await storeInput(context.store, file), questions: file.items.length, source: basename(values.input as string) } } : {}),
+    ...(questions ? { questions: await storedQuestions(context.store, questions) } : {}),
     ...numbers,
     ...(output ? { output } : {}),
     ...(run ? { run } : {}),
