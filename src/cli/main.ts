@@ -22,8 +22,8 @@ interface LazyCommand {
   load: () => Command;
 }
 
-/** The batch side of `follow`, `status`, `cancel` and `list` (commands/batch-command.ts), loaded only for these. */
-const batchCommands = () => require('./commands/batch-command') as typeof import('./commands/batch-command');
+/** The batch side of `follow`, `status`, `cancel` and `list` (commands/batch/batch-sides.ts), loaded only for these. */
+const batchCommands = () => require('./commands/batch/batch-sides') as typeof import('./commands/batch/batch-sides');
 
 function steering(name: 'inject' | 'finish' | 'limits' | 'approve'): () => Command {
   return () => {
@@ -146,14 +146,14 @@ export const commands: Record<string, LazyCommand> = {
   batch: {
     summary: 'run a file of questions as a durable batch (rollouts, resume)',
     load: () => {
-      const { batchCommand, batchHelp } = require('./commands/batch-command') as typeof import('./commands/batch-command');
+      const { batchCommand, batchHelp } = require('./commands/batch/batch-command') as typeof import('./commands/batch/batch-command');
       return { help: batchHelp, run: batchCommand };
     },
   },
   schedule: {
     summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)',
     load: () => {
-      const { scheduleCommand, scheduleHelp } = require('./commands/schedule-command') as typeof import('./commands/schedule-command');
+      const { scheduleCommand, scheduleHelp } = require('./commands/schedule/schedule-command') as typeof import('./commands/schedule/schedule-command');
       return { help: scheduleHelp, run: scheduleCommand };
     },
   },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { batchRunTemplateFrom } from '../../src/cli/batch-options';
+import { batchRunTemplateFrom } from '../../src/cli/batch-preparation';
 import { costBudgetPriceProblem, costOption } from '../../src/cli/cost-option';
 import { runInputFrom } from '../../src/cli/start-run';
 import { UsageError } from '../../src/cli/usage-error';

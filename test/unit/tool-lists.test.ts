@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { batchRunTemplateFrom } from '../../src/cli/batch-options';
+import { batchRunTemplateFrom } from '../../src/cli/batch-preparation';
 import { runInputFrom } from '../../src/cli/start-run';
 import { loadEnabledTools } from '../../src/config/enabled-tools-config';
 import { toolNamesFromList } from '../../src/core/tool-spec';

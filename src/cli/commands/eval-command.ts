@@ -11,7 +11,7 @@ import { describeInputs, EvaluationInputError, readEvaluationInputs, resolveEval
 import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport, REPORT_HTML_FILE, writeEvaluationFile, writeEvaluationOutputs } from '../../storage/evaluation-output';
 import { absoluteLocation, locationChild, locationOfFile, OutputLocationError, splitLocation } from '../../storage/output-location';
 import { openCliLocation } from '../cli-locations';
-import { parseCommandLine, numberOption } from '../batch-options';
+import { parseCommandLine, numberOption } from '../command-line';
 import { openCliContext, type CliContext } from '../cli-context';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../reports/evaluation-html';
 import { comparisonText, headlineTable } from '../evaluation-text';

@@ -11,7 +11,8 @@ import { UsageError } from '../usage-error';
 import { materialiseResult } from '../materialise-result';
 import { checkModelEndpoint } from '../model-preflight';
 import { responseToFollowFailure, shouldKeepFollowing, type StackState } from '../run-supervision';
-import { runInputFrom, runOptionSpecs, runOptionsHelp, startRun } from '../start-run';
+import { runInputFrom, startRun } from '../start-run';
+import { oneRunOptionSpecs, oneRunOptionsHelp } from '../run-options';
 import { stopResponse, StopRequests, type RunPhase } from '../stop-signals';
 import { webUiLink } from '../temporal-client';
 
@@ -22,7 +23,7 @@ With the default Temporal address (localhost:7233) and nothing listening there, 
 local dev server; with no worker polling, it starts one; it stops what it started when done.
 Ctrl-C cancels the run, waits until it has ended cleanly (every tool call answered), then stops
 what it started and exits 130; a second Ctrl-C stops without waiting.
-${runOptionsHelp}
+${oneRunOptionsHelp}
   --output FILE        also write the full result (with messages) as JSON to FILE`;
 
 /** Exit code after a stop request (128 + SIGINT), as shells expect. */
@@ -53,7 +54,7 @@ async function resultWithin(handle: WorkflowHandle, timeoutMs: number): Promise<
 }
 
 export async function runCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { ...runOptionSpecs, output: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { ...oneRunOptionSpecs, output: { type: 'string' } } });
   const input = runInputFrom(positionals.join(' ').trim() || undefined, values, runHelp);
   const log = (line: string) => console.error(line);
 

@@ -1,17 +1,18 @@
 import { parseArgs } from 'node:util';
 import { openCliContext } from '../cli-context';
 import { hasLiveWorker } from '../../processes/local-stack';
-import { runInputFrom, runOptionSpecs, runOptionsHelp, startRun } from '../start-run';
+import { runInputFrom, startRun } from '../start-run';
+import { oneRunOptionSpecs, oneRunOptionsHelp } from '../run-options';
 import { webUiLink } from '../temporal-client';
 
 export const startHelp = `Usage: react-agent start "QUESTION" [options]
 
 Starts a research run and prints its workflow id and Web UI link, without waiting. A worker
 ('npm run worker') must be running to make progress.
-${runOptionsHelp}`;
+${oneRunOptionsHelp}`;
 
 export async function startCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: runOptionSpecs });
+  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: oneRunOptionSpecs });
   const input = runInputFrom(positionals.join(' ').trim() || undefined, values, startHelp);
   const context = await openCliContext();
   try {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, setLimitsUpdate, type LimitChanges } from '../../core/message-definitions';
 import { openCliContext, printJson } from '../cli-context';
-import { costOption } from '../cost-option';
+import { budgetOptionSpecs, budgetOptionsUsage, budgetsFrom } from '../run-options';
 import { UsageError } from '../usage-error';
 
 export const injectHelp = `Usage: react-agent inject <run-id> "MESSAGE"
@@ -13,7 +13,7 @@ export const finishHelp = `Usage: react-agent finish <run-id> [--reason TEXT]
 Asks the run to finish now: it stops what it is doing (open tool calls are answered with a
 note) and makes one last tool-less call for the best answer.`;
 
-export const limitsHelp = `Usage: react-agent limits <run-id> [--max-calls N] [--max-minutes N] [--max-tokens N] [--max-total-tokens N] [--max-cost USD]
+export const limitsHelp = `Usage: react-agent limits <run-id> ${budgetOptionsUsage}
 
 Raises or lowers a running run's budgets; prints the limits in force afterwards. Fewer model
 calls or minutes than already used are refused; a token or cost budget below what the run spent
@@ -57,17 +57,11 @@ export async function limitsCommand(argumentsList: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argumentsList,
     allowPositionals: true,
-    options: { 'max-calls': { type: 'string' }, 'max-minutes': { type: 'string' }, 'max-tokens': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' } },
+    options: budgetOptionSpecs,
   });
   const [workflowId] = positionals;
   if (!workflowId) throw new UsageError('limits needs a run id.', limitsHelp);
-  const changes: LimitChanges = {
-    ...(values['max-calls'] !== undefined ? { maxModelCalls: Number(values['max-calls']) } : {}),
-    ...(values['max-minutes'] !== undefined ? { maxDurationMinutes: Number(values['max-minutes']) } : {}),
-    ...(values['max-tokens'] !== undefined ? { maxContextTokens: Number(values['max-tokens']) } : {}),
-    ...(values['max-total-tokens'] !== undefined ? { maxTotalTokens: Number(values['max-total-tokens']) } : {}),
-    ...(values['max-cost'] !== undefined ? { maxCostUsd: costOption(values['max-cost'], limitsHelp) } : {}),
-  };
+  const changes: LimitChanges = budgetsFrom(values, Object.keys(budgetOptionSpecs), limitsHelp, { checkRanges: false });
   if (!Object.keys(changes).length) throw new UsageError('limits needs at least one limit to change.', limitsHelp);
   return sendUpdate(workflowId, (handle) => handle.executeUpdate(setLimitsUpdate, { args: [changes] }));
 }

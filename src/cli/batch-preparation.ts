@@ -1,92 +1,69 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchRunTemplate } from '../core/batch-contract';
+import { basename } from 'node:path';
+import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchEvaluation, type BatchRunTemplate, type ResearchBatchInput } from '../core/batch-contract';
 import { describeBatchInputProblems } from '../domain/batch-input';
 import { validateRunInput } from '../core/run-input';
 import { toolNamesFromList } from '../core/tool-spec';
-import { PROTOCOL_NAMES } from '../core/protocols/protocol';
 import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
 import { isS3Location } from '../core/s3-url';
 import { absoluteLocation, type OutputLocation } from '../storage/output-location';
 import { openCliLocation } from './cli-locations';
 import type { TranscriptStore } from '../storage/transcript-store';
-import { costOption } from './cost-option';
+import { budgetsFrom, everyRunNumber, everyRunOptionSpecs } from './run-options';
+import { numberOption, type OptionValues } from './command-line';
+import { evaluateOptionFrom, evaluateOptionSpecs } from './evaluate-option';
 import { UsageError } from './usage-error';
 
 /**
- * What `batch` and `schedule create|update` share: the run options every run of a batch gets,
- * the batch's own numbers, and the checks of the input file and the output directory that come
- * before anything starts.
+ * The one preparation of a batch's input, shared by `batch` and `schedule create|update`: the
+ * options every batch takes, the run options every run of it gets, the batch's own numbers, the
+ * checks of the questions file and the output that come before anything starts, and the
+ * `researchBatch` input they make.
  */
 
-export const batchRunOptionsHelp = `Run options (every run of the batch):
-  --max-calls N          model-call budget per run (default 100)
-  --max-minutes N        wall-time budget per run in minutes (default 150)
-  --max-tokens N         context budget in tokens (default 110000)
-  --max-cost USD         cost budget per run in US dollars at the workers' prices (default none)
-  --tools a,b            tools the runs may use, or none (default: all the worker has)
-  --model NAME           model (default: the worker's REACT_AGENT_MODEL)
-  --protocol NAME        ${PROTOCOL_NAMES.join(', ')} (default deep-research)
-  --temperature T        sampling temperature (default the worker's, 0.6)
-  --top-p P              nucleus sampling (default the worker's, 0.95)
-  --max-output-tokens N  longest reply (default the worker's, 10000)`;
+type Values = OptionValues;
 
-export const batchRunOptionSpecs = {
-  'max-calls': { type: 'string' },
-  'max-minutes': { type: 'string' },
-  'max-tokens': { type: 'string' },
-  'max-cost': { type: 'string' },
-  tools: { type: 'string' },
-  model: { type: 'string' },
-  protocol: { type: 'string' },
-  temperature: { type: 'string' },
-  'top-p': { type: 'string' },
-  'max-output-tokens': { type: 'string' },
+/** The options of a batch that `batch` and `schedule create|update` share (each adds its own). */
+export const batchOptionSpecs = {
+  output: { type: 'string' },
+  rollouts: { type: 'string' },
+  concurrency: { type: 'string' },
+  name: { type: 'string' },
+  ...evaluateOptionSpecs,
+  ...everyRunOptionSpecs,
 } as const;
 
-type Values = Record<string, string | boolean | undefined>;
-
-/** parseArgs, with unknown options and missing values as usage errors (exit 2 with the help). */
-export function parseCommandLine<T extends NonNullable<ParseArgsConfig['options']>>(
-  argumentsList: string[],
-  options: T,
-  help: string,
-): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>> {
-  try {
-    return parseArgs({ args: argumentsList, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}`, help);
-  }
+/** What the command line says of a batch besides its files. */
+export interface BatchSettings {
+  /** Runs per question (`--rollouts`, default 1). */
+  rollouts: number;
+  /** Runs at once (`--concurrency`, default {@link DEFAULT_BATCH_CONCURRENCY}). */
+  concurrency: number;
+  /** What every run gets (the run options). */
+  run: BatchRunTemplate;
+  /** `--evaluate [--judge]`; absent without --evaluate. */
+  evaluate?: BatchEvaluation;
+  /** `--name`; absent when not given or empty. */
+  name?: string;
 }
 
-/** A number option: undefined when absent; a usage error when it is not a number in range. */
-export function numberOption(values: Values, name: string, help: string, range: { minimum: number; maximum: number; integer: boolean }): number | undefined {
-  const raw = values[name];
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value < range.minimum || value > range.maximum) {
-    throw new UsageError(`--${name} must be ${range.integer ? 'a whole number' : 'a number'} from ${range.minimum} to ${range.maximum}, got ${JSON.stringify(raw)}.`, help);
-  }
-  return value;
+/** Reads {@link BatchSettings}, checking (in this order) the numbers, the run options and --evaluate. */
+export function batchSettingsFrom(values: Values & { evaluate?: boolean; judge?: string; name?: string }, help: string): BatchSettings {
+  const { rollouts, concurrency } = batchNumbersFrom(values, help);
+  const run = batchRunTemplateFrom(values, help);
+  const evaluate = evaluateOptionFrom(values, help);
+  return { rollouts: rollouts as number, concurrency: concurrency as number, run, ...(evaluate ? { evaluate } : {}), ...(values.name ? { name: values.name } : {}) };
 }
 
 /** The options every run of a batch gets, checked as the workflow will check them. */
 export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemplate {
-  const number = (name: string, maximum: number, integer: boolean, minimum = integer ? 1 : 0) => numberOption(values, name, help, { minimum, maximum, integer });
-  const limits = Object.fromEntries(
-    Object.entries({
-      maxModelCalls: number('max-calls', 10_000, true),
-      maxDurationMinutes: number('max-minutes', 7 * 24 * 60, false, 0.01),
-      maxContextTokens: number('max-tokens', 10_000_000, true),
-      maxCostUsd: costOption(typeof values['max-cost'] === 'string' ? values['max-cost'] : undefined, help),
-    }).filter(([, value]) => value !== undefined),
-  );
+  const limits = budgetsFrom(values, Object.keys(everyRunOptionSpecs), help, { checkRanges: true });
   const model = Object.fromEntries(
     Object.entries({
       model: typeof values.model === 'string' && values.model.trim() ? values.model.trim() : undefined,
-      temperature: number('temperature', 2, false),
-      topP: number('top-p', 1, false),
-      maxOutputTokens: number('max-output-tokens', 1_000_000, true),
+      temperature: everyRunNumber(values, 'temperature', help),
+      topP: everyRunNumber(values, 'top-p', help),
+      maxOutputTokens: everyRunNumber(values, 'max-output-tokens', help),
     }).filter(([, value]) => value !== undefined),
   );
   const protocol = values.protocol as BatchRunTemplate['protocol'] | undefined;
@@ -115,8 +92,18 @@ export class BatchInputRejected extends Error {
   }
 }
 
+/** A questions file, read and checked whole. */
+export interface CheckedQuestions {
+  /** The questions. */
+  file: BatchInputFile;
+  /** The file's name without its folder, as the batch records it. */
+  source: string;
+  /** Notes on duplicate questions, for stderr. */
+  notes: string[];
+}
+
 /** Reads and checks the input file; refuses it with every problem. Returns it with notes on duplicates. */
-export async function checkedInputFile(path: string): Promise<{ file: BatchInputFile; notes: string[] }> {
+export async function checkedInputFile(path: string): Promise<CheckedQuestions> {
   let file: BatchInputFile;
   try {
     file = await readBatchInputFile(path);
@@ -132,14 +119,57 @@ export async function checkedInputFile(path: string): Promise<{ file: BatchInput
     (duplicate) =>
       `${path}: the question "${duplicate.question}" appears ${duplicate.indices.length} times (lines ${duplicate.lines.join(', ')}); each is kept as its own item (q${duplicate.indices.join(', q')}).`,
   );
-  return { file, notes };
+  return { file, source: basename(path), notes };
+}
+
+/** The checked questions stored by content hash: the `input`, `questions` and `source` of a `researchBatch` input. */
+export async function storedQuestions(store: TranscriptStore, checked: CheckedQuestions): Promise<Pick<ResearchBatchInput, 'input' | 'questions' | 'source'>> {
+  return { input: await storeInput(store, checked.file), questions: checked.file.items.length, source: checked.source };
+}
+
+/** A questions file and an output, checked before anything starts. */
+export interface CheckedBatchFiles extends CheckedQuestions {
+  /** The output as the batch records it (an absolute path or an s3:// URL). */
+  output: string;
+}
+
+/** Checks the questions file, then the output; refuses either with {@link BatchInputRejected}. */
+export async function checkedBatchFiles(path: string, output: string, options: { resume: boolean }): Promise<CheckedBatchFiles> {
+  const questions = await checkedInputFile(path);
+  return { ...questions, output: await checkedOutputDirectory(output, options) };
+}
+
+/** Prints refused input (every problem) and returns exit code 2; rethrows any other error. */
+export function reportRejected(error: unknown): number {
+  if (!(error instanceof BatchInputRejected)) throw error;
+  for (const line of error.lines) console.error(line);
+  return 2;
+}
+
+/**
+ * The `researchBatch` input of checked files (the questions stored as `storedInput`) and settings;
+ * `resume` for `batch --resume`, `schedule` for the batches a schedule starts.
+ */
+export function researchBatchInputOf(files: CheckedBatchFiles, storedInput: string, settings: BatchSettings, started: { resume?: boolean; schedule?: { id: string } } = {}): ResearchBatchInput {
+  return {
+    input: storedInput,
+    questions: files.file.items.length,
+    rollouts: settings.rollouts,
+    concurrency: settings.concurrency,
+    output: files.output,
+    run: settings.run,
+    ...(settings.name ? { name: settings.name } : {}),
+    source: files.source,
+    ...(started.resume ? { resume: true } : {}),
+    ...(started.schedule ? { schedule: started.schedule } : {}),
+    ...(settings.evaluate ? { evaluate: settings.evaluate } : {}),
+  };
 }
 
 export async function storeInput(store: TranscriptStore, file: BatchInputFile): Promise<string> {
   return storeBatchInput(store, file.items);
 }
 
-/** The output directory as an absolute path, checked: creatable, writable, and not holding other results unless resuming the same input. */
 /**
  * Checks `--output` before anything starts: a directory (made absolute, created if needed,
  * writable) or `s3://bucket/prefix` (the bucket exists and takes these credentials: AWS_* and
