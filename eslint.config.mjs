@@ -24,7 +24,10 @@ function reaching(floor) {
 const FORBIDDEN = Object.fromEntries(
   Object.entries(FLOORS.allowed)
     .filter(([floor]) => floor !== 'schemas')
-    .map(([floor, allowed]) => [floor, Object.keys(FLOOR_FOLDERS).filter((target) => target !== 'schemas' && !allowed.includes(target))]),
+    .map(([floor, allowed]) => [
+      floor,
+      Object.keys(FLOOR_FOLDERS).filter((target) => target !== 'schemas' && !allowed.includes(target)),
+    ]),
 );
 
 function floorRule(floor) {
@@ -33,7 +36,12 @@ function floorRule(floor) {
     message: `${FLOOR_FOLDERS[floor]}/ may not import ${FLOOR_FOLDERS[target]}/ (the floors: docs/architecture.md, test/unit/import-graph.test.ts).`,
   }));
   // Workflows see activities only as types (proxyActivities<typeof activities>): their code must stay out of the sandbox.
-  if (floor === 'workflows') patterns.push({ regex: reaching('activities'), allowTypeImports: true, message: 'workflows/ may import activities/ only with `import type`.' });
+  if (floor === 'workflows')
+    patterns.push({
+      regex: reaching('activities'),
+      allowTypeImports: true,
+      message: 'workflows/ may import activities/ only with `import type`.',
+    });
   // src/core is what workflows import, and src/domain is as pure: no Node built-ins, only workflow-safe packages.
   if (floor === 'core' || floor === 'domain')
     patterns.push({
@@ -57,7 +65,13 @@ export default tseslint.config(
       // `_` marks a binding kept on purpose (a parameter a signature requires, a field dropped by destructuring).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       // A server's request handler is created before the instance it reads, which is assigned once the server listens.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],

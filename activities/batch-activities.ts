@@ -63,7 +63,10 @@ const INPUT_CACHE_SIZE = 4;
  */
 export function createBatchActivities(dependencies: BatchActivityDependencies) {
   const cached = new Map<string, BatchItem[]>();
-  const resultOf = dependencies.resultOf ?? ((workflowId: string, runId?: string) => Context.current().client.workflow.getHandle(workflowId, runId).result() as Promise<ResearchRunResult>);
+  const resultOf =
+    dependencies.resultOf ??
+    ((workflowId: string, runId?: string) =>
+      Context.current().client.workflow.getHandle(workflowId, runId).result() as Promise<ResearchRunResult>);
 
   async function questionsOf(reference: string): Promise<BatchItem[]> {
     const hit = cached.get(reference);
@@ -104,7 +107,8 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
     return location;
   }
 
-  const unusable = (message: string) => ApplicationFailure.create({ type: BatchFailureTypes.outputUnusable, nonRetryable: true, message });
+  const unusable = (message: string) =>
+    ApplicationFailure.create({ type: BatchFailureTypes.outputUnusable, nonRetryable: true, message });
 
   /**
    * The output's location, once it is known to lie inside the data roots. Checked on every call,
@@ -115,7 +119,12 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       try {
         await checkInsideDataRoots(output, dependencies.dataRoots, "The batch's output");
       } catch (error) {
-        if (error instanceof PathOutsideDataRootsError) throw ApplicationFailure.create({ type: BatchFailureTypes.outputOutsideDataRoots, nonRetryable: true, message: error.message });
+        if (error instanceof PathOutsideDataRootsError)
+          throw ApplicationFailure.create({
+            type: BatchFailureTypes.outputOutsideDataRoots,
+            nonRetryable: true,
+            message: error.message,
+          });
         throw error;
       }
     }
@@ -138,7 +147,9 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
       });
       const earlier = existing && existing.id !== record.id ? existing : undefined;
       if (earlier && resume && earlier.input !== record.input) {
-        throw unusable(`${record.output} holds results of batch ${earlier.id} over other questions (${earlier.input}); resume it with the same input, or use another directory.`);
+        throw unusable(
+          `${record.output} holds results of batch ${earlier.id} over other questions (${earlier.input}); resume it with the same input, or use another directory.`,
+        );
       }
       if (!resume && (await hasBatchResults(output)) && existing?.id !== record.id) {
         throw unusable(
@@ -146,9 +157,15 @@ export function createBatchActivities(dependencies: BatchActivityDependencies) {
         );
       }
       heartbeat('checked');
-      if (resume) await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () => heartbeat('reading earlier results'));
+      if (resume)
+        await seedRunLinesFromIterFiles(output, record.rollouts, record.questions, () =>
+          heartbeat('reading earlier results'),
+        );
       const model = record.run.model?.model ?? dependencies.defaultModel;
-      const resumed = [...((earlier as { resumed?: string[] } | undefined)?.resumed ?? []), ...(earlier && resume ? [earlier.id] : [])];
+      const resumed = [
+        ...((earlier as { resumed?: string[] } | undefined)?.resumed ?? []),
+        ...(earlier && resume ? [earlier.id] : []),
+      ];
       await output.writeText(
         BATCH_RECORD_FILE,
         `${JSON.stringify({ ...record, model, ...(existing?.id === record.id ? { startedAt: existing.startedAt } : {}), ...(resumed.length ? { resumed } : {}) }, null, 2)}\n`,

@@ -1,5 +1,15 @@
 import type { CompressContextInput, CompressContextOutput } from '../src/core/activity-contracts';
-import { foldedMessages, planCompression, questionAlone, readQuestion, stubText, summaryDue, withFinalRequest, withSummary, type ObservationToStub } from '../src/core/compression-plan';
+import {
+  foldedMessages,
+  planCompression,
+  questionAlone,
+  readQuestion,
+  stubText,
+  summaryDue,
+  withFinalRequest,
+  withSummary,
+  type ObservationToStub,
+} from '../src/core/compression-plan';
 import type { ChatMessage } from '../src/core/messages';
 import { protocolByName, type Protocol } from '../src/core/protocols';
 import { totalOfCounts } from '../src/domain/message-token-counts';
@@ -22,7 +32,11 @@ export interface CompressionDependencies {
  * A message's token count: the one carried for a message loaded with the conversation (the same
  * object, not stubbed or rewritten), else counted now and kept for the next time it is asked.
  */
-function countsByMessage(messages: ChatMessage[], counts: number[], counter: TokenCounter): (message: ChatMessage) => number {
+function countsByMessage(
+  messages: ChatMessage[],
+  counts: number[],
+  counter: TokenCounter,
+): (message: ChatMessage) => number {
   const known = new Map(messages.map((message, index) => [message, counts[index] as number]));
   return (message) => {
     const count = known.get(message) ?? countMessageTokens(message, counter);
@@ -44,8 +58,16 @@ export function createCompressContext(dependencies: CompressionDependencies) {
   const writeSummary = createSummaryWriter(chatModel, tokenCounter);
 
   /** The observation with the results its plan names stored whole and replaced by stubs that name them. */
-  const stubbed = async (protocol: Protocol, message: ChatMessage, observation: ObservationToStub): Promise<ChatMessage> => {
-    const results = await Promise.all(observation.results.map(async (result, index) => (observation.stubbed[index] ? stubText(result, await store.putText(result)) : result)));
+  const stubbed = async (
+    protocol: Protocol,
+    message: ChatMessage,
+    observation: ObservationToStub,
+  ): Promise<ChatMessage> => {
+    const results = await Promise.all(
+      observation.results.map(async (result, index) =>
+        observation.stubbed[index] ? stubText(result, await store.putText(result)) : result,
+      ),
+    );
     return protocol.withObservationResults(message, results);
   };
 
@@ -55,15 +77,23 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     // Token counts carried forward (issue 21): a message compression leaves as it was keeps its count.
     const carried = await carriedConversationCounts(store, input.conversation, tokenCounter);
     const added = await Promise.all(appended.map((message) => putMessage(store, message)));
-    const loaded = await countedMessages(store, [...carried.references, ...added], [...carried.known, ...added.map(() => undefined)], tokenCounter);
-    const start = appended.length ? await putCountedConversation(store, loaded.references, loaded.counts, tokenCounter) : input.conversation;
+    const loaded = await countedMessages(
+      store,
+      [...carried.references, ...added],
+      [...carried.known, ...added.map(() => undefined)],
+      tokenCounter,
+    );
+    const start = appended.length
+      ? await putCountedConversation(store, loaded.references, loaded.counts, tokenCounter)
+      : input.conversation;
     const countOf = countsByMessage(loaded.messages, loaded.counts, tokenCounter);
     const tokensOf = (list: ChatMessage[]) => list.reduce((sum, message) => sum + countOf(message), 0);
     const protocol = protocolByName(input.protocol);
     const plan = planCompression(loaded.messages, protocol, input);
 
     let messages = [...loaded.messages];
-    for (const observation of plan.stubs) messages[observation.index] = await stubbed(protocol, messages[observation.index] as ChatMessage, observation);
+    for (const observation of plan.stubs)
+      messages[observation.index] = await stubbed(protocol, messages[observation.index] as ChatMessage, observation);
 
     let summarizedTurns = 0;
     if (plan.dropTurns) {
@@ -71,7 +101,11 @@ export function createCompressContext(dependencies: CompressionDependencies) {
       summarizedTurns = plan.turns.length;
     } else if (summaryDue(plan, input, () => tokensOf(withFinalRequest(messages, input.finalAnswer)))) {
       const original = await loadConversation(store, start);
-      const summary = await writeSummary(input, readQuestion(messages[1] as ChatMessage).summary, foldedMessages(plan, original));
+      const summary = await writeSummary(
+        input,
+        readQuestion(messages[1] as ChatMessage).summary,
+        foldedMessages(plan, original),
+      );
       if (summary) {
         messages = withSummary(plan, messages, summary, start);
         summarizedTurns = plan.oldTurns.length;
@@ -82,6 +116,11 @@ export function createCompressContext(dependencies: CompressionDependencies) {
     const references = await Promise.all(messages.map((message) => putMessage(store, message)));
     const counts = messages.map(countOf);
     const conversation = await putCountedConversation(store, references, counts, tokenCounter);
-    return { conversation, contextTokens: totalOfCounts(counts), stubbedObservations: plan.stubbedResults, summarizedTurns };
+    return {
+      conversation,
+      contextTokens: totalOfCounts(counts),
+      stubbedObservations: plan.stubbedResults,
+      summarizedTurns,
+    };
   };
 }

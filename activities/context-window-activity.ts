@@ -21,6 +21,11 @@ export function createLearnContextWindow(dependencies: ContextWindowDependencies
     const maxOutputTokens = input.maxOutputTokens ?? modelDefaults.maxOutputTokens;
     const window = await chatModel.contextWindow(input.model);
     if (!window) return { maxOutputTokens };
-    return { contextWindow: window.tokens, source: window.source, maxOutputTokens, promptBudget: promptBudgetOf(window.tokens, maxOutputTokens) };
+    return {
+      contextWindow: window.tokens,
+      source: window.source,
+      maxOutputTokens,
+      promptBudget: promptBudgetOf(window.tokens, maxOutputTokens),
+    };
   };
 }

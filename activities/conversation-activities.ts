@@ -1,9 +1,22 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { FinishTranscriptInput, FinishTranscriptOutput, ModelActivitySettings, StartConversationInput, StartConversationOutput } from '../src/core/activity-contracts';
+import type {
+  FinishTranscriptInput,
+  FinishTranscriptOutput,
+  ModelActivitySettings,
+  StartConversationInput,
+  StartConversationOutput,
+} from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
 import { protocolByName } from '../src/core/protocols';
 import { toolScheduleOf } from '../src/core/tool-spec';
-import { appendToConversation, composeMessage, loadMessageReferences, putConversation, putMessage, putToolSpecs } from '../src/storage/conversation';
+import {
+  appendToConversation,
+  composeMessage,
+  loadMessageReferences,
+  putConversation,
+  putMessage,
+  putToolSpecs,
+} from '../src/storage/conversation';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { TranscriptStore } from '../src/storage/transcript-store';
@@ -33,17 +46,31 @@ export function createConversationActivities(dependencies: ConversationActivityD
       try {
         specs = tools.specs(input.tools);
         const toolTaskQueue = dependencies.toolTaskQueue;
-        if (toolTaskQueue) specs = specs.map((spec) => (spec.activity.taskQueue ? spec : { ...spec, activity: { ...spec.activity, taskQueue: toolTaskQueue } }));
+        if (toolTaskQueue)
+          specs = specs.map((spec) =>
+            spec.activity.taskQueue ? spec : { ...spec, activity: { ...spec.activity, taskQueue: toolTaskQueue } },
+          );
       } catch (error) {
-        throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: (error as Error).message, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: FailureTypes.invalidRunInput,
+          message: (error as Error).message,
+          nonRetryable: true,
+        });
       }
       const system =
         protocolByName(input.protocol).renderSystemPrompt(specs, input.today) +
-        (input.answerSchema ? `\n\nYour final answer must be a JSON object matching this JSON schema: ${JSON.stringify(input.answerSchema)}` : '');
-      const references = [await putMessage(store, { role: 'system', content: system }), await putMessage(store, { role: 'user', content: input.question })];
+        (input.answerSchema
+          ? `\n\nYour final answer must be a JSON object matching this JSON schema: ${JSON.stringify(input.answerSchema)}`
+          : '');
+      const references = [
+        await putMessage(store, { role: 'system', content: system }),
+        await putMessage(store, { role: 'user', content: input.question }),
+      ];
       return {
         conversation: await putConversation(store, references),
-        ...(input.storeToolSpecs ? { tools: specs.map(toolScheduleOf), toolSpecs: await putToolSpecs(store, specs) } : { tools: specs }),
+        ...(input.storeToolSpecs
+          ? { tools: specs.map(toolScheduleOf), toolSpecs: await putToolSpecs(store, specs) }
+          : { tools: specs }),
         modelActivity: dependencies.modelActivity,
         model: dependencies.defaultModel,
         contextTokens: tokenCounter.count(system) + tokenCounter.count(input.question),
@@ -53,7 +80,9 @@ export function createConversationActivities(dependencies: ConversationActivityD
     /** Appends the last messages (observations, synthesized responses for open calls) and returns the final transcript. */
     async finishTranscript(input: FinishTranscriptInput): Promise<FinishTranscriptOutput> {
       const composed = await Promise.all(input.append.map((pending) => composeMessage(store, pending)));
-      const conversation = composed.length ? (await appendToConversation(store, input.conversation, composed)).conversation : input.conversation;
+      const conversation = composed.length
+        ? (await appendToConversation(store, input.conversation, composed)).conversation
+        : input.conversation;
       return { conversation, messages: (await loadMessageReferences(store, conversation)).length };
     },
   };

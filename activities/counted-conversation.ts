@@ -19,23 +19,44 @@ export interface CountedConversation {
  * The messages under `references` with their counts: `known` gives those carried (one entry per
  * reference, `undefined` where there is none); the others are counted now.
  */
-export async function countedMessages(store: TranscriptStore, references: string[], known: ReadonlyArray<number | undefined>, counter: TokenCounter): Promise<CountedConversation> {
+export async function countedMessages(
+  store: TranscriptStore,
+  references: string[],
+  known: ReadonlyArray<number | undefined>,
+  counter: TokenCounter,
+): Promise<CountedConversation> {
   const messages = await loadMessages(store, references);
   return { references, messages, counts: messageCounts(messages, known, counter) };
 }
 
 /** Each message's count: the carried one (`known`, one entry per message) where there is one, else counted now. */
-export function messageCounts(messages: readonly ChatMessage[], known: ReadonlyArray<number | undefined>, counter: TokenCounter): number[] {
+export function messageCounts(
+  messages: readonly ChatMessage[],
+  known: ReadonlyArray<number | undefined>,
+  counter: TokenCounter,
+): number[] {
   return completeCounts(known, (index) => countMessageTokens(messages[index] as ChatMessage, counter)).counts;
 }
 
 /** A stored conversation's references and the counts its manifest carries for this counter (`undefined` where none). */
-export async function carriedConversationCounts(store: TranscriptStore, conversation: string, counter: TokenCounter): Promise<{ references: string[]; known: Array<number | undefined> }> {
+export async function carriedConversationCounts(
+  store: TranscriptStore,
+  conversation: string,
+  counter: TokenCounter,
+): Promise<{ references: string[]; known: Array<number | undefined> }> {
   const entries = await loadConversationEntries(store, conversation);
-  return { references: entries.messages, known: carriedCounts(entries.tokens, countsLabel(counter), entries.messages.length) };
+  return {
+    references: entries.messages,
+    known: carriedCounts(entries.tokens, countsLabel(counter), entries.messages.length),
+  };
 }
 
 /** Stores a conversation's manifest with its messages' counts (none for a counter whose counts are not carried). */
-export async function putCountedConversation(store: TranscriptStore, references: string[], counts: number[], counter: TokenCounter): Promise<string> {
+export async function putCountedConversation(
+  store: TranscriptStore,
+  references: string[],
+  counts: number[],
+  counter: TokenCounter,
+): Promise<string> {
   return putConversation(store, references, storableCounts(countsLabel(counter), counts));
 }

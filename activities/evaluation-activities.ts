@@ -12,12 +12,24 @@ import {
   type WriteEvaluationOutput,
 } from '../src/core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../src/core/evaluation/evaluation-report';
-import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../src/domain/evaluation/evaluation-scoring';
+import {
+  buildEvaluationReport,
+  exactMatchVerdict,
+  hasReferences,
+  NO_REFERENCES_MESSAGE,
+  runKey,
+  type RunVerdict,
+} from '../src/domain/evaluation/evaluation-scoring';
 import { builtInJudge, type BuiltInJudge } from '../src/core/evaluation/judge-prompts';
 import { checkInsideDataRoots, PathOutsideDataRootsError } from '../src/storage/data-roots';
 import { EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles } from '../src/storage/evaluation-input';
 import { writeEvaluationOutputs } from '../src/storage/evaluation-output';
-import { openOutputLocation, OutputLocationError, type OpenLocation, type OutputLocation } from '../src/storage/output-location';
+import {
+  openOutputLocation,
+  OutputLocationError,
+  type OpenLocation,
+  type OutputLocation,
+} from '../src/storage/output-location';
 import { renderEvaluationReportHtml } from '../src/reports/evaluation-html';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { promptHash, type VerdictStore } from '../src/storage/verdict-store';
@@ -68,7 +80,8 @@ function isJudgeFile(judge: string): boolean {
 
 /** Reads a judge choice: a built-in name, or a prompt file's template (format: either). */
 export async function judgeTemplate(judge: string, model: string): Promise<StoredJudge> {
-  if (judge === EXACT_MATCH_JUDGE) return { name: EXACT_MATCH_JUDGE, template: '', format: 'word', model: '', promptHash: '' };
+  if (judge === EXACT_MATCH_JUDGE)
+    return { name: EXACT_MATCH_JUDGE, template: '', format: 'word', model: '', promptHash: '' };
   if (judge === 'gaia' || judge === 'browsecomp') {
     const { template, format } = builtInJudge(judge as BuiltInJudge);
     return { name: judge, template, format, model, promptHash: promptHash(template) };
@@ -79,7 +92,8 @@ export async function judgeTemplate(judge: string, model: string): Promise<Store
   } catch (error) {
     throw new EvaluationInputError(`Cannot read the judge prompt file ${judge} (${(error as Error).message}).`);
   }
-  if (!/\{(prediction|response)\}/.test(template)) throw new EvaluationInputError(`The judge prompt file ${judge} has no {prediction} (or {response}) placeholder.`);
+  if (!/\{(prediction|response)\}/.test(template))
+    throw new EvaluationInputError(`The judge prompt file ${judge} has no {prediction} (or {response}) placeholder.`);
   return { name: judge, template, format: 'either', model, promptHash: promptHash(template) };
 }
 
@@ -101,9 +115,18 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
     return input;
   }
   const invalid = (error: unknown) => {
-    if (error instanceof PathOutsideDataRootsError) return ApplicationFailure.create({ type: EvaluationFailureTypes.pathOutsideDataRoots, message: error.message, nonRetryable: true });
+    if (error instanceof PathOutsideDataRootsError)
+      return ApplicationFailure.create({
+        type: EvaluationFailureTypes.pathOutsideDataRoots,
+        message: error.message,
+        nonRetryable: true,
+      });
     return error instanceof EvaluationInputError || error instanceof OutputLocationError
-      ? ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: error.message, nonRetryable: true })
+      ? ApplicationFailure.create({
+          type: EvaluationFailureTypes.invalidInput,
+          message: error.message,
+          nonRetryable: true,
+        })
       : error;
   };
   /** Refuses a local path outside the data roots (s3:// passes); nothing when the activities are not confined. */
@@ -158,14 +181,20 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
       }
     },
 
-    judgeRuns: createJudgeRuns({ chatModel: dependencies.judgeModel, endpoint: dependencies.endpoint, verdicts: dependencies.verdicts, loadInput }),
+    judgeRuns: createJudgeRuns({
+      chatModel: dependencies.judgeModel,
+      endpoint: dependencies.endpoint,
+      verdicts: dependencies.verdicts,
+      loadInput,
+    }),
 
     async writeEvaluation(input: WriteEvaluationInput): Promise<WriteEvaluationOutput> {
       const stored = await loadInput(input.input);
       const verdicts = new Map<string, RunVerdict>();
       const byExactMatch = stored.judge.name === EXACT_MATCH_JUDGE;
       if (!input.refused && byExactMatch) {
-        for (const run of stored.rollouts.flat()) if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
+        for (const run of stored.rollouts.flat())
+          if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
       } else if (!input.refused) {
         for (const run of stored.rollouts.flat()) {
           if (run.reference.trim() === '') continue;
@@ -174,8 +203,19 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
           verdicts.set(
             runKey(run),
             verdict
-              ? { isCorrect: verdict.isCorrect, judgement: verdict.judgement, ...(verdict.unparsed ? { unparsed: true } : {}), exactMatch: matched.exactMatch as number, f1: matched.f1 as number }
-              : { isCorrect: false, judgement: 'no verdict stored', exactMatch: matched.exactMatch as number, f1: matched.f1 as number },
+              ? {
+                  isCorrect: verdict.isCorrect,
+                  judgement: verdict.judgement,
+                  ...(verdict.unparsed ? { unparsed: true } : {}),
+                  exactMatch: matched.exactMatch as number,
+                  f1: matched.f1 as number,
+                }
+              : {
+                  isCorrect: false,
+                  judgement: 'no verdict stored',
+                  exactMatch: matched.exactMatch as number,
+                  f1: matched.f1 as number,
+                },
           );
         }
       }
@@ -183,7 +223,12 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
         rollouts: stored.rollouts,
         verdicts,
         method: byExactMatch ? 'exact_match' : 'judge',
-        ...(byExactMatch ? {} : { judge: { name: stored.judge.name, model: stored.judge.model, promptHash: stored.judge.promptHash }, judgeCalls: input.judgeCalls }),
+        ...(byExactMatch
+          ? {}
+          : {
+              judge: { name: stored.judge.name, model: stored.judge.model, promptHash: stored.judge.promptHash },
+              judgeCalls: input.judgeCalls,
+            }),
         createdAt: input.createdAt,
         source: stored.source,
         skipped: stored.skipped,
@@ -197,7 +242,9 @@ export function createEvaluationActivities(dependencies: EvaluationActivityDepen
         html = await renderReportHtml(report);
       } catch (error) {
         htmlProblem = `report.html could not be rendered: ${error instanceof Error ? error.message : String(error)}`;
-        warn(`${htmlProblem} (report.json, scored/ and summary.jsonl are written all the same)`, { output: input.output });
+        warn(`${htmlProblem} (report.json, scored/ and summary.jsonl are written all the same)`, {
+          output: input.output,
+        });
       }
       let written: Awaited<ReturnType<typeof writeEvaluationOutputs>>;
       try {

@@ -62,7 +62,11 @@ export function createAgentActivities(input: ActivityDependencies) {
       defaultModel: dependencies.modelDefaults.model,
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
-    compressContext: createCompressContext({ chatModel: dependencies.chatModel, store: dependencies.store, tokenCounter }),
+    compressContext: createCompressContext({
+      chatModel: dependencies.chatModel,
+      store: dependencies.store,
+      tokenCounter,
+    }),
     callModel: createCallModel({
       chatModel: dependencies.chatModel,
       store: dependencies.store,
@@ -73,14 +77,19 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
       ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
     }),
-    learnContextWindow: createLearnContextWindow({ chatModel: dependencies.chatModel, modelDefaults: dependencies.modelDefaults }),
+    learnContextWindow: createLearnContextWindow({
+      chatModel: dependencies.chatModel,
+      modelDefaults: dependencies.modelDefaults,
+    }),
   };
 }
 
 export type AgentActivities = ReturnType<typeof createAgentActivities>;
 
 /** All activities a worker registers: the agent's plus one per tool. */
-export function createActivities(dependencies: ActivityDependencies): Record<string, (...args: never[]) => Promise<unknown>> {
+export function createActivities(
+  dependencies: ActivityDependencies,
+): Record<string, (...args: never[]) => Promise<unknown>> {
   const tokenCounter = dependencies.tokenCounter ?? createTiktokenCounter();
   const activities: Record<string, (...args: never[]) => Promise<unknown>> = {
     ...createAgentActivities({ ...dependencies, tokenCounter }),
@@ -107,7 +116,14 @@ export function createActivities(dependencies: ActivityDependencies): Record<str
     if (tool)
       activities[name] = withToolCallMetrics(
         name,
-        withToolCallSpan(name, createToolActivity(tool, { store: withTranscriptFailures(dependencies.store), tokenCounter, ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}) })),
+        withToolCallSpan(
+          name,
+          createToolActivity(tool, {
+            store: withTranscriptFailures(dependencies.store),
+            tokenCounter,
+            ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
+          }),
+        ),
       );
   }
   return activities;

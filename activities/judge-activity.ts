@@ -1,6 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { heartbeat } from './heartbeats';
-import type { JudgeRunsInput, JudgeRunsOutput, StoredEvaluationInput, StoredJudge } from '../src/core/evaluation/evaluation-contract';
+import type {
+  JudgeRunsInput,
+  JudgeRunsOutput,
+  StoredEvaluationInput,
+  StoredJudge,
+} from '../src/core/evaluation/evaluation-contract';
 import type { EvaluationRun } from '../src/core/evaluation/evaluation-runs';
 import { parseVerdict, renderJudgePrompt, verdictReminder } from '../src/core/evaluation/judge-prompts';
 import { verdictKey, type StoredVerdict, type VerdictStore } from '../src/storage/verdict-store';
@@ -29,7 +34,13 @@ export interface JudgeActivityDependencies {
 
 /** The key of a run's verdict under a judge. */
 export function verdictKeyOf(judge: StoredJudge, run: EvaluationRun): string {
-  return verdictKey({ prompt: judge.template, model: judge.model, question: run.question, reference: run.reference, prediction: run.prediction });
+  return verdictKey({
+    prompt: judge.template,
+    model: judge.model,
+    question: run.question,
+    reference: run.reference,
+    prediction: run.prediction,
+  });
 }
 
 /** The runs of a stored input in order: rollout 1's, then rollout 2's, … */
@@ -45,17 +56,34 @@ export function runsInOrder(input: StoredEvaluationInput): EvaluationRun[] {
 export function createJudgeRuns(dependencies: JudgeActivityDependencies) {
   const { chatModel, endpoint, verdicts } = dependencies;
 
-  async function complete(messages: Array<{ role: 'user' | 'assistant'; content: string }>, signal: AbortSignal, progress: unknown): Promise<string> {
+  async function complete(
+    messages: Array<{ role: 'user' | 'assistant'; content: string }>,
+    signal: AbortSignal,
+    progress: unknown,
+  ): Promise<string> {
     const context = Context.current();
     const reply = await chatModel.chat(
       { model: endpoint.model, messages, sampling: { temperature: 0 } },
-      chatControls({ signal, heartbeatTimeoutMs: context.info.heartbeatTimeoutMs, onProgress: () => context.heartbeat(progress) }),
+      chatControls({
+        signal,
+        heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
+        onProgress: () => context.heartbeat(progress),
+      }),
     );
     return reply.content;
   }
 
-  async function judge(run: EvaluationRun, stored: StoredJudge, signal: AbortSignal, progress: unknown): Promise<StoredVerdict> {
-    const prompt = renderJudgePrompt(stored.template, { question: run.question, reference: run.reference, prediction: run.prediction });
+  async function judge(
+    run: EvaluationRun,
+    stored: StoredJudge,
+    signal: AbortSignal,
+    progress: unknown,
+  ): Promise<StoredVerdict> {
+    const prompt = renderJudgePrompt(stored.template, {
+      question: run.question,
+      reference: run.reference,
+      prediction: run.prediction,
+    });
     const first = await complete([{ role: 'user', content: prompt }], signal, progress);
     let parsed = parseVerdict(first, stored.format);
     let reply = first;

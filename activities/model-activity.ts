@@ -16,7 +16,13 @@ import { chatControls } from './model/chat-controls';
 import type { ChatModel } from './model/chat-model';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
-import { inModelCallSpan, setModelInputContent, setModelOutputContent, setModelResponse, type TraceContentOptions } from './tracing/agent-spans';
+import {
+  inModelCallSpan,
+  setModelInputContent,
+  setModelOutputContent,
+  setModelResponse,
+  type TraceContentOptions,
+} from './tracing/agent-spans';
 
 /** Sampling defaults the worker applies when a run does not set them, and the limits of its model calls. */
 export interface ModelDefaults extends SamplingDefaults {
@@ -123,14 +129,41 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // A server may echo a secret: out before anything parses, stores or traces the reply.
     const reply = redactor.redactValue(answered);
     const usage = replyUsage(reply, prompt.estimatedPromptTokens, tokenCounter, prices, input.model.model);
-    metrics.succeeded({ prompt: usage.promptTokens, completion: usage.completionTokens, reasoning: usage.reasoningTokens, cached: usage.cachedPromptTokens }, usage.costUsd);
-    setModelResponse(span, { model: input.model.model, finishReason: reply.finishReason, inputTokens: usage.promptTokens, outputTokens: usage.completionTokens });
+    metrics.succeeded(
+      {
+        prompt: usage.promptTokens,
+        completion: usage.completionTokens,
+        reasoning: usage.reasoningTokens,
+        cached: usage.cachedPromptTokens,
+      },
+      usage.costUsd,
+    );
+    setModelResponse(span, {
+      model: input.model.model,
+      finishReason: reply.finishReason,
+      inputTokens: usage.promptTokens,
+      outputTokens: usage.completionTokens,
+    });
     setModelOutputContent(span, reply, traceContent);
 
     const cleaned = protocol.cleanOutput(reply.content);
-    const assistant = assistantMessageOf(reply, cleaned, modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
+    const assistant = assistantMessageOf(
+      reply,
+      cleaned,
+      modelDefaults.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY,
+    );
     const recorded = await recordReply(store, tokenCounter, prompt, assistant);
-    const turn = protocol.parse({ content: cleaned, toolCalls: reply.toolCalls }, input.modelCall, modelDefaults.maxToolCallsPerReply);
-    return callModelOutput(recorded, withReasoningThought(turn, reply.reasoning), usage, reply.finishReason, prompt.estimatedPromptTokens);
+    const turn = protocol.parse(
+      { content: cleaned, toolCalls: reply.toolCalls },
+      input.modelCall,
+      modelDefaults.maxToolCallsPerReply,
+    );
+    return callModelOutput(
+      recorded,
+      withReasoningThought(turn, reply.reasoning),
+      usage,
+      reply.finishReason,
+      prompt.estimatedPromptTokens,
+    );
   }
 }

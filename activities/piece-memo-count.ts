@@ -64,7 +64,10 @@ export function slicedCount(encode: (text: string) => number, text: string, slic
  * A count function over `encode` (the number of tokens tiktoken gives a text) that counts piece
  * by piece, remembering pieces. Each call returns what `encode` gives the whole text.
  */
-export function pieceMemoCount(encode: (text: string) => number, options: PieceMemoOptions = {}): (text: string) => number {
+export function pieceMemoCount(
+  encode: (text: string) => number,
+  options: PieceMemoOptions = {},
+): (text: string) => number {
   const maxPieces = options.maxPieces ?? 100_000;
   const maxPieceCharacters = options.maxPieceCharacters ?? 64;
   const maxEncodedCharacters = Math.max(2, options.maxEncodedCharacters ?? MAX_ENCODED_CHARACTERS);

@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CompressContextInput } from '../src/core/activity-contracts';
-import { MIN_SUMMARY_PIECE_TOKENS, SUMMARY_REPLY_TOKENS, SUMMARY_RETRIES_AFTER_REFUSAL, summaryLimitsAfterRefusal, windowOfOverflowMessage } from '../src/core/context-window';
+import {
+  MIN_SUMMARY_PIECE_TOKENS,
+  SUMMARY_REPLY_TOKENS,
+  SUMMARY_RETRIES_AFTER_REFUSAL,
+  summaryLimitsAfterRefusal,
+  windowOfOverflowMessage,
+} from '../src/core/context-window';
 import { FailureTypes } from '../src/core/failure-types';
 import type { ChatMessage } from '../src/core/messages';
 import type { ChatModel } from './model/chat-model';
@@ -21,16 +27,26 @@ const SUMMARY_INSTRUCTIONS =
 export type SummaryRequest = Pick<CompressContextInput, 'workflowId' | 'question' | 'model' | 'summaryLimits'>;
 
 /** The summariser's request: its instructions, the question, the summary so far and the steps to fold in. */
-function summaryMessages(question: string, previousSummary: string, rendered: string): Array<{ role: 'system' | 'user'; content: string }> {
+function summaryMessages(
+  question: string,
+  previousSummary: string,
+  rendered: string,
+): Array<{ role: 'system' | 'user'; content: string }> {
   return [
     { role: 'system', content: SUMMARY_INSTRUCTIONS },
-    { role: 'user', content: `Question: ${question}\n\nSummary so far:\n${previousSummary || '(none yet)'}\n\nNew steps to fold in:\n\n${rendered}` },
+    {
+      role: 'user',
+      content: `Question: ${question}\n\nSummary so far:\n${previousSummary || '(none yet)'}\n\nNew steps to fold in:\n\n${rendered}`,
+    },
   ];
 }
 
 /** One message as the summariser reads it: its role, its text (long ones cut), its native tool calls. */
 function renderStep(message: ChatMessage): string {
-  const text = message.content.length > SUMMARY_OBSERVATION_CHARACTERS ? `${message.content.slice(0, SUMMARY_OBSERVATION_CHARACTERS)} […]` : message.content;
+  const text =
+    message.content.length > SUMMARY_OBSERVATION_CHARACTERS
+      ? `${message.content.slice(0, SUMMARY_OBSERVATION_CHARACTERS)} […]`
+      : message.content;
   const calls = (message.toolCalls ?? []).map((call) => `\n[tool call] ${call.name} ${call.arguments}`).join('');
   return `### ${message.role}\n${text}${calls}`;
 }
@@ -50,7 +66,12 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
     );
 
   /** One summary call: the summary so far and these steps (rendered) folded into a new summary. */
-  const summarizeOnce = async (request: SummaryRequest, previousSummary: string, rendered: string, maxTokens: number): Promise<string> => {
+  const summarizeOnce = async (
+    request: SummaryRequest,
+    previousSummary: string,
+    rendered: string,
+    maxTokens: number,
+  ): Promise<string> => {
     const context = Context.current();
     const reply = await chatModel.chat(
       {
@@ -59,7 +80,11 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
         sampling: { temperature: 0.2, maxOutputTokens: maxTokens },
         labels: { [WORKFLOW_ID_LABEL]: request.workflowId, purpose: 'summary' },
       },
-      chatControls({ signal: context.cancellationSignal, heartbeatTimeoutMs: context.info.heartbeatTimeoutMs, onProgress: () => context.heartbeat({ summarizing: true }) }),
+      chatControls({
+        signal: context.cancellationSignal,
+        heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
+        onProgress: () => context.heartbeat({ summarizing: true }),
+      }),
     );
     return reply.content.trim();
   };
@@ -68,7 +93,8 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
   const cutToTokens = (text: string, tokens: number): string => {
     if (tokenCounter.count(text) <= tokens) return text;
     let cut = text;
-    while (cut.length > 0 && tokenCounter.count(`${cut} […]`) > tokens) cut = cut.slice(0, Math.floor(cut.length * 0.8));
+    while (cut.length > 0 && tokenCounter.count(`${cut} […]`) > tokens)
+      cut = cut.slice(0, Math.floor(cut.length * 0.8));
     return cut.length ? `${cut} […]` : '';
   };
 
@@ -77,7 +103,13 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
    * estimate), each piece's summary carried into the next; a step longer than a piece is cut.
    * '' when not even the summary so far leaves room for a step.
    */
-  const summarizeWithin = async (request: SummaryRequest, previousSummary: string, steps: string[], promptTokens: number, maxTokens: number): Promise<string> => {
+  const summarizeWithin = async (
+    request: SummaryRequest,
+    previousSummary: string,
+    steps: string[],
+    promptTokens: number,
+    maxTokens: number,
+  ): Promise<string> => {
     const roomBeside = (summary: string) => promptTokens - requestTokens(request.question, summary, '') - 16;
     let summary = previousSummary;
     let piece: string[] = [];
@@ -99,20 +131,29 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
    * is tried again in smaller pieces (`summaryLimitsAfterRefusal`), twice; then there is no
    * summary ('') and compression keeps what stubbing did. Any other failure is the activity's.
    */
-  return async function writeSummary(request: SummaryRequest, previousSummary: string, messages: ChatMessage[]): Promise<string> {
+  return async function writeSummary(
+    request: SummaryRequest,
+    previousSummary: string,
+    messages: ChatMessage[],
+  ): Promise<string> {
     const steps = messages.map(renderStep);
     let replyTokens = Math.min(SUMMARY_REPLY_TOKENS, request.summaryLimits?.replyTokens ?? SUMMARY_REPLY_TOKENS);
     let promptTokens = request.summaryLimits?.promptTokens;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        if (promptTokens === undefined) return await summarizeOnce(request, previousSummary, steps.join('\n\n'), replyTokens);
+        if (promptTokens === undefined)
+          return await summarizeOnce(request, previousSummary, steps.join('\n\n'), replyTokens);
         return await summarizeWithin(request, previousSummary, steps, promptTokens, replyTokens);
       } catch (error) {
         const overflow = error instanceof ApplicationFailure && error.type === FailureTypes.modelContextLengthExceeded;
         if (!overflow) throw error;
         if (attempt >= SUMMARY_RETRIES_AFTER_REFUSAL) return '';
         const sent = promptTokens ?? requestTokens(request.question, previousSummary, steps.join('\n\n'));
-        ({ promptTokens, replyTokens } = summaryLimitsAfterRefusal(sent, replyTokens, windowOfOverflowMessage(error.message)));
+        ({ promptTokens, replyTokens } = summaryLimitsAfterRefusal(
+          sent,
+          replyTokens,
+          windowOfOverflowMessage(error.message),
+        ));
       }
     }
   };

@@ -43,14 +43,21 @@ export function createTiktokenCounter(options: TiktokenCounterOptions = {}): Tok
 }
 
 /** A cheap estimate (4 characters a token), for tests and when tiktoken is not wanted. */
-export const characterEstimateCounter: TokenCounter = { count: (text) => Math.ceil(text.length / 4), encoding: 'characters/4' };
+export const characterEstimateCounter: TokenCounter = {
+  count: (text) => Math.ceil(text.length / 4),
+  encoding: 'characters/4',
+};
 
 /** Tokens a chat template adds around each message, in our estimate. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
 
 /** Our estimate of one message's tokens: its content and native tool calls, plus a little for the template. */
 export function countMessageTokens(message: ChatMessage, counter: TokenCounter): number {
-  return counter.count(message.content) + (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) + MESSAGE_OVERHEAD_TOKENS;
+  return (
+    counter.count(message.content) +
+    (message.toolCalls ?? []).reduce((calls, call) => calls + counter.count(call.name + call.arguments), 0) +
+    MESSAGE_OVERHEAD_TOKENS
+  );
 }
 
 /**

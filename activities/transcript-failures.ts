@@ -13,10 +13,22 @@ export function transcriptFailure(error: unknown): unknown {
   const message = (error as Error | undefined)?.message ?? String(error);
   const reference = (error as { reference?: string } | undefined)?.reference;
   if (name === 'TranscriptMissingError') {
-    return ApplicationFailure.create({ type: FailureTypes.transcriptMissing, message, nonRetryable: true, details: [{ reference }], cause: error as Error });
+    return ApplicationFailure.create({
+      type: FailureTypes.transcriptMissing,
+      message,
+      nonRetryable: true,
+      details: [{ reference }],
+      cause: error as Error,
+    });
   }
   if (name === 'TranscriptCorruptError') {
-    return ApplicationFailure.create({ type: FailureTypes.transcriptCorrupt, message, nonRetryable: true, details: [{ reference }], cause: error as Error });
+    return ApplicationFailure.create({
+      type: FailureTypes.transcriptCorrupt,
+      message,
+      nonRetryable: true,
+      details: [{ reference }],
+      cause: error as Error,
+    });
   }
   if (name === 'TranscriptStoreUnavailableError') {
     return ApplicationFailure.create({ type: FailureTypes.transcriptUnavailable, message, nonRetryable: false });
@@ -34,6 +46,7 @@ export function isStoreUnavailable(error: unknown): boolean {
 export function withTranscriptFailures(store: TranscriptStore): TranscriptStore {
   return {
     putText: (text) => store.putText(text).catch((error: unknown) => Promise.reject(transcriptFailure(error))),
-    getText: (reference) => store.getText(reference).catch((error: unknown) => Promise.reject(transcriptFailure(error))),
+    getText: (reference) =>
+      store.getText(reference).catch((error: unknown) => Promise.reject(transcriptFailure(error))),
   };
 }

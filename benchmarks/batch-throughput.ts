@@ -40,7 +40,8 @@ interface ChainFigures {
 /** Bytes (protobuf-encoded, as the server stores them) and events of every run of a workflow id. */
 async function chainFigures(client: Client, workflowId: string): Promise<ChainFigures> {
   const runIds: string[] = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(execution.runId);
+  for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runIds.push(execution.runId);
   const figures: ChainFigures = { runs: runIds.length, bytes: [], events: [], byType: new Map() };
   for (const runId of runIds) {
     const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -77,7 +78,10 @@ function breakdown(figures: ChainFigures): string[] {
   if (process.env.BENCHMARK_BREAKDOWN !== '1') return [];
   return [...figures.byType.entries()]
     .sort((left, right) => right[1].bytes - left[1].bytes)
-    .map(([type, entry]) => `    ${type.replace('EVENT_TYPE_', '').padEnd(48)} ${String(entry.events).padStart(7)} events ${(entry.bytes / 1024).toFixed(1).padStart(9)} KiB`);
+    .map(
+      ([type, entry]) =>
+        `    ${type.replace('EVENT_TYPE_', '').padEnd(48)} ${String(entry.events).padStart(7)} events ${(entry.bytes / 1024).toFixed(1).padStart(9)} KiB`,
+    );
 }
 
 async function main(): Promise<void> {
@@ -104,7 +108,10 @@ async function main(): Promise<void> {
     maxConcurrentWorkflowTaskExecutions: 20,
     maxConcurrentActivityTaskExecutions: 40,
   });
-  const items: BatchItem[] = Array.from({ length: QUESTIONS }, (_, index) => ({ question: `Benchmark question number ${index}: what is the answer?`, answer: '42' }));
+  const items: BatchItem[] = Array.from({ length: QUESTIONS }, (_, index) => ({
+    question: `Benchmark question number ${index}: what is the answer?`,
+    answer: '42',
+  }));
   const runs = QUESTIONS * ROLLOUTS;
 
   try {
@@ -113,9 +120,19 @@ async function main(): Promise<void> {
       if (ONLY !== 'naive') {
         const id = `benchmark-batch-${Date.now()}`;
         const output = join(directory, 'out');
-        const input: ResearchBatchInput = { input: await storeBatchInput(store, items), questions: QUESTIONS, rollouts: ROLLOUTS, concurrency: CONCURRENCY, output };
+        const input: ResearchBatchInput = {
+          input: await storeBatchInput(store, items),
+          questions: QUESTIONS,
+          rollouts: ROLLOUTS,
+          concurrency: CONCURRENCY,
+          output,
+        };
         const started = Date.now();
-        const summary = (await client.workflow.execute('researchBatch', { taskQueue: 'benchmark', workflowId: id, args: [input] })) as BatchSummary;
+        const summary = (await client.workflow.execute('researchBatch', {
+          taskQueue: 'benchmark',
+          workflowId: id,
+          args: [input],
+        })) as BatchSummary;
         const seconds = (Date.now() - started) / 1000;
         const written = Array.from(
           { length: ROLLOUTS },
@@ -124,16 +141,22 @@ async function main(): Promise<void> {
               .split('\n')
               .filter(Boolean).length,
         );
-        if (summary.lines !== runs || written.some((count) => count !== QUESTIONS)) throw new Error(`ours wrote ${written.join('+')} lines, expected ${QUESTIONS} per iter file`);
+        if (summary.lines !== runs || written.some((count) => count !== QUESTIONS))
+          throw new Error(`ours wrote ${written.join('+')} lines, expected ${QUESTIONS} per iter file`);
         const figures = await chainFigures(client, id);
         printed.push(row('ours: counts + lines by activity', seconds, runs, figures), ...breakdown(figures));
       }
       if (ONLY !== 'ours') {
         const id = `benchmark-naive-batch-${Date.now()}`;
         const started = Date.now();
-        const result = (await client.workflow.execute('naiveResearchBatch', { taskQueue: 'benchmark', workflowId: id, args: [items, ROLLOUTS, CONCURRENCY] })) as { results: unknown[] };
+        const result = (await client.workflow.execute('naiveResearchBatch', {
+          taskQueue: 'benchmark',
+          workflowId: id,
+          args: [items, ROLLOUTS, CONCURRENCY],
+        })) as { results: unknown[] };
         const seconds = (Date.now() - started) / 1000;
-        if (result.results.length !== runs) throw new Error(`the naive batch returned ${result.results.length} results, expected ${runs}`);
+        if (result.results.length !== runs)
+          throw new Error(`the naive batch returned ${result.results.length} results, expected ${runs}`);
         const figures = await chainFigures(client, id);
         printed.push(row('naive: results in history', seconds, runs, figures), ...breakdown(figures));
       }
@@ -144,11 +167,22 @@ async function main(): Promise<void> {
     );
     console.log('');
     console.log(
-      ['design'.padEnd(34), 'wall s'.padStart(8), 'runs/min'.padStart(9), 'runs'.padStart(6), 'max/run'.padStart(11), 'events'.padStart(8), 'total'.padStart(11), 'events'.padStart(8)].join('  '),
+      [
+        'design'.padEnd(34),
+        'wall s'.padStart(8),
+        'runs/min'.padStart(9),
+        'runs'.padStart(6),
+        'max/run'.padStart(11),
+        'events'.padStart(8),
+        'total'.padStart(11),
+        'events'.padStart(8),
+      ].join('  '),
     );
     for (const line of lines) console.log(line);
     console.log('');
-    console.log("runs = workflow runs of the batch (continue-as-new); max/run = the largest run's history; total = all runs together.");
+    console.log(
+      "runs = workflow runs of the batch (continue-as-new); max/run = the largest run's history; total = all runs together.",
+    );
   } finally {
     await stack.close();
   }

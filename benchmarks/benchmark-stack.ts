@@ -38,7 +38,9 @@ export async function startBenchmarkStack(options: BenchmarkStackOptions): Promi
   const model = await ScriptedModelServer.start({ script: options.script });
   const connection = await Connection.connect({
     address: server.address,
-    ...(options.maxReceiveMessageBytes ? { channelArgs: { 'grpc.max_receive_message_length': options.maxReceiveMessageBytes } } : {}),
+    ...(options.maxReceiveMessageBytes
+      ? { channelArgs: { 'grpc.max_receive_message_length': options.maxReceiveMessageBytes } }
+      : {}),
   });
   const workerConnection = await NativeConnection.connect({ address: server.address });
   return {

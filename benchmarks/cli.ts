@@ -68,7 +68,11 @@ async function hasPoller(client: Client, taskQueue: string): Promise<boolean> {
 }
 
 /** Starts a worker process; resolves with the seconds until its queue shows a poller, and the process (to stop). */
-async function startWorker(args: string[], client: Client, environment: NodeJS.ProcessEnv): Promise<{ seconds: number; stop: () => Promise<void> }> {
+async function startWorker(
+  args: string[],
+  client: Client,
+  environment: NodeJS.ProcessEnv,
+): Promise<{ seconds: number; stop: () => Promise<void> }> {
   const taskQueue = environment.REACT_AGENT_TASK_QUEUE as string;
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, args, { cwd: root, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -99,7 +103,15 @@ interface Row {
 }
 
 function printRows(rows: Row[]): void {
-  const header = ['', 'runs'.padStart(4), 'median'.padStart(8), 'p95'.padStart(8), 'target'.padStart(8), '      ', '  load (1/5/15 min)'];
+  const header = [
+    '',
+    'runs'.padStart(4),
+    'median'.padStart(8),
+    'p95'.padStart(8),
+    'target'.padStart(8),
+    '      ',
+    '  load (1/5/15 min)',
+  ];
   const width = Math.max(...rows.map((row) => row.what.length));
   console.log([header[0]?.padEnd(width), ...header.slice(1)].join('  '));
   for (const row of rows) {
@@ -122,22 +134,32 @@ function printRows(rows: Row[]): void {
 
 async function main(): Promise<void> {
   if (!compiledIsCurrent()) {
-    console.error('dist/ is missing or older than the sources: run `npm run build` first (react-agent would run through tsx).');
+    console.error(
+      'dist/ is missing or older than the sources: run `npm run build` first (react-agent would run through tsx).',
+    );
     process.exitCode = 1;
     return;
   }
-  console.log(`react-agent start-up, ${REPEAT} runs of each command and ${WORKER_REPEAT} worker starts, one at a time; ${describeLoad()} at the start`);
+  console.log(
+    `react-agent start-up, ${REPEAT} runs of each command and ${WORKER_REPEAT} worker starts, one at a time; ${describeLoad()} at the start`,
+  );
   console.log('');
   const rows: Row[] = [];
-  const row = (what: string, seconds: number[], target?: number) => rows.push({ what, seconds, load: describeLoad(), ...(target === undefined ? {} : { target }) });
+  const row = (what: string, seconds: number[], target?: number) =>
+    rows.push({ what, seconds, load: describeLoad(), ...(target === undefined ? {} : { target }) });
 
   row('node -e 0 (Node alone)', await repeat(REPEAT, () => timeCommand(['-e', '0'])));
   row('react-agent --help', await repeat(REPEAT, () => timeCommand([BIN, '--help'])), 0.3);
-  row('  the same through tsx (sources)', await repeat(REPEAT, () => timeCommand(['--require', 'tsx/cjs', join(root, 'src/cli/main.ts'), '--help'])));
+  row(
+    '  the same through tsx (sources)',
+    await repeat(REPEAT, () => timeCommand(['--require', 'tsx/cjs', join(root, 'src/cli/main.ts'), '--help'])),
+  );
 
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-benchmark-cli-'));
   const server = await DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') });
-  const model = await ScriptedModelServer.start({ script: () => ({ content: '<think>Known.</think>\n<answer>BYD sold more.</answer>' }) });
+  const model = await ScriptedModelServer.start({
+    script: () => ({ content: '<think>Known.</think>\n<answer>BYD sold more.</answer>' }),
+  });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const environment = (taskQueue: string): NodeJS.ProcessEnv => ({
@@ -157,11 +179,31 @@ async function main(): Promise<void> {
     const worker = await startWorker([BIN, 'worker'], client, environment(startQueue));
     try {
       const question = 'Which company sold more cars in 2024, BYD or Tesla?';
-      row('react-agent start (worker up)', await repeat(REPEAT, (index) => timeCommand([BIN, 'start', question, '--id', `benchmark-cli-${process.pid}-${index}`], environment(startQueue))), 1);
+      row(
+        'react-agent start (worker up)',
+        await repeat(REPEAT, (index) =>
+          timeCommand(
+            [BIN, 'start', question, '--id', `benchmark-cli-${process.pid}-${index}`],
+            environment(startQueue),
+          ),
+        ),
+        1,
+      );
       row(
         '  the same through tsx (sources)',
         await repeat(REPEAT, (index) =>
-          timeCommand(['--require', 'tsx/cjs', join(root, 'src/cli/main.ts'), 'start', question, '--id', `benchmark-cli-${process.pid}-tsx-${index}`], environment(startQueue)),
+          timeCommand(
+            [
+              '--require',
+              'tsx/cjs',
+              join(root, 'src/cli/main.ts'),
+              'start',
+              question,
+              '--id',
+              `benchmark-cli-${process.pid}-tsx-${index}`,
+            ],
+            environment(startQueue),
+          ),
         ),
       );
     } finally {
@@ -173,11 +215,23 @@ async function main(): Promise<void> {
       await started.stop();
       return started.seconds;
     };
-    row('react-agent worker: spawn → polling', await repeat(WORKER_REPEAT, (index) => workerStart([BIN, 'worker'], 'worker', index)), 3);
-    row('  worker/main.ts through tsx (sources)', await repeat(WORKER_REPEAT, (index) => workerStart(['--import', 'tsx', join(root, 'worker/main.ts')], 'tsx', index)));
+    row(
+      'react-agent worker: spawn → polling',
+      await repeat(WORKER_REPEAT, (index) => workerStart([BIN, 'worker'], 'worker', index)),
+      3,
+    );
+    row(
+      '  worker/main.ts through tsx (sources)',
+      await repeat(WORKER_REPEAT, (index) =>
+        workerStart(['--import', 'tsx', join(root, 'worker/main.ts')], 'tsx', index),
+      ),
+    );
     const bundling = async () => {
       const started = process.hrtime.bigint();
-      await bundleWorkflowCode({ workflowsPath: join(root, 'workflows', 'index.ts'), logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+      await bundleWorkflowCode({
+        workflowsPath: join(root, 'workflows', 'index.ts'),
+        logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
+      });
       return Number(process.hrtime.bigint() - started) / 1e9;
     };
     row('  + bundling workflows/ at start (no prebuilt bundle)', await repeat(1, bundling));
@@ -190,8 +244,12 @@ async function main(): Promise<void> {
 
   printRows(rows);
   console.log('');
-  console.log('Wall time of each process from spawn to exit (--help, start) or until its poller shows on the task queue (worker), one at a time.');
-  console.log('Targets (idle 2-core machine) are for the median; "+ bundling" is what a worker without dist/workflow-bundle.js spends before polling, besides its start.');
+  console.log(
+    'Wall time of each process from spawn to exit (--help, start) or until its poller shows on the task queue (worker), one at a time.',
+  );
+  console.log(
+    'Targets (idle 2-core machine) are for the median; "+ bundling" is what a worker without dist/workflow-bundle.js spends before polling, besides its start.',
+  );
 }
 
 main().catch((error: unknown) => {

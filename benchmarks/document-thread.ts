@@ -21,7 +21,10 @@ async function timed(action: () => Promise<unknown>): Promise<number> {
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 20);
-  const paragraphs = Array.from({ length: 50 }, (_, index) => `Paragraph ${index + 1}: BYD sold 4,272,145 vehicles in 2024 and Tesla delivered 1,789,226.`);
+  const paragraphs = Array.from(
+    { length: 50 },
+    (_, index) => `Paragraph ${index + 1}: BYD sold 4,272,145 vehicles in 2024 and Tesla delivered 1,789,226.`,
+  );
   const documents = [
     { name: 'report.docx', bytes: await makeDocx('Quarterly notes', paragraphs) },
     { name: 'report.pdf', bytes: await makePdf([paragraphs.slice(0, 40), paragraphs.slice(40)], 'EV report') },
@@ -35,8 +38,11 @@ async function main(): Promise<void> {
       inline.push(await timed(() => extractTextFromBytes(bytes, name)));
       threaded.push(await timed(() => extractTextInThread({ bytes, name })));
     }
-    const line = (label: string, values: number[]) => `${label} p50 ${percentile(values, 0.5).toFixed(1)} ms, p95 ${percentile(values, 0.95).toFixed(1)} ms`;
-    console.log(`${name} (${bytes.length} bytes): ${line('calling thread', inline)}; ${line('worker thread', threaded)}; first call in a new thread ${first.toFixed(0)} ms`);
+    const line = (label: string, values: number[]) =>
+      `${label} p50 ${percentile(values, 0.5).toFixed(1)} ms, p95 ${percentile(values, 0.95).toFixed(1)} ms`;
+    console.log(
+      `${name} (${bytes.length} bytes): ${line('calling thread', inline)}; ${line('worker thread', threaded)}; first call in a new thread ${first.toFixed(0)} ms`,
+    );
   }
 }
 

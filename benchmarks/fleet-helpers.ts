@@ -67,7 +67,12 @@ export class ResidentMemorySampler {
 }
 
 /** What a benchmark worker process needs besides its queues: the server, the model, the test tools, a transcript directory. */
-export async function workerEnvironment(options: { temporalAddress: string; modelBaseUrl: string; directory: string; taskQueue: string }): Promise<Record<string, string>> {
+export async function workerEnvironment(options: {
+  temporalAddress: string;
+  modelBaseUrl: string;
+  directory: string;
+  taskQueue: string;
+}): Promise<Record<string, string>> {
   return {
     TEMPORAL_ADDRESS: options.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
@@ -101,11 +106,21 @@ export interface ScheduleToStart {
   /** Each retried activity: its workflow, activity id, the attempt recorded started, by which worker, and the last failure. */
   retriedActivities: { workflowId: string; activityId: string; attempt: number; identity: string; cause: string }[];
   /** The workflows' workflow tasks: started, timed out by kind, and started by another worker than the one before (a replay there). */
-  workflowTasks: { started: number; scheduleToStartTimeouts: number; startToCloseTimeouts: number; movedToAnotherWorker: number };
+  workflowTasks: {
+    started: number;
+    scheduleToStartTimeouts: number;
+    startToCloseTimeouts: number;
+    movedToAnotherWorker: number;
+  };
 }
 
 /** Schedule-to-start of the given activity type over the given workflows (ActivityTaskScheduled → ActivityTaskStarted event times). */
-export async function scheduleToStart(client: Client, workflowIds: string[], activityType: string, parallel = 16): Promise<ScheduleToStart> {
+export async function scheduleToStart(
+  client: Client,
+  workflowIds: string[],
+  activityType: string,
+  parallel = 16,
+): Promise<ScheduleToStart> {
   const figures: ScheduleToStart = {
     firstAttemptMs: [],
     retried: 0,
@@ -114,7 +129,8 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
     workflowTasks: { started: 0, scheduleToStartTimeouts: 0, startToCloseTimeouts: 0, movedToAnotherWorker: 0 },
   };
   const queue = [...workflowIds];
-  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   await Promise.all(
     Array.from({ length: parallel }, async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
@@ -126,12 +142,15 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
           const workflowTaskStarted = event.workflowTaskStartedEventAttributes;
           if (workflowTaskStarted) {
             figures.workflowTasks.started += 1;
-            if (lastWorker !== undefined && workflowTaskStarted.identity !== lastWorker) figures.workflowTasks.movedToAnotherWorker += 1;
+            if (lastWorker !== undefined && workflowTaskStarted.identity !== lastWorker)
+              figures.workflowTasks.movedToAnotherWorker += 1;
             lastWorker = workflowTaskStarted.identity ?? '';
           }
           const timeoutType = event.workflowTaskTimedOutEventAttributes?.timeoutType;
-          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) figures.workflowTasks.scheduleToStartTimeouts += 1;
-          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) figures.workflowTasks.startToCloseTimeouts += 1;
+          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+            figures.workflowTasks.scheduleToStartTimeouts += 1;
+          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE)
+            figures.workflowTasks.startToCloseTimeouts += 1;
           const attributes = event.activityTaskScheduledEventAttributes;
           if (attributes && attributes.activityType?.name === activityType) {
             scheduled.set(String(event.eventId), millis(event.eventTime));
@@ -145,7 +164,13 @@ export async function scheduleToStart(client: Client, workflowIds: string[], act
             const cause = started.lastFailure?.message ?? 'unknown';
             figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
             const activityId = activityIds.get(String(started.scheduledEventId)) ?? '';
-            figures.retriedActivities.push({ workflowId: id, activityId, attempt: started.attempt ?? 1, identity: started.identity ?? '', cause });
+            figures.retriedActivities.push({
+              workflowId: id,
+              activityId,
+              attempt: started.attempt ?? 1,
+              identity: started.identity ?? '',
+              cause,
+            });
           } else {
             figures.firstAttemptMs.push(millis(event.eventTime) - at);
           }
@@ -194,7 +219,10 @@ export function lookupThenAnswer(calls: number, latencyMs: () => number = () => 
   return (call: number) =>
     call >= calls
       ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>', delayBeforeFirstChunkMs: latencyMs() }
-      : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: latencyMs() };
+      : {
+          content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "sales step ${call}"}}\n</tool_call>`,
+          delayBeforeFirstChunkMs: latencyMs(),
+        };
 }
 
 /** Reads `--name value` from the command line, else `fallback`. */

@@ -1,7 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { FloorActivities } from './temporal-floor';
 
-const { floorModelCall, floorToolCall } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 1 } });
+const { floorModelCall, floorToolCall } = proxyActivities<FloorActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+});
 
 /**
  * The Temporal floor of a step (benchmark:overhead): the bare loop's model call and tool call,

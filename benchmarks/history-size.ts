@@ -29,7 +29,12 @@ const MIB = 1024 * 1024;
 async function historyFigures(client: Client, workflowId: string) {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const bytes = temporal.api.history.v1.History.encode(history).finish().length;
-  return { bytes, events: history.events?.length ?? 0, toolList: toolListFigures(history), modelActivityMs: meanActivityMs(history, 'callModel') };
+  return {
+    bytes,
+    events: history.events?.length ?? 0,
+    toolList: toolListFigures(history),
+    modelActivityMs: meanActivityMs(history, 'callModel'),
+  };
 }
 
 function milliseconds(time: temporal.api.history.v1.IHistoryEvent['eventTime']): number {
@@ -39,9 +44,15 @@ function milliseconds(time: temporal.api.history.v1.IHistoryEvent['eventTime']):
 /** Mean time from started to completed of an activity type's attempts that completed (the model's reply included), from history. */
 function meanActivityMs(history: temporal.api.history.v1.IHistory, activityType: string): number {
   const events = history.events ?? [];
-  const scheduled = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType).map((event) => String(event.eventId)));
+  const scheduled = new Set(
+    events
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
+      .map((event) => String(event.eventId)),
+  );
   const startedAt = new Map(
-    events.filter((event) => scheduled.has(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '-'))).map((event) => [String(event.eventId), milliseconds(event.eventTime)]),
+    events
+      .filter((event) => scheduled.has(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '-')))
+      .map((event) => [String(event.eventId), milliseconds(event.eventTime)]),
   );
   const durations = events.flatMap((event) => {
     const started = startedAt.get(String(event.activityTaskCompletedEventAttributes?.startedEventId ?? '-'));
@@ -57,10 +68,17 @@ function meanActivityMs(history: temporal.api.history.v1.IHistory, activityType:
  */
 function toolListFigures(history: temporal.api.history.v1.IHistory) {
   const events = history.events ?? [];
-  const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'startConversation');
-  const completed = events.find((event) => String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(scheduled?.eventId ?? '-'));
+  const scheduled = events.find(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'startConversation',
+  );
+  const completed = events.find(
+    (event) =>
+      String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(scheduled?.eventId ?? '-'),
+  );
   const payload = completed?.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
-  const result = payload?.data ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as { tools?: unknown[]; toolSpecs?: string }) : {};
+  const result = payload?.data
+    ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as { tools?: unknown[]; toolSpecs?: string })
+    : {};
   return {
     resultBytes: payload ? temporal.api.common.v1.Payload.encode(payload).finish().length : 0,
     toolsFieldBytes: Buffer.byteLength(JSON.stringify(result.tools ?? [])),
@@ -80,7 +98,9 @@ async function main(): Promise<void> {
       const turn = countAssistantMessages(request.messages) + 1;
       return turn >= MODEL_CALLS
         ? { content: '<think>Enough.</think>\n<answer>BYD sold more.</answer>' }
-        : { content: `<think>Step ${turn}: I need more data.</think>\n<tool_call>\n{"name": "big_output", "arguments": {"characters": ${OBSERVATION_CHARACTERS}}}\n</tool_call>` };
+        : {
+            content: `<think>Step ${turn}: I need more data.</think>\n<tool_call>\n{"name": "big_output", "arguments": {"characters": ${OBSERVATION_CHARACTERS}}}\n</tool_call>`,
+          };
     },
   });
   const { directory, model, client, workerConnection } = stack;
@@ -125,10 +145,23 @@ async function main(): Promise<void> {
           taskQueue: 'benchmark',
           workflowId,
           // The scripted model repeats one call on purpose, so stuck detection is off; the budget is above the ~110K the context reaches.
-          args: [{ question, limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 }, loop: { stuckDetection: false } }],
+          args: [
+            {
+              question,
+              limits: { maxModelCalls: MODEL_CALLS, maxContextTokens: 1_000_000 },
+              loop: { stuckDetection: false },
+            },
+          ],
         })) as ResearchRunResult;
         const seconds = (Date.now() - started) / 1000;
-        return { result, seconds, counting: tokenCounter.time, byActivity: tokenCounter.byActivity, load: describeLoad(), history: await historyFigures(client, workflowId) };
+        return {
+          result,
+          seconds,
+          counting: tokenCounter.time,
+          byActivity: tokenCounter.byActivity,
+          load: describeLoad(),
+          history: await historyFigures(client, workflowId),
+        };
       };
       const carried = await runOurs(true, true);
       const carriedPlain = await runOurs(true, false);
@@ -136,14 +169,29 @@ async function main(): Promise<void> {
 
       const started = Date.now();
       const naiveId = `benchmark-naive-${Date.now()}`;
-      await client.workflow.execute('naiveResearchAgent', { taskQueue: 'benchmark', workflowId: naiveId, args: [question, MODEL_CALLS] });
+      await client.workflow.execute('naiveResearchAgent', {
+        taskQueue: 'benchmark',
+        workflowId: naiveId,
+        args: [question, MODEL_CALLS],
+      });
       const naiveSeconds = (Date.now() - started) / 1000;
       const naiveHistory = await historyFigures(client, naiveId);
-      return { ours: carried.result, oursSeconds: carried.seconds, oursHistory: carried.history, carried, carriedPlain, recounted, naiveSeconds, naiveHistory };
+      return {
+        ours: carried.result,
+        oursSeconds: carried.seconds,
+        oursHistory: carried.history,
+        carried,
+        carriedPlain,
+        recounted,
+        naiveSeconds,
+        naiveHistory,
+      };
     });
 
     const { ours, oursHistory, naiveHistory } = figures;
-    console.log(`History size of one ${ours.iterations}-call run, context grown to ${ours.contextTokens.toLocaleString('en-US')} tokens (termination: ${ours.termination})`);
+    console.log(
+      `History size of one ${ours.iterations}-call run, context grown to ${ours.contextTokens.toLocaleString('en-US')} tokens (termination: ${ours.termination})`,
+    );
     console.log('');
     console.log('design                          history bytes      MiB   events   wall s');
     console.log(
@@ -158,10 +206,14 @@ async function main(): Promise<void> {
       `tool list (${list.tools} tools) in ours: startConversation's result ${list.resultBytes} bytes, its tools field ${list.toolsFieldBytes} bytes` +
         (list.byReference ? ' (names and scheduling; the specs stored by reference)' : ' (the whole specs)'),
     );
-    console.log(`ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`);
+    console.log(
+      `ratio naive/ours: ${(naiveHistory.bytes / oursHistory.bytes).toFixed(1)}x bytes; per iteration ours adds ${(oursHistory.bytes / ours.iterations / 1024).toFixed(1)} KiB`,
+    );
     console.log('');
     console.log(`token counting (tiktoken o200k_base) in ours, per model call amortised over the run:`);
-    console.log('counts                                    ms/call  CPU ms/call   texts counted   counting ms   callModel ms   load');
+    console.log(
+      'counts                                    ms/call  CPU ms/call   texts counted   counting ms   callModel ms   load',
+    );
     for (const [label, run] of [
       ['carried, pieces remembered (ours)', figures.carried],
       ['carried, every text encoded', figures.carriedPlain],
@@ -171,14 +223,17 @@ async function main(): Promise<void> {
         `${label.padEnd(40)}  ${(run.counting.milliseconds / run.result.iterations).toFixed(2).padStart(7)}  ${(run.counting.cpuMilliseconds / run.result.iterations).toFixed(2).padStart(11)}  ${run.counting.counts.toLocaleString('en-US').padStart(14)}  ` +
           `${run.counting.milliseconds.toFixed(0).padStart(12)}  ${run.history.modelActivityMs.toFixed(1).padStart(13)}   ${run.load}`,
       );
-      for (const [activity, time] of [...run.byActivity].sort(([, left], [, right]) => right.milliseconds - left.milliseconds)) {
+      for (const [activity, time] of [...run.byActivity].sort(
+        ([, left], [, right]) => right.milliseconds - left.milliseconds,
+      )) {
         console.log(
           `  in ${activity.padEnd(36)}  ${(time.milliseconds / run.result.iterations).toFixed(2).padStart(7)}  ${(time.cpuMilliseconds / run.result.iterations).toFixed(2).padStart(11)}  ${time.counts.toLocaleString('en-US').padStart(14)}  ${time.milliseconds.toFixed(0).padStart(12)}`,
         );
       }
     }
     const countingPerCall = figures.carried.counting.milliseconds / figures.carried.result.iterations;
-    const inModelCalls = (figures.carried.byActivity.get('callModel')?.milliseconds ?? 0) / figures.carried.result.iterations;
+    const inModelCalls =
+      (figures.carried.byActivity.get('callModel')?.milliseconds ?? 0) / figures.carried.result.iterations;
     const cpuPerCall = figures.carried.counting.cpuMilliseconds / figures.carried.result.iterations;
     console.log(
       `(ms: wall time counting; CPU ms: the process's CPU time meanwhile, less inflated by load; callModel ms: mean started → completed of the model activity, the scripted model's reply included; the recounting run's history ${figures.recounted.history.bytes} bytes, ${figures.recounted.history.events} events)`,
@@ -188,8 +243,14 @@ async function main(): Promise<void> {
         `${inModelCalls <= 2 ? 'met' : 'NOT MET'} in the model activity (${inModelCalls.toFixed(2)} ms); in CPU time ${cpuPerCall <= 2 ? 'met' : 'NOT MET'} in all (${cpuPerCall.toFixed(2)} ms)`,
     );
     console.log(describeLoad());
-    const withinTarget = ours.iterations === MODEL_CALLS && ours.termination === 'answer' && oursHistory.bytes < MIB && oursHistory.events < 2_000;
-    console.log(`target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`);
+    const withinTarget =
+      ours.iterations === MODEL_CALLS &&
+      ours.termination === 'answer' &&
+      oursHistory.bytes < MIB &&
+      oursHistory.events < 2_000;
+    console.log(
+      `target (all ${MODEL_CALLS} calls made, ours < 1 MiB and < 2,000 events): ${withinTarget ? 'met' : 'NOT MET'}`,
+    );
     process.exitCode = withinTarget ? 0 : 1;
   } finally {
     await stack.close();

@@ -30,7 +30,9 @@ const script: Script = (request) => {
   const calls = Number(/calls=(\d+)/.exec(request.workflowId ?? '')?.[1] ?? CALLS);
   return turn > calls
     ? { content: '<think>Enough.</think>\n<answer>done</answer>' }
-    : { content: `<think>Call ${turn}.</think>\n<tool_call>\n{"name": "echo", "arguments": {"message": "call ${turn}"}}\n</tool_call>` };
+    : {
+        content: `<think>Call ${turn}.</think>\n<tool_call>\n{"name": "echo", "arguments": {"message": "call ${turn}"}}\n</tool_call>`,
+      };
 };
 
 function summary(values: number[]): string {
@@ -39,7 +41,11 @@ function summary(values: number[]): string {
 }
 
 async function direct(calls: number): Promise<number[]> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [EVERYTHING, 'stdio'],
+    stderr: 'pipe',
+  });
   const client = new McpClient({ name: 'benchmark', version: '1' });
   await client.connect(transport);
   try {
@@ -49,7 +55,8 @@ async function direct(calls: number): Promise<number[]> {
       const started = performance.now();
       const result = await client.callTool({ name: 'echo', arguments: { message: `call ${call}` } });
       times.push(performance.now() - started);
-      if (!JSON.stringify(result).includes(`Echo: call ${call}`)) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+      if (!JSON.stringify(result).includes(`Echo: call ${call}`))
+        throw new Error(`unexpected result ${JSON.stringify(result)}`);
     }
     return times;
   } finally {
@@ -60,14 +67,16 @@ async function direct(calls: number): Promise<number[]> {
 /** Scheduled → completed and started → completed of each `echo` activity in a run, from its history. */
 async function activityTimes(client: Client, workflowId: string): Promise<{ total: number[]; execution: number[] }> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   const scheduled = new Map<string, number>();
   const started = new Map<string, number>();
   const total: number[] = [];
   const execution: number[] = [];
   for (const event of history.events ?? []) {
     const time = millis(event.eventTime);
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'echo') scheduled.set(String(event.eventId), time);
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'echo')
+      scheduled.set(String(event.eventId), time);
     const start = event.activityTaskStartedEventAttributes;
     if (start && scheduled.has(String(start.scheduledEventId))) started.set(String(start.scheduledEventId), time);
     const done = event.activityTaskCompletedEventAttributes;
@@ -87,10 +96,20 @@ async function main(): Promise<void> {
   const stack = await startBenchmarkStack({ name: 'mcp', script });
   try {
     const config = join(stack.directory, 'mcp.json');
-    writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: ['echo'] } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: ['echo'] } },
+      }),
+    );
     const taskQueue = `benchmark-mcp-${process.pid}`;
     const worker = await startWorkerProcess({
-      ...(await workerEnvironment({ temporalAddress: stack.server.address, modelBaseUrl: stack.model.baseUrl, directory: stack.directory, taskQueue })),
+      ...(await workerEnvironment({
+        temporalAddress: stack.server.address,
+        modelBaseUrl: stack.model.baseUrl,
+        directory: stack.directory,
+        taskQueue,
+      })),
       REACT_AGENT_MCP_CONFIG: config,
       REACT_AGENT_TOOLS: 'mcp:everything',
     });
@@ -98,10 +117,15 @@ async function main(): Promise<void> {
       const run = async (calls: number, label: string) => {
         const workflowId = `mcp-benchmark-${label}-calls=${calls}-${Date.now()}`;
         const started = performance.now();
-        const handle = await stack.client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: 'Echo, please.', limits: { maxModelCalls: calls + 5 } }] });
+        const handle = await stack.client.workflow.start('researchAgent', {
+          taskQueue,
+          workflowId,
+          args: [{ question: 'Echo, please.', limits: { maxModelCalls: calls + 5 } }],
+        });
         const result = (await handle.result()) as { termination: string; toolCalls: number };
         const wall = performance.now() - started;
-        if (result.termination !== 'answer' || result.toolCalls !== calls) throw new Error(`run ${workflowId}: ${JSON.stringify(result)}`);
+        if (result.termination !== 'answer' || result.toolCalls !== calls)
+          throw new Error(`run ${workflowId}: ${JSON.stringify(result)}`);
         return { workflowId, wall };
       };
       await run(3, 'warm-up');
@@ -109,7 +133,9 @@ async function main(): Promise<void> {
       const times = await activityTimes(stack.client, measured.workflowId);
       console.log(`through the agent, scheduled → completed:   ${summary(times.total)}  (${describeLoad()})`);
       console.log(`through the agent, started → completed:     ${summary(times.execution)}`);
-      console.log(`the whole run: ${(measured.wall / 1000).toFixed(2)} s for ${CALLS} tool turns + the answer (${(measured.wall / (CALLS + 1)).toFixed(0)} ms per model call + tool call)`);
+      console.log(
+        `the whole run: ${(measured.wall / 1000).toFixed(2)} s for ${CALLS} tool turns + the answer (${(measured.wall / (CALLS + 1)).toFixed(0)} ms per model call + tool call)`,
+      );
       const overhead = percentile(times.total, 0.5) - percentile(directTimes, 0.5);
       console.log(
         `durability costs ${overhead.toFixed(1)} ms per call at the median (activity dispatch, heartbeat, storing the output, history), on top of the ${percentile(directTimes, 0.5).toFixed(1)} ms the call itself takes`,

@@ -61,25 +61,42 @@ async function startServer(): Promise<{ server: Server; baseURL: string; mode: {
 }
 
 const silent = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
-const limits = { maxLineBytes: DEFAULT_REPLY_LIMITS.maxLineBytes, maxStreamBytes: DEFAULT_REPLY_LIMITS.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE };
+const limits = {
+  maxLineBytes: DEFAULT_REPLY_LIMITS.maxLineBytes,
+  maxStreamBytes: DEFAULT_REPLY_LIMITS.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
+};
 
 /** Milliseconds to read one streamed reply to its end or its error, and how it ended. */
 async function read(client: OpenAI): Promise<{ ms: number; ending: string; characters: number }> {
   const started = performance.now();
   let characters = 0;
   try {
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     for await (const chunk of stream) characters += chunk.choices[0]?.delta?.content?.length ?? 0;
     return { ms: performance.now() - started, ending: 'end', characters };
   } catch (error) {
-    return { ms: performance.now() - started, ending: error instanceof Error ? `${error.name}: ${error.message.slice(0, 70)}` : String(error), characters };
+    return {
+      ms: performance.now() - started,
+      ending: error instanceof Error ? `${error.name}: ${error.message.slice(0, 70)}` : String(error),
+      characters,
+    };
   }
 }
 
 async function main(): Promise<void> {
   const { server, baseURL, mode } = await startServer();
   const plain = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, logger: silent });
-  const bounded = new OpenAI({ baseURL, apiKey: 'k', maxRetries: 0, logger: silent, fetch: boundedEventStreamFetch(limits) });
+  const bounded = new OpenAI({
+    baseURL,
+    apiKey: 'k',
+    maxRetries: 0,
+    logger: silent,
+    fetch: boundedEventStreamFetch(limits),
+  });
   console.log(`One line without a newline (line limit ${limits.maxLineBytes} bytes):`);
   for (const megabytes of plainSizes) {
     mode.endlessMegabytes = megabytes;
@@ -101,7 +118,9 @@ async function main(): Promise<void> {
     const runs = [];
     for (let run = 0; run < 5; run += 1) runs.push(await read(client));
     const best = Math.min(...runs.map((run) => run.ms));
-    console.log(`  ${name}: ${best.toFixed(0)} ms, ${((chunkCount / best) * 1000).toFixed(0)} chunks/s (${runs[0]?.characters} characters, ${runs[0]?.ending})`);
+    console.log(
+      `  ${name}: ${best.toFixed(0)} ms, ${((chunkCount / best) * 1000).toFixed(0)} chunks/s (${runs[0]?.characters} characters, ${runs[0]?.ending})`,
+    );
   }
   server.close();
 }

@@ -83,7 +83,8 @@ function activityLabel(type: string | null | undefined): 'model' | 'tool' | 'boo
 async function historyFigures(client: Client, workflowId: string): Promise<{ breakdown: string; steps: number[] }> {
   const stepStarts: number[] = [];
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   const at = new Map<string, { time: number; label: string }>();
   const totals = new Map<string, number>();
   const add = (label: string, ms: number) => totals.set(label, (totals.get(label) ?? 0) + ms);
@@ -109,11 +110,18 @@ async function historyFigures(client: Client, workflowId: string): Promise<{ bre
       if (from) add(`${from.label} run`, time - from.time);
     }
   }
-  return { breakdown: [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', '), steps: stepsOf(stepStarts) };
+  return {
+    breakdown: [...totals.entries()].map(([label, ms]) => `${label} ${(ms / CALLS).toFixed(1)} ms`).join(', '),
+    steps: stepsOf(stepStarts),
+  };
 }
 
 async function measureOn(kind: TemporalKind): Promise<void> {
-  const stack = await startBenchmarkStack({ name: 'overhead-benchmark', script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)), temporal: kind });
+  const stack = await startBenchmarkStack({
+    name: 'overhead-benchmark',
+    script: scriptFromTurns(lookupThenAnswer(CALLS, () => latencyMs)),
+    temporal: kind,
+  });
   const { directory, model, client, workerConnection } = stack;
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'benchmark', maxRetries: 0 });
   const worker = await createScriptedWorker({
@@ -121,7 +129,9 @@ async function measureOn(kind: TemporalKind): Promise<void> {
     taskQueue: 'overhead',
     modelBaseUrl: model.baseUrl,
     // As worker/main.ts has it by default (REACT_AGENT_TRANSCRIPT_CACHE_MB).
-    store: new CachedTranscriptStore(new LocalDirectoryTranscriptStore(join(directory, 'transcripts')), { maxCharacters: (DEFAULT_TRANSCRIPT_CACHE_MEGABYTES * 1024 * 1024) / 2 }),
+    store: new CachedTranscriptStore(new LocalDirectoryTranscriptStore(join(directory, 'transcripts')), {
+      maxCharacters: (DEFAULT_TRANSCRIPT_CACHE_MEGABYTES * 1024 * 1024) / 2,
+    }),
     workflowsPath: require.resolve('./benchmark-workflows'),
     moreActivities: createFloorActivities(openai),
   });
@@ -134,13 +144,18 @@ async function measureOn(kind: TemporalKind): Promise<void> {
       workflowId: lastWorkflowId,
       args: [{ question: QUESTION, limits: { maxModelCalls: CALLS + 5 }, loop: { stuckDetection: false } }],
     })) as ResearchRunResult;
-    if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
+    if (result.termination !== 'answer' || result.iterations !== CALLS)
+      throw new Error(`the Temporal run ended ${result.termination} after ${result.iterations} calls`);
     return result.iterations;
   };
   let floorWorkflowId = '';
   const floor = async (): Promise<number> => {
     floorWorkflowId = `floor-${Date.now()}-${(sequence += 1)}`;
-    const calls = (await client.workflow.execute('temporalFloor', { taskQueue: 'overhead', workflowId: floorWorkflowId, args: [floorWorkflowId, CALLS] })) as number;
+    const calls = (await client.workflow.execute('temporalFloor', {
+      taskQueue: 'overhead',
+      workflowId: floorWorkflowId,
+      args: [floorWorkflowId, CALLS],
+    })) as number;
     if (calls !== CALLS) throw new Error(`the floor run answered after ${calls} calls, not ${CALLS}`);
     return calls;
   };
@@ -185,14 +200,20 @@ async function measureOn(kind: TemporalKind): Promise<void> {
               `${perStep.toFixed(1)} ms`.padStart(12),
               `${floorPerStep.toFixed(1)} ms`.padStart(11),
               `${(perStep - floorPerStep).toFixed(1)} ms`.padStart(10),
-              `${percentile(stepOverheads, 0.5).toFixed(1)} / ${percentile(stepOverheads, 0.95).toFixed(1)} ms`.padStart(18),
+              `${percentile(stepOverheads, 0.5).toFixed(1)} / ${percentile(stepOverheads, 0.95).toFixed(1)} ms`.padStart(
+                18,
+              ),
               `${((100 * (temporal - bare)) / temporal).toFixed(1)} %`.padStart(9),
               `  ${describeLoad()}`,
             ].join('  '),
           );
           console.log(`          where Temporal's time went, per model call: ${breakdown}`);
-          console.log(`          the floor's, per model call:                 ${(await historyFigures(client, floorWorkflowId)).breakdown}`);
-          console.log(`          CPU per model call: researchAgent ${perCall(temporalCpu)}; the floor ${perCall(floorCpu)}`);
+          console.log(
+            `          the floor's, per model call:                 ${(await historyFigures(client, floorWorkflowId)).breakdown}`,
+          );
+          console.log(
+            `          CPU per model call: researchAgent ${perCall(temporalCpu)}; the floor ${perCall(floorCpu)}`,
+          );
         }
       }
     });
@@ -205,11 +226,15 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   for (const kind of TEMPORALS) await measureOn(kind);
   console.log('');
-  console.log(`on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack} (the in-process worker and the local transcript store on both).`);
+  console.log(
+    `on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack} (the in-process worker and the local transcript store on both).`,
+  );
   console.log(
     `step p50 / p95: each step through Temporal (a model call scheduled to the next one scheduled, from history; the last to the run's completion) minus the same step of the bare loop, median and 95th percentile of the ${CALLS} steps.`,
   );
-  console.log(`overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`);
+  console.log(
+    `overhead/step = (Temporal − bare) / ${CALLS} model calls; share = (Temporal − bare) / Temporal wall time. Target at 1,000 ms: at most 5 %.`,
+  );
   console.log(
     `floor/step = (floor − bare) / ${CALLS}: the bare loop's model and tool calls as two plain activities per step (temporalFloor), what two workflow tasks and two activities cost here; ours/step = overhead/step − floor/step.`,
   );

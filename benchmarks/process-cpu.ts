@@ -24,7 +24,11 @@ function readTimes(pid: number): ProcessTimes | undefined {
     // The command name (field 2) may hold spaces; the fields after its closing parenthesis are fixed.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // After the name: state(3) ppid(4) … utime(14) stime(15) cutime(16) cstime(17), so index = field − 3.
-    return { parent: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), children: Number(fields[13]) + Number(fields[14]) };
+    return {
+      parent: Number(fields[1]),
+      own: Number(fields[11]) + Number(fields[12]),
+      children: Number(fields[13]) + Number(fields[14]),
+    };
   } catch {
     return undefined; // gone
   }
@@ -67,5 +71,7 @@ export function cpuSnapshot(groups: Record<string, readonly number[]>): CpuSnaps
 
 /** CPU seconds each group used between two snapshots. */
 export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): CpuSnapshot {
-  return Object.fromEntries(Object.entries(after).map(([name, seconds]) => [name, Math.max(0, seconds - (before[name] ?? 0))]));
+  return Object.fromEntries(
+    Object.entries(after).map(([name, seconds]) => [name, Math.max(0, seconds - (before[name] ?? 0))]),
+  );
 }

@@ -39,13 +39,20 @@ function plainPython(executable: string, flags: string[] = []): Promise<void> {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 && output.trim() === '1' ? resolve() : reject(new Error(`plain python exited ${code}: ${output}`))));
+    child.on('close', (code) =>
+      code === 0 && output.trim() === '1' ? resolve() : reject(new Error(`plain python exited ${code}: ${output}`)),
+    );
   });
 }
 
 async function main(): Promise<void> {
   const config = loadPythonConfig();
-  const context = { signal: new AbortController().signal, heartbeat: () => undefined, workflowId: 'benchmark', callId: 'call' };
+  const context = {
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    workflowId: 'benchmark',
+    callId: 'call',
+  };
   const variants: Array<[string, PythonToolOptions]> = [
     ['auto', {}],
     ['unshare', { isolation: 'namespaces', bubblewrapExecutable: null }],
@@ -70,7 +77,9 @@ async function main(): Promise<void> {
   const rows = [
     await measure(`plain ${executable} -c`, () => plainPython(executable)),
     // The tool's own flags: -I skips site-packages' .pth files, which can make it faster than plain.
-    await measure(`plain ${executable} ${isolationFlags.join(' ')} -u -B -c`, () => plainPython(executable, [...isolationFlags, '-u', '-B'])),
+    await measure(`plain ${executable} ${isolationFlags.join(' ')} -u -B -c`, () =>
+      plainPython(executable, [...isolationFlags, '-u', '-B']),
+    ),
   ];
   for (const tool of tools) {
     rows.push(
@@ -82,7 +91,9 @@ async function main(): Promise<void> {
   }
   const baseline = rows[0]?.p50 ?? 0;
   for (const row of rows) {
-    console.log(`${row.label.padEnd(60)} p50 ${row.p50.toFixed(1).padStart(7)} ms   p95 ${row.p95.toFixed(1).padStart(7)} ms   overhead p50 ${(row.p50 - baseline).toFixed(1).padStart(7)} ms`);
+    console.log(
+      `${row.label.padEnd(60)} p50 ${row.p50.toFixed(1).padStart(7)} ms   p95 ${row.p95.toFixed(1).padStart(7)} ms   overhead p50 ${(row.p50 - baseline).toFixed(1).padStart(7)} ms`,
+    );
   }
 }
 

@@ -26,7 +26,16 @@ import { join } from 'node:path';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
 import type { WorkerProcess } from '../test/integration/support/worker-process';
-import { argument, describeLoad, percentile, ResidentMemorySampler, residentBytes, scheduleToStart, startWorkerProcess, workerEnvironment } from './fleet-helpers';
+import {
+  argument,
+  describeLoad,
+  percentile,
+  ResidentMemorySampler,
+  residentBytes,
+  scheduleToStart,
+  startWorkerProcess,
+  workerEnvironment,
+} from './fleet-helpers';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { explainRetries, readTraceLines, startedAttempts } from './retry-explanation';
 import { parseTemporalKinds, startTemporal, TEMPORAL_KINDS, type TemporalUnderTest } from './temporal-servers';
@@ -51,12 +60,31 @@ const SETUP_LABELS: Record<string, string> = {
 };
 
 /** One row: a setup at a size on one Temporal. */
-async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl: string, directory: string, taskQueue: string, setup: string, runs: number): Promise<{ row: string; ok: boolean }> {
-  const base = await workerEnvironment({ temporalAddress: temporal.address, modelBaseUrl, directory: join(directory, taskQueue), taskQueue });
-  const queues: Record<string, string> = setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
+async function measure(
+  client: Client,
+  temporal: TemporalUnderTest,
+  modelBaseUrl: string,
+  directory: string,
+  taskQueue: string,
+  setup: string,
+  runs: number,
+): Promise<{ row: string; ok: boolean }> {
+  const base = await workerEnvironment({
+    temporalAddress: temporal.address,
+    modelBaseUrl,
+    directory: join(directory, taskQueue),
+    taskQueue,
+  });
+  const queues: Record<string, string> =
+    setup === 'default' ? {} : { REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model` };
   const traceFile = (index: number) => join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.jsonl`);
-  const trace = (index: number): Record<string, string> => (TRACE_DIRECTORY ? { REACT_AGENT_ACTIVITY_TRACE_FILE: traceFile(index) } : {});
-  const workers: WorkerProcess[] = await Promise.all(Array.from({ length: setup === 'two' ? 2 : 1 }, (_, index) => startWorkerProcess({ ...base, ...queues, ...trace(index) })));
+  const trace = (index: number): Record<string, string> =>
+    TRACE_DIRECTORY ? { REACT_AGENT_ACTIVITY_TRACE_FILE: traceFile(index) } : {};
+  const workers: WorkerProcess[] = await Promise.all(
+    Array.from({ length: setup === 'two' ? 2 : 1 }, (_, index) =>
+      startWorkerProcess({ ...base, ...queues, ...trace(index) }),
+    ),
+  );
   const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);
   const sampler = new ResidentMemorySampler(workers.map((worker) => worker.pid));
   const groups = { ...(await temporal.processGroups()), workers: workers.map((worker) => worker.pid) };
@@ -72,26 +100,48 @@ async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl
     for (let index = 0; index < ids.length; index += 50) {
       handles.push(
         ...(await Promise.all(
-          ids.slice(index, index + 50).map((workflowId) => client.workflow.start('researchAgent', { taskQueue, workflowId, args: [{ question: `Scale question ${workflowId}?` }] })),
+          ids.slice(index, index + 50).map((workflowId) =>
+            client.workflow.start('researchAgent', {
+              taskQueue,
+              workflowId,
+              args: [{ question: `Scale question ${workflowId}?` }],
+            }),
+          ),
         )),
       );
     }
     const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
-    answered = results.filter((result) => result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS).length;
+    answered = results.filter(
+      (result) =>
+        result.status === 'fulfilled' && result.value.termination === 'answer' && result.value.iterations === CALLS,
+    ).length;
   } finally {
     seconds = (Date.now() - started) / 1000;
     cpu = cpuBetween(cpuBefore, cpuSnapshot(groups));
     peak = sampler.stop();
     await Promise.all(workers.map((worker) => worker.stop()));
-    if (TRACE_DIRECTORY) workers.forEach((worker, index) => writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`));
+    if (TRACE_DIRECTORY)
+      workers.forEach((worker, index) =>
+        writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`),
+      );
   }
   const label = `${SETUP_LABELS[setup]}, ${TEMPORAL_KINDS[temporal.kind]}`;
-  const { firstAttemptMs: delays, retried, retryCauses, retriedActivities, workflowTasks } = await scheduleToStart(client, ids, 'callModel');
+  const {
+    firstAttemptMs: delays,
+    retried,
+    retryCauses,
+    retriedActivities,
+    workflowTasks,
+  } = await scheduleToStart(client, ids, 'callModel');
   let explanation = '';
   if (TRACE_DIRECTORY) {
     for (const activity of retriedActivities) console.error(`  retried: ${JSON.stringify(activity)}`);
-    const { neverStarted, startedOnAWorker } = explainRetries(retriedActivities, startedAttempts(readTraceLines(workers.map((_, index) => traceFile(index)))));
-    if (retried) explanation = `; failed attempts no worker started: ${neverStarted}, started on a worker: ${startedOnAWorker}`;
+    const { neverStarted, startedOnAWorker } = explainRetries(
+      retriedActivities,
+      startedAttempts(readTraceLines(workers.map((_, index) => traceFile(index)))),
+    );
+    if (retried)
+      explanation = `; failed attempts no worker started: ${neverStarted}, started on a worker: ${startedOnAWorker}`;
     const { started, scheduleToStartTimeouts, startToCloseTimeouts, movedToAnotherWorker } = workflowTasks;
     console.error(
       `${label}, ${runs} runs: ${started} workflow tasks; timed out: ${scheduleToStartTimeouts} on the sticky queue (schedule-to-start), ${startToCloseTimeouts} started but not completed (start-to-close); ${movedToAnotherWorker} started on another worker than the one before`,
@@ -99,8 +149,12 @@ async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl
   }
   const ok = answered === runs;
   if (!ok) console.error(`${label}: only ${answered} of ${runs} runs answered after ${CALLS} calls`);
-  if (retried) console.error(`${label}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')}${explanation})`);
-  const perCall = (group: string) => (group in cpu ? `${((1000 * (cpu[group] ?? 0)) / (runs * CALLS)).toFixed(1)} ms` : '—');
+  if (retried)
+    console.error(
+      `${label}, ${runs} runs: ${retried} model calls retried (${[...retryCauses].map(([cause, count]) => `${count} × ${cause}`).join('; ')}${explanation})`,
+    );
+  const perCall = (group: string) =>
+    group in cpu ? `${((1000 * (cpu[group] ?? 0)) / (runs * CALLS)).toFixed(1)} ms` : '—';
   const row = [
     SETUP_LABELS[setup]!.padEnd(34),
     temporal.kind.padEnd(5),
@@ -121,17 +175,23 @@ async function measure(client: Client, temporal: TemporalUnderTest, modelBaseUrl
 }
 
 async function main(): Promise<void> {
-  for (const setup of SETUPS) if (!SETUP_LABELS[setup]) throw new Error(`unknown setup ${setup}; use ${Object.keys(SETUP_LABELS).join(', ')}`);
+  for (const setup of SETUPS)
+    if (!SETUP_LABELS[setup]) throw new Error(`unknown setup ${setup}; use ${Object.keys(SETUP_LABELS).join(', ')}`);
   const directory = mkdtempSync(join(tmpdir(), 'react-agent-scale-benchmark-'));
   const model = await ScriptedModelServer.start({
     script: scriptFromTurns((call) =>
       call >= CALLS
         ? { content: '<think>Enough.</think>\n<answer>42</answer>', delayBeforeFirstChunkMs: LATENCY_MS }
-        : { content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "step ${call}"}}\n</tool_call>`, delayBeforeFirstChunkMs: LATENCY_MS },
+        : {
+            content: `<think>Step ${call}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "step ${call}"}}\n</tool_call>`,
+            delayBeforeFirstChunkMs: LATENCY_MS,
+          },
     ),
   });
   let failed = false;
-  console.log(`Scale: N concurrent runs of ${CALLS} model calls (${CALLS - 1} tool calls, then an answer), scripted model latency ${LATENCY_MS} ms; ${describeLoad()} at start`);
+  console.log(
+    `Scale: N concurrent runs of ${CALLS} model calls (${CALLS - 1} tool calls, then an answer), scripted model latency ${LATENCY_MS} ms; ${describeLoad()} at start`,
+  );
   console.log('');
   const header = [
     'setup'.padEnd(34),
@@ -155,14 +215,26 @@ async function main(): Promise<void> {
     for (const kind of TEMPORALS) {
       const temporalDirectory = join(directory, kind);
       mkdirSync(temporalDirectory, { recursive: true });
-      const temporal = await startTemporal(kind, temporalDirectory, TRACE_DIRECTORY ? { logDirectory: TRACE_DIRECTORY } : {});
+      const temporal = await startTemporal(
+        kind,
+        temporalDirectory,
+        TRACE_DIRECTORY ? { logDirectory: TRACE_DIRECTORY } : {},
+      );
       const connection = await Connection.connect({ address: temporal.address });
       try {
         const client = new Client({ connection });
         for (const runs of SIZES) {
           for (const setup of SETUPS) {
             sequence += 1;
-            const { row, ok } = await measure(client, temporal, model.baseUrl, temporalDirectory, `scale-${sequence}-${setup}`, setup, runs);
+            const { row, ok } = await measure(
+              client,
+              temporal,
+              model.baseUrl,
+              temporalDirectory,
+              `scale-${sequence}-${setup}`,
+              setup,
+              runs,
+            );
             if (!ok) failed = true;
             console.log(row);
           }
@@ -176,7 +248,9 @@ async function main(): Promise<void> {
     console.log(
       `on: dev = ${TEMPORAL_KINDS.dev}, stack = ${TEMPORAL_KINDS.stack}. sched→start: a model call's ActivityTaskScheduled → ActivityTaskStarted (${CALLS} per run), first attempts only; retried: model calls whose start was a retry; CPU/call: CPU time (user + system, /proc) of Temporal's processes, PostgreSQL's and the workers' during the row, divided by its model calls; RSS peak: the workers' summed peak resident memory; per run: (peak − idle) / runs in flight.`,
     );
-    console.log(`Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(1)} s per run when nothing waits.`);
+    console.log(
+      `Latency bound: ${CALLS} calls × ${LATENCY_MS / 1000} s = ${((CALLS * LATENCY_MS) / 1000).toFixed(1)} s per run when nothing waits.`,
+    );
   } finally {
     await model.close();
     rmSync(directory, { recursive: true, force: true });

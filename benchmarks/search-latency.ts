@@ -27,7 +27,28 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 
 /** Pronounceable pseudo-words, each distinct. */
 function makeVocabulary(size: number): string[] {
-  const onsets = ['b', 'c', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'ch', 'st', 'tr'];
+  const onsets = [
+    'b',
+    'c',
+    'd',
+    'f',
+    'g',
+    'h',
+    'k',
+    'l',
+    'm',
+    'n',
+    'p',
+    'r',
+    's',
+    't',
+    'v',
+    'z',
+    'br',
+    'ch',
+    'st',
+    'tr',
+  ];
   const vowels = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
   const words = new Set<string>();
   while (words.size < size) {
@@ -70,7 +91,9 @@ function sentence(): string {
 
 function document(): string {
   const paragraphs = 6 + Math.floor(random() * 30);
-  return Array.from({ length: paragraphs }, () => Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(' ')).join('\n\n');
+  return Array.from({ length: paragraphs }, () =>
+    Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(' '),
+  ).join('\n\n');
 }
 
 function percentile(sorted: readonly number[], fraction: number): number {
@@ -79,7 +102,12 @@ function percentile(sorted: readonly number[], fraction: number): number {
 
 function summary(milliseconds: number[]): { p50: number; p95: number; p99: number; mean: number } {
   const sorted = [...milliseconds].sort((left, right) => left - right);
-  return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99), mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length };
+  return {
+    p50: percentile(sorted, 0.5),
+    p95: percentile(sorted, 0.95),
+    p99: percentile(sorted, 0.99),
+    mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
+  };
 }
 
 function time<T>(work: () => T): { value: T; milliseconds: number } {
@@ -97,7 +125,12 @@ async function main(): Promise<void> {
     while (chunkCount < TARGET_CHUNKS) {
       const text = document();
       const chunks = chunkText(text);
-      documents.push({ path: `generated/document-${documents.length + 1}.md`, title: sentence().slice(0, 60), text, chunks });
+      documents.push({
+        path: `generated/document-${documents.length + 1}.md`,
+        title: sentence().slice(0, 60),
+        text,
+        chunks,
+      });
       chunkCount += chunks.length;
     }
     const corpusCharacters = documents.reduce((sum, item) => sum + item.text.length, 0);
@@ -105,24 +138,31 @@ async function main(): Promise<void> {
     // Ours: the knowledge base.
     const knowledgeBase = KnowledgeBase.open(join(directory, 'knowledge-base.sqlite'));
     const build = time(() => {
-      for (const item of documents) knowledgeBase.addText({ path: item.path, title: item.title, text: item.text, format: 'markdown' });
+      for (const item of documents)
+        knowledgeBase.addText({ path: item.path, title: item.title, text: item.text, format: 'markdown' });
     });
     const { chunks: indexedChunks } = knowledgeBase.statistics();
 
     // Baseline: the same chunks in a plain table, scanned with LIKE.
     const baseline = new Database(join(directory, 'baseline.sqlite'));
     baseline.pragma('journal_mode = WAL');
-    baseline.exec('CREATE TABLE naive_chunks (id INTEGER PRIMARY KEY, document_id INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL)');
+    baseline.exec(
+      'CREATE TABLE naive_chunks (id INTEGER PRIMARY KEY, document_id INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL)',
+    );
     const baselineBuild = time(() => {
       const insert = baseline.prepare('INSERT INTO naive_chunks (document_id, title, body) VALUES (?, ?, ?)');
-      baseline.transaction(() => documents.forEach((item, index) => item.chunks.forEach((chunk) => insert.run(index + 1, item.title, chunk))))();
+      baseline.transaction(() =>
+        documents.forEach((item, index) => item.chunks.forEach((chunk) => insert.run(index + 1, item.title, chunk))),
+      )();
     });
     const baselineStatements = new Map<number, Database.Statement>();
     const baselineSearch = (words: string[]): Array<{ document_id: number }> => {
       let statement = baselineStatements.get(words.length);
       if (!statement) {
         const matches = words.map(() => '(body LIKE ?)');
-        statement = baseline.prepare(`SELECT document_id FROM naive_chunks WHERE ${matches.join(' OR ')} ORDER BY ${matches.join(' + ')} DESC LIMIT ${RESULTS_PER_QUERY * 4}`);
+        statement = baseline.prepare(
+          `SELECT document_id FROM naive_chunks WHERE ${matches.join(' OR ')} ORDER BY ${matches.join(' + ')} DESC LIMIT ${RESULTS_PER_QUERY * 4}`,
+        );
         baselineStatements.set(words.length, statement);
       }
       const patterns = words.map((word) => `%${word}%`);
@@ -159,22 +199,32 @@ async function main(): Promise<void> {
     knowledgeBase.close();
     baseline.close();
 
-    const fileSize = (name: string) => ['', '-wal'].reduce((sum, suffix) => sum + (statSync(join(directory, name + suffix), { throwIfNoEntry: false })?.size ?? 0), 0);
+    const fileSize = (name: string) =>
+      ['', '-wal'].reduce(
+        (sum, suffix) => sum + (statSync(join(directory, name + suffix), { throwIfNoEntry: false })?.size ?? 0),
+        0,
+      );
     const ours = summary(oursTimes);
     const naive = summary(baselineTimes);
     const format = (value: number) => value.toFixed(2).padStart(8);
     console.log(
       `Corpus: ${documents.length.toLocaleString('en-US')} documents, ${indexedChunks.toLocaleString('en-US')} chunks (baseline ${chunkCount.toLocaleString('en-US')}), ${(corpusCharacters / 1e6).toFixed(1)} M characters; seed ${SEED}.`,
     );
-    console.log(`Queries: ${QUERIES} (after ${WARM_UP_QUERIES} warm-up), 2-4 words, ${RESULTS_PER_QUERY} results each; Node ${process.version}.\n`);
-    console.log('design                                   p50 ms   p95 ms   p99 ms  mean ms  with hits   build s  file MB');
+    console.log(
+      `Queries: ${QUERIES} (after ${WARM_UP_QUERIES} warm-up), 2-4 words, ${RESULTS_PER_QUERY} results each; Node ${process.version}.\n`,
+    );
+    console.log(
+      'design                                   p50 ms   p95 ms   p99 ms  mean ms  with hits   build s  file MB',
+    );
     console.log(
       `FTS5 + bm25 knowledge base (ours)      ${format(ours.p50)} ${format(ours.p95)} ${format(ours.p99)} ${format(ours.mean)}  ${String(oursHits).padStart(9)}  ${(build.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('knowledge-base.sqlite') / 1e6).toFixed(1).padStart(8)}`,
     );
     console.log(
       `naive LIKE '%word%' scan (baseline)    ${format(naive.p50)} ${format(naive.p95)} ${format(naive.p99)} ${format(naive.mean)}  ${String(baselineHits).padStart(9)}  ${(baselineBuild.milliseconds / 1000).toFixed(1).padStart(8)} ${(fileSize('baseline.sqlite') / 1e6).toFixed(1).padStart(8)}`,
     );
-    console.log(`\nOurs is ${(naive.p50 / ours.p50).toFixed(0)}x faster at the median and ${(naive.p95 / ours.p95).toFixed(0)}x at p95.`);
+    console.log(
+      `\nOurs is ${(naive.p50 / ours.p50).toFixed(0)}x faster at the median and ${(naive.p95 / ours.p95).toFixed(0)}x at p95.`,
+    );
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

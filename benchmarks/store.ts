@@ -35,7 +35,8 @@ const SIZES = [4 * 1024, 256 * 1024];
 const BUCKET = 'benchmark';
 
 const milliseconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e6;
-const format = (values: number[]) => `${percentile(values, 0.5).toFixed(2)} / ${percentile(values, 0.95).toFixed(2)} ms`;
+const format = (values: number[]) =>
+  `${percentile(values, 0.5).toFixed(2)} / ${percentile(values, 0.95).toFixed(2)} ms`;
 
 /** Put OPERATIONS distinct texts of `size` bytes one at a time, then get each back; latencies in ms. */
 async function putAndGet(store: TranscriptStore, size: number): Promise<{ put: number[]; get: number[] }> {
@@ -64,10 +65,24 @@ async function main(): Promise<void> {
     SeaweedServer.start({ directory: join(directory, 'seaweedfs'), buckets: [BUCKET] }),
     ScriptedModelServer.start({ script: scriptFromTurns(lookupThenAnswer(CALLS)) }),
   ]);
-  const location = { bucket: BUCKET, prefix: 'transcripts', endpoint: seaweed.endpoint, region: 'us-east-1', forcePathStyle: true };
+  const location = {
+    bucket: BUCKET,
+    prefix: 'transcripts',
+    endpoint: seaweed.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+  };
   const stores: Array<[string, TranscriptStore]> = [
     ['local directory', new LocalDirectoryTranscriptStore(join(directory, 'transcripts'))],
-    ['SeaweedFS (S3)', new S3TranscriptStore(location, createS3Client(location, { credentials: { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey } }))],
+    [
+      'SeaweedFS (S3)',
+      new S3TranscriptStore(
+        location,
+        createS3Client(location, {
+          credentials: { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey },
+        }),
+      ),
+    ],
   ];
   // The worker's default: S3 behind its read cache (REACT_AGENT_TRANSCRIPT_CACHE_MB, 256 MB).
   stores.push(['S3 + read cache', new CachedTranscriptStore(stores[1]![1], { maxCharacters: 128 * 1024 * 1024 })]);
@@ -75,12 +90,17 @@ async function main(): Promise<void> {
   const client = new Client({ connection });
   const workerConnection = await NativeConnection.connect({ address: server.address });
 
-  console.log(`Transcript store: local directory (baseline) vs SeaweedFS on loopback; ${OPERATIONS} distinct puts then gets per size, one at a time; a ${CALLS}-call scripted run (model latency 0)`);
+  console.log(
+    `Transcript store: local directory (baseline) vs SeaweedFS on loopback; ${OPERATIONS} distinct puts then gets per size, one at a time; a ${CALLS}-call scripted run (model latency 0)`,
+  );
   console.log('');
   console.log(
     [
       'store'.padEnd(16),
-      ...SIZES.flatMap((size) => [`put ${size / 1024} KiB p50/p95`.padStart(22), `get ${size / 1024} KiB p50/p95`.padStart(22)]),
+      ...SIZES.flatMap((size) => [
+        `put ${size / 1024} KiB p50/p95`.padStart(22),
+        `get ${size / 1024} KiB p50/p95`.padStart(22),
+      ]),
       `${CALLS}-call run`.padStart(13),
       '  load (1/5/15 min)',
     ].join('  '),
@@ -97,21 +117,37 @@ async function main(): Promise<void> {
         cells.push(format(put).padStart(22), format(get).padStart(22));
       }
       const taskQueue = `store-${label.replace(/\W+/g, '-')}`;
-      const worker = await createScriptedWorker({ connection: workerConnection, taskQueue, modelBaseUrl: model.baseUrl, store });
+      const worker = await createScriptedWorker({
+        connection: workerConnection,
+        taskQueue,
+        modelBaseUrl: model.baseUrl,
+        store,
+      });
       const seconds = await worker.runUntil(async () => {
         const started = Date.now();
         const result = (await client.workflow.execute('researchAgent', {
           taskQueue,
           workflowId: `${taskQueue}-${Date.now()}`,
-          args: [{ question: 'Which company sold more cars in 2024, BYD or Tesla?', limits: { maxModelCalls: CALLS + 5, maxContextTokens: 1_000_000 }, loop: { stuckDetection: false } }],
+          args: [
+            {
+              question: 'Which company sold more cars in 2024, BYD or Tesla?',
+              limits: { maxModelCalls: CALLS + 5, maxContextTokens: 1_000_000 },
+              loop: { stuckDetection: false },
+            },
+          ],
         })) as ResearchRunResult;
-        if (result.termination !== 'answer' || result.iterations !== CALLS) throw new Error(`${label}: the run ended ${result.termination} after ${result.iterations} calls`);
+        if (result.termination !== 'answer' || result.iterations !== CALLS)
+          throw new Error(`${label}: the run ended ${result.termination} after ${result.iterations} calls`);
         return (Date.now() - started) / 1000;
       });
-      console.log([label.padEnd(16), ...cells, `${seconds.toFixed(1)} s`.padStart(13), `  ${describeLoad()}`].join('  '));
+      console.log(
+        [label.padEnd(16), ...cells, `${seconds.toFixed(1)} s`.padStart(13), `  ${describeLoad()}`].join('  '),
+      );
     }
     console.log('');
-    console.log('Latencies are one operation at a time from this process (no concurrency); the run includes the Temporal round trips of every step.');
+    console.log(
+      'Latencies are one operation at a time from this process (no concurrency); the run includes the Temporal round trips of every step.',
+    );
   } finally {
     await workerConnection.close();
     await connection.close();

@@ -23,9 +23,23 @@ function floorMessages(call: number): Array<{ role: 'user' | 'assistant'; conten
 }
 
 /** The bare loop's and the floor's model call: one streamed request to the scripted model server, its reply's text. */
-export async function streamScriptedReply(openai: OpenAI, messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>, workflowId: string, call: number): Promise<string> {
+export async function streamScriptedReply(
+  openai: OpenAI,
+  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>,
+  workflowId: string,
+  call: number,
+): Promise<string> {
   const stream = await openai.chat.completions.create(
-    { model: 'scripted-model', messages, stream: true, stream_options: { include_usage: true }, stop: ['\n<tool_response>', '<tool_response>'], temperature: 0.6, top_p: 0.95, max_tokens: 1000 },
+    {
+      model: 'scripted-model',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      stop: ['\n<tool_response>', '<tool_response>'],
+      temperature: 0.6,
+      top_p: 0.95,
+      max_tokens: 1000,
+    },
     { headers: { 'x-react-agent-workflow-id': workflowId, 'x-react-agent-model-call': String(call) } },
   );
   let content = '';

@@ -33,7 +33,11 @@ export interface TemporalUnderTest {
 /** Parses `--temporal`'s value: a comma-separated list of kinds. */
 export function parseTemporalKinds(value: string): TemporalKind[] {
   const kinds = value.split(',').map((kind) => kind.trim());
-  for (const kind of kinds) if (!(kind in TEMPORAL_KINDS)) throw new Error(`--temporal: unknown server ${JSON.stringify(kind)}; use ${Object.keys(TEMPORAL_KINDS).join(', ')}`);
+  for (const kind of kinds)
+    if (!(kind in TEMPORAL_KINDS))
+      throw new Error(
+        `--temporal: unknown server ${JSON.stringify(kind)}; use ${Object.keys(TEMPORAL_KINDS).join(', ')}`,
+      );
   return kinds as TemporalKind[];
 }
 
@@ -44,7 +48,11 @@ export interface StartTemporalOptions {
 }
 
 /** Starts one Temporal of `kind` with its data in `directory`. */
-export async function startTemporal(kind: TemporalKind, directory: string, options: StartTemporalOptions = {}): Promise<TemporalUnderTest> {
+export async function startTemporal(
+  kind: TemporalKind,
+  directory: string,
+  options: StartTemporalOptions = {},
+): Promise<TemporalUnderTest> {
   if (kind === 'dev') {
     const server = await DevServer.start({
       port: 0,
@@ -73,8 +81,12 @@ export async function startTemporal(kind: TemporalKind, directory: string, optio
     address: stack.address,
     async processGroups() {
       const rows = await stack.status();
-      const pids = (names: (name: string) => boolean) => rows.filter((row) => names(row.name) && row.pid !== undefined).map((row) => row.pid as number);
-      return { Temporal: pids((name) => name.startsWith('temporal-')), PostgreSQL: pids((name) => name === 'postgresql') };
+      const pids = (names: (name: string) => boolean) =>
+        rows.filter((row) => names(row.name) && row.pid !== undefined).map((row) => row.pid as number);
+      return {
+        Temporal: pids((name) => name.startsWith('temporal-')),
+        PostgreSQL: pids((name) => name === 'postgresql'),
+      };
     },
     async stop() {
       await stack.down();

@@ -14,7 +14,11 @@ export interface CountingTime {
 const NONE: CountingTime = { counts: 0, milliseconds: 0, cpuMilliseconds: 0 };
 
 function added(left: CountingTime, right: CountingTime): CountingTime {
-  return { counts: left.counts + right.counts, milliseconds: left.milliseconds + right.milliseconds, cpuMilliseconds: left.cpuMilliseconds + right.cpuMilliseconds };
+  return {
+    counts: left.counts + right.counts,
+    milliseconds: left.milliseconds + right.milliseconds,
+    cpuMilliseconds: left.cpuMilliseconds + right.cpuMilliseconds,
+  };
 }
 
 /** Counting done outside any activity. */
@@ -65,7 +69,14 @@ export class TimedTokenCounter implements TokenCounter {
       const milliseconds = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
       const type = activityType();
-      this.measured.set(type, added(this.measured.get(type) ?? NONE, { counts: 1, milliseconds, cpuMilliseconds: (cpu.user + cpu.system) / 1000 }));
+      this.measured.set(
+        type,
+        added(this.measured.get(type) ?? NONE, {
+          counts: 1,
+          milliseconds,
+          cpuMilliseconds: (cpu.user + cpu.system) / 1000,
+        }),
+      );
     }
   }
 

@@ -69,7 +69,8 @@ function markersLeft(text: string): number {
 async function main(): Promise<void> {
   const pages = new Map<string, Buffer>();
   for (const size of SIZES) {
-    for (let index = 0; index < size.pages; index += 1) pages.set(`/${size.bytes}/${index}`, Buffer.from(generatePage(size.bytes, index)));
+    for (let index = 0; index < size.pages; index += 1)
+      pages.set(`/${size.bytes}/${index}`, Buffer.from(generatePage(size.bytes, index)));
   }
   const server = createServer((request, response) => {
     const body = pages.get(request.url ?? '');
@@ -80,7 +81,12 @@ async function main(): Promise<void> {
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
   const tool = createVisitTool({ allowedHosts: [`127.0.0.1:${port}`] });
-  const context: ToolContext = { signal: new AbortController().signal, heartbeat: () => undefined, workflowId: 'benchmark', callId: 'visit' };
+  const context: ToolContext = {
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    workflowId: 'benchmark',
+    callId: 'visit',
+  };
 
   // Warm up both paths (module loading, JIT) on pages that are not measured.
   for (let index = 0; index < 3; index += 1) {
@@ -88,8 +94,12 @@ async function main(): Promise<void> {
     await baselineVisit(`${origin}/${10 * 1024}/0`);
   }
 
-  console.log(`visit extraction, ${PAGES_PER_SIZE} pages per size (1 MB: ${SIZES[2]?.pages}), loopback HTTP, node ${process.version}`);
-  console.log('size    | ours p50 | ours p95 | baseline p50 | baseline p95 | ours chars | baseline chars | boilerplate markers left (ours / baseline, of 5)');
+  console.log(
+    `visit extraction, ${PAGES_PER_SIZE} pages per size (1 MB: ${SIZES[2]?.pages}), loopback HTTP, node ${process.version}`,
+  );
+  console.log(
+    'size    | ours p50 | ours p95 | baseline p50 | baseline p95 | ours chars | baseline chars | boilerplate markers left (ours / baseline, of 5)',
+  );
   for (const size of SIZES) {
     const ours: number[] = [];
     const baseline: number[] = [];

@@ -20,7 +20,8 @@ function changedSince(directory, time) {
   }
   for (const entry of entries) {
     const path = join(directory, entry.name);
-    if (entry.isDirectory() ? changedSince(path, time) : entry.name.endsWith('.ts') && statSync(path).mtimeMs > time) return true;
+    if (entry.isDirectory() ? changedSince(path, time) : entry.name.endsWith('.ts') && statSync(path).mtimeMs > time)
+      return true;
   }
   return false;
 }
@@ -34,7 +35,9 @@ function compiledIsCurrent() {
   try {
     const { startedAtMs } = JSON.parse(readFileSync(join(root, 'dist', 'build-info.json'), 'utf8'));
     statSync(join(root, 'dist', 'src', 'cli', 'main.js'));
-    return typeof startedAtMs === 'number' && !SOURCE_FOLDERS.some((folder) => changedSince(join(root, folder), startedAtMs));
+    return (
+      typeof startedAtMs === 'number' && !SOURCE_FOLDERS.some((folder) => changedSince(join(root, folder), startedAtMs))
+    );
   } catch {
     return false;
   }

@@ -1,7 +1,16 @@
 // What the setup scripts that keep builds in the user's cache share: where that cache is, and
 // the link from the project's .tools/ to the cached build, and the lock that keeps two clones
 // installing into the same cache at the same moment from breaking each other's install.
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 

@@ -31,7 +31,9 @@ async function main(): Promise<number> {
       return;
     }
     interruptedAt = Date.now();
-    console.error(`\nchaos: ${signalName}: stopping every process and removing the temp dir (Ctrl-C again to exit at once)`);
+    console.error(
+      `\nchaos: ${signalName}: stopping every process and removing the temp dir (Ctrl-C again to exit at once)`,
+    );
     controller.abort(new Error(`interrupted by ${signalName}`));
   };
   process.on('SIGINT', onSignal);
@@ -43,7 +45,9 @@ async function main(): Promise<number> {
     return report.violations.length ? 1 : 0;
   } catch (error) {
     if (interruptedAt !== undefined) return 130;
-    console.error(`chaos: the harness failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    console.error(
+      `chaos: the harness failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     return 2;
   }
 }

@@ -23,22 +23,102 @@ export interface ContractPayload {
 }
 
 export const CONTRACT_PAYLOADS: ContractPayload[] = [
-  { file: 'researchAgent.input.json', source: 'src/core/run-input.ts', type: 'ResearchRunRequest', title: 'Input of the researchAgent workflow' },
-  { file: 'researchAgent.result.json', source: 'src/core/run-result.ts', type: 'ResearchRunResult', title: 'Result of the researchAgent workflow' },
-  { file: 'researchAgent.progress.json', source: 'src/core/message-definitions.ts', type: 'RunProgress', title: 'Result of the researchAgent query `progress`' },
-  { file: 'researchAgent.injectMessage.request.json', source: 'src/core/message-definitions.ts', type: 'InjectMessageRequest', title: 'Argument of the researchAgent update `injectMessage`' },
-  { file: 'researchAgent.injectMessage.result.json', source: 'src/core/message-definitions.ts', type: 'InjectMessageResult', title: 'Result of the researchAgent update `injectMessage`' },
-  { file: 'researchAgent.finishNow.request.json', source: 'src/core/message-definitions.ts', type: 'FinishNowRequest', title: 'Argument of the researchAgent update `finishNow`' },
-  { file: 'researchAgent.finishNow.result.json', source: 'src/core/message-definitions.ts', type: 'FinishNowResult', title: 'Result of the researchAgent update `finishNow`' },
-  { file: 'researchAgent.setLimits.request.json', source: 'src/core/run-steering.ts', type: 'LimitChanges', title: 'Argument of the researchAgent update `setLimits`' },
-  { file: 'researchAgent.setLimits.result.json', source: 'src/core/run-limits.ts', type: 'RunLimits', title: 'Result of the researchAgent update `setLimits`: the limits in force' },
-  { file: 'researchAgent.approveToolCall.request.json', source: 'src/core/run-steering.ts', type: 'ApprovalDecision', title: 'Argument of the researchAgent update `approveToolCall`' },
-  { file: 'researchAgent.approveToolCall.result.json', source: 'src/core/message-definitions.ts', type: 'ApproveToolCallResult', title: 'Result of the researchAgent update `approveToolCall`' },
-  { file: 'researchBatch.input.json', source: 'src/core/batch-contract.ts', type: 'ResearchBatchInput', title: 'Input of the researchBatch workflow' },
-  { file: 'researchBatch.result.json', source: 'src/core/batch-contract.ts', type: 'BatchSummary', title: 'Result of the researchBatch workflow' },
-  { file: 'researchBatch.progress.json', source: 'src/core/batch-progress.ts', type: 'BatchProgress', title: 'Result of the researchBatch query `progress`' },
-  { file: 'evaluation.input.json', source: 'src/core/evaluation/evaluation-contract.ts', type: 'EvaluationWorkflowInput', title: 'Input of the evaluation workflow' },
-  { file: 'evaluation.result.json', source: 'src/core/evaluation/evaluation-contract.ts', type: 'EvaluationOutcome', title: 'Result of the evaluation workflow' },
+  {
+    file: 'researchAgent.input.json',
+    source: 'src/core/run-input.ts',
+    type: 'ResearchRunRequest',
+    title: 'Input of the researchAgent workflow',
+  },
+  {
+    file: 'researchAgent.result.json',
+    source: 'src/core/run-result.ts',
+    type: 'ResearchRunResult',
+    title: 'Result of the researchAgent workflow',
+  },
+  {
+    file: 'researchAgent.progress.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'RunProgress',
+    title: 'Result of the researchAgent query `progress`',
+  },
+  {
+    file: 'researchAgent.injectMessage.request.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'InjectMessageRequest',
+    title: 'Argument of the researchAgent update `injectMessage`',
+  },
+  {
+    file: 'researchAgent.injectMessage.result.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'InjectMessageResult',
+    title: 'Result of the researchAgent update `injectMessage`',
+  },
+  {
+    file: 'researchAgent.finishNow.request.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'FinishNowRequest',
+    title: 'Argument of the researchAgent update `finishNow`',
+  },
+  {
+    file: 'researchAgent.finishNow.result.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'FinishNowResult',
+    title: 'Result of the researchAgent update `finishNow`',
+  },
+  {
+    file: 'researchAgent.setLimits.request.json',
+    source: 'src/core/run-steering.ts',
+    type: 'LimitChanges',
+    title: 'Argument of the researchAgent update `setLimits`',
+  },
+  {
+    file: 'researchAgent.setLimits.result.json',
+    source: 'src/core/run-limits.ts',
+    type: 'RunLimits',
+    title: 'Result of the researchAgent update `setLimits`: the limits in force',
+  },
+  {
+    file: 'researchAgent.approveToolCall.request.json',
+    source: 'src/core/run-steering.ts',
+    type: 'ApprovalDecision',
+    title: 'Argument of the researchAgent update `approveToolCall`',
+  },
+  {
+    file: 'researchAgent.approveToolCall.result.json',
+    source: 'src/core/message-definitions.ts',
+    type: 'ApproveToolCallResult',
+    title: 'Result of the researchAgent update `approveToolCall`',
+  },
+  {
+    file: 'researchBatch.input.json',
+    source: 'src/core/batch-contract.ts',
+    type: 'ResearchBatchInput',
+    title: 'Input of the researchBatch workflow',
+  },
+  {
+    file: 'researchBatch.result.json',
+    source: 'src/core/batch-contract.ts',
+    type: 'BatchSummary',
+    title: 'Result of the researchBatch workflow',
+  },
+  {
+    file: 'researchBatch.progress.json',
+    source: 'src/core/batch-progress.ts',
+    type: 'BatchProgress',
+    title: 'Result of the researchBatch query `progress`',
+  },
+  {
+    file: 'evaluation.input.json',
+    source: 'src/core/evaluation/evaluation-contract.ts',
+    type: 'EvaluationWorkflowInput',
+    title: 'Input of the evaluation workflow',
+  },
+  {
+    file: 'evaluation.result.json',
+    source: 'src/core/evaluation/evaluation-contract.ts',
+    type: 'EvaluationOutcome',
+    title: 'Result of the evaluation workflow',
+  },
 ];
 
 /** The schemas as they should be on disk: file name → text. */
@@ -46,7 +126,10 @@ export function generateContractSchemas(): Map<string, string> {
   const texts = new Map<string, string>();
   // One program over every source file (building one per payload takes seconds each).
   const config: Config = {
-    path: join(ROOT, `src/core/{${[...new Set(CONTRACT_PAYLOADS.map((payload) => payload.source.slice('src/core/'.length))).values()].join(',')}}`),
+    path: join(
+      ROOT,
+      `src/core/{${[...new Set(CONTRACT_PAYLOADS.map((payload) => payload.source.slice('src/core/'.length))).values()].join(',')}}`,
+    ),
     tsconfig: join(ROOT, 'tsconfig.json'),
     skipTypeCheck: true,
     jsDoc: 'extended',

@@ -21,7 +21,12 @@ async function main(): Promise<void> {
   const output = mkdtempSync(join(tmpdir(), 'react-agent-batch-fixture-'));
   try {
     await environment.startWorker();
-    const handle = await startBatch(environment, 'replay-fixture-batch', questions(3, 'Replay fixture'), { rollouts: 2, concurrency: 2, output, name: 'replay fixture' });
+    const handle = await startBatch(environment, 'replay-fixture-batch', questions(3, 'Replay fixture'), {
+      rollouts: 2,
+      concurrency: 2,
+      output,
+      name: 'replay fixture',
+    });
     await handle.result();
     const history = await handle.fetchHistory();
     writeFileSync(join(__dirname, '..', 'test', 'fixtures', 'histories', FIXTURE), `${historyToJSON(history)}\n`);

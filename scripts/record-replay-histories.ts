@@ -31,7 +31,13 @@ import { AgentEnvironment } from '../test/integration/support/agent-environment'
 import { answer, runId, Scenarios, toolCall } from '../test/integration/support/scenarios';
 import { waitForToolLog } from '../test/integration/support/tool-log';
 import type { ResearchRunInput } from '../src/core/run-input';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../src/core/message-definitions';
+import {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  progressQuery,
+  setLimitsUpdate,
+} from '../src/core/message-definitions';
 import type { ScriptedReply, ScriptedRequest } from '../test/fakes/scripted-model-server';
 
 const directory = join(__dirname, '..', 'test', 'fixtures', 'histories');
@@ -41,7 +47,10 @@ const counter = createTiktokenCounter();
 async function main(): Promise<void> {
   const scenarios = new Scenarios();
   // Only `priced-model` has a price (the cost scenarios run it); every other scenario's model has none, as before prices existed.
-  const environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'priced-model': { input: 2, output: 10 } }) } });
+  const environment = await AgentEnvironment.start({
+    script: scenarios.script,
+    workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'priced-model': { input: 2, output: 10 } }) },
+  });
   try {
     await environment.startWorker();
     const record = async (
@@ -68,11 +77,14 @@ async function main(): Promise<void> {
         const history = await environment.client.workflow.getHandle(workflowId, runIdOfRun).fetchHistory();
         writeFileSync(join(directory, `${name}-run${index}.json`), `${historyToJSON(history)}\n`);
         console.log(`recorded ${name}-run${index}: ${history.events?.length} events`);
-        runIdOfRun = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+        runIdOfRun =
+          history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
       }
     };
     const untilTool = (workflowId: string, tool?: string) =>
-      waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start' && (tool === undefined || entry.tool === tool)));
+      waitForToolLog(environment.toolLog, workflowId, (entries) =>
+        entries.some((entry) => entry.event === 'start' && (tool === undefined || entry.tool === tool)),
+      );
     const waitFor = async <T>(probe: () => Promise<T | undefined>): Promise<T> => {
       for (let tries = 0; tries < 300; tries += 1) {
         const value = await probe().catch(() => undefined);
@@ -83,7 +95,11 @@ async function main(): Promise<void> {
     };
     const lastMessage = (request: ScriptedRequest) => String(request.messages.at(-1)?.content ?? '');
     const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now/.test(lastMessage(request));
-    await record('deep-research-answer', [toolCall('lookup', { query: 'BYD' }), { content: '<tool_call>{"name": "nope"}</tool_call>' }, answer('BYD')]);
+    await record('deep-research-answer', [
+      toolCall('lookup', { query: 'BYD' }),
+      { content: '<tool_call>{"name": "nope"}</tool_call>' },
+      answer('BYD'),
+    ]);
     await record(
       'native-parallel',
       [
@@ -98,15 +114,27 @@ async function main(): Promise<void> {
       ],
       { protocol: 'native' },
     );
-    await record('max-calls-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 2 } });
+    await record('max-calls-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), {
+      limits: { maxModelCalls: 2 },
+    });
     await record('cancelled-during-tool', [toolCall('wait', { seconds: 60 })], {}, async (workflowId) => {
-      await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
+      await waitForToolLog(environment.toolLog, workflowId, (entries) =>
+        entries.some((entry) => entry.event === 'start'),
+      );
       await environment.client.workflow.getHandle(workflowId).cancel();
     });
-    await record('structured-answer', [answer('no json'), answer('{"winner": "BYD"}')], { answerSchema: { type: 'object', required: ['winner'] } });
+    await record('structured-answer', [answer('no json'), answer('{"winner": "BYD"}')], {
+      answerSchema: { type: 'object', required: ['winner'] },
+    });
     // Four unparseable calls (format corrections, not stuck), an answer cut off at the output limit (asked for again), the answer.
     const unparseable = { content: '<tool_call>\n{"name": "lookup", "arguments": {"query": </tool_call>' };
-    await record('unusable-replies', (turn) => (turn <= 4 ? unparseable : turn === 5 ? { content: '<answer>BYD sold more cars th', finishReason: 'length' } : answer('BYD')));
+    await record('unusable-replies', (turn) =>
+      turn <= 4
+        ? unparseable
+        : turn === 5
+          ? { content: '<answer>BYD sold more cars th', finishReason: 'length' }
+          : answer('BYD'),
+    );
     // A server whose tokenizer counts 1.5 times our estimate: compression is calibrated with the reported ratio.
     await record(
       'calibrated-compression',
@@ -114,14 +142,21 @@ async function main(): Promise<void> {
         if (request.body.stream === false) return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' };
         const call = request.modelCall ?? turn;
         const reply =
-          call === 1 ? toolCall('lookup', { query: 'BYD' }, 'The quick brown fox jumps over the lazy dog. '.repeat(200)) : call <= 5 ? toolCall('lookup', { query: `step ${call}` }) : answer('BYD');
+          call === 1
+            ? toolCall('lookup', { query: 'BYD' }, 'The quick brown fox jumps over the lazy dog. '.repeat(200))
+            : call <= 5
+              ? toolCall('lookup', { query: `step ${call}` })
+              : answer('BYD');
         const estimate = countConversationTokens(
           request.messages.map((message) => ({ role: 'user', content: String(message.content ?? '') })),
           counter,
         );
         return { ...reply, promptTokens: Math.round(1.5 * estimate) };
       },
-      { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
+      {
+        limits: { maxContextTokens: 8_000 },
+        loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false },
+      },
     );
 
     // ---- Recorded before the run became a state machine (issue 10): every path the refactor touches. ----
@@ -147,24 +182,38 @@ async function main(): Promise<void> {
       },
     );
     // Approvals: two guarded calls in one turn (one approved, one denied), then one that times out.
-    const guarded = (query: string) => `<tool_call>\n${JSON.stringify({ name: 'guarded_lookup', arguments: { query } })}\n</tool_call>`;
+    const guarded = (query: string) =>
+      `<tool_call>\n${JSON.stringify({ name: 'guarded_lookup', arguments: { query } })}\n</tool_call>`;
     await record(
       'approvals',
-      [{ content: `<think>Two lookups.</think>\n${guarded('a')}\n${guarded('b')}` }, { content: `<think>One more.</think>\n${guarded('c')}` }, answer('approved and denied')],
+      [
+        { content: `<think>Two lookups.</think>\n${guarded('a')}\n${guarded('b')}` },
+        { content: `<think>One more.</think>\n${guarded('c')}` },
+        answer('approved and denied'),
+      ],
       { loop: { approvalTimeoutMinutes: 0.1 } },
       async (_workflowId, handle) => {
         const waiting = await waitFor(async () => {
           const calls = (await handle.query(progressQuery)).awaitingApproval;
           return calls.length === 2 ? calls : undefined;
         });
-        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }] });
-        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[1]?.callId as string, approved: false, reason: 'not this one', reviewer: 'bob' }] });
+        await handle.executeUpdate(approveToolCallUpdate, {
+          args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }],
+        });
+        await handle.executeUpdate(approveToolCallUpdate, {
+          args: [{ callId: waiting[1]?.callId as string, approved: false, reason: 'not this one', reviewer: 'bob' }],
+        });
       },
     );
     // Continue-as-new every 2 model calls, with a message injected on the way: one fixture per run.
     await record(
       'continue-as-new',
-      (turn) => (turn === 1 ? toolCall('wait', { seconds: 2 }) : turn <= 5 ? toolCall('lookup', { query: `step ${turn}` }) : answer('all steps done')),
+      (turn) =>
+        turn === 1
+          ? toolCall('wait', { seconds: 2 })
+          : turn <= 5
+            ? toolCall('lookup', { query: `step ${turn}` })
+            : answer('all steps done'),
       { loop: { continueAsNewAfterModelCalls: 2, stuckDetection: false } },
       async (workflowId, handle) => {
         await untilTool(workflowId);
@@ -186,7 +235,9 @@ async function main(): Promise<void> {
     await record(
       'token-limit-withheld',
       (turn, request) =>
-        lastMessage(request).includes('maximum context length') ? answer('best guess: BYD') : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
+        lastMessage(request).includes('maximum context length')
+          ? answer('best guess: BYD')
+          : { ...toolCall('lookup', { query: `step ${turn}` }), promptTokens: 900 * turn, completionTokens: 50 },
       { limits: { maxContextTokens: 2_000 }, loop: { compressAtFraction: 0 } },
     );
     // The model server's context-length 400: token_limit through the final answer.
@@ -195,24 +246,48 @@ async function main(): Promise<void> {
         ? answer('short answer')
         : turn === 1
           ? toolCall('lookup', { query: 'a' })
-          : { status: 400, errorCode: 'context_length_exceeded', errorMessage: "This model's maximum context length is 8192 tokens." },
+          : {
+              status: 400,
+              errorCode: 'context_length_exceeded',
+              errorMessage: "This model's maximum context length is 8192 tokens.",
+            },
     );
     // A rejected API key: error at once.
     await record('model-error', [{ status: 401, errorMessage: 'Incorrect API key provided' }]);
     // The same call again after the warning: stuck through the final answer.
-    await record('stuck', (_turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : toolCall('lookup', { query: 'same' })));
+    await record('stuck', (_turn, request) =>
+      asksForFinalAnswer(request) ? answer('best effort: BYD') : toolCall('lookup', { query: 'same' }),
+    );
     // A model that never writes the format: error through the final answer after loop.maxMalformedReplies.
-    await record('malformed-replies-limit', (_turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' }), { loop: { maxMalformedReplies: 2 } });
+    await record(
+      'malformed-replies-limit',
+      (_turn, request) =>
+        asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' },
+      { loop: { maxMalformedReplies: 2 } },
+    );
     // Every reply cut off: token_limit, the final answer retried once, then kept marked.
-    await record('always-truncated', () => ({ content: '<think>Enough.</think>\n<answer>BYD sold more cars th', finishReason: 'length' }));
+    await record('always-truncated', () => ({
+      content: '<think>Enough.</think>\n<answer>BYD sold more cars th',
+      finishReason: 'length',
+    }));
     // An answer that never matches the schema: error after the attempts.
-    await record('structured-answer-fails', [answer('not json')], { answerSchema: { type: 'object' }, loop: { answerAttempts: 2 } });
+    await record('structured-answer-fails', [answer('not json')], {
+      answerSchema: { type: 'object' },
+      loop: { answerAttempts: 2 },
+    });
     // Answers checked within bounds (issue 28, marker `bounded-answer-checks`): a pattern in RE2, an answer failing it, then one matching.
     await record('bounded-answer-checks', [answer('{"code": "ab-1"}'), answer('{"code": "AB-1"}')], {
-      answerSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]{2}-\\d+$' } }, required: ['code'] },
+      answerSchema: {
+        type: 'object',
+        properties: { code: { type: 'string', pattern: '^[A-Z]{2}-\\d+$' } },
+        required: ['code'],
+      },
     });
     // No final answer phase: max_calls ends at once.
-    await record('max-calls-no-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 2 }, loop: { finalAnswerPhase: false } });
+    await record('max-calls-no-final-answer', (turn) => toolCall('lookup', { query: `step ${turn}` }), {
+      limits: { maxModelCalls: 2 },
+      loop: { finalAnswerPhase: false },
+    });
     // Classic protocol with a broken format and its correction; an answer together with a tool call.
     await record(
       'classic-correction',
@@ -223,18 +298,34 @@ async function main(): Promise<void> {
       ],
       { protocol: 'classic' },
     );
-    await record('answer-with-tool-call', [{ content: `<think>Both.</think>\n<tool_call>\n${JSON.stringify({ name: 'lookup', arguments: { query: 'x' } })}\n</tool_call>\n<answer>BYD</answer>` }]);
+    await record('answer-with-tool-call', [
+      {
+        content: `<think>Both.</think>\n<tool_call>\n${JSON.stringify({ name: 'lookup', arguments: { query: 'x' } })}\n</tool_call>\n<answer>BYD</answer>`,
+      },
+    ]);
     // Cancelled during a model call, and during the final answer call.
-    await record('cancelled-during-model', [toolCall('lookup', { query: 'kept' }), { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 }], {}, async (workflowId, handle) => {
-      await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
-      await handle.cancel();
-    });
+    await record(
+      'cancelled-during-model',
+      [toolCall('lookup', { query: 'kept' }), { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 }],
+      {},
+      async (workflowId, handle) => {
+        await environment.model.waitForRequest(
+          (request) => request.workflowId === workflowId && request.modelCall === 2,
+        );
+        await handle.cancel();
+      },
+    );
     await record(
       'cancelled-during-final-answer',
-      (turn, request) => (asksForFinalAnswer(request) ? { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 } : toolCall('lookup', { query: `step ${turn}` })),
+      (turn, request) =>
+        asksForFinalAnswer(request)
+          ? { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 }
+          : toolCall('lookup', { query: `step ${turn}` }),
       { limits: { maxModelCalls: 1 } },
       async (workflowId, handle) => {
-        await environment.model.waitForRequest((request) => request.workflowId === workflowId && asksForFinalAnswer(request));
+        await environment.model.waitForRequest(
+          (request) => request.workflowId === workflowId && asksForFinalAnswer(request),
+        );
         await handle.cancel();
       },
     );
@@ -246,12 +337,16 @@ async function main(): Promise<void> {
         const call = request.modelCall ?? turn;
         return call <= 6 ? toolCall('big_output', { characters: 3_000 }, `step ${call}`) : answer('BYD');
       },
-      { limits: { maxContextTokens: 4_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
+      {
+        limits: { maxContextTokens: 4_000 },
+        loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false },
+      },
     );
 
     // ---- Issue 16: the model server's context window (markers context-window, final-answer-fits). ----
     // A model that keeps researching with long observations; the answer when asked for it.
-    const promptTokens = (request: ScriptedRequest) => Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
+    const promptTokens = (request: ScriptedRequest) =>
+      Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
     const researcher =
       (characters: number, longThoughtAfter = Number.POSITIVE_INFINITY) =>
       (turn: number, request: ScriptedRequest) =>
@@ -259,10 +354,18 @@ async function main(): Promise<void> {
           ? { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024.' }
           : asksForFinalAnswer(request)
             ? answer('BYD, by 2.48 million')
-            : toolCall('big_output', { characters: characters + turn }, promptTokens(request) > longThoughtAfter ? `step ${turn}: ${'a long train of thought. '.repeat(400)}` : `step ${turn}`);
+            : toolCall(
+                'big_output',
+                { characters: characters + turn },
+                promptTokens(request) > longThoughtAfter
+                  ? `step ${turn}: ${'a long train of thought. '.repeat(400)}`
+                  : `step ${turn}`,
+              );
     // A 4,096-token window said by llama-server's /props; the loop's compression off, a long last reply: the final answer call is compressed to fit.
     environment.model.setContextWindow(4_096);
-    await record('context-window-final-fit', researcher(1_500, 1_800), { loop: { compressAtFraction: 0, keepRecentTurns: 1 } });
+    await record('context-window-final-fit', researcher(1_500, 1_800), {
+      loop: { compressAtFraction: 0, keepRecentTurns: 1 },
+    });
     // The same window said nowhere: the server's 400 names it, and the final answer call is fitted to it.
     environment.model.setContextWindow(4_096, 'none');
     await record('context-window-from-error', researcher(3_000));
@@ -301,19 +404,36 @@ async function main(): Promise<void> {
           const calls = (await handle.query(progressQuery)).awaitingApproval;
           return calls.length === 1 ? calls : undefined;
         });
-        await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }] });
+        await handle.executeUpdate(approveToolCallUpdate, {
+          args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }],
+        });
       },
     );
 
     // ---- Issue 19: the cost budget (marker cost-budget). ----
     // Calls of 0.03 USD against a 0.1 USD budget: three research calls, then cost_limit through the final answer call.
-    const pricedCall = (reply: ScriptedReply): ScriptedReply => ({ ...reply, promptTokens: 10_000, completionTokens: 1_000 });
-    await record('cost-limit', (turn, request) => pricedCall(asksForFinalAnswer(request) ? answer('BYD, from what I found.') : toolCall('lookup', { query: `step ${turn}` })), {
-      model: { model: 'priced-model' },
+    const pricedCall = (reply: ScriptedReply): ScriptedReply => ({
+      ...reply,
+      promptTokens: 10_000,
+      completionTokens: 1_000,
+    });
+    await record(
+      'cost-limit',
+      (turn, request) =>
+        pricedCall(
+          asksForFinalAnswer(request)
+            ? answer('BYD, from what I found.')
+            : toolCall('lookup', { query: `step ${turn}` }),
+        ),
+      {
+        model: { model: 'priced-model' },
+        limits: { maxCostUsd: 0.1 },
+      },
+    );
+    // A cost budget for a model without a price: error after the first call, its tool call answered as not run.
+    await record('cost-budget-without-price', (turn) => pricedCall(toolCall('lookup', { query: `step ${turn}` })), {
       limits: { maxCostUsd: 0.1 },
     });
-    // A cost budget for a model without a price: error after the first call, its tool call answered as not run.
-    await record('cost-budget-without-price', (turn) => pricedCall(toolCall('lookup', { query: `step ${turn}` })), { limits: { maxCostUsd: 0.1 } });
   } finally {
     await environment.close();
   }

@@ -16,10 +16,14 @@ async function main(): Promise<void> {
     directory,
     s3Port: readPositiveInteger(process.env, 'REACT_AGENT_S3_PORT', 8333),
     buckets: [bucket],
-    ...(process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } : {}),
+    ...(process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY
+      ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY }
+      : {}),
   });
   const variables = { REACT_AGENT_TRANSCRIPT_STORE: `s3://${bucket}/transcripts`, ...server.environment() };
-  console.log(`SeaweedFS S3 at ${server.endpoint} (data ${directory}, log ${server.logFile}). Point workers and the CLI at it with:\n`);
+  console.log(
+    `SeaweedFS S3 at ${server.endpoint} (data ${directory}, log ${server.logFile}). Point workers and the CLI at it with:\n`,
+  );
   for (const [name, value] of Object.entries(variables)) console.log(`  export ${name}=${value}`);
   console.log('\nCtrl-C stops it.');
   await new Promise<void>((resolveStop) => {

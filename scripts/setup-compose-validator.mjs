@@ -29,7 +29,9 @@ function main() {
   if (fromEnvironment) {
     const version = works(fromEnvironment);
     if (!version) {
-      console.error(`DOCKER_COMPOSE=${fromEnvironment} does not run ('${fromEnvironment} version' failed). Unset it or point it at a docker-compose binary.`);
+      console.error(
+        `DOCKER_COMPOSE=${fromEnvironment} does not run ('${fromEnvironment} version' failed). Unset it or point it at a docker-compose binary.`,
+      );
       process.exit(1);
     }
     console.log(`docker-compose: ${fromEnvironment} (${version}, from DOCKER_COMPOSE)`);
@@ -39,7 +41,9 @@ function main() {
     console.log(`docker-compose: ${localBinary} (project-local)`);
     return;
   }
-  console.log(`Installing docker-compose (PyPI docker-compose==${DOCKER_COMPOSE_VERSION}, to validate docker-compose.yml) into ${venvDirectory} ...`);
+  console.log(
+    `Installing docker-compose (PyPI docker-compose==${DOCKER_COMPOSE_VERSION}, to validate docker-compose.yml) into ${venvDirectory} ...`,
+  );
   const pip = join(venvDirectory, 'bin', 'pip');
   const quiet = ['--quiet', '--disable-pip-version-check'];
   try {

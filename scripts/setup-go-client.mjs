@@ -39,7 +39,9 @@ function linkTo(target) {
 function main() {
   const goVersion = spawnSync('go', ['version'], { encoding: 'utf8' });
   if (goVersion.error || goVersion.status !== 0) {
-    unavailable("`go` is not on PATH (or does not run). Fix: install Go 1.26 or later (https://go.dev/doc/install, or Debian's golang package), then run 'npm run setup'.");
+    unavailable(
+      "`go` is not on PATH (or does not run). Fix: install Go 1.26 or later (https://go.dev/doc/install, or Debian's golang package), then run 'npm run setup'.",
+    );
   }
   const hash = createHash('sha256').update(`${goVersion.stdout.trim()}\n${process.platform}-${process.arch}\n`);
   const sources = readdirSync(sourceDirectory)
@@ -58,7 +60,10 @@ function main() {
   mkdirSync(dirname(binary), { recursive: true });
   const partial = `${binary}.${process.pid}.tmp`;
   try {
-    execFileSync('go', ['build', '-mod=readonly', '-trimpath', '-o', partial, '.'], { cwd: sourceDirectory, stdio: 'inherit' });
+    execFileSync('go', ['build', '-mod=readonly', '-trimpath', '-o', partial, '.'], {
+      cwd: sourceDirectory,
+      stdio: 'inherit',
+    });
   } catch (error) {
     rmSync(partial, { force: true });
     unavailable(

@@ -30,7 +30,11 @@ const toolDirectory = join(projectRoot, '.tools', 'llama-server');
 // The long build (and the gguf venv) lives in the user's cache, keyed by the versions, so a second
 // clone on this machine links to it instead of building again; .tools/llama-server/bin and venv
 // are links to it. The models stay with the clone (its generator script writes them).
-const cachedDirectory = join(cacheDirectory(), 'llama-server', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}-gguf-${GGUF_VERSION}`);
+const cachedDirectory = join(
+  cacheDirectory(),
+  'llama-server',
+  `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}-gguf-${GGUF_VERSION}`,
+);
 const packageDirectory = join(cachedDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
 const sourceDirectory = join(cachedDirectory, 'source');
 const buildDirectory = join(cachedDirectory, 'build');
@@ -67,7 +71,9 @@ function fetchSource() {
   mkdirSync(packageDirectory, { recursive: true });
   const tarball = join(cachedDirectory, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`);
   if (!existsSync(tarball)) {
-    console.log(`Fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} from the npm registry (npm pack; not installed) ...`);
+    console.log(
+      `Fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} from the npm registry (npm pack; not installed) ...`,
+    );
     run('npm', ['pack', `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, '--silent', '--pack-destination', cachedDirectory]);
   }
   run('tar', ['-xzf', tarball, '-C', packageDirectory, '--strip-components=1', 'package/llama']);
@@ -82,7 +88,8 @@ function fetchSource() {
 /** Configures and builds only the llama-server target, statically linked, then copies it to bin/. */
 function buildServer() {
   const started = Date.now();
-  const generator = spawnSync('sh', ['-c', 'command -v ninja'], { encoding: 'utf8' }).status === 0 ? ['-G', 'Ninja'] : [];
+  const generator =
+    spawnSync('sh', ['-c', 'command -v ninja'], { encoding: 'utf8' }).status === 0 ? ['-G', 'Ninja'] : [];
   run('cmake', [
     '-S',
     sourceDirectory,
@@ -112,7 +119,9 @@ function ensureServer() {
     console.log(`llama-server: ${binary} (${existing}, already built)`);
     return;
   }
-  console.log(`Building llama-server from node-llama-cpp@${NODE_LLAMA_CPP_VERSION}'s llama.cpp source into ${cachedDirectory} (about 6–9 minutes on 2 cores) ...`);
+  console.log(
+    `Building llama-server from node-llama-cpp@${NODE_LLAMA_CPP_VERSION}'s llama.cpp source into ${cachedDirectory} (about 6–9 minutes on 2 cores) ...`,
+  );
   fetchSource();
   buildServer();
   const version = versionOf(binary);
@@ -121,14 +130,21 @@ function ensureServer() {
 }
 
 function ensureGguf() {
-  const check = existsSync(venvPython) ? spawnSync(venvPython, ['-c', 'import importlib.metadata as m; print(m.version("gguf"))'], { encoding: 'utf8' }) : undefined;
+  const check = existsSync(venvPython)
+    ? spawnSync(venvPython, ['-c', 'import importlib.metadata as m; print(m.version("gguf"))'], { encoding: 'utf8' })
+    : undefined;
   if (check?.status === 0 && check.stdout.trim() === GGUF_VERSION) {
     console.log(`gguf: ${venvDirectory} (gguf ${GGUF_VERSION}, already installed)`);
     return;
   }
   console.log(`Installing PyPI gguf==${GGUF_VERSION} into ${venvDirectory} ...`);
   run('python3', ['-m', 'venv', venvDirectory]);
-  run(join(venvDirectory, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `gguf==${GGUF_VERSION}`]);
+  run(join(venvDirectory, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    `gguf==${GGUF_VERSION}`,
+  ]);
 }
 
 function ensureModels() {
@@ -154,7 +170,9 @@ function main() {
     );
     process.exit(1);
   }
-  console.log(`Real-server tools ready in ${toolDirectory} (build cached in ${cachedDirectory}; ${elapsedSince(started)}).`);
+  console.log(
+    `Real-server tools ready in ${toolDirectory} (build cached in ${cachedDirectory}; ${elapsedSince(started)}).`,
+  );
 }
 
 withCacheLock('llama-server', main);

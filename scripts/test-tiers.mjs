@@ -58,7 +58,8 @@ for (const name of names) {
 
 const width = Math.max(...names.map((name) => name.length));
 console.log('\nnpm test, time per step:');
-for (const { name, seconds, ok } of times) console.log(`  ${name.padEnd(width)}  ${duration(seconds).padStart(10)}  ${ok ? 'passed' : 'FAILED'}`);
+for (const { name, seconds, ok } of times)
+  console.log(`  ${name.padEnd(width)}  ${duration(seconds).padStart(10)}  ${ok ? 'passed' : 'FAILED'}`);
 for (const name of names.slice(times.length)) console.log(`  ${name.padEnd(width)}  ${'—'.padStart(10)}  not run`);
 console.log(`  ${'total'.padEnd(width)}  ${duration((Date.now() - started) / 1000).padStart(10)}`);
 process.exit(failed ?? 0);

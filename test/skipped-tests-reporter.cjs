@@ -7,7 +7,12 @@
 class SkippedTestsReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.testResults.flatMap((file) =>
-      file.testResults.filter((test) => test.status === 'pending').map((test) => `  ${[...test.ancestorTitles, test.title].join(' › ')}  (${file.testFilePath.replace(`${process.cwd()}/`, '')})`),
+      file.testResults
+        .filter((test) => test.status === 'pending')
+        .map(
+          (test) =>
+            `  ${[...test.ancestorTitles, test.title].join(' › ')}  (${file.testFilePath.replace(`${process.cwd()}/`, '')})`,
+        ),
     );
     if (skipped.length > 0) process.stderr.write(`\nSkipped, with why (${skipped.length}):\n${skipped.join('\n')}\n`);
   }

@@ -9,13 +9,19 @@
  */
 import { appendFileSync } from 'node:fs';
 import type { Context } from '@temporalio/activity';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 
 /** The variable that names the trace file. */
 export const ACTIVITY_TRACE_VARIABLE = 'REACT_AGENT_ACTIVITY_TRACE_FILE';
 
 function writer(file: string): (event: Record<string, unknown>) => void {
-  return (event) => appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), pid: process.pid, ...event })}\n`);
+  return (event) =>
+    appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), pid: process.pid, ...event })}\n`);
 }
 
 /**
@@ -42,7 +48,12 @@ class TracingInbound implements ActivityInboundCallsInterceptor {
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const { info } = this.context;
-    const id = { workflowId: info.workflowExecution?.workflowId, activityId: info.activityId, type: info.activityType, attempt: info.attempt };
+    const id = {
+      workflowId: info.workflowExecution?.workflowId,
+      activityId: info.activityId,
+      type: info.activityType,
+      attempt: info.attempt,
+    };
     const startedAt = Date.now();
     const heartbeats: number[] = [];
     const send = this.context.heartbeat.bind(this.context);
@@ -58,7 +69,14 @@ class TracingInbound implements ActivityInboundCallsInterceptor {
       outcome = `error: ${(error as Error).message}`;
       throw error;
     } finally {
-      this.write({ event: 'end', ...id, ms: Date.now() - startedAt, outcome, heartbeats: heartbeats.length, lastHeartbeatMs: heartbeats.at(-1) });
+      this.write({
+        event: 'end',
+        ...id,
+        ms: Date.now() - startedAt,
+        outcome,
+        heartbeats: heartbeats.length,
+        lastHeartbeatMs: heartbeats.at(-1),
+      });
     }
   }
 }

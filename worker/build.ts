@@ -10,7 +10,13 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../src/config/project-root';
-import { DEFAULT_WORKFLOW_BUNDLE, recordPathOf, WORKFLOW_INTERCEPTOR_MODULES, workflowSourcesHash, type WorkflowBundleRecord } from './workflow-bundle';
+import {
+  DEFAULT_WORKFLOW_BUNDLE,
+  recordPathOf,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  workflowSourcesHash,
+  type WorkflowBundleRecord,
+} from './workflow-bundle';
 
 const dist = join(PROJECT_ROOT, 'dist');
 
@@ -26,11 +32,18 @@ async function compile(): Promise<'compiled' | 'failed' | 'no TypeScript'> {
   try {
     tsc = require.resolve('typescript/bin/tsc');
   } catch {
-    console.warn('build: TypeScript is not installed (a production install?); react-agent runs the sources through tsx.');
+    console.warn(
+      'build: TypeScript is not installed (a production install?); react-agent runs the sources through tsx.',
+    );
     return 'no TypeScript';
   }
-  const child = spawn(process.execPath, [tsc, '-p', join(PROJECT_ROOT, 'tsconfig.build.json')], { cwd: PROJECT_ROOT, stdio: 'inherit' });
-  const code = await new Promise<number | null>((resolveExit, reject) => child.once('error', reject).once('exit', resolveExit));
+  const child = spawn(process.execPath, [tsc, '-p', join(PROJECT_ROOT, 'tsconfig.build.json')], {
+    cwd: PROJECT_ROOT,
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number | null>((resolveExit, reject) =>
+    child.once('error', reject).once('exit', resolveExit),
+  );
   return code === 0 ? 'compiled' : 'failed';
 }
 
@@ -65,11 +78,18 @@ async function main(): Promise<number> {
   }
   if (compiled.status === 'fulfilled' && compiled.value === 'no TypeScript') return 0; // the bundle alone
   if (compiled.status === 'rejected' || compiled.value === 'failed') {
-    console.error(`build: tsc failed${compiled.status === 'rejected' ? `: ${String(compiled.reason)}` : ''}; react-agent runs the sources through tsx until a build succeeds.`);
+    console.error(
+      `build: tsc failed${compiled.status === 'rejected' ? `: ${String(compiled.reason)}` : ''}; react-agent runs the sources through tsx until a build succeeds.`,
+    );
     return 1;
   }
-  writeAtomically(join(dist, 'build-info.json'), `${JSON.stringify({ startedAtMs, startedAt: new Date(startedAtMs).toISOString() }, null, 2)}\n`);
-  console.log(`build: dist/ compiled and dist/workflow-bundle.js bundled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s`);
+  writeAtomically(
+    join(dist, 'build-info.json'),
+    `${JSON.stringify({ startedAtMs, startedAt: new Date(startedAtMs).toISOString() }, null, 2)}\n`,
+  );
+  console.log(
+    `build: dist/ compiled and dist/workflow-bundle.js bundled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s`,
+  );
   return 0;
 }
 

@@ -27,7 +27,12 @@ async function main(): Promise<number> {
         return {
           name: tool.name,
           source: mcp ? 'mcp' : group.source === 'built-in' ? 'built-in' : 'module',
-          ...(mcp ? { server: mcp.server, ...(mcp.serverToolName !== tool.name ? { serverToolName: mcp.serverToolName } : {}) } : {}),
+          ...(mcp
+            ? {
+                server: mcp.server,
+                ...(mcp.serverToolName !== tool.name ? { serverToolName: mcp.serverToolName } : {}),
+              }
+            : {}),
           requiresApproval: tool.requiresApproval ?? false,
           description: tool.description,
         };

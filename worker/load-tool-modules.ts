@@ -23,7 +23,8 @@ export async function loadToolModules(paths: string[]): Promise<ToolDefinition[]
     } catch (error) {
       throw new Error(`REACT_AGENT_TOOL_MODULES: could not load ${path}: ${(error as Error).message}`);
     }
-    if (!Array.isArray(loaded.tools)) throw new Error(`REACT_AGENT_TOOL_MODULES: ${path} does not export an array named "tools".`);
+    if (!Array.isArray(loaded.tools))
+      throw new Error(`REACT_AGENT_TOOL_MODULES: ${path} does not export an array named "tools".`);
     tools.push(...(loaded.tools as ToolDefinition[]));
   }
   return tools;

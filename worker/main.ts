@@ -54,7 +54,10 @@ async function checkSearchAttributes(options: ReturnType<typeof loadTemporalConn
     const missing = Object.keys(PROJECT_SEARCH_ATTRIBUTES).filter((name) => !registered.has(name));
     if (missing.length) {
       const commands = missing
-        .map((name) => `temporal operator search-attribute create --namespace ${options.namespace} --name ${name} --type ${PROJECT_SEARCH_ATTRIBUTES[name as keyof typeof PROJECT_SEARCH_ATTRIBUTES]}`)
+        .map(
+          (name) =>
+            `temporal operator search-attribute create --namespace ${options.namespace} --name ${name} --type ${PROJECT_SEARCH_ATTRIBUTES[name as keyof typeof PROJECT_SEARCH_ATTRIBUTES]}`,
+        )
         .join('\n  ');
       throw new ConfigurationError(
         'TEMPORAL_NAMESPACE',
@@ -82,13 +85,23 @@ async function checkTranscriptStore(store: TranscriptStore): Promise<void> {
 }
 
 /** The activities one Worker registers: bookkeeping with the workflows, `callModel` for the model queue, each tool for the tool queue. */
-function activitiesFor(plan: WorkerQueuePlan, all: Record<string, (...args: never[]) => Promise<unknown>>, toolNames: string[]) {
+function activitiesFor(
+  plan: WorkerQueuePlan,
+  all: Record<string, (...args: never[]) => Promise<unknown>>,
+  toolNames: string[],
+) {
   const tools = new Set(toolNames);
-  return Object.fromEntries(Object.entries(all).filter(([name]) => (name === 'callModel' ? plan.model : tools.has(name) ? plan.tools : plan.workflows)));
+  return Object.fromEntries(
+    Object.entries(all).filter(([name]) =>
+      name === 'callModel' ? plan.model : tools.has(name) ? plan.tools : plan.workflows,
+    ),
+  );
 }
 
 function describePlan(plan: WorkerQueuePlan): string {
-  const kinds = [plan.workflows && 'workflows', plan.model && 'model calls', plan.tools && 'tools'].filter(Boolean).join(', ');
+  const kinds = [plan.workflows && 'workflows', plan.model && 'model calls', plan.tools && 'tools']
+    .filter(Boolean)
+    .join(', ');
   const rate = plan.maxActivitiesPerSecond === undefined ? '' : `, ${plan.maxActivitiesPerSecond}/s`;
   return `"${plan.taskQueue}" (${kinds}; ${plan.maxConcurrentActivities} activity slots${rate})`;
 }
@@ -103,7 +116,10 @@ async function main(): Promise<void> {
   const plans = planWorkerQueues(fleet, workerConfig.maxConcurrentActivities);
   // REACT_AGENT_DEPLOYMENT_NAME / REACT_AGENT_BUILD_ID: Worker Versioning (docs/deploys.md); unset, unversioned.
   const deployment = loadWorkerDeploymentConfig();
-  const version = deployment && { deploymentName: deployment.deploymentName, buildId: deployment.buildId ?? workflowBuildId(loadWorkflowBundlePath()) };
+  const version = deployment && {
+    deploymentName: deployment.deploymentName,
+    buildId: deployment.buildId ?? workflowBuildId(loadWorkflowBundlePath()),
+  };
   const modelConfig = loadModelConfig();
   const modelPrices = loadModelPrices();
   const judgeConfig = loadJudgeConfig();
@@ -113,10 +129,17 @@ async function main(): Promise<void> {
   // OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT: the OpenTelemetry SDK and the Temporal interceptors' activity half and sink; unset, nothing.
   const tracing = startWorkerTracing(loadTracingConfig(), (line) => console.log(line));
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
-  const workflowCode = plans.some((plan) => plan.workflows) ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line)) : undefined;
+  const workflowCode = plans.some((plan) => plan.workflows)
+    ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line))
+    : undefined;
   // REACT_AGENT_MODEL_MAX_REPLY_BYTES / _MAX_LINE_BYTES: a larger reply fails its call, not retried (the judge's too).
   const replyLimits = { maxReplyBytes: modelConfig.maxReplyBytes, maxLineBytes: modelConfig.maxLineBytes };
-  const chatModel = createOpenAIChatModel({ baseUrl: modelConfig.baseUrl, apiKey: modelConfig.apiKey, timeoutSeconds: modelConfig.timeoutSeconds, replyLimits });
+  const chatModel = createOpenAIChatModel({
+    baseUrl: modelConfig.baseUrl,
+    apiKey: modelConfig.apiKey,
+    timeoutSeconds: modelConfig.timeoutSeconds,
+    replyLimits,
+  });
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
   const mcp = await startWorkerTools({
@@ -134,7 +157,9 @@ async function main(): Promise<void> {
   await checkTranscriptStore(storeBehindCache);
   const store: TranscriptStore =
     workerConfig.transcriptCacheMegabytes > 0
-      ? new CachedTranscriptStore(storeBehindCache, { maxCharacters: Math.floor((workerConfig.transcriptCacheMegabytes * 1024 * 1024) / 2) })
+      ? new CachedTranscriptStore(storeBehindCache, {
+          maxCharacters: Math.floor((workerConfig.transcriptCacheMegabytes * 1024 * 1024) / 2),
+        })
       : storeBehindCache;
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
@@ -171,12 +196,22 @@ async function main(): Promise<void> {
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
     // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
     evaluation: {
-      judgeModel: createOpenAIChatModel({ baseUrl: judgeConfig.baseUrl, apiKey: judgeConfig.apiKey, timeoutSeconds: judgeConfig.timeoutSeconds, replyLimits }, classifyJudgeError),
+      judgeModel: createOpenAIChatModel(
+        {
+          baseUrl: judgeConfig.baseUrl,
+          apiKey: judgeConfig.apiKey,
+          timeoutSeconds: judgeConfig.timeoutSeconds,
+          replyLimits,
+        },
+        classifyJudgeError,
+      ),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.
       verdicts:
         storeConfig.kind === 's3'
-          ? new OutputLocationVerdictStore(openOutputLocation(s3UrlOf(storeConfig.bucket, storeConfig.prefix, 'verdicts'), s3Settings))
+          ? new OutputLocationVerdictStore(
+              openOutputLocation(s3UrlOf(storeConfig.bucket, storeConfig.prefix, 'verdicts'), s3Settings),
+            )
           : new LocalDirectoryVerdictStore(join(workerConfig.dataDirectory, 'verdicts')),
     },
   });
@@ -193,19 +228,31 @@ async function main(): Promise<void> {
         ...(plan.workflows ? workflowCode : {}),
         activities: activitiesFor(plan, activities, tools.names()),
         maxConcurrentActivityTaskExecutions: plan.maxConcurrentActivities,
-        ...(plan.maxActivitiesPerSecond === undefined ? {} : { maxTaskQueueActivitiesPerSecond: plan.maxActivitiesPerSecond }),
+        ...(plan.maxActivitiesPerSecond === undefined
+          ? {}
+          : { maxTaskQueueActivitiesPerSecond: plan.maxActivitiesPerSecond }),
         maxConcurrentWorkflowTaskExecutions: workerConfig.maxConcurrentWorkflowTasks,
         shutdownGraceTime: `${workerConfig.shutdownGraceSeconds} seconds`,
         stickyQueueScheduleToStartTimeout: `${workerConfig.stickyQueueTimeoutSeconds} seconds`,
         maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
         // Versioned: this Worker takes only the tasks of runs of its own version. Each workflow type
         // states its behaviour (workflows/versioning-behaviors.ts); PINNED for any that does not.
-        ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
+        ...(version
+          ? {
+              workerDeploymentOptions: {
+                useWorkerVersioning: true,
+                version,
+                defaultVersioningBehavior: 'PINNED' as const,
+              },
+            }
+          : {}),
         // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
         interceptors: {
           // Last, so the ones before it see the redacted failure too.
           activity: [...tracing.activityInterceptors, ...activityTrace, secretRedactionInterceptor(() => redactor)],
-          ...(workflowCode && 'workflowsPath' in workflowCode ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
+          ...(workflowCode && 'workflowsPath' in workflowCode
+            ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }
+            : {}),
         },
         sinks: tracing.sinks,
       }),
@@ -234,6 +281,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigurationError ? error.message : configuredSecretRedactor(process.env).redactError(error));
+  console.error(
+    error instanceof ConfigurationError ? error.message : configuredSecretRedactor(process.env).redactError(error),
+  );
   process.exit(1);
 });

@@ -1,7 +1,12 @@
 import type { ToolDefinition } from '../activities';
 import { McpStartFailure, startMcpToolSource } from '../activities/tools/mcp/mcp-tool-source';
 import type { McpToolDefinition } from '../activities/tools/mcp/mcp-tool-definitions';
-import { combineToolGroups as combineGroups, describeToolNames, ToolNameClashError, type ToolGroup } from '../activities/tools/tool-groups';
+import {
+  combineToolGroups as combineGroups,
+  describeToolNames,
+  ToolNameClashError,
+  type ToolGroup,
+} from '../activities/tools/tool-groups';
 import { describeServer } from '../activities/tools/mcp/mcp-server-settings';
 import { ConfigurationError, type Environment } from '../src/config';
 import { loadToolSelection } from '../src/config/enabled-tools-config';
@@ -34,7 +39,10 @@ export async function startMcpTools(environment: Environment, log: (line: string
   const secrets = config.servers.flatMap((server) => server.secrets);
   let source;
   try {
-    source = await startMcpToolSource(config.servers, { log: (line) => log(line), clientInfo: { name: 'durable-react-agent', version: '0.1.0' } });
+    source = await startMcpToolSource(config.servers, {
+      log: (line) => log(line),
+      clientInfo: { name: 'durable-react-agent', version: '0.1.0' },
+    });
   } catch (error) {
     if (error instanceof McpStartFailure) {
       throw new ConfigurationError(
@@ -44,7 +52,8 @@ export async function startMcpTools(environment: Environment, log: (line: string
     }
     throw error;
   }
-  for (const skipped of source.skipped) log(`mcp ${skipped.server}: left out (optional): ${skipped.reason.split('\n').join(' ')}`);
+  for (const skipped of source.skipped)
+    log(`mcp ${skipped.server}: left out (optional): ${skipped.reason.split('\n').join(' ')}`);
   try {
     const selected = selectTools(source.tools, selection.mcp, source.skipped.length > 0, log);
     const groups = source.connections.map((connection) => {
@@ -72,10 +81,17 @@ function refuseUnknown(unknown: string[], available: string[]): never {
 }
 
 /** The MCP tools REACT_AGENT_TOOLS selects; undefined selects all. Unknown names are refused (only warned about when an optional server is missing). */
-function selectTools(tools: McpToolDefinition[], names: string[] | undefined, someSkipped: boolean, log: (line: string) => void): McpToolDefinition[] {
+function selectTools(
+  tools: McpToolDefinition[],
+  names: string[] | undefined,
+  someSkipped: boolean,
+  log: (line: string) => void,
+): McpToolDefinition[] {
   if (names === undefined) return tools;
   const servers = new Set(tools.map((tool) => tool.server));
-  const unknown = names.filter((name) => (name.startsWith('mcp:') ? !servers.has(name.slice(4)) : !tools.some((tool) => tool.name === name)));
+  const unknown = names.filter((name) =>
+    name.startsWith('mcp:') ? !servers.has(name.slice(4)) : !tools.some((tool) => tool.name === name),
+  );
   if (unknown.length) {
     if (!someSkipped)
       refuseUnknown(
@@ -92,7 +108,8 @@ export function combineToolGroups(groups: ToolGroup[]): ToolDefinition[] {
   try {
     return combineGroups(groups);
   } catch (error) {
-    if (error instanceof ToolNameClashError) throw new ConfigurationError(error.involvesMcp ? MCP_CONFIG_VARIABLE : 'REACT_AGENT_TOOL_MODULES', error.message);
+    if (error instanceof ToolNameClashError)
+      throw new ConfigurationError(error.involvesMcp ? MCP_CONFIG_VARIABLE : 'REACT_AGENT_TOOL_MODULES', error.message);
     throw error;
   }
 }

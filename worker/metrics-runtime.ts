@@ -28,7 +28,11 @@ export function installMetricsRuntime(config: MetricsConfig, log: (line: string)
     Runtime.install({
       telemetryOptions: {
         metrics: {
-          prometheus: { bindAddress: config.bindAddress, useSecondsForDurations: true, histogramBucketOverrides: { ...SDK_HISTOGRAM_BUCKETS, ...agentHistogramBuckets() } },
+          prometheus: {
+            bindAddress: config.bindAddress,
+            useSecondsForDurations: true,
+            histogramBucketOverrides: { ...SDK_HISTOGRAM_BUCKETS, ...agentHistogramBuckets() },
+          },
         },
       },
     });

@@ -11,7 +11,8 @@ export function redactProcessOutput(redactor: () => SecretRedactor): void {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
     const redacting = (chunk: unknown, ...rest: unknown[]): boolean => {
       if (typeof chunk === 'string') return write(redactor().redact(chunk), ...rest);
-      if (chunk instanceof Uint8Array) return write(Buffer.from(redactor().redact(Buffer.from(chunk).toString('utf8')), 'utf8'), ...rest);
+      if (chunk instanceof Uint8Array)
+        return write(Buffer.from(redactor().redact(Buffer.from(chunk).toString('utf8')), 'utf8'), ...rest);
       return write(chunk, ...rest);
     };
     stream.write = redacting as typeof stream.write;

@@ -11,7 +11,15 @@ import { createSearxngSearchBackend } from '../activities/tools/search/searxng-s
 import { createSerperSearchBackend } from '../activities/tools/search/serper-search-backend';
 import { createModelPageSummarizer } from '../activities/tools/visit/page-summarizer';
 import { createVisitTool } from '../activities/tools/visit/visit-tool';
-import { loadDocumentConfig, loadEnabledTools, loadParseFileConfig, loadPythonConfig, loadSearchConfig, loadVisitConfig, type Environment } from '../src/config';
+import {
+  loadDocumentConfig,
+  loadEnabledTools,
+  loadParseFileConfig,
+  loadPythonConfig,
+  loadSearchConfig,
+  loadVisitConfig,
+  type Environment,
+} from '../src/config';
 
 /** What the research tools need from the rest of the composition root. */
 export interface ResearchToolsContext {
@@ -36,7 +44,9 @@ export function createResearchTools(context: ResearchToolsContext): ToolDefiniti
       else if (config.backend === 'serper') backend = createSerperSearchBackend({ apiKey: config.serperApiKey });
       else backend = createLocalSearchBackend(KnowledgeBase.open(config.knowledgeBasePath));
       tools.push(createSearchTool(backend, { resultsPerQuery: config.resultsPerQuery }));
-      context.log(`search: ${config.backend}${config.backend === 'local' ? ` knowledge base ${config.knowledgeBasePath}` : ''}`);
+      context.log(
+        `search: ${config.backend}${config.backend === 'local' ? ` knowledge base ${config.knowledgeBasePath}` : ''}`,
+      );
     } else if (name === 'visit') {
       const config = loadVisitConfig(context.environment);
       const { maxBytes: _fileBytes, ...documentLimits } = loadDocumentConfig(context.environment);

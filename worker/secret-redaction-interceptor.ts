@@ -7,7 +7,12 @@
  * transcript written from it) nor the SDK's "Activity failed" log line.
  */
 import type { Context } from '@temporalio/activity';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 import type { SecretRedactor } from '../src/domain/secret-redaction';
 
 /**
@@ -28,7 +33,8 @@ class RedactingInbound implements ActivityInboundCallsInterceptor {
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const redactor = this.redactor();
     const send = this.context.heartbeat.bind(this.context);
-    (this.context as { heartbeat: (details?: unknown) => void }).heartbeat = (details?: unknown) => send(redactor.redactValue(details));
+    (this.context as { heartbeat: (details?: unknown) => void }).heartbeat = (details?: unknown) =>
+      send(redactor.redactValue(details));
     try {
       return redactor.redactValue(await next(input));
     } catch (error) {

@@ -13,7 +13,12 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { TracingConfig } from '../src/config';
 
@@ -46,7 +51,12 @@ export function startWorkerTracing(config: TracingConfig, log: (line: string) =>
     `Traces: OTLP/HTTP to ${config.tracesUrl} as service "${config.serviceName}"${config.contentCharacters ? `; prompts and completions in spans (at most ${config.contentCharacters} characters each)` : ''}`,
   );
   return {
-    activityInterceptors: [(context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })],
+    activityInterceptors: [
+      (context) => ({
+        inbound: new OpenTelemetryActivityInboundInterceptor(context),
+        outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+      }),
+    ],
     sinks: { exporter: makeWorkflowExporter(processor, resource) },
     ...(config.contentCharacters ? { traceContent: { maxCharacters: config.contentCharacters } } : {}),
     shutdown: () => provider.shutdown(),

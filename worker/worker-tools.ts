@@ -37,12 +37,29 @@ export interface WorkerToolsOptions {
  * @throws ConfigurationError naming the variable, as the worker refuses to start.
  */
 export async function startWorkerTools(options: WorkerToolsOptions): Promise<WorkerTools> {
-  const builtIns = createResearchTools({ environment: options.environment, modelClient: options.modelClient, log: options.log });
+  const builtIns = createResearchTools({
+    environment: options.environment,
+    modelClient: options.modelClient,
+    log: options.log,
+  });
   const modules = await loadToolModules(loadToolModulePaths(options.environment));
-  const mcp = options.mcp === false ? { groups: [], skipped: [], secrets: [], close: async () => undefined } : await startMcpTools(options.environment, options.log);
-  const groups: ToolGroup[] = [{ source: 'built-in', tools: builtIns }, { source: 'REACT_AGENT_TOOL_MODULES', tools: modules }, ...mcp.groups];
+  const mcp =
+    options.mcp === false
+      ? { groups: [], skipped: [], secrets: [], close: async () => undefined }
+      : await startMcpTools(options.environment, options.log);
+  const groups: ToolGroup[] = [
+    { source: 'built-in', tools: builtIns },
+    { source: 'REACT_AGENT_TOOL_MODULES', tools: modules },
+    ...mcp.groups,
+  ];
   try {
-    return { groups, tools: combineToolGroups(groups), skippedServers: mcp.skipped, secrets: mcp.secrets, close: mcp.close };
+    return {
+      groups,
+      tools: combineToolGroups(groups),
+      skippedServers: mcp.skipped,
+      secrets: mcp.secrets,
+      close: mcp.close,
+    };
   } catch (error) {
     await mcp.close();
     throw error;

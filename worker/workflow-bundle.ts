@@ -30,7 +30,11 @@ export interface WorkflowBundleRecord {
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') || name.endsWith('.json') ? [path] : [];
+    return statSync(path).isDirectory()
+      ? sourceFiles(path)
+      : name.endsWith('.ts') || name.endsWith('.json')
+        ? [path]
+        : [];
   });
 }
 
@@ -50,9 +54,13 @@ export function workflowSourcesHash(root: string = PROJECT_ROOT): string | undef
       .update(`${file}\0`)
       .update(readFileSync(join(root, file)))
       .update('\0');
-  const { version } = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
+  const { version } = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as {
+    version: string;
+  };
   hash.update(`@temporalio/workflow@${version}`);
-  const interceptors = JSON.parse(readFileSync(require.resolve('@temporalio/interceptors-opentelemetry/package.json'), 'utf8')) as { version: string };
+  const interceptors = JSON.parse(
+    readFileSync(require.resolve('@temporalio/interceptors-opentelemetry/package.json'), 'utf8'),
+  ) as { version: string };
   hash.update(`@temporalio/interceptors-opentelemetry@${interceptors.version}`);
   return hash.digest('hex');
 }
@@ -71,10 +79,16 @@ export type WorkflowCode = { workflowBundle: { codePath: string } } | { workflow
  * current ones is refused (ConfigurationError saying to run `npm run build`); only when there is no
  * prebuilt bundle at all does the worker bundle workflows/ itself, and `log` says so.
  */
-export function chooseWorkflowCode(configured: string | undefined, log: (line: string) => void, options: { defaultBundle?: string; root?: string } = {}): WorkflowCode {
+export function chooseWorkflowCode(
+  configured: string | undefined,
+  log: (line: string) => void,
+  options: { defaultBundle?: string; root?: string } = {},
+): WorkflowCode {
   const bundle = configured ?? options.defaultBundle ?? DEFAULT_WORKFLOW_BUNDLE;
   if (!configured && !existsSync(bundle)) {
-    log(`No prebuilt workflow bundle (${bundle}; \`npm run build\` makes one): bundling workflows/ now, which takes a while.`);
+    log(
+      `No prebuilt workflow bundle (${bundle}; \`npm run build\` makes one): bundling workflows/ now, which takes a while.`,
+    );
     return { workflowsPath: require.resolve('../workflows') };
   }
   const recordPath = recordPathOf(bundle);
@@ -103,12 +117,17 @@ export function chooseWorkflowCode(configured: string | undefined, log: (line: s
  *
  * @throws ConfigurationError naming REACT_AGENT_BUILD_ID when there is neither a bundle nor the sources.
  */
-export function workflowBuildId(configured: string | undefined, options: { defaultBundle?: string; root?: string } = {}): string {
+export function workflowBuildId(
+  configured: string | undefined,
+  options: { defaultBundle?: string; root?: string } = {},
+): string {
   const bundle = configured ?? options.defaultBundle ?? DEFAULT_WORKFLOW_BUNDLE;
   let hash: string | undefined;
   if (existsSync(bundle)) {
     const recordPath = recordPathOf(bundle);
-    hash = existsSync(recordPath) ? (JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord).sourcesHash : createHash('sha256').update(readFileSync(bundle)).digest('hex');
+    hash = existsSync(recordPath)
+      ? (JSON.parse(readFileSync(recordPath, 'utf8')) as WorkflowBundleRecord).sourcesHash
+      : createHash('sha256').update(readFileSync(bundle)).digest('hex');
   } else if (!configured) {
     hash = workflowSourcesHash(options.root);
   }

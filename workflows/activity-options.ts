@@ -10,7 +10,12 @@ export function modelActivityOptions(settings: ModelActivitySettings): ActivityO
     heartbeatTimeout: `${settings.heartbeatSeconds} seconds`,
     // The reply of a cancelled call is thrown away: no need to wait for the worker to confirm.
     cancellationType: ActivityCancellationType.TRY_CANCEL,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: settings.maxAttempts },
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '60 seconds',
+      maximumAttempts: settings.maxAttempts,
+    },
     ...(settings.taskQueue ? { taskQueue: settings.taskQueue } : {}),
   };
 }
@@ -22,7 +27,11 @@ export function toolActivityOptions(settings: ToolActivitySettings, args: Record
     heartbeatTimeout: `${settings.heartbeatSeconds} seconds`,
     // Wait until the worker confirms the tool stopped, so a cancelled run never leaves a tool running.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: `${settings.initialRetrySeconds} seconds`, backoffCoefficient: 2, maximumAttempts: settings.maxAttempts },
+    retry: {
+      initialInterval: `${settings.initialRetrySeconds} seconds`,
+      backoffCoefficient: 2,
+      maximumAttempts: settings.maxAttempts,
+    },
     ...(settings.taskQueue ? { taskQueue: settings.taskQueue } : {}),
     // The Web UI shows the activity type (the tool name) beside this, so the summary is the arguments.
     summary: preview(JSON.stringify(args), 120),

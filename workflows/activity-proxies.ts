@@ -1,6 +1,11 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities';
-import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../src/core/activity-contracts';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  ToolActivityInput,
+  ToolActivityOutput,
+} from '../src/core/activity-contracts';
 
 /**
  * The activities a research run schedules, typed, each proxy built once. Model and tool calls
@@ -43,6 +48,8 @@ export const runActivities = {
   finishTranscript: bookkeeping.finishTranscript,
   compressContext: compression.compressContext,
   learnContextWindow: contextWindow.learnContextWindow,
-  callModel: (options: ActivityOptions, input: CallModelInput): Promise<CallModelOutput> => model.callModel.executeWithOptions(options, [input]),
-  runTool: (tool: string, options: ActivityOptions, input: ToolActivityInput): Promise<ToolActivityOutput> => (tools[tool] as NonNullable<(typeof tools)[string]>).executeWithOptions(options, [input]),
+  callModel: (options: ActivityOptions, input: CallModelInput): Promise<CallModelOutput> =>
+    model.callModel.executeWithOptions(options, [input]),
+  runTool: (tool: string, options: ActivityOptions, input: ToolActivityInput): Promise<ToolActivityOutput> =>
+    (tools[tool] as NonNullable<(typeof tools)[string]>).executeWithOptions(options, [input]),
 };

@@ -31,14 +31,27 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
   const problems = validateEvaluationInput(input);
   // Asked only when the input has problems, so valid evaluations' histories carry no marker.
   if (problems.length && patched(InputPatches.contractSchema)) {
-    throw ApplicationFailure.create({ type: EvaluationFailureTypes.invalidInput, message: `Invalid evaluation input: ${problems.join('; ')}.`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: EvaluationFailureTypes.invalidInput,
+      message: `Invalid evaluation input: ${problems.join('; ')}.`,
+      nonRetryable: true,
+    });
   }
   const judging = proxyActivities<Pick<EvaluationActivities, 'judgeRuns'>>({
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '2 minutes',
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: input.judgeAttempts ?? DEFAULT_JUDGE_ATTEMPTS },
+    retry: {
+      initialInterval: '1 second',
+      maximumInterval: '30 seconds',
+      maximumAttempts: input.judgeAttempts ?? DEFAULT_JUDGE_ATTEMPTS,
+    },
   });
-  const prepared = await files.prepareEvaluation({ paths: input.paths, judge: input.judge, output: input.output, ...(input.batchId ? { batchId: input.batchId } : {}) });
+  const prepared = await files.prepareEvaluation({
+    paths: input.paths,
+    judge: input.judge,
+    output: input.output,
+    ...(input.batchId ? { batchId: input.batchId } : {}),
+  });
   const judgeCalls = { made: 0, stored: 0 };
   if (!prepared.refused && input.judge !== EXACT_MATCH_JUDGE) {
     const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;
@@ -74,5 +87,11 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
     ...(prepared.refused ? { refused: prepared.refused } : {}),
     ...(input.webUiBase ? { webUiBase: input.webUiBase } : {}),
   });
-  return { ...written, output: input.output, judge: prepared.judge, judgeCalls, ...(prepared.refused ? { refused: prepared.refused } : {}) };
+  return {
+    ...written,
+    output: input.output,
+    judge: prepared.judge,
+    judgeCalls,
+    ...(prepared.refused ? { refused: prepared.refused } : {}),
+  };
 }

@@ -1,4 +1,10 @@
-import { ApplicationFailure, ContinueAsNew, isCancellation, TemporalFailure, WorkflowError } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ContinueAsNew,
+  isCancellation,
+  TemporalFailure,
+  WorkflowError,
+} from '@temporalio/workflow';
 import { FailureTypes } from '../src/core/failure-types';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { finish } from './phases/finish';
@@ -13,7 +19,12 @@ import type { ResearchRun } from './research-run';
  * `WorkflowError` (a determinism violation) fails the task, so a fixed deployment can replay it.
  */
 export function isPoisonPill(error: unknown): boolean {
-  return !(isCancellation(error) || error instanceof ContinueAsNew || error instanceof TemporalFailure || error instanceof WorkflowError);
+  return !(
+    isCancellation(error) ||
+    error instanceof ContinueAsNew ||
+    error instanceof TemporalFailure ||
+    error instanceof WorkflowError
+  );
 }
 
 /** The reason a run ended by a poison pill gives. */
@@ -30,14 +41,18 @@ export function poisonPillReason(error: unknown): string {
  * such an error except as failed workflow tasks, whose commands it never recorded, so a run
  * stuck on one ends at its next attempt on this code and no recorded history changes.
  */
-export async function endingPoisonPills(run: ResearchRun, phases: () => Promise<ResearchRunResult>): Promise<ResearchRunResult> {
+export async function endingPoisonPills(
+  run: ResearchRun,
+  phases: () => Promise<ResearchRunResult>,
+): Promise<ResearchRunResult> {
   try {
     return await phases();
   } catch (error) {
     if (!isPoisonPill(error)) throw error;
     const reason = poisonPillReason(error);
     const ending = run.failedEnding(reason);
-    if (ending === undefined) throw ApplicationFailure.create({ type: FailureTypes.internalError, message: reason, nonRetryable: true });
+    if (ending === undefined)
+      throw ApplicationFailure.create({ type: FailureTypes.internalError, message: reason, nonRetryable: true });
     return finish(run, ending);
   }
 }

@@ -28,7 +28,11 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   const { limits, loop, problems } = validateRunInput(input, workflowInfo().continuedFromExecutionRunId);
   // Asked only when the input has problems, so valid runs' histories carry no marker.
   if (problems.length && patched(InputPatches.contractSchema)) {
-    throw ApplicationFailure.create({ type: FailureTypes.invalidRunInput, message: `Invalid run input: ${problems.join('; ')}.`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: FailureTypes.invalidRunInput,
+      message: `Invalid run input: ${problems.join('; ')}.`,
+      nonRetryable: true,
+    });
   }
   const run = new ResearchRun(input, loop, limits);
   run.register();

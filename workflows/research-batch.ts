@@ -26,7 +26,17 @@ import {
   type ResearchBatchInput,
 } from '../src/core/batch-contract';
 import { BatchFailureTypes, batchProgressQuery } from '../src/core/batch-messages';
-import { batchCost, batchProgress, emptyBatchCounts, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout, type BatchState } from '../src/core/batch-progress';
+import {
+  batchCost,
+  batchProgress,
+  emptyBatchCounts,
+  linesOf,
+  recordFinished,
+  recordKept,
+  recordStarted,
+  summaryPerRollout,
+  type BatchState,
+} from '../src/core/batch-progress';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { REACT_BATCH_ID, REACT_ROLLOUT, TEMPORAL_SCHEDULED_START_TIME } from '../src/core/search-attributes';
 import { preview } from '../src/core/text';
@@ -78,7 +88,11 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
   const problems = validateBatchInput(input);
   // Asked only when the input has problems, so valid batches' histories carry no marker.
   if (problems.length && patched(InputPatches.contractSchema)) {
-    throw ApplicationFailure.create({ type: BatchFailureTypes.invalidInput, message: `Invalid batch input: ${problems.join('; ')}.`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: BatchFailureTypes.invalidInput,
+      message: `Invalid batch input: ${problems.join('; ')}.`,
+      nonRetryable: true,
+    });
   }
   const info = workflowInfo();
   const batchId = info.workflowId;
@@ -133,7 +147,9 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
           concurrency,
           run: input.run ?? {},
           output: carry.output,
-          ...(input.schedule ? { schedule: { id: input.schedule.id, scheduledStart: scheduledStart.toISOString() } } : {}),
+          ...(input.schedule
+            ? { schedule: { id: input.schedule.id, scheduledStart: scheduledStart.toISOString() } }
+            : {}),
           startedAt: new Date(carry.startedAt).toISOString(),
           status: 'running',
         },
@@ -157,7 +173,8 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       const { index, rollout } = pairOfOrdinal(item.ordinal, input.questions);
       const workflowId = batchRunId(batchId, index, rollout);
       const question = item.question as string;
-      let outcome: { termination: Termination; usage: ResearchRunResult['usage']; durationMs: number } | { failed: true };
+      let outcome:
+        { termination: Termination; usage: ResearchRunResult['usage']; durationMs: number } | { failed: true };
       let runId: string | undefined;
       let failure: { message: string; question: string; answer?: string } | undefined;
       try {
@@ -176,13 +193,25 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
         const result = await child.result();
         outcome = { termination: result.termination, usage: result.usage, durationMs: result.durationMs };
       } catch (error) {
-        failure = { message: failureMessage(error), question, ...(item.answer !== undefined ? { answer: item.answer } : {}) };
+        failure = {
+          message: failureMessage(error),
+          question,
+          ...(item.answer !== undefined ? { answer: item.answer } : {}),
+        };
         outcome = { failed: true };
       } finally {
         children.delete(workflowId);
       }
       try {
-        await lines.writeBatchLine({ output: carry.output, batchId, workflowId, ...(runId ? { runId } : {}), index, rollout, ...(failure ? { failure } : {}) });
+        await lines.writeBatchLine({
+          output: carry.output,
+          batchId,
+          workflowId,
+          ...(runId ? { runId } : {}),
+          index,
+          rollout,
+          ...(failure ? { failure } : {}),
+        });
       } catch (error) {
         fatal ??= error;
       }
@@ -231,7 +260,10 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
     if (fatal !== undefined) throw fatal;
 
     if (!cancelled && cursor < total) {
-      return continueAsNew<typeof researchBatch>({ ...input, carry: { ...carry, cursor, counts, continuedAsNew: carry.continuedAsNew + 1 } });
+      return continueAsNew<typeof researchBatch>({
+        ...input,
+        carry: { ...carry, cursor, counts, continuedAsNew: carry.continuedAsNew + 1 },
+      });
     }
 
     state = 'finishing';
@@ -256,14 +288,25 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       ...(cost ? { cost } : {}),
     };
     const written = await assembly.finishBatchOutput({ output: carry.output, summary });
-    const evaluation = input.evaluate && !cancelled && patched(BatchPatches.evaluateAtEnd) ? await evaluateBatch(batchId, carry.output, input.evaluate) : undefined;
+    const evaluation =
+      input.evaluate && !cancelled && patched(BatchPatches.evaluateAtEnd)
+        ? await evaluateBatch(batchId, carry.output, input.evaluate)
+        : undefined;
     state = 'finished';
-    return { ...summary, lines: written.lines.reduce((sum, count) => sum + count, 0), ...(evaluation ? { evaluation } : {}) };
+    return {
+      ...summary,
+      lines: written.lines.reduce((sum, count) => sum + count, 0),
+      ...(evaluation ? { evaluation } : {}),
+    };
   });
 }
 
 /** Evaluates the batch's output as a child `evaluation` workflow; a failed evaluation is reported, not the batch's failure. */
-async function evaluateBatch(batchId: string, output: string, evaluate: NonNullable<ResearchBatchInput['evaluate']>): Promise<NonNullable<BatchSummary['evaluation']>> {
+async function evaluateBatch(
+  batchId: string,
+  output: string,
+  evaluate: NonNullable<ResearchBatchInput['evaluate']>,
+): Promise<NonNullable<BatchSummary['evaluation']>> {
   const evaluationId = `${batchId}/evaluation`;
   try {
     const outcome = await executeChild<EvaluationWorkflow>(WorkflowTypes.evaluation, {
@@ -280,7 +323,12 @@ async function evaluateBatch(batchId: string, output: string, evaluate: NonNulla
       ],
       staticSummary: `evaluation of ${batchId}`.slice(0, 200),
     });
-    return { evaluationId, reportPath: outcome.reportPath, headline: outcome.headline, ...(outcome.refused ? { failed: outcome.refused } : {}) };
+    return {
+      evaluationId,
+      reportPath: outcome.reportPath,
+      headline: outcome.headline,
+      ...(outcome.refused ? { failed: outcome.refused } : {}),
+    };
   } catch (error) {
     return { evaluationId, failed: rootMessage(error) };
   }

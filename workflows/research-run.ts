@@ -1,17 +1,56 @@
-import { CancellationScope, condition, isCancellation, patched, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CallModelOutput } from '../src/core/activity-contracts';
 import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
 import type { ResearchPhase } from '../src/core/research-phase';
 import { deliverInjectedMessages } from '../src/core/pending';
-import { contextBudget, elapsedMs, msUntilDeadline, nextContextTokens, remainingBudgets } from '../src/core/run-budgets';
+import {
+  contextBudget,
+  elapsedMs,
+  msUntilDeadline,
+  nextContextTokens,
+  remainingBudgets,
+} from '../src/core/run-budgets';
 import { didNotFitPrediction } from '../src/core/context-window';
-import { concludeRun, endingAfterLoop, requestStop, withRecord, type Conclusion, type Ending, type FinalEnding, type GivenAnswer, type StopRequest } from '../src/core/run-ending';
+import {
+  concludeRun,
+  endingAfterLoop,
+  requestStop,
+  withRecord,
+  type Conclusion,
+  type Ending,
+  type FinalEnding,
+  type GivenAnswer,
+  type StopRequest,
+} from '../src/core/run-ending';
 import type { ModelOptions } from '../src/core/model-options';
 import type { ResearchRunInput } from '../src/core/run-input';
 import type { LoopOptions, RunLimits } from '../src/core/run-limits';
 import type { RunSetup, RunState } from '../src/core/run-state';
-import { approvalDecisionProblem, finishRequestProblem, injectedMessageProblem, limitChangesProblem, RUN_ENDING_PROBLEM, type ApprovalDecision, type LimitChanges } from '../src/core/run-steering';
-import { changeLimits, countModelCall, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
+import {
+  approvalDecisionProblem,
+  finishRequestProblem,
+  injectedMessageProblem,
+  limitChangesProblem,
+  RUN_ENDING_PROBLEM,
+  type ApprovalDecision,
+  type LimitChanges,
+} from '../src/core/run-steering';
+import {
+  changeLimits,
+  countModelCall,
+  finishRequested,
+  initialRunState,
+  resumedRunState,
+} from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
 import type { ToolSchedule } from '../src/core/tool-spec';
@@ -20,7 +59,14 @@ import type { ReplyContext } from '../src/core/reply-steps';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { LoopPatches } from './patches';
 import { runActivities } from './activity-proxies';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate, type RunProgress } from '../src/core/message-definitions';
+import {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  progressQuery,
+  setLimitsUpdate,
+  type RunProgress,
+} from '../src/core/message-definitions';
 
 /** Throws a validator's problem, so the update is refused with it. */
 function refuse(problem: string | undefined): void {
@@ -64,17 +110,27 @@ export class ResearchRun {
   ) {
     this.protocol = protocolByName(input.protocol);
     const { answerSchema } = input;
-    this.answerChecks = answerSchema ? { answerSchema, boundedAnswerChecks: patched(LoopPatches.boundedAnswerChecks) } : {};
+    this.answerChecks = answerSchema
+      ? { answerSchema, boundedAnswerChecks: patched(LoopPatches.boundedAnswerChecks) }
+      : {};
     this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
   }
 
   /** Messages: defined in src/core/message-definitions.ts, handled by the methods below. */
   register(): void {
     setHandler(progressQuery, () => this.progress());
-    setHandler(injectMessageUpdate, (message) => this.injectMessage(message), { validator: (message) => refuse(this.injectMessageProblem(message)) });
-    setHandler(finishNowUpdate, (request) => this.finishNow(request), { validator: (request) => refuse(finishRequestProblem(request) ?? this.endingProblem()) });
-    setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), { validator: (changes) => refuse(this.limitsProblem(changes)) });
-    setHandler(approveToolCallUpdate, (decision) => this.approveToolCall(decision), { validator: (decision) => refuse(this.approvalProblem(decision)) });
+    setHandler(injectMessageUpdate, (message) => this.injectMessage(message), {
+      validator: (message) => refuse(this.injectMessageProblem(message)),
+    });
+    setHandler(finishNowUpdate, (request) => this.finishNow(request), {
+      validator: (request) => refuse(finishRequestProblem(request) ?? this.endingProblem()),
+    });
+    setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), {
+      validator: (changes) => refuse(this.limitsProblem(changes)),
+    });
+    setHandler(approveToolCallUpdate, (decision) => this.approveToolCall(decision), {
+      validator: (decision) => refuse(this.approvalProblem(decision)),
+    });
   }
 
   progress(): RunProgress {
@@ -92,7 +148,11 @@ export class ResearchRun {
       remaining: remainingBudgets(this.state, now),
       lastThought: this.state.lastThought,
       openToolCalls: openCallsPreview(this.turn),
-      awaitingApproval: [...this.awaitingApproval.entries()].map(([callId, call]) => ({ callId, tool: call.tool, arguments: call.arguments })),
+      awaitingApproval: [...this.awaitingApproval.entries()].map(([callId, call]) => ({
+        callId,
+        tool: call.tool,
+        arguments: call.arguments,
+      })),
       toolCalls: this.state.toolCallsAnswered,
       continuedAsNew: this.state.details.continuedAsNew,
       termination: this.termination,
@@ -106,7 +166,10 @@ export class ResearchRun {
 
   finishNow(request: { reason?: string } | undefined): { modelCalls: number } {
     this.state = finishRequested(this.state);
-    this.requestStop({ kind: 'finish', reason: typeof request?.reason === 'string' ? request.reason.slice(0, 500) : '' });
+    this.requestStop({
+      kind: 'finish',
+      reason: typeof request?.reason === 'string' ? request.reason.slice(0, 500) : '',
+    });
     return { modelCalls: this.state.modelCalls };
   }
 
@@ -248,7 +311,10 @@ export class ResearchRun {
   async awaitApproval(call: ToolCallRequest): Promise<ApprovalDecision | undefined> {
     this.awaitingApproval.set(call.id, { tool: call.name, arguments: preview(JSON.stringify(call.arguments), 300) });
     try {
-      const decided = await condition(() => this.decisions.has(call.id), `${this.options.approvalTimeoutMinutes * 60} seconds`);
+      const decided = await condition(
+        () => this.decisions.has(call.id),
+        `${this.options.approvalTimeoutMinutes * 60} seconds`,
+      );
       return decided ? this.decisions.get(call.id) : undefined;
     } finally {
       this.awaitingApproval.delete(call.id);
@@ -293,7 +359,9 @@ export class ResearchRun {
     this.state = countModelCall(this.state);
     const { modelCalls, limits, conversation, pending } = this.state;
     this.enter(finalAnswer ? 'final_answer' : 'calling_model');
-    setCurrentDetails(`Model call ${modelCalls} of ${limits.maxModelCalls}; about ${nextContextTokens(this.state)} context tokens.`);
+    setCurrentDetails(
+      `Model call ${modelCalls} of ${limits.maxModelCalls}; about ${nextContextTokens(this.state)} context tokens.`,
+    );
     const model = modelActivityOptions(this.setup.modelActivity);
     const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
     return runActivities.callModel(

@@ -1,6 +1,16 @@
 import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { modelAttribute, questionAttribute, REACT_COST, REACT_ITERATIONS, REACT_MODEL, REACT_PROTOCOL, REACT_QUESTION, REACT_TOKENS, tokensAttributeDue } from '../src/core/search-attributes';
+import {
+  modelAttribute,
+  questionAttribute,
+  REACT_COST,
+  REACT_ITERATIONS,
+  REACT_MODEL,
+  REACT_PROTOCOL,
+  REACT_QUESTION,
+  REACT_TOKENS,
+  tokensAttributeDue,
+} from '../src/core/search-attributes';
 import { VisibilityPatches } from './patches';
 import type { ResearchRun } from './research-run';
 
@@ -34,7 +44,11 @@ function describingAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
  */
 function usageAttributes(run: ResearchRun): SearchAttributeUpdatePair[] {
   const { costUsd } = run.state.usage;
-  return [{ key: REACT_TOKENS, value: run.state.usage.totalTokens }, { key: REACT_ITERATIONS, value: run.state.modelCalls }, ...(costUsd !== undefined ? [{ key: REACT_COST, value: costUsd }] : [])];
+  return [
+    { key: REACT_TOKENS, value: run.state.usage.totalTokens },
+    { key: REACT_ITERATIONS, value: run.state.modelCalls },
+    ...(costUsd !== undefined ? [{ key: REACT_COST, value: costUsd }] : []),
+  ];
 }
 
 /** Once the transcript is open (the model is known): question, protocol, model, tokens. */
@@ -44,7 +58,8 @@ export function recordRunOpened(run: ResearchRun): void {
 
 /** After a model call: tokens and model calls, every tenth call only (`tokensAttributeDue`). */
 export function recordModelCall(run: ResearchRun): void {
-  if (tokensAttributeDue(run.state.modelCalls) && patched(VisibilityPatches.runSearchAttributes)) upsertSearchAttributes(usageAttributes(run));
+  if (tokensAttributeDue(run.state.modelCalls) && patched(VisibilityPatches.runSearchAttributes))
+    upsertSearchAttributes(usageAttributes(run));
 }
 
 /** Before continuing as new: the tokens and model calls so far. */

@@ -10,6 +10,7 @@ import type { Context } from '@temporalio/activity';
 export function cancelledAttemptOutcome(context: Context): 'cancelled' | 'timed_out' | undefined {
   if (!context.cancellationSignal.aborted) return undefined;
   const details = context.cancellationDetails;
-  if (details?.timedOut || (details?.notFound && !details.cancelRequested && !details.workerShutdown)) return 'timed_out';
+  if (details?.timedOut || (details?.notFound && !details.cancelRequested && !details.workerShutdown))
+    return 'timed_out';
   return 'cancelled';
 }

@@ -72,7 +72,9 @@ export class ModelCallMetrics {
     if (this.firstChunkSeen || this.sentAt === undefined) return;
     this.firstChunkSeen = true;
     const { name, unit, description } = AgentMetrics.modelFirstTokenSeconds;
-    this.meter.createHistogram(name, 'float', unit, description).record((this.now() - this.sentAt) / 1000, { model: this.model });
+    this.meter
+      .createHistogram(name, 'float', unit, description)
+      .record((this.now() - this.sentAt) / 1000, { model: this.model });
   }
 
   /**
@@ -85,7 +87,8 @@ export class ModelCallMetrics {
     const { name, unit, description } = AgentMetrics.tokens;
     const counter = this.meter.createCounter(name, unit, description);
     for (const [kind, count] of Object.entries(tokens)) {
-      if (count !== undefined && Number.isFinite(count) && count > 0) counter.add(Math.round(count), { model: this.model, kind });
+      if (count !== undefined && Number.isFinite(count) && count > 0)
+        counter.add(Math.round(count), { model: this.model, kind });
     }
     if (costUsd !== undefined && Number.isFinite(costUsd) && costUsd >= 0) {
       const { info } = this.context;
@@ -107,7 +110,9 @@ export class ModelCallMetrics {
     const calls = AgentMetrics.modelCalls;
     this.meter.createCounter(calls.name, calls.unit, calls.description).add(1, labels);
     const seconds = AgentMetrics.modelCallSeconds;
-    this.meter.createHistogram(seconds.name, 'float', seconds.unit, seconds.description).record((this.now() - this.sentAt) / 1000, labels);
+    this.meter
+      .createHistogram(seconds.name, 'float', seconds.unit, seconds.description)
+      .record((this.now() - this.sentAt) / 1000, labels);
     return true;
   }
 }

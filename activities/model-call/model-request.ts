@@ -19,7 +19,13 @@ export interface SamplingDefaults {
  * tools under native tool calling (`none` may be called on the final-answer call), the run's
  * sampling over the worker's defaults, and the labels that name the run and the call.
  */
-export function modelRequest(input: CallModelInput, protocol: Pick<Protocol, 'stop'>, messages: ChatMessage[], nativeTools: ChatTool[] | undefined, defaults: SamplingDefaults): ChatRequest {
+export function modelRequest(
+  input: CallModelInput,
+  protocol: Pick<Protocol, 'stop'>,
+  messages: ChatMessage[],
+  nativeTools: ChatTool[] | undefined,
+  defaults: SamplingDefaults,
+): ChatRequest {
   return {
     model: input.model.model,
     messages,

@@ -48,7 +48,9 @@ export function appendAlternating(conversation: CarriedConversation, additions: 
   const [first, ...rest] = additions;
   const last = messages.at(-1);
   const joinLast = first?.role === 'user' && references.length > 2 && last?.role === 'user';
-  const added = (joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions).map((message) => ({ message, reference: messageReference(message) }));
+  const added = (joinLast ? [{ ...last, content: `${last.content}\n\n${first.content}` }, ...rest] : additions).map(
+    (message) => ({ message, reference: messageReference(message) }),
+  );
   const kept = joinLast ? references.length - 1 : references.length;
   return {
     references: [...references.slice(0, kept), ...added.map(({ reference }) => reference)],
@@ -64,7 +66,9 @@ export async function storeMessages(store: TranscriptStore, messages: StoredMess
     messages.map(async ({ message, reference: expected }) => {
       const stored = await putMessage(store, message);
       if (stored !== expected)
-        throw new Error(`The transcript store named a message ${stored}, not its content address ${expected}: a TranscriptStore must name a text by the SHA-256 of its UTF-8 bytes.`);
+        throw new Error(
+          `The transcript store named a message ${stored}, not its content address ${expected}: a TranscriptStore must name a text by the SHA-256 of its UTF-8 bytes.`,
+        );
     }),
   );
 }
@@ -76,7 +80,12 @@ export async function storeMessages(store: TranscriptStore, messages: StoredMess
  * is counted. Resolves only once they are stored, so the model is never called on a prompt whose
  * messages a manifest could name before they exist.
  */
-export async function preparePrompt(store: TranscriptStore, tokenCounter: TokenCounter, conversation: string, pending: PendingMessage[]): Promise<PreparedPrompt> {
+export async function preparePrompt(
+  store: TranscriptStore,
+  tokenCounter: TokenCounter,
+  conversation: string,
+  pending: PendingMessage[],
+): Promise<PreparedPrompt> {
   const appended = await Promise.all(pending.map((message) => composeMessage(store, message)));
   const carried = await carriedConversationCounts(store, conversation, tokenCounter);
   const prompt = appendAlternating({ ...carried, messages: await loadMessages(store, carried.references) }, appended);
@@ -84,5 +93,10 @@ export async function preparePrompt(store: TranscriptStore, tokenCounter: TokenC
   storingAdded.catch(() => undefined); // awaited below, before the prompt is handed over
   const counts = messageCounts(prompt.messages, prompt.known, tokenCounter);
   await storingAdded;
-  return { references: prompt.references, messages: prompt.messages, counts, estimatedPromptTokens: totalOfCounts(counts) };
+  return {
+    references: prompt.references,
+    messages: prompt.messages,
+    counts,
+    estimatedPromptTokens: totalOfCounts(counts),
+  };
 }

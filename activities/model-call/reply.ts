@@ -27,12 +27,26 @@ export interface ReplyUsage {
  * A reply's usage. A server that reports none: the prompt is our estimate of it (already counted,
  * not counted again), the completion our count of its reasoning, content and native tool calls.
  */
-export function replyUsage(reply: ChatReply, estimatedPromptTokens: number, tokenCounter: TokenCounter, prices: ModelPrices | undefined, model: string): ReplyUsage {
+export function replyUsage(
+  reply: ChatReply,
+  estimatedPromptTokens: number,
+  tokenCounter: TokenCounter,
+  prices: ModelPrices | undefined,
+  model: string,
+): ReplyUsage {
   const promptTokens = reply.usage?.promptTokens ?? estimatedPromptTokens;
-  const completionTokens = reply.usage?.completionTokens ?? tokenCounter.count(reply.reasoning + reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join(''));
+  const completionTokens =
+    reply.usage?.completionTokens ??
+    tokenCounter.count(
+      reply.reasoning + reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join(''),
+    );
   const cachedPromptTokens = reply.usage?.cachedPromptTokens;
   const reasoningTokens = reply.usage?.reasoningTokens;
-  const costUsd = modelCallCostUsd(prices, model, { promptTokens, completionTokens, ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) });
+  const costUsd = modelCallCostUsd(prices, model, {
+    promptTokens,
+    completionTokens,
+    ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
+  });
   return {
     promptTokens,
     completionTokens,
@@ -45,7 +59,12 @@ export function replyUsage(reply: ChatReply, estimatedPromptTokens: number, toke
 /** A reply's usage as a run adds it up. */
 export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
   const { promptTokens, completionTokens, costUsd } = usage;
-  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, ...(costUsd !== undefined ? { costUsd } : {}) };
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+  };
 }
 
 /**
@@ -53,9 +72,18 @@ export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
  * native tool calls up to the cap — those past the first one over it are left out, and that one's
  * answer says so (src/core/protocols/tool-call-cap.ts).
  */
-export function assistantMessageOf(reply: Pick<ChatReply, 'reasoning' | 'toolCalls'>, cleaned: string, maxToolCallsPerReply: number): ChatMessage {
+export function assistantMessageOf(
+  reply: Pick<ChatReply, 'reasoning' | 'toolCalls'>,
+  cleaned: string,
+  maxToolCallsPerReply: number,
+): ChatMessage {
   const storedCalls = keptToolCalls(reply.toolCalls, maxToolCallsPerReply);
-  return { role: 'assistant', content: cleaned, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), ...(storedCalls.length ? { toolCalls: storedCalls } : {}) };
+  return {
+    role: 'assistant',
+    content: cleaned,
+    ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+    ...(storedCalls.length ? { toolCalls: storedCalls } : {}),
+  };
 }
 
 /** The stored reply's one-line preview: its content, else its tool calls, else its reasoning. */
@@ -79,17 +107,36 @@ export interface RecordedReply {
  * Stores the reply and the manifest of the prompt's conversation with it appended (each message's
  * count carried, the reply's counted), side by side: both are durable before the attempt completes.
  */
-export async function recordReply(store: TranscriptStore, tokenCounter: TokenCounter, prompt: PreparedPrompt, assistant: ChatMessage): Promise<RecordedReply> {
+export async function recordReply(
+  store: TranscriptStore,
+  tokenCounter: TokenCounter,
+  prompt: PreparedPrompt,
+  assistant: ChatMessage,
+): Promise<RecordedReply> {
   const reference = messageReference(assistant);
   const [conversation] = await Promise.all([
-    putCountedConversation(store, [...prompt.references, reference], [...prompt.counts, countMessageTokens(assistant, tokenCounter)], tokenCounter),
+    putCountedConversation(
+      store,
+      [...prompt.references, reference],
+      [...prompt.counts, countMessageTokens(assistant, tokenCounter)],
+      tokenCounter,
+    ),
     storeMessages(store, [{ message: assistant, reference }]),
   ]);
-  return { conversation, assistant: { ref: reference, preview: assistantPreview(assistant), characters: assistant.content.length } };
+  return {
+    conversation,
+    assistant: { ref: reference, preview: assistantPreview(assistant), characters: assistant.content.length },
+  };
 }
 
 /** The model activity's output for a recorded reply, its parsed turn and its usage. */
-export function callModelOutput(recorded: RecordedReply, turn: ParsedTurn, usage: ReplyUsage, finishReason: string, estimatedPromptTokens: number): CallModelOutput {
+export function callModelOutput(
+  recorded: RecordedReply,
+  turn: ParsedTurn,
+  usage: ReplyUsage,
+  finishReason: string,
+  estimatedPromptTokens: number,
+): CallModelOutput {
   return {
     ...recorded,
     turn,

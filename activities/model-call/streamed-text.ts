@@ -30,7 +30,9 @@ export function heartbeatOf(progress: ChatProgress, streamed: StreamedText): Mod
     chunks: progress.chunks,
     characters: progress.contentCharacters,
     ...(progress.reasoningCharacters ? { reasoningCharacters: progress.reasoningCharacters } : {}),
-    ...(progress.waitingForFirstChunkMs !== undefined ? { waitingForFirstTokenSeconds: Math.round(progress.waitingForFirstChunkMs / 1000) } : {}),
+    ...(progress.waitingForFirstChunkMs !== undefined
+      ? { waitingForFirstTokenSeconds: Math.round(progress.waitingForFirstChunkMs / 1000) }
+      : {}),
     ...(streamed.tail.characters ? { streamed: streamed.tail.text, streamedCharacters: streamed.tail.characters } : {}),
   };
 }

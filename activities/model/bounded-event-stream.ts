@@ -30,7 +30,11 @@ export class ModelStreamLimitError extends Error {
     /** The limit, in bytes. */
     readonly limitBytes: number,
   ) {
-    super(limit === 'line' ? `The model server sent a line longer than ${limitBytes} bytes.` : `The model server sent more than ${limitBytes} bytes.`);
+    super(
+      limit === 'line'
+        ? `The model server sent a line longer than ${limitBytes} bytes.`
+        : `The model server sent more than ${limitBytes} bytes.`,
+    );
     this.name = 'ModelStreamLimitError';
   }
 }
@@ -62,7 +66,8 @@ export class ServerSentEventFramer {
    */
   push(chunk: Uint8Array): Uint8Array[] {
     this.streamBytes += chunk.length;
-    if (this.streamBytes > this.limits.maxStreamBytes) throw new ModelStreamLimitError('stream', this.limits.maxStreamBytes);
+    if (this.streamBytes > this.limits.maxStreamBytes)
+      throw new ModelStreamLimitError('stream', this.limits.maxStreamBytes);
     const events: Uint8Array[] = [];
     let eventStart = 0;
     let lineStart = 0;
@@ -75,7 +80,10 @@ export class ServerSentEventFramer {
       if (lineLength > 0) this.previous1 = this.previous2 = this.previous3 = -1;
       this.lineBytes = 0;
       lineStart = index + 1;
-      const ends = (byte === LF && this.previous1 === LF) || (byte === CR && this.previous1 === CR) || (byte === LF && this.previous1 === CR && this.previous2 === LF && this.previous3 === CR);
+      const ends =
+        (byte === LF && this.previous1 === LF) ||
+        (byte === CR && this.previous1 === CR) ||
+        (byte === LF && this.previous1 === CR && this.previous2 === LF && this.previous3 === CR);
       if (ends) {
         events.push(this.take(chunk.subarray(eventStart, index + 1)));
         eventStart = index + 1;
@@ -126,7 +134,10 @@ export class ServerSentEventFramer {
 }
 
 /** `body` through a {@link ServerSentEventFramer}: one chunk per event, erroring past the limits. */
-export function framedEventStream(body: ReadableStream<Uint8Array>, limits: ModelStreamLimits): ReadableStream<Uint8Array> {
+export function framedEventStream(
+  body: ReadableStream<Uint8Array>,
+  limits: ModelStreamLimits,
+): ReadableStream<Uint8Array> {
   const framer = new ServerSentEventFramer(limits);
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -146,10 +157,17 @@ export function framedEventStream(body: ReadableStream<Uint8Array>, limits: Mode
  * every body, errors included, since the client reads a streamed reply as SSE whatever its
  * content type says. Erroring the body cancels it, which closes the connection.
  */
-export function boundedEventStreamFetch(limits: ModelStreamLimits, fetchImplementation: typeof fetch = fetch): typeof fetch {
+export function boundedEventStreamFetch(
+  limits: ModelStreamLimits,
+  fetchImplementation: typeof fetch = fetch,
+): typeof fetch {
   return async (input, init) => {
     const response = await fetchImplementation(input, init);
     if (!response.body) return response;
-    return new Response(framedEventStream(response.body, limits), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(framedEventStream(response.body, limits), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

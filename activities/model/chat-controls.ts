@@ -1,5 +1,11 @@
 import { heartbeatIntervalFor } from '../heartbeats';
-import { DEFAULT_FIRST_CHUNK_LIMIT_MS, DEFAULT_STALL_LIMIT_MS, type ChatControls, type ChatDelta, type ChatProgress } from './chat-model';
+import {
+  DEFAULT_FIRST_CHUNK_LIMIT_MS,
+  DEFAULT_STALL_LIMIT_MS,
+  type ChatControls,
+  type ChatDelta,
+  type ChatProgress,
+} from './chat-model';
 
 /**
  * How long a model call's stream may stall, and how often it heartbeats while the request is open:
@@ -8,8 +14,12 @@ import { DEFAULT_FIRST_CHUNK_LIMIT_MS, DEFAULT_STALL_LIMIT_MS, type ChatControls
  * timeout ({@link heartbeatIntervalFor}) whatever the stall limit, so a stall limit longer than the
  * heartbeat timeout never times the call out on its heartbeat.
  */
-export function modelStreamLimits(stallSeconds: number | undefined, heartbeatTimeoutMs: number | undefined): { stallLimitMs: number; heartbeatIntervalMs: number } {
-  const stallLimitMs = stallSeconds !== undefined ? stallSeconds * 1000 : (heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS);
+export function modelStreamLimits(
+  stallSeconds: number | undefined,
+  heartbeatTimeoutMs: number | undefined,
+): { stallLimitMs: number; heartbeatIntervalMs: number } {
+  const stallLimitMs =
+    stallSeconds !== undefined ? stallSeconds * 1000 : (heartbeatTimeoutMs ?? DEFAULT_STALL_LIMIT_MS);
   return { stallLimitMs, heartbeatIntervalMs: heartbeatIntervalFor(heartbeatTimeoutMs ?? stallLimitMs) };
 }
 
@@ -42,7 +52,8 @@ export function chatControls(options: ChatControlsOptions): ChatControls {
   const heartbeatTimeoutMs = options.heartbeatTimeoutMs ? options.heartbeatTimeoutMs : undefined;
   return {
     signal: options.signal,
-    firstChunkLimitMs: options.firstTokenSeconds !== undefined ? options.firstTokenSeconds * 1000 : DEFAULT_FIRST_CHUNK_LIMIT_MS,
+    firstChunkLimitMs:
+      options.firstTokenSeconds !== undefined ? options.firstTokenSeconds * 1000 : DEFAULT_FIRST_CHUNK_LIMIT_MS,
     ...modelStreamLimits(options.stallSeconds, heartbeatTimeoutMs),
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),

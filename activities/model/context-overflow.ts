@@ -45,7 +45,10 @@ const OVERFLOW_MESSAGES: ReadonlyArray<{ family: string; pattern: RegExp }> = [
   // llama-server: "request (8199 tokens) exceeds the available context size (8192 tokens), …";
   // older releases: "input (N tokens) is larger than the max context size (M tokens)". Ollama
   // passes the first one through, wrapped in a string, when it does not truncate.
-  { family: 'llama-server, Ollama', pattern: /exceeds the available context size|larger than the max context size|exceed_context_size_error/i },
+  {
+    family: 'llama-server, Ollama',
+    pattern: /exceeds the available context size|larger than the max context size|exceed_context_size_error/i,
+  },
   // Ollama: "the prompt is longer than the context length currently available to the model; …"
   // and "the input length exceeds the context length".
   { family: 'Ollama', pattern: /prompt is longer than the context length|input length exceeds the context length/i },
@@ -56,7 +59,10 @@ const OVERFLOW_MESSAGES: ReadonlyArray<{ family: string; pattern: RegExp }> = [
   { family: 'Anthropic-compatible', pattern: /prompt is too long/i },
   // Other OpenAI-compatible servers (SGLang, Together, …): "The input (N tokens) is longer than the
   // model's context length (M tokens).", "… exceeds the model's maximum context length of N".
-  { family: 'other', pattern: /(?:longer than|exceeds?|exceeding)[^.]{0,40}context (?:length|window|size)|context length exceeded/i },
+  {
+    family: 'other',
+    pattern: /(?:longer than|exceeds?|exceeding)[^.]{0,40}context (?:length|window|size)|context length exceeded/i,
+  },
 ];
 
 /** Whether an error response from a model server says the request did not fit its context window. */

@@ -4,7 +4,16 @@ import type { ContextWindow } from '../../src/core/context-window';
 import { FailureTypes } from '../../src/core/failure-types';
 import { preview } from '../../src/core/text';
 import type { NativeToolCall } from '../../src/core/messages';
-import { DEFAULT_FIRST_CHUNK_LIMIT_MS, DEFAULT_STALL_LIMIT_MS, type ChatControls, type ChatModel, type ChatProgress, type ChatReply, type ChatRequest, type ChatUsage } from './chat-model';
+import {
+  DEFAULT_FIRST_CHUNK_LIMIT_MS,
+  DEFAULT_STALL_LIMIT_MS,
+  type ChatControls,
+  type ChatModel,
+  type ChatProgress,
+  type ChatReply,
+  type ChatRequest,
+  type ChatUsage,
+} from './chat-model';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
 import { boundedEventStreamFetch, ModelStreamLimitError } from './bounded-event-stream';
 import { classifyModelError } from './openai-errors';
@@ -74,7 +83,10 @@ export interface OpenAIChatModelOptions {
 export const labelHeader = (label: string): string => `x-react-agent-${label}`;
 
 /** A {@link ChatModel} over an OpenAI-compatible endpoint, with its own client (`maxRetries: 0`). */
-export function createOpenAIChatModel(endpoint: OpenAIEndpoint, classifyError?: OpenAIChatModelOptions['classifyError']): OpenAIChatModel {
+export function createOpenAIChatModel(
+  endpoint: OpenAIEndpoint,
+  classifyError?: OpenAIChatModelOptions['classifyError'],
+): OpenAIChatModel {
   const limits = { ...DEFAULT_REPLY_LIMITS, ...endpoint.replyLimits };
   const client = new OpenAI({
     baseURL: endpoint.baseUrl,
@@ -82,10 +94,18 @@ export function createOpenAIChatModel(endpoint: OpenAIEndpoint, classifyError?: 
     maxRetries: 0,
     logger: shortenedLog,
     // Response bodies cut into whole events in one pass and bounded (bounded-event-stream.ts).
-    fetch: boundedEventStreamFetch({ maxLineBytes: limits.maxLineBytes, maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE }),
+    fetch: boundedEventStreamFetch({
+      maxLineBytes: limits.maxLineBytes,
+      maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
+    }),
     ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}),
   });
-  return new OpenAIChatModel({ client, baseUrl: endpoint.baseUrl, maxReplyBytes: limits.maxReplyBytes, ...(classifyError ? { classifyError } : {}) });
+  return new OpenAIChatModel({
+    client,
+    baseUrl: endpoint.baseUrl,
+    maxReplyBytes: limits.maxReplyBytes,
+    ...(classifyError ? { classifyError } : {}),
+  });
 }
 
 /**
@@ -103,7 +123,10 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   contextWindow(model: string): Promise<ContextWindow | undefined> {
-    return probeContextWindow({ baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey, ...this.options.windowProbe }, model);
+    return probeContextWindow(
+      { baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey, ...this.options.windowProbe },
+      model,
+    );
   }
 
   async chat(request: ChatRequest, controls: ChatControls): Promise<ChatReply> {
@@ -126,7 +149,10 @@ export class OpenAIChatModel implements ChatModel {
     /** Counts a piece of the reply's text; false once the reply is larger than it may be. */
     const taken = (text: string): boolean => {
       replyBytes += Buffer.byteLength(text);
-      if (replyBytes > maxReplyBytes) tooLarge = replyTooLarge(`its text passed ${maxReplyBytes} bytes (REACT_AGENT_MODEL_MAX_REPLY_BYTES) after ${chunks} chunks`);
+      if (replyBytes > maxReplyBytes)
+        tooLarge = replyTooLarge(
+          `its text passed ${maxReplyBytes} bytes (REACT_AGENT_MODEL_MAX_REPLY_BYTES) after ${chunks} chunks`,
+        );
       return tooLarge === undefined;
     };
     const progress = (): ChatProgress => ({
@@ -157,7 +183,12 @@ export class OpenAIChatModel implements ChatModel {
           ...(sampling.maxOutputTokens !== undefined ? { max_tokens: sampling.maxOutputTokens } : {}),
           ...(sampling.presencePenalty !== undefined ? { presence_penalty: sampling.presencePenalty } : {}),
         },
-        { signal, headers: Object.fromEntries(Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value])) },
+        {
+          signal,
+          headers: Object.fromEntries(
+            Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
+          ),
+        },
       );
       for await (const chunk of stream) {
         watchdog.chunkArrived();
@@ -197,7 +228,8 @@ export class OpenAIChatModel implements ChatModel {
         tooLarge = replyTooLarge(
           `${error.limit === 'line' ? 'one line of its stream' : 'its stream'} passed ${error.limitBytes} bytes (${error.limit === 'line' ? 'REACT_AGENT_MODEL_MAX_LINE_BYTES' : `${STREAM_BYTES_PER_REPLY_BYTE} × REACT_AGENT_MODEL_MAX_REPLY_BYTES`}) after ${chunks} chunks`,
         );
-      } else if (!controls.signal.aborted && !watchdog.abandoned) throw this.redactor.redactError(classify(error, endpoint));
+      } else if (!controls.signal.aborted && !watchdog.abandoned)
+        throw this.redactor.redactError(classify(error, endpoint));
     } finally {
       watchdog.stop();
     }
@@ -208,7 +240,8 @@ export class OpenAIChatModel implements ChatModel {
       throw ApplicationFailure.create({
         type: FailureTypes.modelFirstTokenTimeout,
         message:
-          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` + 'a slow server can take this long to read a long prompt. Abandoned to be retried.',
+          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
+          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
       });
     }
     if (watchdog.abandoned === 'stall') {
@@ -223,7 +256,14 @@ export class OpenAIChatModel implements ChatModel {
         message: `The model stream ended after ${chunks} chunks without a finish reason; retrying.`,
       });
     }
-    return { content, reasoning, toolCalls: toolCallParts.filter(Boolean), finishReason, ...(usage ? { usage } : {}), chunks };
+    return {
+      content,
+      reasoning,
+      toolCalls: toolCallParts.filter(Boolean),
+      finishReason,
+      ...(usage ? { usage } : {}),
+      chunks,
+    };
   }
 }
 
@@ -231,7 +271,11 @@ export class OpenAIChatModel implements ChatModel {
 const LOGGED_ARGUMENT_CHARACTERS = 500;
 
 const shortened = (argument: unknown): unknown =>
-  typeof argument === 'string' ? preview(argument, LOGGED_ARGUMENT_CHARACTERS) : Array.isArray(argument) ? argument.slice(0, 3).map(shortened) : argument;
+  typeof argument === 'string'
+    ? preview(argument, LOGGED_ARGUMENT_CHARACTERS)
+    : Array.isArray(argument)
+      ? argument.slice(0, 3).map(shortened)
+      : argument;
 
 /**
  * The openai client's log, each argument shortened: it quotes an event it cannot parse whole (up to

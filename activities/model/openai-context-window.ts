@@ -1,4 +1,10 @@
-import { windowOfLlamaServerProps, windowOfOllamaPs, windowOfOllamaShow, windowOfVllmModels, type ContextWindow } from '../../src/core/context-window';
+import {
+  windowOfLlamaServerProps,
+  windowOfOllamaPs,
+  windowOfOllamaShow,
+  windowOfVllmModels,
+  type ContextWindow,
+} from '../../src/core/context-window';
 
 /**
  * Learns an OpenAI-compatible server's context window by asking where each server family says
@@ -28,7 +34,10 @@ export function serverOrigin(baseUrl: string): string {
 }
 
 /** Where each server says its window, in the order an answer is preferred. */
-function probes(baseUrl: string, model: string): Array<{ url: string; body?: unknown; read: (body: unknown) => ContextWindow | undefined }> {
+function probes(
+  baseUrl: string,
+  model: string,
+): Array<{ url: string; body?: unknown; read: (body: unknown) => ContextWindow | undefined }> {
   const origin = serverOrigin(baseUrl);
   return [
     { url: `${baseUrl.replace(/\/+$/, '')}/models`, read: (body) => windowOfVllmModels(body, model) },
@@ -39,11 +48,18 @@ function probes(baseUrl: string, model: string): Array<{ url: string; body?: unk
 }
 
 /** The model's context window as the server says it, or undefined when it does not say. */
-export async function probeContextWindow(options: WindowProbeOptions, model: string): Promise<ContextWindow | undefined> {
+export async function probeContextWindow(
+  options: WindowProbeOptions,
+  model: string,
+): Promise<ContextWindow | undefined> {
   const fetchJson = async (url: string, body: unknown): Promise<unknown> => {
     const response = await (options.fetch ?? fetch)(url, {
       method: body === undefined ? 'GET' : 'POST',
-      headers: { accept: 'application/json', authorization: `Bearer ${options.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        accept: 'application/json',
+        authorization: `Bearer ${options.apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
     });

@@ -142,5 +142,9 @@ export function classifyJudgeError(error: unknown, endpoint: ModelEndpointDescri
       cause,
     });
   }
-  return ApplicationFailure.create({ type: EvaluationFailureTypes.judgeBadResponse, message: `The judge call failed: ${cause.message}`, cause });
+  return ApplicationFailure.create({
+    type: EvaluationFailureTypes.judgeBadResponse,
+    message: `The judge call failed: ${cause.message}`,
+    cause,
+  });
 }

@@ -1,5 +1,9 @@
 import JSON5 from 'json5';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../../src/core/messages';
 import type { ChatTool } from './chat-model';
 
@@ -11,12 +15,17 @@ import type { ChatTool } from './chat-model';
  * not a JSON object (see {@link toolCallArgumentsForRequest}).
  */
 export function toOpenAIMessage(message: ChatMessage): ChatCompletionMessageParam {
-  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
+  if (message.role === 'tool')
+    return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
   if (message.role === 'assistant' && message.toolCalls?.length) {
     return {
       role: 'assistant',
       content: message.content || null,
-      tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: toolCallArgumentsForRequest(call.arguments) } })),
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: toolCallArgumentsForRequest(call.arguments) },
+      })),
     };
   }
   return { role: message.role, content: message.content } as ChatCompletionMessageParam;
@@ -64,5 +73,8 @@ export function reasoningOfDelta(delta: ChatCompletionChunk.Choice.Delta | undef
 
 /** A tool spec as the chat API's `tools` entry (native tool calling). */
 export function toOpenAITool(tool: ChatTool): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }

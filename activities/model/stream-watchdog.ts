@@ -39,7 +39,10 @@ export class ModelStreamWatchdog {
   private abandonReason: AbandonReason | undefined;
 
   constructor(private readonly options: ModelStreamWatchdogOptions) {
-    this.stopHeartbeats = keepHeartbeating(options.heartbeat, options.heartbeatIntervalMs ?? heartbeatIntervalFor(options.stallLimitMs));
+    this.stopHeartbeats = keepHeartbeating(
+      options.heartbeat,
+      options.heartbeatIntervalMs ?? heartbeatIntervalFor(options.stallLimitMs),
+    );
     this.arm('first-token', options.firstTokenLimitMs);
   }
 

@@ -26,7 +26,11 @@ export const STORE_RETRY_PAUSES_MS: readonly number[] = [500, 1_000, 2_000, 5_00
  * longer turns the answer into an error the model reads. While it waits, `waiting` gets the
  * store's error (the heartbeats carry it, so the Web UI and `describe` show what the call waits for).
  */
-async function putWhileAttemptLasts(put: () => Promise<string>, context: Context, waiting: (problem: string | undefined) => void): Promise<string> {
+async function putWhileAttemptLasts(
+  put: () => Promise<string>,
+  context: Context,
+  waiting: (problem: string | undefined) => void,
+): Promise<string> {
   const deadline = context.info.currentAttemptScheduledTimestampMs + context.info.startToCloseTimeoutMs;
   for (let tries = 0; ; tries += 1) {
     try {
@@ -35,7 +39,8 @@ async function putWhileAttemptLasts(put: () => Promise<string>, context: Context
       return reference;
     } catch (error) {
       const pause = STORE_RETRY_PAUSES_MS[Math.min(tries, STORE_RETRY_PAUSES_MS.length - 1)] as number;
-      if (!isStoreUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline) throw error;
+      if (!isStoreUnavailable(error) || context.cancellationSignal.aborted || Date.now() + pause >= deadline)
+        throw error;
       waiting((error as Error).message);
       await delay(pause, undefined, { signal: context.cancellationSignal }).catch(() => Promise.reject(error));
     }
@@ -84,7 +89,9 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
       const observationReference = forModel === text ? fullReference : await put(forModel);
       return {
         observation: { ref: observationReference, preview: preview(forModel), characters: forModel.length },
-        ...(forModel === text ? {} : { fullOutput: { ref: fullReference, preview: preview(text), characters: text.length } }),
+        ...(forModel === text
+          ? {}
+          : { fullOutput: { ref: fullReference, preview: preview(text), characters: text.length } }),
         isError,
         tokens: tokenCounter.count(forModel),
       };
@@ -99,7 +106,13 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
     // so does the store's error while the output waits for the store.
     let attemptState: Record<string, unknown> = {};
     const stopHeartbeats = keepHeartbeating(
-      () => context.heartbeat({ callId: input.callId, running: true, ...attemptState, ...(storeProblem ? { waitingForStore: storeProblem } : {}) }),
+      () =>
+        context.heartbeat({
+          callId: input.callId,
+          running: true,
+          ...attemptState,
+          ...(storeProblem ? { waitingForStore: storeProblem } : {}),
+        }),
       heartbeatIntervalFor(context.info.heartbeatTimeoutMs ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS),
     );
     context.heartbeat({ callId: input.callId, started: true });
@@ -113,7 +126,9 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
       workflowId: input.workflowId,
       callId: input.callId,
       attempt: context.info.attempt,
-      ...(context.info.attempt > 1 && context.info.heartbeatDetails !== undefined ? { previousAttemptDetails: context.info.heartbeatDetails } : {}),
+      ...(context.info.attempt > 1 && context.info.heartbeatDetails !== undefined
+        ? { previousAttemptDetails: context.info.heartbeatDetails }
+        : {}),
     });
     try {
       const output = await Promise.race([running, context.cancelled]);

@@ -27,7 +27,9 @@ export function withToolCallMetrics<T extends ToolActivity>(tool: string, activi
       const calls = AgentMetrics.toolCalls;
       context.metricMeter.createCounter(calls.name, calls.unit, calls.description).add(1, { tool, outcome });
       const seconds = AgentMetrics.toolCallSeconds;
-      context.metricMeter.createHistogram(seconds.name, 'float', seconds.unit, seconds.description).record((performance.now() - startedAt) / 1000, { tool });
+      context.metricMeter
+        .createHistogram(seconds.name, 'float', seconds.unit, seconds.description)
+        .record((performance.now() - startedAt) / 1000, { tool });
     }
   };
   Object.defineProperty(measured, 'name', { value: activity.name });

@@ -52,6 +52,12 @@ export function combineToolGroups(groups: ToolGroup[]): ToolDefinition[] {
 /** `name` or `name (mcp server)` for each tool, for the start banner. */
 export function describeToolNames(groups: ToolGroup[]): string {
   return groups
-    .flatMap((group) => group.tools.map((tool) => (group.source.startsWith('MCP server') ? `${tool.name} (mcp ${group.source.slice('MCP server '.length).replace(/"/g, '')})` : tool.name)))
+    .flatMap((group) =>
+      group.tools.map((tool) =>
+        group.source.startsWith('MCP server')
+          ? `${tool.name} (mcp ${group.source.slice('MCP server '.length).replace(/"/g, '')})`
+          : tool.name,
+      ),
+    )
     .join(', ');
 }

@@ -28,13 +28,18 @@ export function validateArguments(schema: JsonSchema, args: Record<string, unkno
   for (const [name, value] of Object.entries(args)) {
     const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
     if (!property) {
-      if (schema.additionalProperties === false) problems.push(`unknown argument "${name}" (expected: ${Object.keys(properties).join(', ') || 'none'})`);
+      if (schema.additionalProperties === false)
+        problems.push(`unknown argument "${name}" (expected: ${Object.keys(properties).join(', ') || 'none'})`);
       continue;
     }
     if (property.type !== undefined && !matches(property.type, value)) {
-      problems.push(`argument "${name}" must be ${Array.isArray(property.type) ? property.type.join(' or ') : String(property.type)}, got ${typeOf(value)}`);
+      problems.push(
+        `argument "${name}" must be ${Array.isArray(property.type) ? property.type.join(' or ') : String(property.type)}, got ${typeOf(value)}`,
+      );
     } else if (Array.isArray(property.enum) && !property.enum.includes(value)) {
-      problems.push(`argument "${name}" must be one of ${property.enum.map((option) => JSON.stringify(option)).join(', ')}`);
+      problems.push(
+        `argument "${name}" must be one of ${property.enum.map((option) => JSON.stringify(option)).join(', ')}`,
+      );
     }
   }
   return problems;

@@ -33,10 +33,18 @@ function recordFailure(span: Span, error: unknown): void {
  * kind, `gen_ai.operation.name` = chat, `gen_ai.request.model`; the body sets the response's
  * attributes through the span it is given).
  */
-export async function inModelCallSpan<T>(model: string, attributes: Record<string, string | number>, body: (span: Span) => Promise<T>): Promise<T> {
-  return trace
-    .getTracer(TRACER_NAME)
-    .startActiveSpan(`chat ${model}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes } }, async (span) => {
+export async function inModelCallSpan<T>(
+  model: string,
+  attributes: Record<string, string | number>,
+  body: (span: Span) => Promise<T>,
+): Promise<T> {
+  return trace.getTracer(TRACER_NAME).startActiveSpan(
+    `chat ${model}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes },
+    },
+    async (span) => {
       try {
         return await body(span);
       } catch (error) {
@@ -45,11 +53,15 @@ export async function inModelCallSpan<T>(model: string, attributes: Record<strin
       } finally {
         span.end();
       }
-    });
+    },
+  );
 }
 
 /** A model reply's attributes: finish reason and token usage. */
-export function setModelResponse(span: Span, response: { model: string; finishReason: string; inputTokens: number; outputTokens: number }): void {
+export function setModelResponse(
+  span: Span,
+  response: { model: string; finishReason: string; inputTokens: number; outputTokens: number },
+): void {
   span.setAttributes({
     'gen_ai.response.model': response.model,
     'gen_ai.response.finish_reasons': [response.finishReason],
@@ -59,17 +71,42 @@ export function setModelResponse(span: Span, response: { model: string; finishRe
 }
 
 /** The prompt's messages in the span (`gen_ai.input.messages`, roles and contents), truncated; nothing without `traceContent`. */
-export function setModelInputContent(span: Span, messages: readonly ChatMessage[], traceContent: TraceContentOptions | undefined): void {
-  if (traceContent) span.setAttribute('gen_ai.input.messages', truncatedContent(JSON.stringify(messages.map(({ role, content }) => ({ role, content }))), traceContent.maxCharacters));
+export function setModelInputContent(
+  span: Span,
+  messages: readonly ChatMessage[],
+  traceContent: TraceContentOptions | undefined,
+): void {
+  if (traceContent)
+    span.setAttribute(
+      'gen_ai.input.messages',
+      truncatedContent(
+        JSON.stringify(messages.map(({ role, content }) => ({ role, content }))),
+        traceContent.maxCharacters,
+      ),
+    );
 }
 
 /** The reply in the span (`gen_ai.output.messages`: content, reasoning, native tool calls), truncated; nothing without `traceContent`. */
-export function setModelOutputContent(span: Span, reply: { content: string; reasoning: string; toolCalls: NativeToolCall[] }, traceContent: TraceContentOptions | undefined): void {
+export function setModelOutputContent(
+  span: Span,
+  reply: { content: string; reasoning: string; toolCalls: NativeToolCall[] },
+  traceContent: TraceContentOptions | undefined,
+): void {
   if (!traceContent) return;
   const { content, reasoning, toolCalls } = reply;
   span.setAttribute(
     'gen_ai.output.messages',
-    truncatedContent(JSON.stringify([{ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }]), traceContent.maxCharacters),
+    truncatedContent(
+      JSON.stringify([
+        {
+          role: 'assistant',
+          content,
+          ...(reasoning ? { reasoning } : {}),
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
+      ]),
+      traceContent.maxCharacters,
+    ),
   );
 }
 
@@ -82,27 +119,32 @@ type ToolActivity = (input: ToolActivityInput) => Promise<ToolActivityOutput>;
  */
 export function withToolCallSpan<T extends ToolActivity>(tool: string, activity: T): T {
   const traced = (input: ToolActivityInput): Promise<ToolActivityOutput> =>
-    trace
-      .getTracer(TRACER_NAME)
-      .startActiveSpan(
-        `execute_tool ${tool}`,
-        { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': input.callId } },
-        async (span) => {
-          try {
-            const output = await activity(input);
-            if (output.isError) {
-              span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error observation' });
-              span.setAttribute('error.type', 'tool_error');
-            }
-            return output;
-          } catch (error) {
-            recordFailure(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
+    trace.getTracer(TRACER_NAME).startActiveSpan(
+      `execute_tool ${tool}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': tool,
+          'gen_ai.tool.call.id': input.callId,
         },
-      );
+      },
+      async (span) => {
+        try {
+          const output = await activity(input);
+          if (output.isError) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error observation' });
+            span.setAttribute('error.type', 'tool_error');
+          }
+          return output;
+        } catch (error) {
+          recordFailure(span, error);
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
   Object.defineProperty(traced, 'name', { value: activity.name });
   return traced as T;
 }

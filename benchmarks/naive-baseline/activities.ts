@@ -19,7 +19,12 @@ export function createNaiveActivities(openai: OpenAI, model: string, tool: ToolD
     async naiveTool(body: string): Promise<string> {
       const parsed = JSON5.parse(body) as { arguments: Record<string, unknown> };
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-      return tool.run(parsed.arguments, { signal: new AbortController().signal, heartbeat: () => undefined, workflowId, callId: 'naive' });
+      return tool.run(parsed.arguments, {
+        signal: new AbortController().signal,
+        heartbeat: () => undefined,
+        workflowId,
+        callId: 'naive',
+      });
     },
   };
 }

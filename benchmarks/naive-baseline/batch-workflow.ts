@@ -8,7 +8,11 @@ import { WorkflowTypes, type ResearchAgentWorkflow } from '../../src/core/workfl
  * input, every run's result is kept in the workflow's state and returned at the end, and the
  * batch never continues as new. Same children, same concurrency; only where results live differs.
  */
-export async function naiveResearchBatch(questions: BatchItem[], rollouts: number, concurrency: number): Promise<{ results: Array<ResearchRunResult & { index: number; rollout: number }> }> {
+export async function naiveResearchBatch(
+  questions: BatchItem[],
+  rollouts: number,
+  concurrency: number,
+): Promise<{ results: Array<ResearchRunResult & { index: number; rollout: number }> }> {
   const results: Array<ResearchRunResult & { index: number; rollout: number }> = [];
   const total = questions.length * rollouts;
   let running = 0;

@@ -8,7 +8,10 @@ const activities = proxyActivities<NaiveActivities>({ startToCloseTimeout: '1 mi
  * and passes it to every model call, and tool outputs come back whole. Same loop, same
  * scripted model, same tools; only where the transcript lives differs.
  */
-export async function naiveResearchAgent(question: string, maxModelCalls: number): Promise<{ calls: number; answer: string }> {
+export async function naiveResearchAgent(
+  question: string,
+  maxModelCalls: number,
+): Promise<{ calls: number; answer: string }> {
   const messages: Array<{ role: string; content: string }> = [
     { role: 'system', content: 'You are a deep research assistant. Use <tool_call> and <answer>.' },
     { role: 'user', content: question },

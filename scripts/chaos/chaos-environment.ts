@@ -77,7 +77,8 @@ export class ChaosEnvironment {
     // Keep whatever started, so close() stops it even when another part failed.
     if (serverStarted.status === 'fulfilled') this.server = serverStarted.value;
     if (modelStarted.status === 'fulfilled') this.model = modelStarted.value;
-    for (const outcome of [serverStarted, modelStarted, bundleBuilt]) if (outcome.status === 'rejected') throw outcome.reason;
+    for (const outcome of [serverStarted, modelStarted, bundleBuilt])
+      if (outcome.status === 'rejected') throw outcome.reason;
     const server = serverStarted.status === 'fulfilled' ? serverStarted.value : undefined;
     const model = modelStarted.status === 'fulfilled' ? modelStarted.value : undefined;
     const bundle = bundleBuilt.status === 'fulfilled' ? bundleBuilt.value : undefined;

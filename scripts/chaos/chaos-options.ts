@@ -55,7 +55,8 @@ export function resolveChaosOptions(partial: Partial<ChaosOptions> = {}): ChaosO
   if (partial.cancels === undefined) options.cancels = Math.min(options.cancels, options.runs);
   const integer = (name: keyof ChaosOptions, minimum: number) => {
     const value = options[name];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) throw new RangeError(`chaos: ${flagOf(name)} must be an integer of at least ${minimum}, got ${String(value)}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum)
+      throw new RangeError(`chaos: ${flagOf(name)} must be an integer of at least ${minimum}, got ${String(value)}`);
   };
   integer('runs', 1);
   integer('workerKills', 0);
@@ -64,11 +65,14 @@ export function resolveChaosOptions(partial: Partial<ChaosOptions> = {}): ChaosO
   integer('workers', 1);
   integer('seed', 0);
   integer('modelHeartbeatSeconds', 1);
-  if (options.cancels > options.runs) throw new RangeError(`chaos: --cancels (${options.cancels}) cannot exceed --runs (${options.runs})`);
+  if (options.cancels > options.runs)
+    throw new RangeError(`chaos: --cancels (${options.cancels}) cannot exceed --runs (${options.runs})`);
   for (const name of ['spreadSeconds', 'cancelStopSeconds', 'settleSeconds'] as const) {
-    if (!Number.isFinite(options[name]) || options[name] <= 0) throw new RangeError(`chaos: ${flagOf(name)} must be a positive number, got ${String(options[name])}`);
+    if (!Number.isFinite(options[name]) || options[name] <= 0)
+      throw new RangeError(`chaos: ${flagOf(name)} must be a positive number, got ${String(options[name])}`);
   }
-  if (!(options.nativeShare >= 0 && options.nativeShare <= 1)) throw new RangeError(`chaos: --native-share must be from 0 to 1, got ${String(options.nativeShare)}`);
+  if (!(options.nativeShare >= 0 && options.nativeShare <= 1))
+    throw new RangeError(`chaos: --native-share must be from 0 to 1, got ${String(options.nativeShare)}`);
   return options;
 }
 
@@ -115,14 +119,19 @@ export function parseChaosArguments(argv: readonly string[]): { options: ChaosOp
   let help = false;
   for (let index = 0; index < argv.length; index += 1) {
     const argument = argv[index] as string;
-    const [flag, inline] = argument.includes('=') ? [argument.slice(0, argument.indexOf('=')), argument.slice(argument.indexOf('=') + 1)] : [argument, undefined];
+    const [flag, inline] = argument.includes('=')
+      ? [argument.slice(0, argument.indexOf('=')), argument.slice(argument.indexOf('=') + 1)]
+      : [argument, undefined];
     if (flag === '--help' || flag === '-h') help = true;
     else if (flag === '--keep') partial.keep = true;
     else if (flag === '--verbose') partial.verbose = true;
     else if (flag in numeric) {
       const raw = inline ?? argv[++index];
       const value = raw === undefined ? Number.NaN : Number(raw);
-      if (raw === undefined || raw.trim() === '' || !Number.isFinite(value)) throw new RangeError(`chaos: ${flag} needs a number, got ${raw === undefined ? 'nothing' : JSON.stringify(raw)}`);
+      if (raw === undefined || raw.trim() === '' || !Number.isFinite(value))
+        throw new RangeError(
+          `chaos: ${flag} needs a number, got ${raw === undefined ? 'nothing' : JSON.stringify(raw)}`,
+        );
       partial[numeric[flag] as string] = value;
     } else {
       throw new RangeError(`chaos: unknown option ${JSON.stringify(argument)}\n\n${CHAOS_USAGE}`);

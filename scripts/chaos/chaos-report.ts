@@ -63,7 +63,10 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms /
 /** The table the chaos command prints. */
 export function formatChaosReport(report: ChaosReport): string {
   const { options } = report;
-  const protocols = report.runs.reduce<Record<string, number>>((counts, run) => ({ ...counts, [run.plan.protocol]: (counts[run.plan.protocol] ?? 0) + 1 }), {});
+  const protocols = report.runs.reduce<Record<string, number>>(
+    (counts, run) => ({ ...counts, [run.plan.protocol]: (counts[run.plan.protocol] ?? 0) + 1 }),
+    {},
+  );
   const terminal = report.runs.filter((run) => run.status === 'completed').length;
   const affected = report.workerKills.reduce((total, kill) => total + kill.affected.length, 0);
   const rows: Array<[string, string]> = [
@@ -74,8 +77,14 @@ export function formatChaosReport(report: ChaosReport): string {
         .join(', ')}); terminal ${terminal}/${report.runs.length}`,
     ],
     ['workers', `${options.workers} processes`],
-    ['worker kills (SIGKILL + restart)', `${report.workerKills.length} (runs with an activity on the killed worker: ${affected})`],
-    ['server restarts (SIGKILL + restart)', `${report.serverRestarts.length} (down ${report.serverRestarts.map((restart) => seconds(restart.downMs)).join(', ') || '-'})`],
+    [
+      'worker kills (SIGKILL + restart)',
+      `${report.workerKills.length} (runs with an activity on the killed worker: ${affected})`,
+    ],
+    [
+      'server restarts (SIGKILL + restart)',
+      `${report.serverRestarts.length} (down ${report.serverRestarts.map((restart) => seconds(restart.downMs)).join(', ') || '-'})`,
+    ],
     [
       'cancels (client / CLI)',
       `${report.cancels.client + report.cancels.cli} (${report.cancels.client} / ${report.cancels.cli})${report.cancels.missed ? `; ${report.cancels.missed} found no run in flight` : ''}`,
@@ -87,8 +96,14 @@ export function formatChaosReport(report: ChaosReport): string {
         .map(([kind, count]) => `${kind} ${count}`)
         .join(', ') || '-',
     ],
-    ['model requests', `${report.modelRequests.total}, ${report.modelRequests.completed} completed; re-sent after a crash lost the reply: ${report.modelRequests.resentAfterCrash}`],
-    ['tool attempts', `${report.toolAttempts.started} started, ${report.toolAttempts.retried} were retries, ${report.toolAttempts.interruptedByKill} cut off by a kill`],
+    [
+      'model requests',
+      `${report.modelRequests.total}, ${report.modelRequests.completed} completed; re-sent after a crash lost the reply: ${report.modelRequests.resentAfterCrash}`,
+    ],
+    [
+      'tool attempts',
+      `${report.toolAttempts.started} started, ${report.toolAttempts.retried} were retries, ${report.toolAttempts.interruptedByKill} cut off by a kill`,
+    ],
     [
       'recovery after a worker kill',
       `p50 ${seconds(report.recovery.p50)}, p95 ${seconds(report.recovery.p95)}, max ${seconds(report.recovery.max)} (n=${report.recovery.samples.length}${report.recovery.affectedWithoutLaterActivity ? `, ${report.recovery.affectedWithoutLaterActivity} ended with no later activity` : ''})`,
@@ -102,9 +117,15 @@ export function formatChaosReport(report: ChaosReport): string {
     ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`),
   ];
   if (report.resent.length) {
-    lines.push('', 'Model calls sent again after a crash lost the completed reply before history recorded it (allowed):');
-    lines.push(...report.resent.map((entry) => `  - ${entry.workflowId} model call ${entry.modelCall} (${entry.crash})`));
+    lines.push(
+      '',
+      'Model calls sent again after a crash lost the completed reply before history recorded it (allowed):',
+    );
+    lines.push(
+      ...report.resent.map((entry) => `  - ${entry.workflowId} model call ${entry.modelCall} (${entry.crash})`),
+    );
   }
-  if (report.violations.length) lines.push('', 'Violations:', ...report.violations.map((violation) => `  - ${violation}`));
+  if (report.violations.length)
+    lines.push('', 'Violations:', ...report.violations.map((violation) => `  - ${violation}`));
   return lines.join('\n');
 }

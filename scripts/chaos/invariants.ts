@@ -43,7 +43,8 @@ const COMPLETION_POLL_SLACK_MS = 250;
 
 function roleSequenceProblem(index: number, role: string, previous: string | undefined): string | undefined {
   if (role === 'system') return `message ${index} is a second system message`;
-  if (role === previous && (role === 'user' || role === 'assistant')) return `messages ${index - 1} and ${index} are both ${role} messages (roles must alternate)`;
+  if (role === previous && (role === 'user' || role === 'assistant'))
+    return `messages ${index - 1} and ${index} are both ${role} messages (roles must alternate)`;
   return undefined;
 }
 
@@ -62,11 +63,21 @@ function sections(text: string, open: string, close: string): string[] {
  * Checks that the `answers`-th response carries no tag but its call's, and records tags so a
  * tag seen twice (a call issued twice, or answered twice) is reported.
  */
-function checkTags(problems: string[], where: string, callTag: string | undefined, responseText: string, seenResponseTags: Map<string, string>): void {
+function checkTags(
+  problems: string[],
+  where: string,
+  callTag: string | undefined,
+  responseText: string,
+  seenResponseTags: Map<string, string>,
+): void {
   for (const tag of tagsIn(responseText)) {
-    if (callTag !== undefined && tag !== callTag) problems.push(`${where} carries the result of @@${tag}@@ but answers call @@${callTag}@@ (out of order or misplaced)`);
+    if (callTag !== undefined && tag !== callTag)
+      problems.push(
+        `${where} carries the result of @@${tag}@@ but answers call @@${callTag}@@ (out of order or misplaced)`,
+      );
     const earlier = seenResponseTags.get(tag);
-    if (earlier !== undefined && earlier !== where) problems.push(`the result of @@${tag}@@ appears twice (${earlier} and ${where})`);
+    if (earlier !== undefined && earlier !== where)
+      problems.push(`the result of @@${tag}@@ appears twice (${earlier} and ${where})`);
     else seenResponseTags.set(tag, where);
   }
 }
@@ -87,9 +98,14 @@ export function checkDeepResearchTranscript(messages: readonly TranscriptMessage
   for (let index = 2; index < messages.length; index += 1) {
     const message = messages[index] as TranscriptMessage;
     const expected = index % 2 === 0 ? 'assistant' : 'user';
-    if (message.role !== expected) problems.push(`message ${index} is ${message.role}, expected ${expected} (roles must alternate)`);
+    if (message.role !== expected)
+      problems.push(`message ${index} is ${message.role}, expected ${expected} (roles must alternate)`);
     if (message.role !== 'assistant') {
-      if (message.role === 'user' && messages[index - 1]?.role !== 'assistant' && message.content.includes('<tool_response>')) {
+      if (
+        message.role === 'user' &&
+        messages[index - 1]?.role !== 'assistant' &&
+        message.content.includes('<tool_response>')
+      ) {
         problems.push(`message ${index} has <tool_response>s but does not follow an assistant message`);
       }
       continue;
@@ -97,7 +113,8 @@ export function checkDeepResearchTranscript(messages: readonly TranscriptMessage
     const earlier = assistantTexts.get(message.content);
     if (earlier !== undefined) problems.push(`assistant message ${index} repeats assistant message ${earlier}`);
     else assistantTexts.set(message.content, index);
-    if (message.content.includes('<tool_response>')) problems.push(`assistant message ${index} contains a <tool_response>`);
+    if (message.content.includes('<tool_response>'))
+      problems.push(`assistant message ${index} contains a <tool_response>`);
     const calls = sections(message.content, '<tool_call>', '</tool_call>');
     const next = messages[index + 1];
     const responses = next && next.role === 'user' ? sections(next.content, '<tool_response>', '</tool_response>') : [];
@@ -105,7 +122,8 @@ export function checkDeepResearchTranscript(messages: readonly TranscriptMessage
       const tag = tagsIn(call)[0];
       if (tag === undefined) return;
       const issued = callTags.get(tag);
-      if (issued !== undefined) problems.push(`tool call @@${tag}@@ was issued twice (messages ${issued} and ${index})`);
+      if (issued !== undefined)
+        problems.push(`tool call @@${tag}@@ was issued twice (messages ${issued} and ${index})`);
       else callTags.set(tag, index);
     });
     if (calls.length > 0 && !next) {
@@ -113,11 +131,19 @@ export function checkDeepResearchTranscript(messages: readonly TranscriptMessage
       continue;
     }
     if (calls.length !== responses.length) {
-      problems.push(`message ${index} has ${calls.length} <tool_call>s but message ${index + 1} has ${responses.length} <tool_response>s`);
+      problems.push(
+        `message ${index} has ${calls.length} <tool_call>s but message ${index + 1} has ${responses.length} <tool_response>s`,
+      );
       continue;
     }
     responses.forEach((response, position) => {
-      checkTags(problems, `<tool_response> ${position + 1} of message ${index + 1}`, tagsIn(calls[position] as string)[0], response, responseTags);
+      checkTags(
+        problems,
+        `<tool_response> ${position + 1} of message ${index + 1}`,
+        tagsIn(calls[position] as string)[0],
+        response,
+        responseTags,
+      );
     });
   }
   return problems;
@@ -140,7 +166,9 @@ export function checkNativeTranscript(messages: readonly TranscriptMessage[]): s
   while (index < messages.length) {
     const message = messages[index] as TranscriptMessage;
     if (message.role === 'tool') {
-      problems.push(`message ${index} is a tool message for ${JSON.stringify(message.toolCallId)} with no open call before it (duplicated or misplaced)`);
+      problems.push(
+        `message ${index} is a tool message for ${JSON.stringify(message.toolCallId)} with no open call before it (duplicated or misplaced)`,
+      );
       previous = 'tool';
       index += 1;
       continue;
@@ -160,14 +188,20 @@ export function checkNativeTranscript(messages: readonly TranscriptMessage[]): s
     let cursor = index + 1;
     for (const [position, call] of calls.entries()) {
       const before = issued.get(call.id);
-      if (before !== undefined) problems.push(`tool call id ${call.id} was issued twice (messages ${before} and ${index})`);
+      if (before !== undefined)
+        problems.push(`tool call id ${call.id} was issued twice (messages ${before} and ${index})`);
       else issued.set(call.id, index);
       const answer = messages[cursor];
       if (!answer || answer.role !== 'tool') {
-        problems.push(`call ${call.id} (${position + 1} of ${calls.length} in message ${index}) has no tool message right after it`);
+        problems.push(
+          `call ${call.id} (${position + 1} of ${calls.length} in message ${index}) has no tool message right after it`,
+        );
         break;
       }
-      if (answer.toolCallId !== call.id) problems.push(`message ${cursor} answers ${JSON.stringify(answer.toolCallId)}, expected ${call.id} (call ${position + 1} of message ${index})`);
+      if (answer.toolCallId !== call.id)
+        problems.push(
+          `message ${cursor} answers ${JSON.stringify(answer.toolCallId)}, expected ${call.id} (call ${position + 1} of message ${index})`,
+        );
       checkTags(problems, `tool message ${cursor}`, tagsIn(call.arguments)[0], answer.content, responseTags);
       cursor += 1;
     }
@@ -177,7 +211,10 @@ export function checkNativeTranscript(messages: readonly TranscriptMessage[]): s
   return problems;
 }
 
-export function checkTranscript(messages: readonly TranscriptMessage[], protocol: 'deep-research' | 'native'): string[] {
+export function checkTranscript(
+  messages: readonly TranscriptMessage[],
+  protocol: 'deep-research' | 'native',
+): string[] {
   return protocol === 'native' ? checkNativeTranscript(messages) : checkDeepResearchTranscript(messages);
 }
 
@@ -185,7 +222,11 @@ export function checkTranscript(messages: readonly TranscriptMessage[], protocol
  * The transcript holds one assistant message per recorded model call: exactly `iterations`, or
  * one fewer when the run was cancelled during a model call. More means a reply was stored twice.
  */
-export function checkAssistantCount(messages: readonly TranscriptMessage[], iterations: number, cancelled: boolean): string[] {
+export function checkAssistantCount(
+  messages: readonly TranscriptMessage[],
+  iterations: number,
+  cancelled: boolean,
+): string[] {
   const assistants = messages.filter((message) => message.role === 'assistant').length;
   const fine = cancelled ? assistants === iterations || assistants === iterations - 1 : assistants === iterations;
   return fine ? [] : [`the transcript has ${assistants} assistant messages for ${iterations} model calls`];
@@ -220,11 +261,17 @@ export function checkModelCalls(
     const recordedAt = recorded.get(modelCall);
     if (recordedAt !== undefined) {
       for (const request of list) {
-        if (request.receivedAt > recordedAt) violations.push(`model call ${modelCall} was sent again ${request.receivedAt - recordedAt} ms after history recorded its completion`);
+        if (request.receivedAt > recordedAt)
+          violations.push(
+            `model call ${modelCall} was sent again ${request.receivedAt - recordedAt} ms after history recorded its completion`,
+          );
       }
     }
     const completed = list.filter((request) => request.completed).sort((a, b) => a.receivedAt - b.receivedAt);
-    if (recordedAt !== undefined && completed.length === 0) violations.push(`history records model call ${modelCall} as completed but the model server completed no request for it`);
+    if (recordedAt !== undefined && completed.length === 0)
+      violations.push(
+        `history records model call ${modelCall} as completed but the model server completed no request for it`,
+      );
     for (let position = 1; position < completed.length; position += 1) {
       const first = completed[position - 1] as ModelRequestLogEntry;
       const again = completed[position] as ModelRequestLogEntry;
@@ -238,7 +285,8 @@ export function checkModelCalls(
     }
   }
   for (const [modelCall] of recorded) {
-    if (!byCall.has(modelCall)) violations.push(`history records model call ${modelCall} as completed but the model server never received it`);
+    if (!byCall.has(modelCall))
+      violations.push(`history records model call ${modelCall} as completed but the model server never received it`);
   }
   return { violations, resentAfterCrash: resent.length, resent };
 }
@@ -270,7 +318,11 @@ function intervalOf(start: ToolLogEntry, end: number, endedBy: ToolInterval['end
 }
 
 /** Pairs start and stop lines (per call, worker pid and attempt); a start without a stop ends at the first kill of its pid after it, else is running at `now`. */
-export function toolIntervals(entries: readonly ToolLogEntry[], kills: readonly WorkerKill[], now: number): ToolInterval[] {
+export function toolIntervals(
+  entries: readonly ToolLogEntry[],
+  kills: readonly WorkerKill[],
+  now: number,
+): ToolInterval[] {
   const intervals: ToolInterval[] = [];
   const open = new Map<string, ToolLogEntry>();
   const unfinished: ToolLogEntry[] = [];
@@ -289,14 +341,22 @@ export function toolIntervals(entries: readonly ToolLogEntry[], kills: readonly 
     intervals.push(intervalOf(start, entry.at, 'stop'));
   }
   for (const start of [...unfinished, ...open.values()]) {
-    const kill = kills.filter((candidate) => candidate.pid === start.pid && candidate.at >= start.at).sort((a, b) => a.at - b.at)[0];
+    const kill = kills
+      .filter((candidate) => candidate.pid === start.pid && candidate.at >= start.at)
+      .sort((a, b) => a.at - b.at)[0];
     intervals.push(intervalOf(start, kill ? kill.at : now, kill ? 'kill' : 'running'));
   }
   return intervals.sort((a, b) => a.start - b.start);
 }
 
 /** A cancelled run's tools: none may still run (or start) `graceMs` after the cancel request at `cancelledAt`. */
-export function checkToolsStoppedAfterCancel(entries: readonly ToolLogEntry[], kills: readonly WorkerKill[], cancelledAt: number, graceMs: number, now: number): string[] {
+export function checkToolsStoppedAfterCancel(
+  entries: readonly ToolLogEntry[],
+  kills: readonly WorkerKill[],
+  cancelledAt: number,
+  graceMs: number,
+  now: number,
+): string[] {
   return toolIntervals(entries, kills, now)
     .filter((interval) => interval.end > cancelledAt + graceMs)
     .map(
@@ -309,10 +369,17 @@ export function checkToolsStoppedAfterCancel(entries: readonly ToolLogEntry[], k
 }
 
 /** After a run ended, none of its tools may still be running (a start with neither a stop nor a kill of its worker). */
-export function checkNoToolLeftRunning(entries: readonly ToolLogEntry[], kills: readonly WorkerKill[], now: number): string[] {
+export function checkNoToolLeftRunning(
+  entries: readonly ToolLogEntry[],
+  kills: readonly WorkerKill[],
+  now: number,
+): string[] {
   return toolIntervals(entries, kills, now)
     .filter((interval) => interval.endedBy === 'running')
-    .map((interval) => `tool ${interval.tool} (call ${interval.callId}, attempt ${interval.attempt ?? '?'}, pid ${interval.pid}) is still running after the run ended`);
+    .map(
+      (interval) =>
+        `tool ${interval.tool} (call ${interval.callId}, attempt ${interval.attempt ?? '?'}, pid ${interval.pid}) is still running after the run ended`,
+    );
 }
 
 /** A run ends `answer`, or `cancelled` when a cancel request was accepted (it may still answer if the cancel came at its end). */

@@ -65,10 +65,17 @@ function historyFacts(events: temporal.api.history.v1.IHistoryEvent[]): HistoryF
   for (const event of events) {
     const eventAt = optionalTsToMs(event.eventTime);
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED) cancelRecordedAt ??= eventAt;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED && cancelRecordedAt !== undefined) activityCancelRequestedAt ??= eventAt;
+    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED && cancelRecordedAt !== undefined)
+      activityCancelRequestedAt ??= eventAt;
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT && eventAt !== undefined) {
       const type = event.workflowTaskTimedOutEventAttributes?.timeoutType;
-      workflowTaskTimeouts.push({ at: eventAt, type: type === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START ? 'schedule-to-start (sticky)' : 'start-to-close' });
+      workflowTaskTimeouts.push({
+        at: eventAt,
+        type:
+          type === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START
+            ? 'schedule-to-start (sticky)'
+            : 'start-to-close',
+      });
     }
     if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
       const attributes = event.activityTaskScheduledEventAttributes;
@@ -162,7 +169,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
   let checked = false;
 
   /** Retries `action` while the server is down or restarting, until `timeoutMs`; `final` errors are thrown at once. */
-  const withServer = async <T>(what: string, action: () => Promise<T>, final: (error: unknown) => boolean = () => false, timeoutMs = 180_000): Promise<T> => {
+  const withServer = async <T>(
+    what: string,
+    action: () => Promise<T>,
+    final: (error: unknown) => boolean = () => false,
+    timeoutMs = 180_000,
+  ): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await abortable(environment.gate.wait(), signal);
@@ -185,8 +197,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
   };
 
   try {
-    log(`chaos: ${options.runs} runs, ${options.workerKills} worker kills, ${options.serverRestarts} server restarts, ${options.cancels} cancels, ${options.workers} workers, seed ${options.seed}`);
-    log(`chaos: starting the dev server, the scripted model server and ${options.workers} worker processes (temp dir ${environment.directory})`);
+    log(
+      `chaos: ${options.runs} runs, ${options.workerKills} worker kills, ${options.serverRestarts} server restarts, ${options.cancels} cancels, ${options.workers} workers, seed ${options.seed}`,
+    );
+    log(
+      `chaos: starting the dev server, the scripted model server and ${options.workers} worker processes (temp dir ${environment.directory})`,
+    );
     await abortable(
       environment.start(chaosScript(plans, options.seed), {
         REACT_AGENT_MODEL_HEARTBEAT_SECONDS: String(options.modelHeartbeatSeconds),
@@ -207,7 +223,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
           verbose(`chaos: worker ${slot.index} up (pid ${worker.pid})`);
           return;
         } catch (error) {
-          if (signal.aborted || attempt >= 6) throw new Error(`chaos: worker ${slot.index} could not be started: ${messageOf(error)}`);
+          if (signal.aborted || attempt >= 6)
+            throw new Error(`chaos: worker ${slot.index} could not be started: ${messageOf(error)}`);
           verbose(`chaos: worker ${slot.index} did not start (${messageOf(error).split('\n')[0]}); retrying`);
           await sleep(1_000);
         }
@@ -221,7 +238,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
     const sleepUntil = (offsetMs: number) => sleep(t0 + offsetMs - Date.now());
     let settleDeadline = Number.POSITIVE_INFINITY;
     const settle = new AbortController();
-    const inFlight = () => outcomes.filter((outcome) => outcome.startedAt !== undefined && !finished.has(outcome.plan.workflowId));
+    const inFlight = () =>
+      outcomes.filter((outcome) => outcome.startedAt !== undefined && !finished.has(outcome.plan.workflowId));
 
     // ---- Runs: started at their moments, each watched until it ends. ----
     const watch = async (outcome: ChaosRunOutcome) => {
@@ -248,7 +266,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         }
       }
       finished.add(id);
-      verbose(`chaos: ${id} ended ${outcome.result?.termination ?? outcome.status} (${finished.size}/${outcomes.length})`);
+      verbose(
+        `chaos: ${id} ended ${outcome.result?.termination ?? outcome.status} (${finished.size}/${outcomes.length})`,
+      );
     };
     const watchers: Array<Promise<void>> = [];
     const starter = (async () => {
@@ -257,7 +277,12 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         await sleepUntil(run.startAtMs);
         await withServer(`starting ${run.workflowId}`, () =>
           client.workflow
-            .start('researchAgent', { taskQueue: environment.taskQueue, workflowId: run.workflowId, args: [runInput(run)], staticSummary: run.question })
+            .start('researchAgent', {
+              taskQueue: environment.taskQueue,
+              workflowId: run.workflowId,
+              args: [runInput(run)],
+              staticSummary: run.question,
+            })
             .then(() => undefined)
             .catch((error: unknown) => {
               if (error instanceof WorkflowExecutionAlreadyStartedError) return; // a retry after the first try did start it
@@ -282,8 +307,13 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       const found = await Promise.all(
         inFlight().map(async (outcome) => {
           try {
-            const description = await Promise.race([client.workflow.getHandle(outcome.plan.workflowId).describe(), delay(3_000).then(() => undefined)]);
-            const busy = description?.raw.pendingActivities?.some((activity) => activity.state === STARTED && (activity.lastWorkerIdentity ?? '').startsWith(`${pid}@`));
+            const description = await Promise.race([
+              client.workflow.getHandle(outcome.plan.workflowId).describe(),
+              delay(3_000).then(() => undefined),
+            ]);
+            const busy = description?.raw.pendingActivities?.some(
+              (activity) => activity.state === STARTED && (activity.lastWorkerIdentity ?? '').startsWith(`${pid}@`),
+            );
             return busy ? [outcome.plan.workflowId] : [];
           } catch {
             return [];
@@ -313,7 +343,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       const killedAt = await environment.killWorker(worker);
       slot.worker = undefined;
       kills.push({ pid: worker.pid, at: killedAt, affected, recoveryMs: [] });
-      verbose(`chaos: SIGKILLed worker ${slot.index} (pid ${worker.pid}) with activities of ${affected.length} runs (kill ${kills.length}/${options.workerKills})`);
+      verbose(
+        `chaos: SIGKILLed worker ${slot.index} (pid ${worker.pid}) with activities of ${affected.length} runs (kill ${kills.length}/${options.workerKills})`,
+      );
       const restarting = sleep(random.integer(200, 1_500))
         .then(() => bringUp(slot))
         .finally(() => {
@@ -340,7 +372,8 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
               await server.restart();
               break;
             } catch (error) {
-              if (signal.aborted || attempt >= 3) throw new Error(`chaos: the dev server did not restart: ${messageOf(error)}`);
+              if (signal.aborted || attempt >= 3)
+                throw new Error(`chaos: the dev server did not restart: ${messageOf(error)}`);
               await sleep(1_000);
             }
           }
@@ -366,9 +399,19 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
           return new Promise<void>((resolve, reject) =>
             execFile(
               temporalCli,
-              ['workflow', 'cancel', '--workflow-id', workflowId, '--address', environment.serverAddress, '--namespace', 'default'],
+              [
+                'workflow',
+                'cancel',
+                '--workflow-id',
+                workflowId,
+                '--address',
+                environment.serverAddress,
+                '--namespace',
+                'default',
+              ],
               { timeout: 30_000 },
-              (error, _stdout, stderr) => (error ? reject(new Error(`temporal workflow cancel: ${stderr.trim() || error.message}`)) : resolve()),
+              (error, _stdout, stderr) =>
+                error ? reject(new Error(`temporal workflow cancel: ${stderr.trim() || error.message}`)) : resolve(),
             ),
           );
         },
@@ -382,7 +425,10 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
         await sleepUntil(cancel.atMs);
         let done = false;
         for (let attempt = 0; attempt < 60 && !done; attempt += 1) {
-          const candidates = inFlight().filter((outcome) => outcome.cancel === undefined && outcome.startedAt !== undefined && Date.now() - outcome.startedAt > 1_000);
+          const candidates = inFlight().filter(
+            (outcome) =>
+              outcome.cancel === undefined && outcome.startedAt !== undefined && Date.now() - outcome.startedAt > 1_000,
+          );
           if (candidates.length === 0) {
             await sleep(500);
             continue;
@@ -400,7 +446,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
             target.cancel = { via: cancel.via, requestedAt };
             cancels[cancel.via] += 1;
             done = true;
-            verbose(`chaos: cancelled ${target.plan.workflowId} through the ${cancel.via === 'client' ? 'client' : 'temporal CLI'}`);
+            verbose(
+              `chaos: cancelled ${target.plan.workflowId} through the ${cancel.via === 'client' ? 'client' : 'temporal CLI'}`,
+            );
           } catch (error) {
             if (signal.aborted) throw error;
             verbose(`chaos: cancelling ${target.plan.workflowId} missed (${messageOf(error).split('\n')[0]})`);
@@ -418,7 +466,9 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
     }, 15_000);
     try {
       await Promise.all([starter, workerChaos, serverChaos, cancelChaos]);
-      log(`chaos: chaos over after ${((Date.now() - t0) / 1000).toFixed(1)} s; waiting for ${inFlight().length} runs to end`);
+      log(
+        `chaos: chaos over after ${((Date.now() - t0) / 1000).toFixed(1)} s; waiting for ${inFlight().length} runs to end`,
+      );
       settleDeadline = Date.now() + options.settleSeconds * 1_000;
       const settleTimer = setTimeout(() => settle.abort(new Error('settle deadline')), options.settleSeconds * 1_000);
       try {
@@ -439,14 +489,16 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
     const workerKills: WorkerKill[] = kills.map((kill) => ({ pid: kill.pid, at: kill.at }));
     const crashes = [...workerKills.map((kill) => kill.at), ...serverRestarts.map((restart) => restart.killedAt)];
     const resent: ChaosReport['resent'] = [];
-    const crashKind = (at: number): 'server kill' | 'worker kill' => (serverRestarts.some((restart) => restart.killedAt === at) ? 'server kill' : 'worker kill');
+    const crashKind = (at: number): 'server kill' | 'worker kill' =>
+      serverRestarts.some((restart) => restart.killedAt === at) ? 'server kill' : 'worker kill';
     const completions = new Map<string, number[]>();
     for (const outcome of outcomes) {
       const { workflowId, protocol } = outcome.plan;
       const violations = outcome.violations;
       if (outcome.status === 'not-started') violations.push('was never started');
       if (outcome.status === 'failed') violations.push(`closed without a result: ${outcome.failure ?? ''}`);
-      if (outcome.status === 'not-terminal') violations.push(`did not reach a terminal state: ${outcome.failure ?? ''}`);
+      if (outcome.status === 'not-terminal')
+        violations.push(`did not reach a terminal state: ${outcome.failure ?? ''}`);
       if (outcome.status === 'not-started') continue;
       let facts: HistoryFacts | undefined;
       try {
@@ -483,7 +535,13 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
           crashes,
         );
         violations.push(...checked.violations);
-        resent.push(...checked.resent.map((entry) => ({ workflowId, modelCall: entry.modelCall, crash: crashKind(entry.crashAt) })));
+        resent.push(
+          ...checked.resent.map((entry) => ({
+            workflowId,
+            modelCall: entry.modelCall,
+            crash: crashKind(entry.crashAt),
+          })),
+        );
       }
       if (outcome.status === 'completed')
         violations.push(
@@ -503,8 +561,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
           now,
         );
         // Say what history shows about the cancel, so a late stop can be traced to its cause.
-        const after = (at: number | undefined) => (at === undefined ? 'never' : `+${((at - requestedAt) / 1000).toFixed(1)} s`);
-        const nearby = [...kills.map((kill) => kill.at), ...serverRestarts.map((restart) => restart.killedAt)].filter((at) => at >= requestedAt - 15_000 && at <= requestedAt + 15_000);
+        const after = (at: number | undefined) =>
+          at === undefined ? 'never' : `+${((at - requestedAt) / 1000).toFixed(1)} s`;
+        const nearby = [...kills.map((kill) => kill.at), ...serverRestarts.map((restart) => restart.killedAt)].filter(
+          (at) => at >= requestedAt - 15_000 && at <= requestedAt + 15_000,
+        );
         const timeline =
           `history: cancel recorded ${after(facts?.cancelRecordedAt)}, activity cancel requested ${after(facts?.activityCancelRequestedAt)}; ` +
           `workflow task timeouts ${
@@ -540,7 +601,11 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       serverRestarts,
       cancels,
       terminations,
-      modelRequests: { total: requests.length, completed: requests.filter((request) => request.completed).length, resentAfterCrash: resent.length },
+      modelRequests: {
+        total: requests.length,
+        completed: requests.filter((request) => request.completed).length,
+        resentAfterCrash: resent.length,
+      },
       resent,
       toolAttempts: {
         started: intervals.length,
@@ -549,15 +614,32 @@ export async function runChaos(partial: Partial<ChaosOptions> = {}, hooks: Chaos
       },
       recovery: summarizeRecovery(kills),
       violations: outcomes.flatMap((outcome) =>
-        outcome.violations.map((violation) => `${outcome.plan.workflowId} (${outcome.plan.protocol}${outcome.cancel ? `, cancelled via ${outcome.cancel.via}` : ''}): ${violation}`),
+        outcome.violations.map(
+          (violation) =>
+            `${outcome.plan.workflowId} (${outcome.plan.protocol}${outcome.cancel ? `, cancelled via ${outcome.cancel.via}` : ''}): ${violation}`,
+        ),
       ),
     };
     if (options.keep) {
       // For a post-mortem beside the database, server log, tool log and transcripts.
-      writeFileSync(join(environment.directory, 'model-requests.jsonl'), requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
+      writeFileSync(
+        join(environment.directory, 'model-requests.jsonl'),
+        requests.map((request) => JSON.stringify(request)).join('\n') + '\n',
+      );
       writeFileSync(
         join(environment.directory, 'chaos-report.json'),
-        JSON.stringify({ ...report, runs: report.runs.map(({ plan, ...rest }) => ({ workflowId: plan.workflowId, protocol: plan.protocol, ...rest })) }, null, 2),
+        JSON.stringify(
+          {
+            ...report,
+            runs: report.runs.map(({ plan, ...rest }) => ({
+              workflowId: plan.workflowId,
+              protocol: plan.protocol,
+              ...rest,
+            })),
+          },
+          null,
+          2,
+        ),
       );
     }
     return report;

@@ -16,5 +16,7 @@ export const AGENT_ACTIVITY_ROLES: Readonly<Record<string, Exclude<ActivityRole,
 
 /** The role of the activity named `name`; 'other' for tools and anything unknown. */
 export function activityRole(name: string): ActivityRole {
-  return Object.prototype.hasOwnProperty.call(AGENT_ACTIVITY_ROLES, name) ? (AGENT_ACTIVITY_ROLES[name] as ActivityRole) : 'other';
+  return Object.prototype.hasOwnProperty.call(AGENT_ACTIVITY_ROLES, name)
+    ? (AGENT_ACTIVITY_ROLES[name] as ActivityRole)
+    : 'other';
 }

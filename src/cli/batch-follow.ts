@@ -13,7 +13,9 @@ import { formatDuration } from './schedule-spec';
  */
 
 function terminationCounts(done: Partial<Record<Termination, number>>): string {
-  const parts = TERMINATIONS.filter((termination) => (done[termination] ?? 0) > 0).map((termination) => `${termination} ${done[termination]}`);
+  const parts = TERMINATIONS.filter((termination) => (done[termination] ?? 0) > 0).map(
+    (termination) => `${termination} ${done[termination]}`,
+  );
   return parts.length ? parts.join(', ') : 'none yet';
 }
 
@@ -26,7 +28,11 @@ function costSoFar(progress: BatchProgress): number | undefined {
 /** The ETA from the completion rate so far, measured with this clock (the batch's own answer is as of its last step). */
 export function remainingMsAt(progress: BatchProgress, now: number): number | undefined {
   const finished = progress.totals.done + progress.totals.failed - progress.totals.kept;
-  return estimateRemainingMs(finished, progress.totals.queued + progress.totals.running, now - Date.parse(progress.startedAt));
+  return estimateRemainingMs(
+    finished,
+    progress.totals.queued + progress.totals.running,
+    now - Date.parse(progress.startedAt),
+  );
 }
 
 /** One line: `[#######-------] 24/40 · running 4 · answer 20, error 4 · 12.5 runs/min · ETA 1m 17s`. */
@@ -36,7 +42,9 @@ export function renderBatchProgress(progress: BatchProgress, now: number, barWid
   const fraction = totals.pairs === 0 ? 1 : ended / totals.pairs;
   const filled = Math.min(barWidth, Math.round(fraction * barWidth));
   const done: Partial<Record<Termination, number>> = {};
-  for (const rollout of progress.perRollout) for (const [termination, count] of Object.entries(rollout.done)) done[termination as Termination] = (done[termination as Termination] ?? 0) + (count ?? 0);
+  for (const rollout of progress.perRollout)
+    for (const [termination, count] of Object.entries(rollout.done))
+      done[termination as Termination] = (done[termination as Termination] ?? 0) + (count ?? 0);
   const rate = runsPerMinute(ended - totals.kept, now - Date.parse(progress.startedAt));
   const eta = remainingMsAt(progress, now);
   return [
@@ -57,7 +65,11 @@ export function describeBatchSummary(summary: BatchSummary): string {
     `Batch ${summary.batchId} ${summary.cancelled ? 'was cancelled' : 'completed'} after ${formatDuration(summary.durationMs)}: ${summary.lines} line${summary.lines === 1 ? '' : 's'} in ${summary.output}`,
   ];
   for (const rollout of summary.perRollout) {
-    const extra = [...(rollout.failed ? [`${rollout.failed} failed`] : []), ...(rollout.kept ? [`${rollout.kept} kept from before`] : []), ...(rollout.notRun ? [`${rollout.notRun} not run`] : [])];
+    const extra = [
+      ...(rollout.failed ? [`${rollout.failed} failed`] : []),
+      ...(rollout.kept ? [`${rollout.kept} kept from before`] : []),
+      ...(rollout.notRun ? [`${rollout.notRun} not run`] : []),
+    ];
     lines.push(
       `  iter${rollout.rollout}.jsonl: ${terminationCounts(rollout.terminations)}${extra.length ? ` (${extra.join(', ')})` : ''}${rollout.cost ? `; cost ${describeCost(rollout.cost)}` : ''}`,
     );

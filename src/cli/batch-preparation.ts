@@ -1,9 +1,21 @@
 import { basename } from 'node:path';
-import { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_BATCH_ROLLOUTS, type BatchEvaluation, type BatchRunTemplate, type ResearchBatchInput } from '../core/batch-contract';
+import {
+  DEFAULT_BATCH_CONCURRENCY,
+  MAX_BATCH_CONCURRENCY,
+  MAX_BATCH_ROLLOUTS,
+  type BatchEvaluation,
+  type BatchRunTemplate,
+  type ResearchBatchInput,
+} from '../core/batch-contract';
 import { describeBatchInputProblems } from '../domain/batch-input';
 import { validateRunInput } from '../core/run-input';
 import { toolNamesFromList } from '../core/tool-spec';
-import { BatchInputFileError, readBatchInputFile, storeBatchInput, type BatchInputFile } from '../storage/batch-input-file';
+import {
+  BatchInputFileError,
+  readBatchInputFile,
+  storeBatchInput,
+  type BatchInputFile,
+} from '../storage/batch-input-file';
 import { BatchOutputError, checkOutputDirectory, hasBatchResults, readBatchRecord } from '../storage/batch-output';
 import { isS3Location } from '../core/s3-url';
 import { absoluteLocation, type OutputLocation } from '../storage/output-location';
@@ -48,11 +60,20 @@ export interface BatchSettings {
 }
 
 /** Reads {@link BatchSettings}, checking (in this order) the numbers, the run options and --evaluate. */
-export function batchSettingsFrom(values: Values & { evaluate?: boolean; judge?: string; name?: string }, help: string): BatchSettings {
+export function batchSettingsFrom(
+  values: Values & { evaluate?: boolean; judge?: string; name?: string },
+  help: string,
+): BatchSettings {
   const { rollouts, concurrency } = batchNumbersFrom(values, help);
   const run = batchRunTemplateFrom(values, help);
   const evaluate = evaluateOptionFrom(values, help);
-  return { rollouts: rollouts as number, concurrency: concurrency as number, run, ...(evaluate ? { evaluate } : {}), ...(values.name ? { name: values.name } : {}) };
+  return {
+    rollouts: rollouts as number,
+    concurrency: concurrency as number,
+    run,
+    ...(evaluate ? { evaluate } : {}),
+    ...(values.name ? { name: values.name } : {}),
+  };
 }
 
 /** The options every run of a batch gets, checked as the workflow will check them. */
@@ -79,9 +100,17 @@ export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemp
 }
 
 /** `--rollouts` (default 1) and `--concurrency` (default 8). */
-export function batchNumbersFrom(values: Values, help: string, defaults = true): { rollouts?: number; concurrency?: number } {
-  const rollouts = numberOption(values, 'rollouts', help, { minimum: 1, maximum: MAX_BATCH_ROLLOUTS, integer: true }) ?? (defaults ? 1 : undefined);
-  const concurrency = numberOption(values, 'concurrency', help, { minimum: 1, maximum: MAX_BATCH_CONCURRENCY, integer: true }) ?? (defaults ? DEFAULT_BATCH_CONCURRENCY : undefined);
+export function batchNumbersFrom(
+  values: Values,
+  help: string,
+  defaults = true,
+): { rollouts?: number; concurrency?: number } {
+  const rollouts =
+    numberOption(values, 'rollouts', help, { minimum: 1, maximum: MAX_BATCH_ROLLOUTS, integer: true }) ??
+    (defaults ? 1 : undefined);
+  const concurrency =
+    numberOption(values, 'concurrency', help, { minimum: 1, maximum: MAX_BATCH_CONCURRENCY, integer: true }) ??
+    (defaults ? DEFAULT_BATCH_CONCURRENCY : undefined);
   return { ...(rollouts !== undefined ? { rollouts } : {}), ...(concurrency !== undefined ? { concurrency } : {}) };
 }
 
@@ -113,7 +142,10 @@ export async function checkedInputFile(path: string): Promise<CheckedQuestions> 
   }
   if (file.problems.length) {
     const count = file.problems.length;
-    throw new BatchInputRejected([...describeBatchInputProblems(path, file.problems), `${path}: ${count} problem${count === 1 ? '' : 's'}; nothing was started.`]);
+    throw new BatchInputRejected([
+      ...describeBatchInputProblems(path, file.problems),
+      `${path}: ${count} problem${count === 1 ? '' : 's'}; nothing was started.`,
+    ]);
   }
   const notes = file.duplicates.map(
     (duplicate) =>
@@ -123,7 +155,10 @@ export async function checkedInputFile(path: string): Promise<CheckedQuestions> 
 }
 
 /** The checked questions stored by content hash: the `input`, `questions` and `source` of a `researchBatch` input. */
-export async function storedQuestions(store: TranscriptStore, checked: CheckedQuestions): Promise<Pick<ResearchBatchInput, 'input' | 'questions' | 'source'>> {
+export async function storedQuestions(
+  store: TranscriptStore,
+  checked: CheckedQuestions,
+): Promise<Pick<ResearchBatchInput, 'input' | 'questions' | 'source'>> {
   return { input: await storeInput(store, checked.file), questions: checked.file.items.length, source: checked.source };
 }
 
@@ -134,7 +169,11 @@ export interface CheckedBatchFiles extends CheckedQuestions {
 }
 
 /** Checks the questions file, then the output; refuses either with {@link BatchInputRejected}. */
-export async function checkedBatchFiles(path: string, output: string, options: { resume: boolean }): Promise<CheckedBatchFiles> {
+export async function checkedBatchFiles(
+  path: string,
+  output: string,
+  options: { resume: boolean },
+): Promise<CheckedBatchFiles> {
   const questions = await checkedInputFile(path);
   return { ...questions, output: await checkedOutputDirectory(output, options) };
 }
@@ -150,7 +189,12 @@ export function reportRejected(error: unknown): number {
  * The `researchBatch` input of checked files (the questions stored as `storedInput`) and settings;
  * `resume` for `batch --resume`, `schedule` for the batches a schedule starts.
  */
-export function researchBatchInputOf(files: CheckedBatchFiles, storedInput: string, settings: BatchSettings, started: { resume?: boolean; schedule?: { id: string } } = {}): ResearchBatchInput {
+export function researchBatchInputOf(
+  files: CheckedBatchFiles,
+  storedInput: string,
+  settings: BatchSettings,
+  started: { resume?: boolean; schedule?: { id: string } } = {},
+): ResearchBatchInput {
   return {
     input: storedInput,
     questions: files.file.items.length,
@@ -176,7 +220,10 @@ export async function storeInput(store: TranscriptStore, file: BatchInputFile): 
  * AWS_ENDPOINT_URL as the workers read them); refuses results already there without --resume.
  * Returns the output as the batch records it.
  */
-export async function checkedOutputDirectory(directory: string, options: { resume: boolean; input?: string }): Promise<string> {
+export async function checkedOutputDirectory(
+  directory: string,
+  options: { resume: boolean; input?: string },
+): Promise<string> {
   let location: OutputLocation;
   try {
     location = openCliLocation(absoluteLocation(directory));
@@ -184,7 +231,9 @@ export async function checkedOutputDirectory(directory: string, options: { resum
   } catch (error) {
     if (error instanceof BatchOutputError) throw new BatchInputRejected([`${error.message} Nothing was started.`]);
     if (isS3Location(directory) && !(error instanceof Error && error.name === 'ConfigurationError')) {
-      throw new BatchInputRejected([`Cannot reach the output ${directory} (${(error as Error).message}); check AWS_ENDPOINT_URL and that the S3 server is up. Nothing was started.`]);
+      throw new BatchInputRejected([
+        `Cannot reach the output ${directory} (${(error as Error).message}); check AWS_ENDPOINT_URL and that the S3 server is up. Nothing was started.`,
+      ]);
     }
     throw error;
   }
@@ -196,7 +245,9 @@ export async function checkedOutputDirectory(directory: string, options: { resum
     ]);
   }
   if (options.resume && record && options.input && record.input !== options.input) {
-    throw new BatchInputRejected([`${output} holds results of batch ${record.id} over other questions (${record.input}); --resume needs the same input. Nothing was started.`]);
+    throw new BatchInputRejected([
+      `${output} holds results of batch ${record.id} over other questions (${record.input}); --resume needs the same input. Nothing was started.`,
+    ]);
   }
   return output;
 }

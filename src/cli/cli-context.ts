@@ -1,7 +1,13 @@
 import type { Client } from '@temporalio/client';
 import { openTranscriptStore } from '../storage/open-transcript-store';
 import type { ListableTranscriptStore } from '../storage/transcript-store';
-import { loadTemporalConnection, loadTranscriptStoreConfig, loadWorkerConfig, type TemporalConnection, type WorkerConfig } from '../config';
+import {
+  loadTemporalConnection,
+  loadTranscriptStoreConfig,
+  loadWorkerConfig,
+  type TemporalConnection,
+  type WorkerConfig,
+} from '../config';
 import { connectClient } from './temporal-client';
 
 /** What every command that talks to Temporal needs: configuration, a client, the transcript store. */

@@ -13,7 +13,9 @@ const opened = new Map<string, OutputLocation>();
 export const openCliLocation: OpenLocation = (location) => {
   let opening = opened.get(location);
   if (!opening) {
-    opening = isS3Location(location) ? openOutputLocation(location, loadS3ClientSettings(process.env)) : openOutputLocation(location);
+    opening = isS3Location(location)
+      ? openOutputLocation(location, loadS3ClientSettings(process.env))
+      : openOutputLocation(location);
     opened.set(location, opening);
   }
   return opening;

@@ -30,8 +30,18 @@ export function numberOption(values: OptionValues, name: string, help: string, r
   const raw = values[name];
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (typeof raw !== 'string' || raw.trim() === '' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value < range.minimum || value > range.maximum) {
-    throw new UsageError(`--${name} must be ${range.integer ? 'a whole number' : 'a number'} from ${range.minimum} to ${range.maximum}, got ${JSON.stringify(raw)}.`, help);
+  if (
+    typeof raw !== 'string' ||
+    raw.trim() === '' ||
+    !Number.isFinite(value) ||
+    (range.integer && !Number.isInteger(value)) ||
+    value < range.minimum ||
+    value > range.maximum
+  ) {
+    throw new UsageError(
+      `--${name} must be ${range.integer ? 'a whole number' : 'a number'} from ${range.minimum} to ${range.maximum}, got ${JSON.stringify(raw)}.`,
+      help,
+    );
   }
   return value;
 }

@@ -7,7 +7,8 @@ const CONNECTION_STATUS_CODES = new Set([
   14, // UNAVAILABLE
 ]);
 
-const CONNECTION_MESSAGE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|socket hang up|No connection established|Connection dropped/i;
+const CONNECTION_MESSAGE =
+  /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|socket hang up|No connection established|Connection dropped/i;
 
 /**
  * Whether `error` (or an error it wraps as its `cause`) says the Temporal server could not be
@@ -15,7 +16,11 @@ const CONNECTION_MESSAGE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH
  * that may go away by trying again.
  */
 export function isConnectionProblem(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+  for (
+    let current: unknown = error, depth = 0;
+    current && depth < 5;
+    current = (current as { cause?: unknown }).cause, depth += 1
+  ) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'number' && CONNECTION_STATUS_CODES.has(code)) return true;
     if (typeof code === 'string' && CONNECTION_MESSAGE.test(code)) return true;

@@ -11,7 +11,10 @@ export function costOption(raw: string | undefined, help: string): number | unde
   const text = raw.trim().replace(/^\$/, '');
   const value = Number(text);
   if (text === '' || !Number.isFinite(value) || value <= 0) {
-    throw new UsageError(`--max-cost must be a number of US dollars above 0 (e.g. 0.50), got ${JSON.stringify(raw)}.`, help);
+    throw new UsageError(
+      `--max-cost must be a number of US dollars above 0 (e.g. 0.50), got ${JSON.stringify(raw)}.`,
+      help,
+    );
   }
   return value;
 }
@@ -22,7 +25,11 @@ export function costOption(raw: string | undefined, help: string): number | unde
  * CLI's own `REACT_AGENT_MODEL_PRICES` are the worker's, and it refuses before the first call costs
  * anything. (A worker already running may have other prices; its run ends `error` after one call.)
  */
-export function costBudgetPriceProblem(maxCostUsd: number | undefined, model: string, prices: ModelPrices): string | undefined {
+export function costBudgetPriceProblem(
+  maxCostUsd: number | undefined,
+  model: string,
+  prices: ModelPrices,
+): string | undefined {
   if (!maxCostUsd || priceOf(prices, model) !== undefined) return undefined;
   return `--max-cost needs a price for the model "${model}", and REACT_AGENT_MODEL_PRICES, which the worker this command starts reads, has none${
     Object.keys(prices).length ? ` (it prices ${Object.keys(prices).join(', ')})` : ''

@@ -15,7 +15,10 @@ export const evaluateOptionsHelp = `  --evaluate           evaluate when the bat
   --judge NAME|FILE    with --evaluate: gaia, browsecomp or a prompt file (default: exact match and F1)`;
 
 /** The batch's `evaluate` option, or undefined without --evaluate. */
-export function evaluateOptionFrom(values: { evaluate?: boolean; judge?: string }, help: string): BatchEvaluation | undefined {
+export function evaluateOptionFrom(
+  values: { evaluate?: boolean; judge?: string },
+  help: string,
+): BatchEvaluation | undefined {
   if (!values.evaluate) {
     if (values.judge !== undefined) throw new UsageError('--judge goes with --evaluate.', help);
     return undefined;
@@ -23,6 +26,7 @@ export function evaluateOptionFrom(values: { evaluate?: boolean; judge?: string 
   if (values.judge === undefined) return {};
   if (values.judge === 'gaia' || values.judge === 'browsecomp') return { judge: values.judge };
   const path = resolve(values.judge);
-  if (!existsSync(path)) throw new UsageError(`--judge must be gaia, browsecomp or a prompt file; ${path} does not exist.`, help);
+  if (!existsSync(path))
+    throw new UsageError(`--judge must be gaia, browsecomp or a prompt file; ${path} does not exist.`, help);
   return { judge: path };
 }

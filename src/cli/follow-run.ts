@@ -42,13 +42,17 @@ export interface FollowRunOptions {
   streamPollMs?: number;
 }
 
-const keepTryingConnectionProblems = ({ error, failedAttempts }: FollowProblem) => isConnectionProblem(error) && failedAttempts <= 10;
+const keepTryingConnectionProblems = ({ error, failedAttempts }: FollowProblem) =>
+  isConnectionProblem(error) && failedAttempts <= 10;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] as string;
 
 /** The id of the workflow's latest run, so a resumed read continues the same run. */
 async function latestRunId(client: Client, workflowId: string): Promise<string> {
-  const description = await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId } });
+  const description = await client.workflowService.describeWorkflowExecution({
+    namespace: client.options.namespace,
+    execution: { workflowId },
+  });
   return description.workflowExecutionInfo?.execution?.runId ?? '';
 }
 
@@ -71,7 +75,12 @@ function readSafely(reader: RunEventReader, historyEvent: HistoryEvent, print: (
  * call's heartbeat details, which the run is described for about every second.
  * @throws RunEndedWithoutResultError when the run closed without a result; the last read error when it gives up.
  */
-export async function followRun(client: Client, workflowId: string, print: (line: string) => void, options: FollowRunOptions = {}): Promise<ResearchRunResult> {
+export async function followRun(
+  client: Client,
+  workflowId: string,
+  print: (line: string) => void,
+  options: FollowRunOptions = {},
+): Promise<ResearchRunResult> {
   const keepTrying = options.keepTrying ?? keepTryingConnectionProblems;
   const retryDelayMs = options.retryDelayMs ?? 2_000;
   const streamPollMs = options.streamPollMs ?? 1_000;
@@ -130,7 +139,10 @@ export async function followRun(client: Client, workflowId: string, print: (line
           if (error instanceof RunEndedWithoutResultError) throw error;
           failedAttempts += 1;
           if (!keepTrying({ error, failedAttempts })) throw error;
-          if (failedAttempts === 1) print(`  (lost the connection to Temporal: ${messageOf(error)}; trying again every ${retryDelayMs / 1000} s)`);
+          if (failedAttempts === 1)
+            print(
+              `  (lost the connection to Temporal: ${messageOf(error)}; trying again every ${retryDelayMs / 1000} s)`,
+            );
           await delay(retryDelayMs);
         }
       }

@@ -44,7 +44,8 @@ export const commands: Record<string, LazyCommand> = {
   start: {
     summary: 'start a run; print its id and Web UI link',
     load: () => {
-      const { startCommand, startHelp } = require('./commands/start-command') as typeof import('./commands/start-command');
+      const { startCommand, startHelp } =
+        require('./commands/start-command') as typeof import('./commands/start-command');
       return { help: startHelp, run: startCommand };
     },
   },
@@ -52,7 +53,8 @@ export const commands: Record<string, LazyCommand> = {
     summary: "print a run or batch's progress until it ends",
     // A run id: the run's view; a batch id: the batch's (batchSides.follow).
     load: () => {
-      const { followCommand, followHelp } = require('./commands/follow-command') as typeof import('./commands/follow-command');
+      const { followCommand, followHelp } =
+        require('./commands/follow-command') as typeof import('./commands/follow-command');
       const { takingBatchIds, batchSides } = batchCommands();
       return takingBatchIds({ help: followHelp, run: followCommand }, batchSides.follow);
     },
@@ -61,7 +63,8 @@ export const commands: Record<string, LazyCommand> = {
     summary: "show a run or batch's status and progress",
     // A run id: the run's view; a batch id: the batch's (batchSides.status).
     load: () => {
-      const { statusCommand, statusHelp } = require('./commands/status-command') as typeof import('./commands/status-command');
+      const { statusCommand, statusHelp } =
+        require('./commands/status-command') as typeof import('./commands/status-command');
       const { takingBatchIds, batchSides } = batchCommands();
       return takingBatchIds({ help: statusHelp, run: statusCommand }, batchSides.status);
     },
@@ -69,7 +72,8 @@ export const commands: Record<string, LazyCommand> = {
   result: {
     summary: "print a run's result with its messages as JSON",
     load: () => {
-      const { resultCommand, resultHelp } = require('./commands/result-command') as typeof import('./commands/result-command');
+      const { resultCommand, resultHelp } =
+        require('./commands/result-command') as typeof import('./commands/result-command');
       return { help: resultHelp, run: resultCommand };
     },
   },
@@ -77,7 +81,8 @@ export const commands: Record<string, LazyCommand> = {
     summary: 'cancel a run or batch cleanly',
     // A run id: the run's view; a batch id: the batch's (batchSides.cancel).
     load: () => {
-      const { cancelCommand, cancelHelp } = require('./commands/cancel-command') as typeof import('./commands/cancel-command');
+      const { cancelCommand, cancelHelp } =
+        require('./commands/cancel-command') as typeof import('./commands/cancel-command');
       const { takingBatchIds, batchSides } = batchCommands();
       return takingBatchIds({ help: cancelHelp, run: cancelCommand }, batchSides.cancel);
     },
@@ -97,7 +102,8 @@ export const commands: Record<string, LazyCommand> = {
   tools: {
     summary: 'list the tools a worker would offer (built-ins, modules, MCP servers)',
     load: () => {
-      const { toolsCommand, toolsHelp } = require('./commands/tools-command') as typeof import('./commands/tools-command');
+      const { toolsCommand, toolsHelp } =
+        require('./commands/tools-command') as typeof import('./commands/tools-command');
       return { help: toolsHelp, run: toolsCommand };
     },
   },
@@ -111,21 +117,24 @@ export const commands: Record<string, LazyCommand> = {
   server: {
     summary: 'run the local Temporal dev server with the Web UI',
     load: () => {
-      const { serverCommand, serverHelp } = require('./commands/server-command') as typeof import('./commands/server-command');
+      const { serverCommand, serverHelp } =
+        require('./commands/server-command') as typeof import('./commands/server-command');
       return { help: serverHelp, run: serverCommand };
     },
   },
   worker: {
     summary: 'run a worker until Ctrl-C (the same as npm run worker)',
     load: () => {
-      const { workerCommand, workerHelp } = require('./commands/worker-command') as typeof import('./commands/worker-command');
+      const { workerCommand, workerHelp } =
+        require('./commands/worker-command') as typeof import('./commands/worker-command');
       return { help: workerHelp, run: workerCommand };
     },
   },
   stack: {
     summary: 'the production stack here: PostgreSQL, Temporal services, S3, workers (up|down|status|cut|restore)',
     load: () => {
-      const { stackCommand, stackHelp } = require('./commands/stack-command') as typeof import('./commands/stack-command');
+      const { stackCommand, stackHelp } =
+        require('./commands/stack-command') as typeof import('./commands/stack-command');
       return { help: stackHelp, run: stackCommand };
     },
   },
@@ -146,14 +155,16 @@ export const commands: Record<string, LazyCommand> = {
   batch: {
     summary: 'run a file of questions as a durable batch (rollouts, resume)',
     load: () => {
-      const { batchCommand, batchHelp } = require('./commands/batch/batch-command') as typeof import('./commands/batch/batch-command');
+      const { batchCommand, batchHelp } =
+        require('./commands/batch/batch-command') as typeof import('./commands/batch/batch-command');
       return { help: batchHelp, run: batchCommand };
     },
   },
   schedule: {
     summary: 'Temporal Schedules that start batches (create, list, describe, pause, trigger, backfill, ...)',
     load: () => {
-      const { scheduleCommand, scheduleHelp } = require('./commands/schedule/schedule-command') as typeof import('./commands/schedule/schedule-command');
+      const { scheduleCommand, scheduleHelp } =
+        require('./commands/schedule/schedule-command') as typeof import('./commands/schedule/schedule-command');
       return { help: scheduleHelp, run: scheduleCommand };
     },
   },

@@ -4,9 +4,15 @@ import type { ChatMessage } from '../core/messages';
 import type { MaterialisedRunResult, ResearchRunResult } from '../core/run-result';
 
 /** The run result with `messages` read from the transcript store: DeepResearch's evaluation shape. */
-export async function materialiseResult(store: TranscriptStore, result: ResearchRunResult): Promise<MaterialisedRunResult> {
+export async function materialiseResult(
+  store: TranscriptStore,
+  result: ResearchRunResult,
+): Promise<MaterialisedRunResult> {
   const messages = result.transcript ? await loadConversation(store, result.transcript) : [];
-  return { ...result, messages: messages.map((message) => ({ role: message.role, content: contentWithReasoning(message) })) };
+  return {
+    ...result,
+    messages: messages.map((message) => ({ role: message.role, content: contentWithReasoning(message) })),
+  };
 }
 
 /**

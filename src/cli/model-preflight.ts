@@ -12,9 +12,15 @@ export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000)
   const shown = maskUrlCredentials(config.baseUrl);
   let response: Response;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${config.apiKey}` }, signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(url, {
+      headers: { authorization: `Bearer ${config.apiKey}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (error) {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? `no answer within ${timeoutMs / 1000} s`
+        : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
     return [
       `The model endpoint ${shown} cannot be reached (${maskUrlCredentials(reason)}).`,
       'Start your model server (vLLM, Ollama, llama-server) or fix OPENAI_BASE_URL;',

@@ -8,7 +8,8 @@ const oneLine = (text: unknown, maxCharacters = 160) => {
   return flat.length > maxCharacters ? `${flat.slice(0, maxCharacters - 1)}…` : flat;
 };
 
-const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value.toLocaleString('en-US') : '?');
+const count = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toLocaleString('en-US') : '?';
 
 const plural = (value: number, one: string, many: string) => `${count(value)} ${value === 1 ? one : many}`;
 
@@ -18,18 +19,26 @@ function linesFor(event: RunEvent): string[] {
       return [`[call ${event.modelCall}] ${event.finalAnswer ? 'asking for the final answer' : 'calling the model'}`];
     case 'model_call_completed': {
       const { turn, usage, contextTokens } = event.output;
-      const spent = event.spent ? `; ${formatUsd(event.spent.costUsd)}${event.spent.maxCostUsd !== undefined ? ` of ${formatUsd(event.spent.maxCostUsd)}` : ''} spent` : '';
+      const spent = event.spent
+        ? `; ${formatUsd(event.spent.costUsd)}${event.spent.maxCostUsd !== undefined ? ` of ${formatUsd(event.spent.maxCostUsd)}` : ''} spent`
+        : '';
       const cost = typeof usage?.costUsd === 'number' ? `, ${formatUsd(usage.costUsd)}${spent}` : '';
-      const lines = [`[call ${event.modelCall}] ${count(contextTokens)} context tokens (+${count(usage?.completionTokens)}${cost})`];
+      const lines = [
+        `[call ${event.modelCall}] ${count(contextTokens)} context tokens (+${count(usage?.completionTokens)}${cost})`,
+      ];
       if (turn.thought) lines.push(`  thought: ${oneLine(turn.thought)}`);
       for (const call of turn.toolCalls ?? [])
-        lines.push(`  tool call: ${call?.name || '?'} ${oneLine(JSON.stringify(call?.arguments ?? {}), 120)}${call?.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`);
+        lines.push(
+          `  tool call: ${call?.name || '?'} ${oneLine(JSON.stringify(call?.arguments ?? {}), 120)}${call?.problem ? ` (not run: ${oneLine(call.problem, 80)})` : ''}`,
+        );
       if (turn.answer !== undefined) lines.push(`  answer: ${oneLine(turn.answer)}`);
       else if (turn.problem) lines.push(`  format problem: ${oneLine(turn.problem, 100)}`);
       return lines;
     }
     case 'compression_started':
-      return [`  compressing the context (target ${count(event.targetTokens)} tokens${event.summarize ? ', may summarise old turns' : ''}) ...`];
+      return [
+        `  compressing the context (target ${count(event.targetTokens)} tokens${event.summarize ? ', may summarise old turns' : ''}) ...`,
+      ];
     case 'context_compressed': {
       const { stubbedObservations, summarizedTurns, contextTokens } = event.output;
       return [
@@ -38,13 +47,18 @@ function linesFor(event: RunEvent): string[] {
     }
     case 'context_window_learned': {
       const { contextWindow, source, promptBudget } = event.output;
-      if (contextWindow === undefined) return ['  model context window: the server does not say; the context budget is limits.maxContextTokens'];
-      return [`  model context window: ${count(contextWindow)} tokens (${oneLine(source, 100)}); a prompt may take ${count(promptBudget)} of them`];
+      if (contextWindow === undefined)
+        return ['  model context window: the server does not say; the context budget is limits.maxContextTokens'];
+      return [
+        `  model context window: ${count(contextWindow)} tokens (${oneLine(source, 100)}); a prompt may take ${count(promptBudget)} of them`,
+      ];
     }
     case 'tool_started':
       return [];
     case 'tool_completed':
-      return [`  ${event.tool} → ${event.output.isError ? 'error: ' : ''}${oneLine(event.output.observation.preview, 140)} (${count(event.output.observation.characters)} chars)`];
+      return [
+        `  ${event.tool} → ${event.output.isError ? 'error: ' : ''}${oneLine(event.output.observation.preview, 140)} (${count(event.output.observation.characters)} chars)`,
+      ];
     case 'activity_completed':
       return [`  ${event.activity} completed`];
     case 'activity_failed':
@@ -70,7 +84,8 @@ export function progressLines(event: RunEvent): string[] {
   try {
     return linesFor(event);
   } catch (error) {
-    const kind = typeof (event as { kind?: unknown } | null)?.kind === 'string' ? (event as { kind: string }).kind : 'event';
+    const kind =
+      typeof (event as { kind?: unknown } | null)?.kind === 'string' ? (event as { kind: string }).kind : 'event';
     return [`  (${oneLine(kind, 60)}: not shown, ${oneLine(error instanceof Error ? error.message : error, 100)})`];
   }
 }

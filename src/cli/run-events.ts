@@ -1,7 +1,15 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput, LearnContextWindowOutput, ToolActivityInput, ToolActivityOutput } from '../core/activity-contracts';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  CompressContextInput,
+  CompressContextOutput,
+  LearnContextWindowOutput,
+  ToolActivityInput,
+  ToolActivityOutput,
+} from '../core/activity-contracts';
 import type { ResearchRunResult } from '../core/run-result';
 import { activityRole } from './activity-roles';
 
@@ -15,7 +23,12 @@ export type RunEvent =
    * `spent`: what the run's calls cost so far, this one included, and its cost budget
    * (`limits.maxCostUsd`) as the run started or was continued with, when the calls have a cost.
    */
-  | { kind: 'model_call_completed'; modelCall: number; output: CallModelOutput; spent?: { costUsd: number; maxCostUsd?: number } }
+  | {
+      kind: 'model_call_completed';
+      modelCall: number;
+      output: CallModelOutput;
+      spent?: { costUsd: number; maxCostUsd?: number };
+    }
   | { kind: 'compression_started'; targetTokens: number; summarize: boolean }
   | { kind: 'context_compressed'; output: CompressContextOutput }
   /** The run asked the model server for its context window (once, at its start). */
@@ -42,7 +55,8 @@ function decode(payloads: temporal.api.common.v1.IPayloads | null | undefined): 
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
 function isCallModelInput(value: unknown): value is CallModelInput {
@@ -50,7 +64,14 @@ function isCallModelInput(value: unknown): value is CallModelInput {
 }
 
 function isCallModelOutput(value: unknown): value is CallModelOutput {
-  return isRecord(value) && isNumber(value.contextTokens) && isRecord(value.usage) && isNumber(value.usage.completionTokens) && isRecord(value.turn) && Array.isArray(value.turn.toolCalls);
+  return (
+    isRecord(value) &&
+    isNumber(value.contextTokens) &&
+    isRecord(value.usage) &&
+    isNumber(value.usage.completionTokens) &&
+    isRecord(value.turn) &&
+    Array.isArray(value.turn.toolCalls)
+  );
 }
 
 function isCompressContextInput(value: unknown): value is CompressContextInput {
@@ -58,11 +79,20 @@ function isCompressContextInput(value: unknown): value is CompressContextInput {
 }
 
 function isCompressContextOutput(value: unknown): value is CompressContextOutput {
-  return isRecord(value) && isNumber(value.contextTokens) && isNumber(value.stubbedObservations) && isNumber(value.summarizedTurns);
+  return (
+    isRecord(value) &&
+    isNumber(value.contextTokens) &&
+    isNumber(value.stubbedObservations) &&
+    isNumber(value.summarizedTurns)
+  );
 }
 
 function isLearnContextWindowOutput(value: unknown): value is LearnContextWindowOutput {
-  return isRecord(value) && isNumber(value.maxOutputTokens) && (value.contextWindow === undefined || isNumber(value.contextWindow));
+  return (
+    isRecord(value) &&
+    isNumber(value.maxOutputTokens) &&
+    (value.contextWindow === undefined || isNumber(value.contextWindow))
+  );
 }
 
 function isToolActivityInput(value: unknown): value is ToolActivityInput {
@@ -70,7 +100,12 @@ function isToolActivityInput(value: unknown): value is ToolActivityInput {
 }
 
 function isToolActivityOutput(value: unknown): value is ToolActivityOutput {
-  return isRecord(value) && isRecord(value.observation) && typeof value.observation.preview === 'string' && isNumber(value.observation.characters);
+  return (
+    isRecord(value) &&
+    isRecord(value.observation) &&
+    typeof value.observation.preview === 'string' &&
+    isNumber(value.observation.characters)
+  );
 }
 
 function isResearchRunResult(value: unknown): value is ResearchRunResult {
@@ -96,7 +131,11 @@ export class RunEventReader {
         // The input's budget (a continued run carries its state, with limits changed by setLimits and the usage so far).
         const input = decode(event.workflowExecutionStartedEventAttributes?.input);
         const resume = isRecord(input) && isRecord(input.resume) ? input.resume : undefined;
-        const limits = isRecord(resume?.limits) ? resume.limits : isRecord(input) && isRecord(input.limits) ? input.limits : undefined;
+        const limits = isRecord(resume?.limits)
+          ? resume.limits
+          : isRecord(input) && isRecord(input.limits)
+            ? input.limits
+            : undefined;
         this.maxCostUsd = isNumber(limits?.maxCostUsd) && limits.maxCostUsd > 0 ? limits.maxCostUsd : undefined;
         this.costUsd = isRecord(resume?.usage) && isNumber(resume.usage.costUsd) ? resume.usage.costUsd : undefined;
         return [];
@@ -133,12 +172,26 @@ export class RunEventReader {
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: {
         const result = decode(event.workflowExecutionCompletedEventAttributes?.result);
-        return [isResearchRunResult(result) ? { kind: 'run_completed', result } : { kind: 'run_closed', status: 'completed, with a result this command cannot read' }];
+        return [
+          isResearchRunResult(result)
+            ? { kind: 'run_completed', result }
+            : { kind: 'run_closed', status: 'completed, with a result this command cannot read' },
+        ];
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-        return [{ kind: 'continued_as_new', newRunId: event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? '' }];
+        return [
+          {
+            kind: 'continued_as_new',
+            newRunId: event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? '',
+          },
+        ];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
-        return [{ kind: 'run_closed', status: `failed: ${event.workflowExecutionFailedEventAttributes?.failure?.message ?? ''}` }];
+        return [
+          {
+            kind: 'run_closed',
+            status: `failed: ${event.workflowExecutionFailedEventAttributes?.failure?.message ?? ''}`,
+          },
+        ];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
         return [{ kind: 'run_closed', status: 'terminated' }];
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
@@ -154,15 +207,21 @@ export class RunEventReader {
   private spentAfter(output: CallModelOutput): { spent?: { costUsd: number; maxCostUsd?: number } } {
     if (isNumber(output.usage.costUsd)) this.costUsd = (this.costUsd ?? 0) + output.usage.costUsd;
     if (this.costUsd === undefined) return {};
-    return { spent: { costUsd: this.costUsd, ...(this.maxCostUsd !== undefined ? { maxCostUsd: this.maxCostUsd } : {}) } };
+    return {
+      spent: { costUsd: this.costUsd, ...(this.maxCostUsd !== undefined ? { maxCostUsd: this.maxCostUsd } : {}) },
+    };
   }
 
   private started(activity: string, input: unknown): RunEvent[] {
     switch (activityRole(activity)) {
       case 'model':
-        return isCallModelInput(input) ? [{ kind: 'model_call_started', modelCall: input.modelCall, finalAnswer: Boolean(input.finalAnswer) }] : [];
+        return isCallModelInput(input)
+          ? [{ kind: 'model_call_started', modelCall: input.modelCall, finalAnswer: Boolean(input.finalAnswer) }]
+          : [];
       case 'compression':
-        return isCompressContextInput(input) ? [{ kind: 'compression_started', targetTokens: input.targetTokens, summarize: Boolean(input.summarize) }] : [];
+        return isCompressContextInput(input)
+          ? [{ kind: 'compression_started', targetTokens: input.targetTokens, summarize: Boolean(input.summarize) }]
+          : [];
       case 'context-window':
       case 'bookkeeping':
         return [];
@@ -178,14 +237,23 @@ export class RunEventReader {
           ? [{ kind: 'model_call_completed', modelCall: input.modelCall, output: result, ...this.spentAfter(result) }]
           : [{ kind: 'activity_completed', activity }];
       case 'compression':
-        return isCompressContextOutput(result) ? [{ kind: 'context_compressed', output: result }] : [{ kind: 'activity_completed', activity }];
+        return isCompressContextOutput(result)
+          ? [{ kind: 'context_compressed', output: result }]
+          : [{ kind: 'activity_completed', activity }];
       case 'context-window':
         return isLearnContextWindowOutput(result) ? [{ kind: 'context_window_learned', output: result }] : [];
       case 'bookkeeping':
         return [];
       case 'other':
         return isToolActivityOutput(result)
-          ? [{ kind: 'tool_completed', tool: activity, callId: isToolActivityInput(input) ? input.callId : '', output: result }]
+          ? [
+              {
+                kind: 'tool_completed',
+                tool: activity,
+                callId: isToolActivityInput(input) ? input.callId : '',
+                output: result,
+              },
+            ]
           : [{ kind: 'activity_completed', activity: activity || 'activity' }];
     }
   }

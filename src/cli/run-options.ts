@@ -64,20 +64,48 @@ export const RUN_OPTIONS = [
     value: 'USD',
     limit: 'maxCostUsd',
     changesBudget: true,
-    forOneRun: ["cost budget in US dollars at the workers' prices (REACT_AGENT_MODEL_PRICES;", 'default none): at it the run asks for its final answer and ends cost_limit'],
+    forOneRun: [
+      "cost budget in US dollars at the workers' prices (REACT_AGENT_MODEL_PRICES;",
+      'default none): at it the run asks for its final answer and ends cost_limit',
+    ],
     forEveryRun: "cost budget per run in US dollars at the workers' prices (default none)",
   },
-  { flag: 'tools', value: 'a,b', forOneRun: 'tools the run may use, or none (default: all the worker has)', forEveryRun: 'tools the runs may use, or none (default: all the worker has)' },
-  { flag: 'model', value: 'NAME', forOneRun: "model for this run (default: the worker's REACT_AGENT_MODEL)", forEveryRun: "model (default: the worker's REACT_AGENT_MODEL)" },
+  {
+    flag: 'tools',
+    value: 'a,b',
+    forOneRun: 'tools the run may use, or none (default: all the worker has)',
+    forEveryRun: 'tools the runs may use, or none (default: all the worker has)',
+  },
+  {
+    flag: 'model',
+    value: 'NAME',
+    forOneRun: "model for this run (default: the worker's REACT_AGENT_MODEL)",
+    forEveryRun: "model (default: the worker's REACT_AGENT_MODEL)",
+  },
   {
     flag: 'protocol',
     value: 'NAME',
     forOneRun: 'deep-research (default), native (OpenAI tool calls) or classic (Thought/Action)',
     forEveryRun: `${PROTOCOL_NAMES.join(', ')} (default deep-research)`,
   },
-  { flag: 'temperature', value: 'T', range: { minimum: 0, maximum: 2, integer: false }, forEveryRun: "sampling temperature (default the worker's, 0.6)" },
-  { flag: 'top-p', value: 'P', range: { minimum: 0, maximum: 1, integer: false }, forEveryRun: "nucleus sampling (default the worker's, 0.95)" },
-  { flag: 'max-output-tokens', value: 'N', range: { minimum: 1, maximum: 1_000_000, integer: true }, forEveryRun: "longest reply (default the worker's, 10000)" },
+  {
+    flag: 'temperature',
+    value: 'T',
+    range: { minimum: 0, maximum: 2, integer: false },
+    forEveryRun: "sampling temperature (default the worker's, 0.6)",
+  },
+  {
+    flag: 'top-p',
+    value: 'P',
+    range: { minimum: 0, maximum: 1, integer: false },
+    forEveryRun: "nucleus sampling (default the worker's, 0.95)",
+  },
+  {
+    flag: 'max-output-tokens',
+    value: 'N',
+    range: { minimum: 1, maximum: 1_000_000, integer: true },
+    forEveryRun: "longest reply (default the worker's, 10000)",
+  },
   { flag: 'id', value: 'ID', forOneRun: 'workflow id (default: research-<question words>-<time>-<random>)' },
 ] as const satisfies readonly RunOption[];
 
@@ -94,7 +122,9 @@ export type BudgetFlag = Flag<Extract<Table, { changesBudget: true }>>;
 type SpecsOf<F extends string> = { readonly [flag in F]: { readonly type: 'string' } };
 
 function specsOf<F extends string>(taken: (option: RunOption) => boolean): SpecsOf<F> {
-  return Object.fromEntries(RUN_OPTIONS.filter((option: RunOption) => taken(option)).map((option) => [option.flag, { type: 'string' }])) as SpecsOf<F>;
+  return Object.fromEntries(
+    RUN_OPTIONS.filter((option: RunOption) => taken(option)).map((option) => [option.flag, { type: 'string' }]),
+  ) as SpecsOf<F>;
 }
 
 /** The parseArgs options of `run` and `start`. */
@@ -110,7 +140,10 @@ function helpLines(text: (option: RunOption) => string | readonly string[] | und
     const given = text(option);
     if (given === undefined) return [];
     const [first, ...more] = typeof given === 'string' ? [given] : given;
-    return [`  --${option.flag} ${option.value}`.padEnd(column) + first, ...more.map((line) => `${' '.repeat(column)}${line}`)];
+    return [
+      `  --${option.flag} ${option.value}`.padEnd(column) + first,
+      ...more.map((line) => `${' '.repeat(column)}${line}`),
+    ];
   }).join('\n');
 }
 
@@ -134,19 +167,32 @@ export interface BudgetReading {
 }
 
 /** The budgets given among `flags`, as a run's `limits`; `--max-cost` is always read by {@link costOption}. */
-export function budgetsFrom(values: OptionValues, flags: readonly string[], help: string, reading: BudgetReading): Partial<RunLimits> {
+export function budgetsFrom(
+  values: OptionValues,
+  flags: readonly string[],
+  help: string,
+  reading: BudgetReading,
+): Partial<RunLimits> {
   const budgets: Partial<RunLimits> = {};
   for (const option of RUN_OPTIONS as readonly RunOption[]) {
     const raw = values[option.flag];
     if (!option.limit || !flags.includes(option.flag) || raw === undefined) continue;
     if (option.limit === 'maxCostUsd') budgets.maxCostUsd = costOption(typeof raw === 'string' ? raw : undefined, help);
-    else budgets[option.limit] = reading.checkRanges && option.range ? (numberOption(values, option.flag, help, option.range) as number) : Number(raw);
+    else
+      budgets[option.limit] =
+        reading.checkRanges && option.range
+          ? (numberOption(values, option.flag, help, option.range) as number)
+          : Number(raw);
   }
   return budgets;
 }
 
 /** A number option of every run (`--temperature`, `--top-p`, `--max-output-tokens`), checked against its range. */
-export function everyRunNumber(values: OptionValues, flag: 'temperature' | 'top-p' | 'max-output-tokens', help: string): number | undefined {
+export function everyRunNumber(
+  values: OptionValues,
+  flag: 'temperature' | 'top-p' | 'max-output-tokens',
+  help: string,
+): number | undefined {
   const option = RUN_OPTIONS.find((candidate) => candidate.flag === flag) as RunOption;
   return numberOption(values, flag, help, option.range as NumberRange);
 }

@@ -46,7 +46,10 @@ export type FollowFailureResponse =
  * run depends on what `run` started, it cancels the run and waits for it to end before stopping
  * anything.
  */
-export function responseToFollowFailure(failure: { error: unknown; waitedQuietly: boolean }, stack: StackState): FollowFailureResponse {
+export function responseToFollowFailure(
+  failure: { error: unknown; waitedQuietly: boolean },
+  stack: StackState,
+): FollowFailureResponse {
   if (stack.serverExited) return 'report-saved';
   if (!failure.waitedQuietly && !isConnectionProblem(failure.error)) return 'wait-quietly';
   if (stack.startedWorker || stack.startedServer) return 'cancel-and-wait';

@@ -32,7 +32,8 @@ export function parseDuration(text: string): number | undefined {
   const trimmed = text.trim().toLowerCase();
   if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(trimmed)) return undefined;
   let total = 0;
-  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) total += Number(match[1]) * (UNITS[match[2] as string] as number);
+  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g))
+    total += Number(match[1]) * (UNITS[match[2] as string] as number);
   return Math.round(total);
 }
 
@@ -96,13 +97,16 @@ export function cronProblem(expression: string): string | undefined {
     if (!isKnownTimeZone(zone[1] as string)) return `unknown time zone "${zone[1]}" in ${zone[0].split(/\s/)[0]}`;
     text = (zone[2] as string).trim();
   }
-  if (text === '') return 'the expression is empty; give five fields: minute hour day-of-month month day-of-week (e.g. "0 3 * * *" for 03:00 every day)';
+  if (text === '')
+    return 'the expression is empty; give five fields: minute hour day-of-month month day-of-week (e.g. "0 3 * * *" for 03:00 every day)';
   if (text.startsWith('@')) {
     if (SHORTHANDS.has(text.toLowerCase())) return undefined;
     const every = /^@every\s+(\S+?)(?:\/(\S+))?$/i.exec(text);
     if (every) {
-      if (parseDuration(every[1] as string) === undefined) return `"@every ${every[1]}" needs a duration such as 30m, 6h or 1d`;
-      if (every[2] !== undefined && parseDuration(every[2]) === undefined) return `the offset "${every[2]}" of @every is not a duration such as 5m`;
+      if (parseDuration(every[1] as string) === undefined)
+        return `"@every ${every[1]}" needs a duration such as 30m, 6h or 1d`;
+      if (every[2] !== undefined && parseDuration(every[2]) === undefined)
+        return `the offset "${every[2]}" of @every is not a duration such as 5m`;
       return undefined;
     }
     return `unknown shorthand "${text.split(/\s/)[0]}"; use one of ${[...SHORTHANDS].join(', ')} or "@every <duration>"`;
@@ -116,7 +120,8 @@ export function cronProblem(expression: string): string | undefined {
         : fields.length === 7
           ? [SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK, YEAR]
           : undefined;
-  if (!layout) return `expected 5 fields (minute hour day-of-month month day-of-week), or 6 with a year, or 7 with seconds first; got ${fields.length}: "${text}"`;
+  if (!layout)
+    return `expected 5 fields (minute hour day-of-month month day-of-week), or 6 with a year, or 7 with seconds first; got ${fields.length}: "${text}"`;
   for (let position = 0; position < fields.length; position += 1) {
     const problem = cronFieldProblem(fields[position] as string, layout[position] as CronField);
     if (problem) return `${(layout[position] as CronField).name} field "${fields[position]}": ${problem}`;
@@ -129,7 +134,8 @@ function cronFieldProblem(field: string, spec: CronField): string | undefined {
     if (part === '') return 'an empty list item';
     const [range, step, ...extra] = part.split('/');
     if (extra.length) return `"${part}" has more than one "/"`;
-    if (step !== undefined && !(/^\d+$/.test(step) && Number(step) > 0)) return `the step "${step}" must be a positive whole number`;
+    if (step !== undefined && !(/^\d+$/.test(step) && Number(step) > 0))
+      return `the step "${step}" must be a positive whole number`;
     if (range === '*' || range === '?') continue;
     const bounds = (range as string).split('-');
     if (bounds.length > 2) return `"${range}" is not a value or a range`;
@@ -139,7 +145,8 @@ function cronFieldProblem(field: string, spec: CronField): string | undefined {
       if (typeof value === 'string') return value;
       values.push(value);
     }
-    if (values.length === 2 && (values[0] as number) > (values[1] as number)) return `the range ${range} runs backwards`;
+    if (values.length === 2 && (values[0] as number) > (values[1] as number))
+      return `the range ${range} runs backwards`;
   }
   return undefined;
 }

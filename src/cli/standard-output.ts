@@ -35,7 +35,8 @@ export function printText(text: string): void {
  */
 export function exitWhenFlushed(code: number): void {
   process.exitCode = code;
-  const flushed = () => streams().every((stream) => stream.destroyed || !stream.writable || stream.writableLength === 0);
+  const flushed = () =>
+    streams().every((stream) => stream.destroyed || !stream.writable || stream.writableLength === 0);
   const exitOrWait = () => {
     if (flushed()) process.exit(code);
     else setTimeout(exitOrWait, 10);

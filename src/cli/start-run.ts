@@ -29,6 +29,10 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
 }
 
 /** Starts a `researchAgent` run on the worker's task queue, through the client library (src/client). */
-export async function startRun(context: CliContext, input: ResearchRunInput, workflowId = newRunId(input.question)): Promise<WorkflowHandle<ResearchAgentWorkflow>> {
+export async function startRun(
+  context: CliContext,
+  input: ResearchRunInput,
+  workflowId = newRunId(input.question),
+): Promise<WorkflowHandle<ResearchAgentWorkflow>> {
   return (await startResearch(context.client, input, { taskQueue: context.worker.taskQueue, workflowId })).workflow;
 }

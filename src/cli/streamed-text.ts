@@ -26,7 +26,11 @@ export interface StreamLines {
  * than `width` characters is printed at a space before it (or cut there, without one). What is
  * left after the last line is held until more text comes or {@link flushStreamLines}.
  */
-export function streamLines(held: string, text: string, width = STREAM_LINE_WIDTH - STREAM_LINE_PREFIX.length): StreamLines {
+export function streamLines(
+  held: string,
+  text: string,
+  width = STREAM_LINE_WIDTH - STREAM_LINE_PREFIX.length,
+): StreamLines {
   const lines: string[] = [];
   let rest = held + text.replace(/\r\n?/g, '\n');
   for (;;) {
@@ -103,7 +107,11 @@ export class StreamedTextPrinter {
       }
       return [];
     }
-    const ended = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+    const ended =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
     const activityId = ended ? this.scheduled.get(String(ended.scheduledEventId)) : undefined;
     if (activityId === undefined) return [];
     this.scheduled.delete(String(ended?.scheduledEventId));

@@ -23,7 +23,11 @@ export async function connectClient(
   }
   const tracing = startClientTracing(tracingConfig);
   return {
-    client: new Client({ connection, namespace: temporal.namespace, ...(tracing.workflowInterceptors.length ? { interceptors: { workflow: tracing.workflowInterceptors } } : {}) }),
+    client: new Client({
+      connection,
+      namespace: temporal.namespace,
+      ...(tracing.workflowInterceptors.length ? { interceptors: { workflow: tracing.workflowInterceptors } } : {}),
+    }),
     close: async () => {
       await connection.close();
       await tracing.shutdown();
@@ -32,8 +36,20 @@ export async function connectClient(
 }
 
 /** Link to a run in the Web UI, when one is known: REACT_AGENT_WEB_UI_URL, the local dev server's UI, or Temporal Cloud. */
-export function webUiLink(temporal: TemporalConnection, workflowId: string, environment = process.env): string | undefined {
+export function webUiLink(
+  temporal: TemporalConnection,
+  workflowId: string,
+  environment = process.env,
+): string | undefined {
   const configured = environment.REACT_AGENT_WEB_UI_URL?.replace(/\/$/, '');
-  const base = configured ? configured : temporal.isLocalDefault ? 'http://localhost:8233' : /\.tmprl\.cloud:\d+$/.test(temporal.address) ? 'https://cloud.temporal.io' : undefined;
-  return base ? `${base}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}` : undefined;
+  const base = configured
+    ? configured
+    : temporal.isLocalDefault
+      ? 'http://localhost:8233'
+      : /\.tmprl\.cloud:\d+$/.test(temporal.address)
+        ? 'https://cloud.temporal.io'
+        : undefined;
+  return base
+    ? `${base}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`
+    : undefined;
 }

@@ -29,16 +29,24 @@ export function formatToolListing(listing: ToolListing): string {
   if (listing.tools.length === 0 && listing.skippedServers.length === 0) {
     return 'This worker would offer no tools (REACT_AGENT_TOOLS=none, and no tool modules or MCP servers).';
   }
-  const rows = listing.tools.map((tool) => [tool.name, describeSource(tool), tool.requiresApproval ? 'required' : '-', shortDescription(tool.description)]);
+  const rows = listing.tools.map((tool) => [
+    tool.name,
+    describeSource(tool),
+    tool.requiresApproval ? 'required' : '-',
+    shortDescription(tool.description),
+  ]);
   const header = ['TOOL', 'SOURCE', 'APPROVAL', 'DESCRIPTION'];
-  const widths = header.slice(0, 3).map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
+  const widths = header
+    .slice(0, 3)
+    .map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const line = (cells: string[]) =>
     cells
       .map((cell, column) => (column < 3 ? cell.padEnd(widths[column] as number) : cell))
       .join('  ')
       .trimEnd();
   const lines = listing.tools.length ? [line(header), ...rows.map(line)] : [];
-  for (const skipped of listing.skippedServers) lines.push(`MCP server "${skipped.server}" left out (optional): ${skipped.reason.split('\n')[0]}`);
+  for (const skipped of listing.skippedServers)
+    lines.push(`MCP server "${skipped.server}" left out (optional): ${skipped.reason.split('\n')[0]}`);
   const mcp = listing.tools.filter((tool) => tool.source === 'mcp');
   const servers = new Set(mcp.map((tool) => tool.server));
   const approval = listing.tools.filter((tool) => tool.requiresApproval).length;

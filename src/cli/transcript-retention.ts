@@ -70,7 +70,8 @@ export function referencesInValue(value: unknown, into: Set<string> = new Set())
     if (!item || typeof item !== 'object' || seen.has(item)) return;
     seen.add(item);
     if (ArrayBuffer.isView(item)) {
-      for (const reference of referencesIn(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8'))) into.add(reference);
+      for (const reference of referencesIn(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8')))
+        into.add(reference);
       return;
     }
     for (const child of Array.isArray(item) ? item : Object.values(item)) visit(child);
@@ -87,7 +88,11 @@ export function referencesInValue(value: unknown, into: Set<string> = new Set())
  *
  * @returns the reachable references that are stored, each with whether it is a conversation manifest.
  */
-export async function reachableBlobs(store: ListableTranscriptStore, roots: Iterable<string>, concurrency = 8): Promise<Map<string, { manifest: boolean }>> {
+export async function reachableBlobs(
+  store: ListableTranscriptStore,
+  roots: Iterable<string>,
+  concurrency = 8,
+): Promise<Map<string, { manifest: boolean }>> {
   const reached = new Map<string, { manifest: boolean }>();
   const visited = new Set<string>();
   let frontier = [...new Set(roots)];
@@ -129,18 +134,26 @@ function isConversationManifest(text: string): boolean {
  * Decides what goes: blobs reachable from the old roots, not reachable from the kept roots, and
  * last written before `cutoff`. Reads the store; deletes nothing.
  */
-export async function planRetention(store: ListableTranscriptStore, options: { oldRoots: Iterable<string>; keptRoots: Iterable<string>; cutoff: Date; concurrency?: number }): Promise<RetentionPlan> {
+export async function planRetention(
+  store: ListableTranscriptStore,
+  options: { oldRoots: Iterable<string>; keptRoots: Iterable<string>; cutoff: Date; concurrency?: number },
+): Promise<RetentionPlan> {
   const concurrency = options.concurrency ?? 8;
   const candidates = await reachableBlobs(store, options.oldRoots, concurrency);
-  const kept = candidates.size === 0 ? new Map<string, { manifest: boolean }>() : await reachableBlobs(store, options.keptRoots, concurrency);
+  const kept =
+    candidates.size === 0
+      ? new Map<string, { manifest: boolean }>()
+      : await reachableBlobs(store, options.keptRoots, concurrency);
   const listed = new Map<string, StoredBlob>();
-  if (candidates.size > 0) for await (const blob of store.listBlobs()) if (candidates.has(blob.reference)) listed.set(blob.reference, blob);
+  if (candidates.size > 0)
+    for await (const blob of store.listBlobs()) if (candidates.has(blob.reference)) listed.set(blob.reference, blob);
   const plan: RetentionPlan = { remove: [], manifests: new Set(), kept: [] };
   for (const [reference, { manifest }] of candidates) {
     const blob = listed.get(reference);
     if (!blob) continue; // read a moment ago, gone now: someone else removed it
     if (kept.has(reference)) plan.kept.push({ reference, manifest, because: 'referenced' });
-    else if (blob.lastModified.getTime() >= options.cutoff.getTime()) plan.kept.push({ reference, manifest, because: 'recent' });
+    else if (blob.lastModified.getTime() >= options.cutoff.getTime())
+      plan.kept.push({ reference, manifest, because: 'recent' });
     else {
       plan.remove.push(blob);
       if (manifest) plan.manifests.add(reference);
@@ -150,7 +163,11 @@ export async function planRetention(store: ListableTranscriptStore, options: { o
 }
 
 /** Deletes what the plan removes: other blobs first, manifests last. */
-export async function applyRetention(store: ListableTranscriptStore, plan: RetentionPlan, concurrency = 8): Promise<void> {
+export async function applyRetention(
+  store: ListableTranscriptStore,
+  plan: RetentionPlan,
+  concurrency = 8,
+): Promise<void> {
   const leaves = plan.remove.filter((blob) => !plan.manifests.has(blob.reference));
   const manifests = plan.remove.filter((blob) => plan.manifests.has(blob.reference));
   await forEachAtMost(leaves, concurrency, (blob) => store.deleteBlob(blob.reference));
@@ -158,13 +175,22 @@ export async function applyRetention(store: ListableTranscriptStore, plan: Reten
 }
 
 /** Counts a plan for the summary. */
-export function summarisePlan(plan: RetentionPlan, counts: { cutoff: Date; dryRun: boolean; oldRuns: number; keptRuns: number }): RetentionSummary {
+export function summarisePlan(
+  plan: RetentionPlan,
+  counts: { cutoff: Date; dryRun: boolean; oldRuns: number; keptRuns: number },
+): RetentionSummary {
   const removedManifests = plan.manifests.size;
   return {
     ...counts,
     manifests: { removed: removedManifests, kept: plan.kept.filter((entry) => entry.manifest).length },
-    blobs: { removed: plan.remove.length - removedManifests, kept: plan.kept.filter((entry) => !entry.manifest).length },
-    keptBecause: { referenced: plan.kept.filter((entry) => entry.because === 'referenced').length, recent: plan.kept.filter((entry) => entry.because === 'recent').length },
+    blobs: {
+      removed: plan.remove.length - removedManifests,
+      kept: plan.kept.filter((entry) => !entry.manifest).length,
+    },
+    keptBecause: {
+      referenced: plan.kept.filter((entry) => entry.because === 'referenced').length,
+      recent: plan.kept.filter((entry) => entry.because === 'recent').length,
+    },
     bytesFreed: plan.remove.reduce((total, blob) => total + blob.sizeBytes, 0),
   };
 }
@@ -180,7 +206,8 @@ export function retentionQueries(cutoff: Date): { old: string; kept: string } {
 
 async function listExecutions(client: Client, query: string): Promise<ListedExecution[]> {
   const executions: ListedExecution[] = [];
-  for await (const execution of client.workflow.list({ query })) executions.push({ workflowId: execution.workflowId, runId: execution.runId, type: execution.type });
+  for await (const execution of client.workflow.list({ query }))
+    executions.push({ workflowId: execution.workflowId, runId: execution.runId, type: execution.type });
   return executions;
 }
 
@@ -209,7 +236,11 @@ export interface TranscriptGarbageOptions {
 }
 
 /** `react-agent gc`: lists executions on both sides of the cutoff, plans, and (unless a dry run) deletes. */
-export async function collectTranscriptGarbage(client: Client, store: ListableTranscriptStore, options: TranscriptGarbageOptions): Promise<RetentionSummary> {
+export async function collectTranscriptGarbage(
+  client: Client,
+  store: ListableTranscriptStore,
+  options: TranscriptGarbageOptions,
+): Promise<RetentionSummary> {
   const concurrency = options.concurrency ?? 8;
   const cutoff = new Date((options.now ?? new Date()).getTime() - options.olderThanMs);
   const queries = retentionQueries(cutoff);
@@ -232,5 +263,10 @@ export async function collectTranscriptGarbage(client: Client, store: ListableTr
   }
   const plan = await planRetention(store, { oldRoots, keptRoots, cutoff, concurrency });
   if (!options.dryRun) await applyRetention(store, plan, concurrency);
-  return summarisePlan(plan, { cutoff, dryRun: options.dryRun ?? false, oldRuns: old.length, keptRuns: keptExecutions.length });
+  return summarisePlan(plan, {
+    cutoff,
+    dryRun: options.dryRun ?? false,
+    oldRuns: old.length,
+    keptRuns: keptExecutions.length,
+  });
 }

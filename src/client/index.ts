@@ -3,11 +3,37 @@
  * `@temporalio/client` (`import { startResearch } from 'durable-react-agent/client'`). Everything
  * here is also reachable from any other Temporal SDK by name; docs/clients.md is the contract.
  */
-export { InvalidResearchRequestError, ResearchHandle, getResearch, startResearch, type StartResearchOptions } from './research-client';
+export {
+  InvalidResearchRequestError,
+  ResearchHandle,
+  getResearch,
+  startResearch,
+  type StartResearchOptions,
+} from './research-client';
 export { newRunId, questionSlug } from './run-identifiers';
-export { CONTRACT_VERSION, DEFAULT_TASK_QUEUE, WorkflowTypes, type EvaluationWorkflow, type ResearchAgentWorkflow, type ResearchBatchWorkflow } from '../core/workflow-types';
-export { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../core/message-definitions';
-export type { ApproveToolCallResult, FinishNowRequest, FinishNowResult, InjectMessageRequest, InjectMessageResult, RunProgress } from '../core/message-definitions';
+export {
+  CONTRACT_VERSION,
+  DEFAULT_TASK_QUEUE,
+  WorkflowTypes,
+  type EvaluationWorkflow,
+  type ResearchAgentWorkflow,
+  type ResearchBatchWorkflow,
+} from '../core/workflow-types';
+export {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  progressQuery,
+  setLimitsUpdate,
+} from '../core/message-definitions';
+export type {
+  ApproveToolCallResult,
+  FinishNowRequest,
+  FinishNowResult,
+  InjectMessageRequest,
+  InjectMessageResult,
+  RunProgress,
+} from '../core/message-definitions';
 export { batchProgressQuery, BatchFailureTypes } from '../core/batch-messages';
 export { FailureTypes, type FailureType } from '../core/failure-types';
 export { EvaluationFailureTypes } from '../core/evaluation/evaluation-contract';

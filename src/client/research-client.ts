@@ -1,6 +1,17 @@
 import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, progressQuery, setLimitsUpdate } from '../core/message-definitions';
-import type { ApproveToolCallResult, FinishNowResult, InjectMessageResult, RunProgress } from '../core/message-definitions';
+import {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  progressQuery,
+  setLimitsUpdate,
+} from '../core/message-definitions';
+import type {
+  ApproveToolCallResult,
+  FinishNowResult,
+  InjectMessageResult,
+  RunProgress,
+} from '../core/message-definitions';
 import { validateRunInput, type ResearchRunRequest } from '../core/run-input';
 import type { RunLimits } from '../core/run-limits';
 import type { ResearchRunResult } from '../core/run-result';
@@ -10,7 +21,9 @@ import { DEFAULT_TASK_QUEUE, WorkflowTypes, type ResearchAgentWorkflow } from '.
 import { newRunId } from './run-identifiers';
 
 /** Options of `startResearch`; anything else Temporal's start takes passes through. */
-export interface StartResearchOptions extends Partial<Omit<WorkflowStartOptions<ResearchAgentWorkflow>, 'args' | 'taskQueue' | 'workflowId'>> {
+export interface StartResearchOptions extends Partial<
+  Omit<WorkflowStartOptions<ResearchAgentWorkflow>, 'args' | 'taskQueue' | 'workflowId'>
+> {
   /** Task queue of the agent's workers. Default `'react-agent'` (the worker's `REACT_AGENT_TASK_QUEUE` default). */
   taskQueue?: string;
   /** Workflow id. Default `research-<slug of the question>-<UTC time>-<random>`. */
@@ -74,7 +87,11 @@ export class ResearchHandle {
  * summary. The request is checked against the contract first (schemas/researchAgent.input.json),
  * so a bad one throws `InvalidResearchRequestError` here instead of starting a run that fails.
  */
-export async function startResearch(client: Client, request: ResearchRunRequest, options: StartResearchOptions = {}): Promise<ResearchHandle> {
+export async function startResearch(
+  client: Client,
+  request: ResearchRunRequest,
+  options: StartResearchOptions = {},
+): Promise<ResearchHandle> {
   const { problems } = validateRunInput(request);
   if (problems.length) throw new InvalidResearchRequestError(problems);
   const { taskQueue = DEFAULT_TASK_QUEUE, workflowId = newRunId(request.question), ...rest } = options;

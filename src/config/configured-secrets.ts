@@ -2,7 +2,13 @@ import { SecretRedactor, urlCredentials } from '../domain/secret-redaction';
 import type { Environment } from './environment-values';
 
 /** Variables that hold a secret whatever their name says: the keys the worker and the CLI read. */
-export const SECRET_VARIABLES = ['OPENAI_API_KEY', 'REACT_AGENT_JUDGE_API_KEY', 'SERPER_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'] as const;
+export const SECRET_VARIABLES = [
+  'OPENAI_API_KEY',
+  'REACT_AGENT_JUDGE_API_KEY',
+  'SERPER_API_KEY',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+] as const;
 
 /** A variable whose name ends like this holds a secret too (a tool module's `GITHUB_TOKEN`, an MCP server's `FOO_API_KEY`). */
 const SECRET_NAME = /(?:^|_)(?:API_?KEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD|CREDENTIALS?)$/i;

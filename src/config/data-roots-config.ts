@@ -20,13 +20,19 @@ import { DEFAULT_DATA_DIRECTORY } from './worker-config';
  */
 export function loadDataRoots(environment: Environment = process.env): string[] {
   const raw = readString(environment, 'REACT_AGENT_DATA_ROOTS');
-  if (raw === undefined) return [...new Set([resolve(readString(environment, 'REACT_AGENT_DATA_DIR') ?? DEFAULT_DATA_DIRECTORY), PROJECT_ROOT])];
+  if (raw === undefined)
+    return [
+      ...new Set([resolve(readString(environment, 'REACT_AGENT_DATA_DIR') ?? DEFAULT_DATA_DIRECTORY), PROJECT_ROOT]),
+    ];
   const entries = raw
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean);
   if (entries.length === 0) {
-    throw new ConfigurationError('REACT_AGENT_DATA_ROOTS', `REACT_AGENT_DATA_ROOTS must list one or more folders separated by commas, got ${JSON.stringify(raw)}.`);
+    throw new ConfigurationError(
+      'REACT_AGENT_DATA_ROOTS',
+      `REACT_AGENT_DATA_ROOTS must list one or more folders separated by commas, got ${JSON.stringify(raw)}.`,
+    );
   }
   return [...new Set(entries.map((entry) => (isAbsolute(entry) ? resolve(entry) : resolve(process.cwd(), entry))))];
 }

@@ -48,10 +48,23 @@ export const DEFAULT_DOCUMENT_TIMEOUT_SECONDS = 120;
 export function loadDocumentConfig(environment: Environment = process.env): DocumentConfig {
   return {
     maxBytes: readPositiveInteger(environment, 'REACT_AGENT_DOCUMENT_MAX_BYTES', DEFAULT_DOCUMENT_MAX_BYTES_SETTING),
-    maxInflatedBytes: readPositiveInteger(environment, 'REACT_AGENT_DOCUMENT_MAX_INFLATED_BYTES', DEFAULT_DOCUMENT_MAX_INFLATED_BYTES_SETTING),
-    maxTextCharacters: readPositiveInteger(environment, 'REACT_AGENT_DOCUMENT_MAX_TEXT_CHARACTERS', DEFAULT_DOCUMENT_MAX_TEXT_CHARACTERS_SETTING),
+    maxInflatedBytes: readPositiveInteger(
+      environment,
+      'REACT_AGENT_DOCUMENT_MAX_INFLATED_BYTES',
+      DEFAULT_DOCUMENT_MAX_INFLATED_BYTES_SETTING,
+    ),
+    maxTextCharacters: readPositiveInteger(
+      environment,
+      'REACT_AGENT_DOCUMENT_MAX_TEXT_CHARACTERS',
+      DEFAULT_DOCUMENT_MAX_TEXT_CHARACTERS_SETTING,
+    ),
     heapMegabytes: readPositiveInteger(environment, 'REACT_AGENT_DOCUMENT_HEAP_MB', DEFAULT_DOCUMENT_HEAP_MB_SETTING),
-    maxBinaryBytes: readPositiveInteger(environment, 'REACT_AGENT_DOCUMENT_MAX_BINARY_BYTES', DEFAULT_DOCUMENT_MAX_BINARY_BYTES_SETTING),
-    timeoutMs: readPositiveNumber(environment, 'REACT_AGENT_DOCUMENT_TIMEOUT_SECONDS', DEFAULT_DOCUMENT_TIMEOUT_SECONDS) * 1000,
+    maxBinaryBytes: readPositiveInteger(
+      environment,
+      'REACT_AGENT_DOCUMENT_MAX_BINARY_BYTES',
+      DEFAULT_DOCUMENT_MAX_BINARY_BYTES_SETTING,
+    ),
+    timeoutMs:
+      readPositiveNumber(environment, 'REACT_AGENT_DOCUMENT_TIMEOUT_SECONDS', DEFAULT_DOCUMENT_TIMEOUT_SECONDS) * 1000,
   };
 }

@@ -26,7 +26,9 @@ export function loadToolSelection(environment: Environment = process.env): ToolS
   const value = environment.REACT_AGENT_TOOLS?.trim();
   if (value === undefined || value === '') return { builtIns: [...RESEARCH_TOOL_NAMES] };
   const names = toolNamesFromList(value);
-  const builtIns = names.filter((name): name is ResearchToolName => (RESEARCH_TOOL_NAMES as readonly string[]).includes(name));
+  const builtIns = names.filter((name): name is ResearchToolName =>
+    (RESEARCH_TOOL_NAMES as readonly string[]).includes(name),
+  );
   const others = names.filter((name) => !(RESEARCH_TOOL_NAMES as readonly string[]).includes(name));
   if (others.length && readString(environment, 'REACT_AGENT_MCP_CONFIG') === undefined) {
     throw new ConfigurationError(

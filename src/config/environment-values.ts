@@ -42,12 +42,21 @@ export function readPositiveNumber(environment: Environment, name: string, defau
  * `defaultValue` when unset or blank.
  * @throws ConfigurationError like `REACT_AGENT_TOP_P must be a number from 0 to 1, got "2"`.
  */
-export function readNumberInRange(environment: Environment, name: string, defaultValue: number, minimum: number, maximum: number): number {
+export function readNumberInRange(
+  environment: Environment,
+  name: string,
+  defaultValue: number,
+  minimum: number,
+  maximum: number,
+): number {
   const raw = readString(environment, name);
   if (raw === undefined) return defaultValue;
   const value = Number(raw);
   if (!Number.isFinite(value) || value < minimum || value > maximum) {
-    throw new ConfigurationError(name, `${name} must be a number from ${minimum} to ${maximum}, got ${JSON.stringify(raw)}`);
+    throw new ConfigurationError(
+      name,
+      `${name} must be a number from ${minimum} to ${maximum}, got ${JSON.stringify(raw)}`,
+    );
   }
   return value;
 }
@@ -78,7 +87,10 @@ export function checkedHttpUrl(name: string, value: string): string {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new ConfigurationError(name, `${name} must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`);
+    throw new ConfigurationError(
+      name,
+      `${name} must be an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(value)}`,
+    );
   }
   return value.replace(/\/+$/, '');
 }

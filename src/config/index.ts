@@ -1,6 +1,12 @@
 // Node-only configuration from environment variables. See README.md for the import rule.
 export { ConfigurationError } from './configuration-error';
-export { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+export {
+  readNumberInRange,
+  readPositiveInteger,
+  readPositiveNumber,
+  readString,
+  type Environment,
+} from './environment-values';
 export * from './model-config';
 export * from './worker-config';
 export * from './temporal-connection-config';

@@ -1,5 +1,11 @@
 import { ConfigurationError } from './configuration-error';
-import { checkedHttpUrl, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import {
+  checkedHttpUrl,
+  readPositiveInteger,
+  readPositiveNumber,
+  readString,
+  type Environment,
+} from './environment-values';
 import { loadModelConfig, NO_API_KEY, type ModelConfig } from './model-config';
 
 /** The LLM judge's endpoint and model (issue 12), read by {@link loadJudgeConfig}. */
@@ -47,9 +53,12 @@ export function loadJudgeConfig(environment: Environment = process.env): JudgeCo
       );
     }
   };
-  const baseUrl = ownBaseUrl !== undefined ? checkedHttpUrl('REACT_AGENT_JUDGE_BASE_URL', ownBaseUrl) : runModelConfig().baseUrl;
+  const baseUrl =
+    ownBaseUrl !== undefined ? checkedHttpUrl('REACT_AGENT_JUDGE_BASE_URL', ownBaseUrl) : runModelConfig().baseUrl;
   const model = ownModel ?? runModelConfig().model;
-  const apiKey = ownKey ?? (ownBaseUrl !== undefined ? (readString(environment, 'OPENAI_API_KEY') ?? NO_API_KEY) : runModelConfig().apiKey);
+  const apiKey =
+    ownKey ??
+    (ownBaseUrl !== undefined ? (readString(environment, 'OPENAI_API_KEY') ?? NO_API_KEY) : runModelConfig().apiKey);
   return {
     baseUrl,
     apiKey,

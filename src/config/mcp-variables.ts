@@ -20,7 +20,10 @@ export function resolveVariables(value: string, where: string, environment: Envi
   const secrets: string[] = [];
   const resolved = value.replace(VARIABLE, (_match, name: string) => {
     if (!VARIABLE_NAME.test(name)) {
-      throw new ConfigurationError('REACT_AGENT_MCP_CONFIG', `${where} uses \${${name}}, which is not a variable name: write \${NAME} with letters, digits and '_'.`);
+      throw new ConfigurationError(
+        'REACT_AGENT_MCP_CONFIG',
+        `${where} uses \${${name}}, which is not a variable name: write \${NAME} with letters, digits and '_'.`,
+      );
     }
     const replacement = environment[name];
     if (replacement === undefined || replacement === '') {

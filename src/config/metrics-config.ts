@@ -19,11 +19,15 @@ export interface MetricsConfig {
 const EXAMPLE = 'such as 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464 or 9464';
 
 function invalid(raw: string, why: string): ConfigurationError {
-  return new ConfigurationError(METRICS_ADDRESS_VARIABLE, `${METRICS_ADDRESS_VARIABLE} must be an address to serve Prometheus metrics on, ${EXAMPLE}; got ${JSON.stringify(raw)} (${why})`);
+  return new ConfigurationError(
+    METRICS_ADDRESS_VARIABLE,
+    `${METRICS_ADDRESS_VARIABLE} must be an address to serve Prometheus metrics on, ${EXAMPLE}; got ${JSON.stringify(raw)} (${why})`,
+  );
 }
 
 function checkedPort(raw: string, port: string): string {
-  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535) throw invalid(raw, 'the port must be a number from 1 to 65535');
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535)
+    throw invalid(raw, 'the port must be a number from 1 to 65535');
   return String(Number(port));
 }
 

@@ -1,6 +1,13 @@
 import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, MAX_TOOL_CALLS_PER_REPLY_LIMIT } from '../core/protocols/tool-call-cap';
 import { ConfigurationError } from './configuration-error';
-import { checkedHttpUrl, readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import {
+  checkedHttpUrl,
+  readNumberInRange,
+  readPositiveInteger,
+  readPositiveNumber,
+  readString,
+  type Environment,
+} from './environment-values';
 
 /** The OpenAI-compatible endpoint and model used for every model call, read by {@link loadModelConfig}. */
 export interface ModelConfig {
@@ -126,7 +133,8 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
   if (baseUrlValue === undefined && apiKeyValue === undefined) {
     throw new ConfigurationError('OPENAI_BASE_URL', NO_ENDPOINT_MESSAGE);
   }
-  const baseUrl = baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : checkedHttpUrl('OPENAI_BASE_URL', baseUrlValue);
+  const baseUrl =
+    baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : checkedHttpUrl('OPENAI_BASE_URL', baseUrlValue);
   const model = readString(environment, 'REACT_AGENT_MODEL') ?? readString(environment, 'OPENAI_MODEL');
   if (model === undefined) {
     throw new ConfigurationError(
@@ -140,9 +148,17 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     apiKey: apiKeyValue ?? NO_API_KEY,
     model,
     timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_TIMEOUT_SECONDS', DEFAULT_MODEL_TIMEOUT_SECONDS),
-    heartbeatSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', DEFAULT_MODEL_HEARTBEAT_SECONDS),
+    heartbeatSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_MODEL_HEARTBEAT_SECONDS',
+      DEFAULT_MODEL_HEARTBEAT_SECONDS,
+    ),
     stallSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_STALL_SECONDS', DEFAULT_MODEL_STALL_SECONDS),
-    firstTokenSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', DEFAULT_MODEL_FIRST_TOKEN_SECONDS),
+    firstTokenSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS',
+      DEFAULT_MODEL_FIRST_TOKEN_SECONDS,
+    ),
     maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
     maxReplyBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_REPLY_BYTES', DEFAULT_MODEL_MAX_REPLY_BYTES),
     maxLineBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_LINE_BYTES', DEFAULT_MODEL_MAX_LINE_BYTES),
@@ -156,13 +172,18 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
 function readToolCallCap(environment: Environment): number {
   const name = 'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY';
   const value = readPositiveInteger(environment, name, DEFAULT_MAX_TOOL_CALLS_PER_REPLY);
-  if (value > MAX_TOOL_CALLS_PER_REPLY_LIMIT) throw new ConfigurationError(name, `${name} must be an integer from 1 to ${MAX_TOOL_CALLS_PER_REPLY_LIMIT}, got ${JSON.stringify(String(value))}`);
+  if (value > MAX_TOOL_CALLS_PER_REPLY_LIMIT)
+    throw new ConfigurationError(
+      name,
+      `${name} must be an integer from 1 to ${MAX_TOOL_CALLS_PER_REPLY_LIMIT}, got ${JSON.stringify(String(value))}`,
+    );
   return value;
 }
 
 /** A byte limit on replies: a whole number of at least {@link SMALLEST_REPLY_LIMIT_BYTES}. */
 function readReplyLimit(environment: Environment, name: string, defaultValue: number): number {
   const value = readPositiveInteger(environment, name, defaultValue);
-  if (value < SMALLEST_REPLY_LIMIT_BYTES) throw new ConfigurationError(name, `${name} must be at least ${SMALLEST_REPLY_LIMIT_BYTES} (bytes), got ${value}.`);
+  if (value < SMALLEST_REPLY_LIMIT_BYTES)
+    throw new ConfigurationError(name, `${name} must be at least ${SMALLEST_REPLY_LIMIT_BYTES} (bytes), got ${value}.`);
   return value;
 }

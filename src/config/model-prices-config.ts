@@ -10,14 +10,21 @@ const EXAMPLE = `{"gpt-4o-mini": {"input": 0.15, "cachedInput": 0.075, "output":
 const FIELDS = ['input', 'cachedInput', 'output'] as const;
 
 function problem(message: string): ConfigurationError {
-  return new ConfigurationError(MODEL_PRICES_VARIABLE, `${MODEL_PRICES_VARIABLE} ${message}. Give USD per million tokens for each model, as JSON such as ${EXAMPLE}, or @/path/to/prices.json.`);
+  return new ConfigurationError(
+    MODEL_PRICES_VARIABLE,
+    `${MODEL_PRICES_VARIABLE} ${message}. Give USD per million tokens for each model, as JSON such as ${EXAMPLE}, or @/path/to/prices.json.`,
+  );
 }
 
 function checkedPrice(model: string, value: unknown): ModelPrice {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw problem(`gives model "${model}" no price object (with input and output)`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw problem(`gives model "${model}" no price object (with input and output)`);
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((key) => !(FIELDS as readonly string[]).includes(key));
-  if (unknown.length) throw problem(`gives model "${model}" the unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')} (input, cachedInput, output)`);
+  if (unknown.length)
+    throw problem(
+      `gives model "${model}" the unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')} (input, cachedInput, output)`,
+    );
   for (const field of FIELDS) {
     const price = fields[field];
     if (price === undefined && field === 'cachedInput') continue;
@@ -45,7 +52,8 @@ export function parseModelPrices(text: string, source = MODEL_PRICES_VARIABLE): 
   } catch (error) {
     throw problem(`is not valid JSON (${source}: ${(error as Error).message})`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw problem('must be a JSON object of model names to prices');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw problem('must be a JSON object of model names to prices');
   const prices: Record<string, ModelPrice> = {};
   for (const [model, price] of Object.entries(parsed)) prices[model] = checkedPrice(model, price);
   return prices;
@@ -65,7 +73,9 @@ export function loadModelPrices(environment: Environment = process.env, workingD
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw problem(`names the file ${path}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw problem(
+      `names the file ${path}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   return parseModelPrices(text, path);
 }

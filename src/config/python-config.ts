@@ -46,15 +46,29 @@ const ISOLATION_SETTINGS: readonly PythonIsolationSetting[] = ['auto', 'namespac
 export function loadPythonConfig(environment: Environment = process.env): PythonConfig {
   const memoryMegabytes = readPositiveNumber(environment, 'REACT_AGENT_PYTHON_MEMORY_MB', DEFAULT_PYTHON_MEMORY_MB);
   if (memoryMegabytes < 64) {
-    throw new ConfigurationError('REACT_AGENT_PYTHON_MEMORY_MB', `REACT_AGENT_PYTHON_MEMORY_MB must be at least 64 (python itself needs that much address space), got ${memoryMegabytes}`);
+    throw new ConfigurationError(
+      'REACT_AGENT_PYTHON_MEMORY_MB',
+      `REACT_AGENT_PYTHON_MEMORY_MB must be at least 64 (python itself needs that much address space), got ${memoryMegabytes}`,
+    );
   }
-  const maxWriteMegabytes = readPositiveNumber(environment, 'REACT_AGENT_PYTHON_MAX_WRITE_MB', DEFAULT_PYTHON_MAX_WRITE_MB);
+  const maxWriteMegabytes = readPositiveNumber(
+    environment,
+    'REACT_AGENT_PYTHON_MAX_WRITE_MB',
+    DEFAULT_PYTHON_MAX_WRITE_MB,
+  );
   if (maxWriteMegabytes < 1) {
-    throw new ConfigurationError('REACT_AGENT_PYTHON_MAX_WRITE_MB', `REACT_AGENT_PYTHON_MAX_WRITE_MB must be at least 1 (the program itself is written there), got ${maxWriteMegabytes}`);
+    throw new ConfigurationError(
+      'REACT_AGENT_PYTHON_MAX_WRITE_MB',
+      `REACT_AGENT_PYTHON_MAX_WRITE_MB must be at least 1 (the program itself is written there), got ${maxWriteMegabytes}`,
+    );
   }
   return {
     pythonExecutable: readString(environment, 'REACT_AGENT_PYTHON') ?? DEFAULT_PYTHON_EXECUTABLE,
-    wallTimeSeconds: readPositiveNumber(environment, 'REACT_AGENT_PYTHON_TIMEOUT_SECONDS', DEFAULT_PYTHON_TIMEOUT_SECONDS),
+    wallTimeSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_PYTHON_TIMEOUT_SECONDS',
+      DEFAULT_PYTHON_TIMEOUT_SECONDS,
+    ),
     memoryBytes: Math.round(memoryMegabytes * 1024 * 1024),
     maxWriteBytes: Math.round(maxWriteMegabytes * 1024 * 1024),
     isolation: readIsolation(environment),
@@ -67,5 +81,8 @@ function readIsolation(environment: Environment): PythonIsolationSetting {
   if (raw === undefined) return 'auto';
   const value = raw.toLowerCase();
   if ((ISOLATION_SETTINGS as readonly string[]).includes(value)) return value as PythonIsolationSetting;
-  throw new ConfigurationError('REACT_AGENT_PYTHON_ISOLATION', `REACT_AGENT_PYTHON_ISOLATION must be one of ${ISOLATION_SETTINGS.join(', ')}, got ${JSON.stringify(raw)}`);
+  throw new ConfigurationError(
+    'REACT_AGENT_PYTHON_ISOLATION',
+    `REACT_AGENT_PYTHON_ISOLATION must be one of ${ISOLATION_SETTINGS.join(', ')}, got ${JSON.stringify(raw)}`,
+  );
 }

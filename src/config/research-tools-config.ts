@@ -104,10 +104,16 @@ function readSearxngUrl(environment: Environment): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigurationError('SEARXNG_URL', `SEARXNG_URL must be an http(s) address like http://localhost:8888, got ${JSON.stringify(raw)}.`);
+    throw new ConfigurationError(
+      'SEARXNG_URL',
+      `SEARXNG_URL must be an http(s) address like http://localhost:8888, got ${JSON.stringify(raw)}.`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigurationError('SEARXNG_URL', `SEARXNG_URL must be an http(s) address like http://localhost:8888, got ${JSON.stringify(raw)}.`);
+    throw new ConfigurationError(
+      'SEARXNG_URL',
+      `SEARXNG_URL must be an http(s) address like http://localhost:8888, got ${JSON.stringify(raw)}.`,
+    );
   }
   return raw.replace(/\/+$/, '');
 }
@@ -124,7 +130,10 @@ export function loadSearchConfig(environment: Environment = process.env): Search
   const backend = readSearchBackend(environment);
   const resultsPerQuery = readPositiveInteger(environment, 'REACT_AGENT_SEARCH_RESULTS', DEFAULT_SEARCH_RESULTS);
   if (resultsPerQuery > 50) {
-    throw new ConfigurationError('REACT_AGENT_SEARCH_RESULTS', `REACT_AGENT_SEARCH_RESULTS must be at most 50, got ${resultsPerQuery}.`);
+    throw new ConfigurationError(
+      'REACT_AGENT_SEARCH_RESULTS',
+      `REACT_AGENT_SEARCH_RESULTS must be at most 50, got ${resultsPerQuery}.`,
+    );
   }
   const base = { knowledgeBasePath: loadKnowledgeBasePath(environment), resultsPerQuery };
   switch (backend) {
@@ -135,7 +144,10 @@ export function loadSearchConfig(environment: Environment = process.env): Search
     case 'serper': {
       const serperApiKey = readString(environment, 'SERPER_API_KEY');
       if (serperApiKey === undefined) {
-        throw new ConfigurationError('SERPER_API_KEY', 'REACT_AGENT_SEARCH_BACKEND=serper needs SERPER_API_KEY, your key from https://serper.dev.');
+        throw new ConfigurationError(
+          'SERPER_API_KEY',
+          'REACT_AGENT_SEARCH_BACKEND=serper needs SERPER_API_KEY, your key from https://serper.dev.',
+        );
       }
       return { backend, ...base, serperApiKey };
     }
@@ -156,7 +168,10 @@ export function loadParseFileConfig(environment: Environment = process.env): Par
     .map((entry) => entry.trim())
     .filter(Boolean);
   if (entries.length === 0) {
-    throw new ConfigurationError('REACT_AGENT_WORKSPACE_DIRS', `REACT_AGENT_WORKSPACE_DIRS must list one or more folders separated by commas, got ${JSON.stringify(raw)}.`);
+    throw new ConfigurationError(
+      'REACT_AGENT_WORKSPACE_DIRS',
+      `REACT_AGENT_WORKSPACE_DIRS must list one or more folders separated by commas, got ${JSON.stringify(raw)}.`,
+    );
   }
   const folders = entries.map((entry) => (isAbsolute(entry) ? resolve(entry) : resolve(process.cwd(), entry)));
   return { workspaceDirectories: [...new Set(folders)] };

@@ -27,7 +27,14 @@ export interface WorkerFleet {
 }
 
 export interface StackTopology {
-  postgresql: { version: number; port: number; user: string; database: string; visibilityDatabase: string; visibilityExtensions: string[] };
+  postgresql: {
+    version: number;
+    port: number;
+    user: string;
+    database: string;
+    visibilityDatabase: string;
+    visibilityExtensions: string[];
+  };
   temporal: {
     serverVersion: string;
     plugin: string;
@@ -63,7 +70,11 @@ export interface TemporalServiceSettings {
  * sets the same names), plus `TEMPORAL_SERVICES` to run just `service`. Every service of a stack
  * gets the same configuration; only `TEMPORAL_SERVICES` and the metrics endpoint differ.
  */
-export function temporalServiceEnvironment(service: TemporalServiceName, settings: TemporalServiceSettings, topology: StackTopology = STACK_TOPOLOGY): Record<string, string> {
+export function temporalServiceEnvironment(
+  service: TemporalServiceName,
+  settings: TemporalServiceSettings,
+  topology: StackTopology = STACK_TOPOLOGY,
+): Record<string, string> {
   const { ports } = settings;
   return {
     DB: topology.temporal.plugin,

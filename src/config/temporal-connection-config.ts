@@ -61,7 +61,10 @@ export function loadTemporalConnection(environment: Environment = process.env): 
     const reason = error instanceof Error ? error.message : String(error);
     const profile = environment['TEMPORAL_PROFILE'];
     if (profile !== undefined && /profile/i.test(reason)) {
-      throw new ConfigurationError('TEMPORAL_PROFILE', `TEMPORAL_PROFILE=${profile} is not a profile in the Temporal config file (${reason}). Fix the profile name or unset TEMPORAL_PROFILE.`);
+      throw new ConfigurationError(
+        'TEMPORAL_PROFILE',
+        `TEMPORAL_PROFILE=${profile} is not a profile in the Temporal config file (${reason}). Fix the profile name or unset TEMPORAL_PROFILE.`,
+      );
     }
     throw new ConfigurationError(
       'TEMPORAL_CONFIG_FILE',
@@ -75,7 +78,8 @@ export function loadTemporalConnection(environment: Environment = process.env): 
   if (options.tls !== undefined && options.tls !== null) connectionOptions.tls = options.tls;
   const apiKey = typeof options.apiKey === 'string' ? nonEmpty(options.apiKey) : undefined;
   if (apiKey !== undefined) connectionOptions.apiKey = apiKey;
-  if (options.metadata !== undefined && Object.keys(options.metadata).length > 0) connectionOptions.metadata = { ...options.metadata };
+  if (options.metadata !== undefined && Object.keys(options.metadata).length > 0)
+    connectionOptions.metadata = { ...options.metadata };
   return {
     connectionOptions,
     namespace: nonEmpty(loaded.namespace) ?? DEFAULT_TEMPORAL_NAMESPACE,

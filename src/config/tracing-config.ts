@@ -29,7 +29,10 @@ function checkedUrl(variable: string, raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigurationError(variable, `${variable} must be an http(s) URL of an OTLP/HTTP receiver, such as http://localhost:4318; got ${JSON.stringify(raw)}`);
+    throw new ConfigurationError(
+      variable,
+      `${variable} must be an http(s) URL of an OTLP/HTTP receiver, such as http://localhost:4318; got ${JSON.stringify(raw)}`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigurationError(
@@ -48,7 +51,10 @@ function checkedUrl(variable: string, raw: string): URL {
  * @param defaultServiceName The service name when `OTEL_SERVICE_NAME` is unset.
  * @throws ConfigurationError naming the variable when an endpoint is not an http(s) URL, or REACT_AGENT_TRACE_CONTENT is not a boolean.
  */
-export function loadTracingConfig(environment: Environment = process.env, defaultServiceName = 'react-agent-worker'): TracingConfig {
+export function loadTracingConfig(
+  environment: Environment = process.env,
+  defaultServiceName = 'react-agent-worker',
+): TracingConfig {
   const serviceName = readString(environment, SERVICE_NAME_VARIABLE) ?? defaultServiceName;
   const content = readBoolean(environment, TRACE_CONTENT_VARIABLE, false);
   const contentCharacters = readPositiveInteger(environment, TRACE_CONTENT_CHARACTERS_VARIABLE, 4000);
@@ -56,6 +62,7 @@ export function loadTracingConfig(environment: Environment = process.env, defaul
   const base = readString(environment, OTLP_ENDPOINT_VARIABLE);
   let tracesUrl: string | undefined;
   if (traces !== undefined) tracesUrl = checkedUrl(OTLP_TRACES_ENDPOINT_VARIABLE, traces).toString();
-  else if (base !== undefined) tracesUrl = `${checkedUrl(OTLP_ENDPOINT_VARIABLE, base).toString().replace(/\/$/, '')}/v1/traces`;
+  else if (base !== undefined)
+    tracesUrl = `${checkedUrl(OTLP_ENDPOINT_VARIABLE, base).toString().replace(/\/$/, '')}/v1/traces`;
   return { ...(tracesUrl ? { tracesUrl } : {}), serviceName, ...(content ? { contentCharacters } : {}) };
 }

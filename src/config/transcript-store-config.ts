@@ -34,7 +34,11 @@ export function parseS3Url(value: string, variable = VARIABLE): { bucket: string
   const parsed = parseS3UrlText(value);
   if (!('problem' in parsed)) return parsed;
   const example = `${variable}=s3://my-bucket/transcripts`;
-  if (parsed.problem === 'not-s3') throw new ConfigurationError(variable, `${variable} must be an s3:// URL like ${example} (or unset for the local directory), got ${JSON.stringify(value)}`);
+  if (parsed.problem === 'not-s3')
+    throw new ConfigurationError(
+      variable,
+      `${variable} must be an s3:// URL like ${example} (or unset for the local directory), got ${JSON.stringify(value)}`,
+    );
   if (parsed.problem === 'bucket') {
     throw new ConfigurationError(
       variable,
@@ -54,7 +58,10 @@ export function parseS3Url(value: string, variable = VARIABLE): { bucket: string
  *
  * @throws ConfigurationError naming the variable when the URL or the endpoint is malformed.
  */
-export function loadTranscriptStoreConfig(environment: Environment, transcriptDirectory: string): TranscriptStoreConfig {
+export function loadTranscriptStoreConfig(
+  environment: Environment,
+  transcriptDirectory: string,
+): TranscriptStoreConfig {
   const value = readString(environment, VARIABLE);
   if (value === undefined) return { kind: 'local', directory: resolve(transcriptDirectory) };
   const { bucket, prefix, url } = parseS3Url(value);
@@ -85,7 +92,8 @@ export interface S3ClientSettings {
  * @throws ConfigurationError naming the endpoint variable when it is not an http(s) URL.
  */
 export function loadS3ClientSettings(environment: Environment): S3ClientSettings {
-  const endpointVariable = readString(environment, 'AWS_ENDPOINT_URL_S3') !== undefined ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL';
+  const endpointVariable =
+    readString(environment, 'AWS_ENDPOINT_URL_S3') !== undefined ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL';
   const endpoint = readString(environment, endpointVariable);
   if (endpoint !== undefined) {
     let parsed: URL | undefined;
@@ -95,9 +103,15 @@ export function loadS3ClientSettings(environment: Environment): S3ClientSettings
       parsed = undefined;
     }
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || !parsed.hostname) {
-      throw new ConfigurationError(endpointVariable, `${endpointVariable} must be an http(s) URL of the S3-compatible server, like http://127.0.0.1:8333, got ${JSON.stringify(endpoint)}`);
+      throw new ConfigurationError(
+        endpointVariable,
+        `${endpointVariable} must be an http(s) URL of the S3-compatible server, like http://127.0.0.1:8333, got ${JSON.stringify(endpoint)}`,
+      );
     }
   }
-  const region = readString(environment, 'AWS_REGION') ?? readString(environment, 'AWS_DEFAULT_REGION') ?? (endpoint ? 'us-east-1' : undefined);
+  const region =
+    readString(environment, 'AWS_REGION') ??
+    readString(environment, 'AWS_DEFAULT_REGION') ??
+    (endpoint ? 'us-east-1' : undefined);
   return { ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), forcePathStyle: endpoint !== undefined };
 }

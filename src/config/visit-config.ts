@@ -2,7 +2,13 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseAllowedHost } from '../domain/allowed-host';
 import { ConfigurationError } from './configuration-error';
-import { type Environment, readBoolean, readPositiveInteger, readPositiveNumber, readString } from './environment-values';
+import {
+  type Environment,
+  readBoolean,
+  readPositiveInteger,
+  readPositiveNumber,
+  readString,
+} from './environment-values';
 
 /** Settings of the `visit` tool, read by {@link loadVisitConfig}. */
 export interface VisitConfig {
@@ -74,7 +80,10 @@ function readDirectories(environment: Environment): string[] {
       isDirectory = false;
     }
     if (!isDirectory) {
-      throw new ConfigurationError(name, `${name} lists ${JSON.stringify(entry)}, which is not an existing directory (${directory}); list directories the visit tool may read, separated by commas`);
+      throw new ConfigurationError(
+        name,
+        `${name} lists ${JSON.stringify(entry)}, which is not an existing directory (${directory}); list directories the visit tool may read, separated by commas`,
+      );
     }
     return directory;
   });

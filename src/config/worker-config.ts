@@ -1,7 +1,13 @@
 import { resolve } from 'node:path';
 import { ConfigurationError } from './configuration-error';
 import { PROJECT_ROOT } from './project-root';
-import { readNumberInRange, readPositiveInteger, readPositiveNumber, readString, type Environment } from './environment-values';
+import {
+  readNumberInRange,
+  readPositiveInteger,
+  readPositiveNumber,
+  readString,
+  type Environment,
+} from './environment-values';
 import { DEFAULT_TASK_QUEUE } from '../core/workflow-types';
 
 /** Settings of a worker process, read by {@link loadWorkerConfig}. */
@@ -60,18 +66,49 @@ export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
 export function loadWorkerConfig(environment: Environment = process.env): WorkerConfig {
   const taskQueue = readString(environment, 'REACT_AGENT_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
   if (/\s/.test(taskQueue)) {
-    throw new ConfigurationError('REACT_AGENT_TASK_QUEUE', `REACT_AGENT_TASK_QUEUE must not contain whitespace, got ${JSON.stringify(taskQueue)}`);
+    throw new ConfigurationError(
+      'REACT_AGENT_TASK_QUEUE',
+      `REACT_AGENT_TASK_QUEUE must not contain whitespace, got ${JSON.stringify(taskQueue)}`,
+    );
   }
   const dataDirectory = resolve(readString(environment, 'REACT_AGENT_DATA_DIR') ?? DEFAULT_DATA_DIRECTORY);
   return {
     taskQueue,
-    maxConcurrentActivities: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_ACTIVITIES', DEFAULT_MAX_CONCURRENT_ACTIVITIES),
-    maxConcurrentWorkflowTasks: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS', DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS),
-    shutdownGraceSeconds: readPositiveNumber(environment, 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
-    stickyQueueTimeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS', DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS),
-    heartbeatThrottleSeconds: readPositiveNumber(environment, 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', DEFAULT_HEARTBEAT_THROTTLE_SECONDS),
+    maxConcurrentActivities: readPositiveInteger(
+      environment,
+      'REACT_AGENT_MAX_CONCURRENT_ACTIVITIES',
+      DEFAULT_MAX_CONCURRENT_ACTIVITIES,
+    ),
+    maxConcurrentWorkflowTasks: readPositiveInteger(
+      environment,
+      'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS',
+      DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+    ),
+    shutdownGraceSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_SHUTDOWN_GRACE_SECONDS',
+      DEFAULT_SHUTDOWN_GRACE_SECONDS,
+    ),
+    stickyQueueTimeoutSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_STICKY_QUEUE_TIMEOUT_SECONDS',
+      DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS,
+    ),
+    heartbeatThrottleSeconds: readPositiveNumber(
+      environment,
+      'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS',
+      DEFAULT_HEARTBEAT_THROTTLE_SECONDS,
+    ),
     dataDirectory,
-    transcriptDirectory: resolve(readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts')),
-    transcriptCacheMegabytes: readNumberInRange(environment, 'REACT_AGENT_TRANSCRIPT_CACHE_MB', DEFAULT_TRANSCRIPT_CACHE_MEGABYTES, 0, 1_048_576),
+    transcriptDirectory: resolve(
+      readString(environment, 'REACT_AGENT_TRANSCRIPT_DIR') ?? resolve(dataDirectory, 'transcripts'),
+    ),
+    transcriptCacheMegabytes: readNumberInRange(
+      environment,
+      'REACT_AGENT_TRANSCRIPT_CACHE_MB',
+      DEFAULT_TRANSCRIPT_CACHE_MEGABYTES,
+      0,
+      1_048_576,
+    ),
   };
 }

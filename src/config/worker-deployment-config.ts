@@ -48,7 +48,10 @@ export function loadWorkerDeploymentConfig(environment: Environment = process.en
     return undefined;
   }
   if (!DEPLOYMENT_NAME.test(deploymentName)) {
-    throw new ConfigurationError('REACT_AGENT_DEPLOYMENT_NAME', `REACT_AGENT_DEPLOYMENT_NAME must be letters, digits, "_" and "-" (at most 200, no "."), got ${JSON.stringify(deploymentName)}`);
+    throw new ConfigurationError(
+      'REACT_AGENT_DEPLOYMENT_NAME',
+      `REACT_AGENT_DEPLOYMENT_NAME must be letters, digits, "_" and "-" (at most 200, no "."), got ${JSON.stringify(deploymentName)}`,
+    );
   }
   if (buildId !== undefined) validateBuildId(buildId, 'REACT_AGENT_BUILD_ID');
   return { deploymentName, ...(buildId === undefined ? {} : { buildId }) };
@@ -60,7 +63,10 @@ export function loadWorkerDeploymentConfig(environment: Environment = process.en
  */
 export function validateBuildId(buildId: string, variable: string): string {
   if (!BUILD_ID.test(buildId)) {
-    throw new ConfigurationError(variable, `${variable} must be letters, digits, ".", "_" and "-" (at most 200), got ${JSON.stringify(buildId)}`);
+    throw new ConfigurationError(
+      variable,
+      `${variable} must be letters, digits, ".", "_" and "-" (at most 200), got ${JSON.stringify(buildId)}`,
+    );
   }
   return buildId;
 }

@@ -57,7 +57,8 @@ export interface WorkerQueuePlan {
 
 function readQueue(environment: Environment, name: string, fallback: string): string {
   const queue = readString(environment, name) ?? fallback;
-  if (/\s/.test(queue)) throw new ConfigurationError(name, `${name} must not contain whitespace, got ${JSON.stringify(queue)}`);
+  if (/\s/.test(queue))
+    throw new ConfigurationError(name, `${name} must not contain whitespace, got ${JSON.stringify(queue)}`);
   return queue;
 }
 
@@ -74,7 +75,10 @@ export function loadWorkerFleetConfig(environment: Environment = process.env, ta
   const main = taskQueue ?? readQueue(environment, 'REACT_AGENT_TASK_QUEUE', 'react-agent');
   const rawRole = readString(environment, 'REACT_AGENT_WORKER_ROLE') ?? DEFAULT_WORKER_ROLE;
   if (!(WORKER_ROLES as readonly string[]).includes(rawRole)) {
-    throw new ConfigurationError('REACT_AGENT_WORKER_ROLE', `REACT_AGENT_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(rawRole)}`);
+    throw new ConfigurationError(
+      'REACT_AGENT_WORKER_ROLE',
+      `REACT_AGENT_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(rawRole)}`,
+    );
   }
   const role = rawRole as WorkerRole;
   const modelTaskQueue = readQueue(environment, 'REACT_AGENT_MODEL_TASK_QUEUE', main);
@@ -82,7 +86,11 @@ export function loadWorkerFleetConfig(environment: Environment = process.env, ta
   const rate = readString(environment, 'REACT_AGENT_MODEL_CALLS_PER_SECOND');
 
   const queues = { workflows: main, model: modelTaskQueue, tools: toolTaskQueue };
-  const variables = { workflows: 'REACT_AGENT_TASK_QUEUE', model: 'REACT_AGENT_MODEL_TASK_QUEUE', tools: 'REACT_AGENT_TOOL_TASK_QUEUE' } as const;
+  const variables = {
+    workflows: 'REACT_AGENT_TASK_QUEUE',
+    model: 'REACT_AGENT_MODEL_TASK_QUEUE',
+    tools: 'REACT_AGENT_TOOL_TASK_QUEUE',
+  } as const;
   if (role !== 'all') {
     for (const other of ['workflows', 'model', 'tools'] as const) {
       if (other !== role && queues[other] === queues[role]) {
@@ -100,9 +108,19 @@ export function loadWorkerFleetConfig(environment: Environment = process.env, ta
     taskQueue: main,
     modelTaskQueue,
     toolTaskQueue,
-    maxConcurrentModelCalls: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_MODEL_CALLS', DEFAULT_MAX_CONCURRENT_MODEL_CALLS),
-    maxConcurrentToolCalls: readPositiveInteger(environment, 'REACT_AGENT_MAX_CONCURRENT_TOOL_CALLS', DEFAULT_MAX_CONCURRENT_TOOL_CALLS),
-    ...(rate === undefined ? {} : { modelCallsPerSecond: readPositiveNumber(environment, 'REACT_AGENT_MODEL_CALLS_PER_SECOND', 1) }),
+    maxConcurrentModelCalls: readPositiveInteger(
+      environment,
+      'REACT_AGENT_MAX_CONCURRENT_MODEL_CALLS',
+      DEFAULT_MAX_CONCURRENT_MODEL_CALLS,
+    ),
+    maxConcurrentToolCalls: readPositiveInteger(
+      environment,
+      'REACT_AGENT_MAX_CONCURRENT_TOOL_CALLS',
+      DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+    ),
+    ...(rate === undefined
+      ? {}
+      : { modelCallsPerSecond: readPositiveNumber(environment, 'REACT_AGENT_MODEL_CALLS_PER_SECOND', 1) }),
   };
 }
 
@@ -113,18 +131,34 @@ export function loadWorkerFleetConfig(environment: Environment = process.env, ta
  * (`REACT_AGENT_MAX_CONCURRENT_ACTIVITIES`), so the single-queue default behaves as before.
  */
 export function planWorkerQueues(fleet: WorkerFleetConfig, maxConcurrentActivities: number): WorkerQueuePlan[] {
-  const kinds = (['workflows', 'model', 'tools'] as const).filter((kind) => fleet.role === 'all' || fleet.role === kind);
+  const kinds = (['workflows', 'model', 'tools'] as const).filter(
+    (kind) => fleet.role === 'all' || fleet.role === kind,
+  );
   const queueOf = { workflows: fleet.taskQueue, model: fleet.modelTaskQueue, tools: fleet.toolTaskQueue };
   const plans = new Map<string, WorkerQueuePlan>();
   for (const kind of kinds) {
     const taskQueue = queueOf[kind];
-    const plan = plans.get(taskQueue) ?? { taskQueue, workflows: false, model: false, tools: false, maxConcurrentActivities };
+    const plan = plans.get(taskQueue) ?? {
+      taskQueue,
+      workflows: false,
+      model: false,
+      tools: false,
+      maxConcurrentActivities,
+    };
     plan[kind] = true;
     plans.set(taskQueue, plan);
   }
   return [...plans.values()].map((plan) => {
-    const slots = plan.model && !plan.workflows && !plan.tools ? fleet.maxConcurrentModelCalls : plan.tools && !plan.workflows && !plan.model ? fleet.maxConcurrentToolCalls : maxConcurrentActivities;
-    const rate = plan.model && fleet.modelCallsPerSecond !== undefined ? { maxActivitiesPerSecond: fleet.modelCallsPerSecond } : {};
+    const slots =
+      plan.model && !plan.workflows && !plan.tools
+        ? fleet.maxConcurrentModelCalls
+        : plan.tools && !plan.workflows && !plan.model
+          ? fleet.maxConcurrentToolCalls
+          : maxConcurrentActivities;
+    const rate =
+      plan.model && fleet.modelCallsPerSecond !== undefined
+        ? { maxActivitiesPerSecond: fleet.modelCallsPerSecond }
+        : {};
     return { ...plan, maxConcurrentActivities: slots, ...rate };
   });
 }

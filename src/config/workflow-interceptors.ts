@@ -5,4 +5,6 @@
  * its activities and export the workflow's spans through the worker's `exporter` sink, never while
  * replaying. A worker that does not trace gives that sink a no-op (worker/tracing.ts).
  */
-export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];

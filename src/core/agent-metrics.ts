@@ -94,7 +94,8 @@ export const AgentMetrics = {
     kind: 'counter',
     name: 'react_agent_tokens_total',
     unit: 'tokens',
-    description: 'Tokens of successful model calls by kind (prompt, completion; reasoning and cached where the server reports them).',
+    description:
+      'Tokens of successful model calls by kind (prompt, completion; reasoning and cached where the server reports them).',
     labels: ['model', 'kind'],
   },
   cost: {

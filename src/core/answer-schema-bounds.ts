@@ -29,19 +29,25 @@ export function answerSchemaProblems(schema: unknown, field = 'answerSchema'): s
   while (stack.length) {
     const { value, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
     if (value === null || typeof value !== 'object') continue;
-    if (depth > ANSWER_SCHEMA_LIMITS.maxDepth) return [`${field} is nested more than ${ANSWER_SCHEMA_LIMITS.maxDepth} levels deep (at ${path})`];
-    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((item, index) => [`[${index}]`, item]) : Object.entries(value).map(([key, item]) => [`.${key}`, item]);
+    if (depth > ANSWER_SCHEMA_LIMITS.maxDepth)
+      return [`${field} is nested more than ${ANSWER_SCHEMA_LIMITS.maxDepth} levels deep (at ${path})`];
+    const entries: Array<[string, unknown]> = Array.isArray(value)
+      ? value.map((item, index) => [`[${index}]`, item])
+      : Object.entries(value).map(([key, item]) => [`.${key}`, item]);
     for (const [key, item] of entries) {
       if (key === '.pattern' && typeof item === 'string') patterns.push({ path: `${path}.pattern`, pattern: item });
       else stack.push({ value: item, path: `${path}${key}`, depth: depth + 1 });
     }
   }
   const characters = JSON.stringify(schema)?.length ?? 0;
-  if (characters > ANSWER_SCHEMA_LIMITS.maxCharacters) problems.push(`${field} is ${characters} characters as JSON; the most is ${ANSWER_SCHEMA_LIMITS.maxCharacters}`);
+  if (characters > ANSWER_SCHEMA_LIMITS.maxCharacters)
+    problems.push(`${field} is ${characters} characters as JSON; the most is ${ANSWER_SCHEMA_LIMITS.maxCharacters}`);
   // Sized before anything is compiled: compiling costs about the size.
   const patternsSize = patterns.reduce((total, { pattern }) => total + patternSize(pattern), 0);
   if (patternsSize > ANSWER_SCHEMA_LIMITS.maxPatternsSize) {
-    problems.push(`${field}'s patterns are too large to check together (size about ${patternsSize}; the most is ${ANSWER_SCHEMA_LIMITS.maxPatternsSize}, and ${MAX_PATTERN_SIZE} for one)`);
+    problems.push(
+      `${field}'s patterns are too large to check together (size about ${patternsSize}; the most is ${ANSWER_SCHEMA_LIMITS.maxPatternsSize}, and ${MAX_PATTERN_SIZE} for one)`,
+    );
     return problems;
   }
   for (const { path, pattern } of patterns) {

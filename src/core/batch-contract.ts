@@ -134,7 +134,11 @@ export function scheduledFolderName(scheduledStart: Date): string {
 }
 
 /** The directory a batch writes to. */
-export function batchOutputDirectory(output: string, schedule: { id: string } | undefined, scheduledStart: Date): string {
+export function batchOutputDirectory(
+  output: string,
+  schedule: { id: string } | undefined,
+  scheduledStart: Date,
+): string {
   return schedule ? `${output.replace(/\/+$/, '')}/${schedule.id}/${scheduledFolderName(scheduledStart)}` : output;
 }
 
@@ -146,19 +150,26 @@ export function batchOutputDirectory(output: string, schedule: { id: string } | 
  */
 export function validateBatchInput(input: ResearchBatchInput): string[] {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
-    return ['the input must be a JSON object such as {"input": "sha256:…", "questions": 3, "rollouts": 1, "output": "/abs/dir"}'];
+    return [
+      'the input must be a JSON object such as {"input": "sha256:…", "questions": 3, "rollouts": 1, "output": "/abs/dir"}',
+    ];
   const problems = validateAgainstSchema(BATCH_INPUT_SCHEMA, input, '');
   const shapeOk = (field: string) => !concernsField(problems, field);
-  if (shapeOk('input') && !/^sha256:[0-9a-f]{64}$/.test(input.input)) problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input.input)}`);
+  if (shapeOk('input') && !/^sha256:[0-9a-f]{64}$/.test(input.input))
+    problems.push(`input must be a stored input reference (sha256:…), got ${JSON.stringify(input.input)}`);
   // An s3:// output (accepted since the S3 outputs of issue 13) used to fail here at once, so no running batch replays differently.
   if (shapeOk('output') && workerLocationProblem(input.output)) {
-    problems.push(`output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input.output)}`);
+    problems.push(
+      `output must be an absolute directory path or an s3://bucket/prefix URL, got ${JSON.stringify(input.output)}`,
+    );
   }
   if (shapeOk('schedule') && input.schedule !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.schedule.id)) {
     problems.push(`schedule.id must be letters, digits, '.', '_' or '-', got ${JSON.stringify(input.schedule.id)}`);
   }
   if (shapeOk('evaluate') && input.evaluate?.judge !== undefined && !isJudgeChoice(input.evaluate.judge)) {
-    problems.push(`evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got ${JSON.stringify(input.evaluate.judge)}`);
+    problems.push(
+      `evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got ${JSON.stringify(input.evaluate.judge)}`,
+    );
   }
   return problems;
 }

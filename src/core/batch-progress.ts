@@ -54,7 +54,16 @@ export interface BatchCounts {
 
 export function emptyBatchCounts(rollouts: number): BatchCounts {
   return {
-    rollouts: Array.from({ length: rollouts }, () => ({ started: 0, running: 0, terminations: {}, failed: 0, kept: 0, usage: { ...ZERO_USAGE }, durationMs: 0, maxDurationMs: 0 })),
+    rollouts: Array.from({ length: rollouts }, () => ({
+      started: 0,
+      running: 0,
+      terminations: {},
+      failed: 0,
+      kept: 0,
+      usage: { ...ZERO_USAGE },
+      durationMs: 0,
+      maxDurationMs: 0,
+    })),
   };
 }
 
@@ -71,7 +80,11 @@ export function recordStarted(counts: BatchCounts, rollout: number): void {
 }
 
 /** A started run ended: with its result's termination, usage and duration, or failed. */
-export function recordFinished(counts: BatchCounts, rollout: number, outcome: { termination: Termination; usage?: TokenUsage; durationMs?: number } | { failed: true }): void {
+export function recordFinished(
+  counts: BatchCounts,
+  rollout: number,
+  outcome: { termination: Termination; usage?: TokenUsage; durationMs?: number } | { failed: true },
+): void {
   const entry = rolloutOf(counts, rollout);
   entry.running -= 1;
   if ('failed' in outcome) {
@@ -208,7 +221,11 @@ export function summaryPerRollout(counts: BatchCounts, questions: number): Rollo
       kept: entry.kept,
       notRun: Math.max(0, questions - entry.started - entry.kept),
       usage: { ...entry.usage },
-      durationMs: { total: entry.durationMs, mean: returned > 0 ? Math.round(entry.durationMs / returned) : 0, max: entry.maxDurationMs },
+      durationMs: {
+        total: entry.durationMs,
+        mean: returned > 0 ? Math.round(entry.durationMs / returned) : 0,
+        max: entry.maxDurationMs,
+      },
       ...costOf(entry.usage.costUsd, returned),
     };
   });

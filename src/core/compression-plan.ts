@@ -84,7 +84,11 @@ export interface CompressionPlan {
 }
 
 /** The plan for a conversation: its turns, which are old, and which of their observations' results become stubs. */
-export function planCompression(messages: readonly ChatMessage[], protocol: Protocol, budgets: CompressionBudgets): CompressionPlan {
+export function planCompression(
+  messages: readonly ChatMessage[],
+  protocol: Protocol,
+  budgets: CompressionBudgets,
+): CompressionPlan {
   const turns = turnSpans(messages);
   const oldTurns = turns.slice(0, Math.max(0, turns.length - budgets.keepRecentTurns));
   const dropTurns = budgets.finalAnswer?.dropTurns === true;
@@ -133,7 +137,12 @@ export function readQuestion(question: ChatMessage): { text: string; summary: st
  * The conversation with the old turns folded into `summary`: the system message, the question
  * with the summary attached (naming `stored`, the conversation before compressing), the recent turns.
  */
-export function withSummary(plan: CompressionPlan, messages: readonly ChatMessage[], summary: string, stored: string): ChatMessage[] {
+export function withSummary(
+  plan: CompressionPlan,
+  messages: readonly ChatMessage[],
+  summary: string,
+  stored: string,
+): ChatMessage[] {
   const question = readQuestion(messages[1] as ChatMessage);
   const content = `${question.text}${SUMMARY_MARKER}, written to save context; the steps before it are in the transcript store as ${stored}:]\n${summary}`;
   return [messages[0] as ChatMessage, { role: 'user', content }, ...messages.slice(foldedEnd(plan))];
@@ -142,14 +151,21 @@ export function withSummary(plan: CompressionPlan, messages: readonly ChatMessag
 /** The question alone: every turn and any summary left out, with a note naming `stored` (where they are) when there were any. */
 export function questionAlone(plan: CompressionPlan, messages: readonly ChatMessage[], stored: string): ChatMessage[] {
   const question = readQuestion(messages[1] as ChatMessage);
-  const note = plan.turns.length || question.hasSummary ? `\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as ${stored}.]` : '';
+  const note =
+    plan.turns.length || question.hasSummary
+      ? `\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as ${stored}.]`
+      : '';
   return [messages[0] as ChatMessage, { role: 'user', content: `${question.text}${note}` }];
 }
 
 /** The conversation as the next model call sends it: with the final answer request as its last user text (added to a last user message, else a new one). */
-export function withFinalRequest(messages: readonly ChatMessage[], finalAnswer: CompressionBudgets['finalAnswer']): ChatMessage[] {
+export function withFinalRequest(
+  messages: readonly ChatMessage[],
+  finalAnswer: CompressionBudgets['finalAnswer'],
+): ChatMessage[] {
   if (finalAnswer === undefined) return [...messages];
   const last = messages.at(-1);
-  if (last?.role === 'user') return [...messages.slice(0, -1), { ...last, content: `${last.content}\n\n${finalAnswer.request}` }];
+  if (last?.role === 'user')
+    return [...messages.slice(0, -1), { ...last, content: `${last.content}\n\n${finalAnswer.request}` }];
   return [...messages, { role: 'user', content: finalAnswer.request }];
 }

@@ -34,12 +34,15 @@ const MAX_WINDOW = 100_000_000;
  */
 export const OLLAMA_DEFAULT_CONTEXT_TOKENS = 4_096;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A window size from a JSON value: a positive integer in bounds (a numeric string too), else undefined. */
 function windowSize(value: unknown): number | undefined {
   const number = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-  return typeof number === 'number' && Number.isInteger(number) && number >= MIN_WINDOW && number <= MAX_WINDOW ? number : undefined;
+  return typeof number === 'number' && Number.isInteger(number) && number >= MIN_WINDOW && number <= MAX_WINDOW
+    ? number
+    : undefined;
 }
 
 /** vLLM: `GET /v1/models` lists each served model with `max_model_len` (the model named, else the only one listed). */
@@ -58,18 +61,22 @@ export function windowOfLlamaServerProps(body: unknown): ContextWindow | undefin
   if (!isRecord(body)) return undefined;
   const settings = isRecord(body.default_generation_settings) ? body.default_generation_settings : {};
   const perSlot = windowSize(settings.n_ctx);
-  if (perSlot !== undefined) return { tokens: perSlot, source: 'llama-server /props (default_generation_settings.n_ctx)' };
+  if (perSlot !== undefined)
+    return { tokens: perSlot, source: 'llama-server /props (default_generation_settings.n_ctx)' };
   const total = windowSize(body.n_ctx);
   return total === undefined ? undefined : { tokens: total, source: 'llama-server /props (n_ctx)' };
 }
 
 /** Ollama names a model with a tag; `model` and `model:latest` are the same one. */
-const sameOllamaModel = (name: unknown, model: string): boolean => typeof name === 'string' && (name === model || name === `${model}:latest` || `${name}:latest` === model);
+const sameOllamaModel = (name: unknown, model: string): boolean =>
+  typeof name === 'string' && (name === model || name === `${model}:latest` || `${name}:latest` === model);
 
 /** Ollama: `GET /api/ps` lists the loaded models with the context each runs with (`context_length`, in releases since mid-2025). */
 export function windowOfOllamaPs(body: unknown, model: string): ContextWindow | undefined {
   const models = isRecord(body) && Array.isArray(body.models) ? body.models.filter(isRecord) : [];
-  const entry = models.find((candidate) => sameOllamaModel(candidate.name, model) || sameOllamaModel(candidate.model, model));
+  const entry = models.find(
+    (candidate) => sameOllamaModel(candidate.name, model) || sameOllamaModel(candidate.model, model),
+  );
   const tokens = windowSize(entry?.context_length);
   return tokens === undefined ? undefined : { tokens, source: 'Ollama /api/ps (context_length of the loaded model)' };
 }
@@ -148,14 +155,20 @@ export function promptBudgetOf(windowTokens: number, maxOutputTokens: number | u
 
 /** The run knows the server's window: recorded with what a prompt may take of it. */
 export function withContextWindow(state: RunState, window: ContextWindow): RunState {
-  const details: ContextWindowDetails = { tokens: window.tokens, source: window.source, promptBudget: promptBudgetOf(window.tokens, state.maxOutputTokens) };
+  const details: ContextWindowDetails = {
+    tokens: window.tokens,
+    source: window.source,
+    promptBudget: promptBudgetOf(window.tokens, state.maxOutputTokens),
+  };
   return { ...state, details: { ...state.details, contextWindow: details } };
 }
 
 /** What the `learnContextWindow` activity found: the reply size model calls ask for, and the window when a server said it. */
 export function learnedContextWindow(state: RunState, learned: LearnContextWindowOutput): RunState {
   const next: RunState = { ...state, maxOutputTokens: learned.maxOutputTokens };
-  return learned.contextWindow === undefined ? next : withContextWindow(next, { tokens: learned.contextWindow, source: learned.source ?? 'the model server' });
+  return learned.contextWindow === undefined
+    ? next
+    : withContextWindow(next, { tokens: learned.contextWindow, source: learned.source ?? 'the model server' });
 }
 
 /** A context-length refusal came: the window it names becomes the run's (unchanged when it names none, or the one known). */
@@ -184,7 +197,10 @@ export function finalReplyRoom(windowTokens: number, maxOutputTokens: number | u
 export function finalAnswerPromptLimit(state: RunState): number | undefined {
   const window = state.details.contextWindow;
   if (!window) return undefined;
-  return Math.max(0, window.tokens - windowMargin(window.tokens) - finalReplyRoom(window.tokens, state.maxOutputTokens));
+  return Math.max(
+    0,
+    window.tokens - windowMargin(window.tokens) - finalReplyRoom(window.tokens, state.maxOutputTokens),
+  );
 }
 
 /** The final answer call's prompt (what the next call sends) fits: within {@link finalAnswerPromptLimit}, or the window is unknown. */
@@ -206,7 +222,9 @@ export interface FinalAnswerFitStep {
  * with `summarizeOldTurns`, older turns summarised); then every observation stubbed and every turn
  * summarised; then the question alone. A step the one before already covers is left out.
  */
-export function finalAnswerFitSteps(options: Pick<LoopOptions, 'keepRecentTurns' | 'summarizeOldTurns'>): FinalAnswerFitStep[] {
+export function finalAnswerFitSteps(
+  options: Pick<LoopOptions, 'keepRecentTurns' | 'summarizeOldTurns'>,
+): FinalAnswerFitStep[] {
   const steps: FinalAnswerFitStep[] = [
     { keepRecentTurns: options.keepRecentTurns, summarize: options.summarizeOldTurns, dropTurns: false },
     { keepRecentTurns: 0, summarize: options.summarizeOldTurns, dropTurns: false },
@@ -216,7 +234,8 @@ export function finalAnswerFitSteps(options: Pick<LoopOptions, 'keepRecentTurns'
 }
 
 /** What the final answer's compression aims for, in our estimate's units: the context budget (under the prompt limit, so estimates may be a little off). */
-export const finalAnswerCompressionTarget = (state: RunState): number => inEstimatedTokens(contextBudget(state), calibration(state));
+export const finalAnswerCompressionTarget = (state: RunState): number =>
+  inEstimatedTokens(contextBudget(state), calibration(state));
 
 /** The most a summary's reply may take (its request's `max_tokens`). */
 export const SUMMARY_REPLY_TOKENS = 1_500;
@@ -228,8 +247,14 @@ export const SUMMARY_REPLY_TOKENS = 1_500;
 export function summaryLimits(state: RunState): { promptTokens: number; replyTokens: number } | undefined {
   const window = state.details.contextWindow;
   if (!window) return undefined;
-  const replyTokens = Math.max(1, Math.min(SUMMARY_REPLY_TOKENS, Math.floor(window.tokens * MAX_REPLY_SHARE_OF_WINDOW)));
-  const promptTokens = inEstimatedTokens(Math.max(0, window.tokens - replyTokens - windowMargin(window.tokens)), calibration(state));
+  const replyTokens = Math.max(
+    1,
+    Math.min(SUMMARY_REPLY_TOKENS, Math.floor(window.tokens * MAX_REPLY_SHARE_OF_WINDOW)),
+  );
+  const promptTokens = inEstimatedTokens(
+    Math.max(0, window.tokens - replyTokens - windowMargin(window.tokens)),
+    calibration(state),
+  );
   return { promptTokens, replyTokens };
 }
 
@@ -254,7 +279,10 @@ export function withConversationOf(state: RunState, prepared: RunState): RunStat
 /** The final answer call is not made: even the question alone does not fit. Recorded with the numbers that say why. */
 export function finalAnswerDidNotFit(state: RunState): RunState {
   const promptLimit = finalAnswerPromptLimit(state) ?? contextBudget(state);
-  return { ...state, details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), promptLimit } } };
+  return {
+    ...state,
+    details: { ...state.details, finalAnswerDidNotFit: { promptTokens: nextContextTokens(state), promptLimit } },
+  };
 }
 
 /** The prediction of a run whose final answer call did not fit, saying why; undefined for any other run. */
@@ -262,7 +290,9 @@ export function didNotFitPrediction(details: RunDetails): string | undefined {
   const didNotFit = details.finalAnswerDidNotFit;
   if (!didNotFit) return undefined;
   const count = (tokens: number) => tokens.toLocaleString('en-US');
-  const window = details.contextWindow ? `the model's context window of ${count(details.contextWindow.tokens)} tokens` : "the model's context window";
+  const window = details.contextWindow
+    ? `the model's context window of ${count(details.contextWindow.tokens)} tokens`
+    : "the model's context window";
   return (
     `No answer: even the question alone does not fit for the final answer call: the system prompt and question take about ${count(didNotFit.promptTokens)} tokens, ` +
     `and ${window} leaves at most ${count(didNotFit.promptLimit)} for the prompt (the rest is kept for the answer).`
@@ -281,8 +311,19 @@ export const SUMMARY_RETRIES_AFTER_REFUSAL = 2;
  * the prompt a fifth less than what the window leaves, since our estimate may count fewer tokens
  * than the server), and never more than half of what was sent nor less than two pieces' minimum.
  */
-export function summaryLimitsAfterRefusal(sentTokens: number, replyTokens: number, window: number | undefined): { promptTokens: number; replyTokens: number } {
-  const reply = window === undefined ? replyTokens : Math.max(1, Math.min(replyTokens, Math.floor(window * MAX_REPLY_SHARE_OF_WINDOW)));
-  const fromWindow = window === undefined ? Number.POSITIVE_INFINITY : Math.floor((window - reply - windowMargin(window)) * 0.8);
-  return { promptTokens: Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow, Math.floor(sentTokens / 2))), replyTokens: reply };
+export function summaryLimitsAfterRefusal(
+  sentTokens: number,
+  replyTokens: number,
+  window: number | undefined,
+): { promptTokens: number; replyTokens: number } {
+  const reply =
+    window === undefined
+      ? replyTokens
+      : Math.max(1, Math.min(replyTokens, Math.floor(window * MAX_REPLY_SHARE_OF_WINDOW)));
+  const fromWindow =
+    window === undefined ? Number.POSITIVE_INFINITY : Math.floor((window - reply - windowMargin(window)) * 0.8);
+  return {
+    promptTokens: Math.max(MIN_SUMMARY_PIECE_TOKENS * 2, Math.min(fromWindow, Math.floor(sentTokens / 2))),
+    replyTokens: reply,
+  };
 }

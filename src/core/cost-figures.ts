@@ -43,7 +43,11 @@ export function costFigures(costs: ReadonlyArray<number | undefined>, correct?: 
  * each run's cost): `totalUsd` undefined when none had a cost. Every run is counted as priced,
  * since a batch's runs share their model.
  */
-export function costFiguresOfTotal(totalUsd: number | undefined, runs: number, correct?: number): CostFigures | undefined {
+export function costFiguresOfTotal(
+  totalUsd: number | undefined,
+  runs: number,
+  correct?: number,
+): CostFigures | undefined {
   if (totalUsd === undefined || !Number.isFinite(totalUsd) || runs <= 0) return undefined;
   return {
     totalUsd,

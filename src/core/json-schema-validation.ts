@@ -16,14 +16,35 @@ function shown(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const ARTICLES: Record<string, string> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
+const ARTICLES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
 
 /** What a number failing its bounds is told: `an integer from 1 to 100`, `a number more than 0 and at most 10080`. */
-function numberProblem(schema: JsonSchema, value: number, integer: boolean, name: string, fractional = false): string | undefined {
+function numberProblem(
+  schema: JsonSchema,
+  value: number,
+  integer: boolean,
+  name: string,
+  fractional = false,
+): string | undefined {
   const low = typeof schema.minimum === 'number' ? schema.minimum : undefined;
   const above = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : undefined;
   const high = typeof schema.maximum === 'number' ? schema.maximum : undefined;
-  if (!fractional && Number.isFinite(value) && (low === undefined || value >= low) && (above === undefined || value > above) && (high === undefined || value <= high)) return undefined;
+  if (
+    !fractional &&
+    Number.isFinite(value) &&
+    (low === undefined || value >= low) &&
+    (above === undefined || value > above) &&
+    (high === undefined || value <= high)
+  )
+    return undefined;
   const bounds: string[] = [];
   if (low !== undefined && high !== undefined) bounds.push(`from ${low} to ${high}`);
   else {
@@ -52,7 +73,9 @@ function resolved(schema: JsonSchema, root: JsonSchema): JsonSchema {
   let current = schema;
   for (let hops = 0; typeof current.$ref === 'string' && hops < 32; hops++) {
     const match = /^#\/(definitions|\$defs)\/(.+)$/.exec(current.$ref as string);
-    const target = match ? (root[match[1] as string] as Record<string, JsonSchema> | undefined)?.[decodeURIComponent(match[2] as string)] : undefined;
+    const target = match
+      ? (root[match[1] as string] as Record<string, JsonSchema> | undefined)?.[decodeURIComponent(match[2] as string)]
+      : undefined;
     if (!target) return {};
     current = target;
   }
@@ -90,7 +113,12 @@ function nativeMatch(pattern: string, text: string): boolean {
  * workflow can use it. Patterns run in JavaScript's RegExp: for the project's own schemas only; a
  * client's schema goes through {@link checkAnswerValue}.
  */
-export function validateAgainstSchema(schema: JsonSchema, value: unknown, path = '$', root: JsonSchema = schema): string[] {
+export function validateAgainstSchema(
+  schema: JsonSchema,
+  value: unknown,
+  path = '$',
+  root: JsonSchema = schema,
+): string[] {
   return validate(schema, value, path, { root, matches: nativeMatch }, 0);
 }
 
@@ -102,13 +130,16 @@ function validate(schema: JsonSchema, value: unknown, path: string, check: Check
       return [];
     }
   }
-  if (check.maxDepth !== undefined && depth > check.maxDepth) return [`${nameOf(path)} is nested too deeply to check against the schema (more than ${check.maxDepth} levels)`];
+  if (check.maxDepth !== undefined && depth > check.maxDepth)
+    return [`${nameOf(path)} is nested too deeply to check against the schema (more than ${check.maxDepth} levels)`];
   const { root } = check;
   const current = resolved(schema, root);
   if (Array.isArray(current.anyOf)) {
     const branches = current.anyOf as JsonSchema[];
     if (branches.some((branch) => validate(branch, value, path, check, depth + 1).length === 0)) return [];
-    return [`${nameOf(path)} must be ${branches.map((branch) => describe(resolved(branch, root))).join(' or ')}, got ${shown(value)}`];
+    return [
+      `${nameOf(path)} must be ${branches.map((branch) => describe(resolved(branch, root))).join(' or ')}, got ${shown(value)}`,
+    ];
   }
   const problems: string[] = [];
   const type = current.type as string | string[] | undefined;
@@ -119,21 +150,35 @@ function validate(schema: JsonSchema, value: unknown, path: string, check: Check
       return [numberProblem(current, value as number, true, nameOf(path), true) as string];
     }
     if (!allowed.some((expected) => expected === actual || (expected === 'number' && actual === 'integer'))) {
-      return [`${nameOf(path)} must be ${allowed.map((expected) => ARTICLES[expected] ?? expected).join(' or ')}, got ${shown(value)}`];
+      return [
+        `${nameOf(path)} must be ${allowed.map((expected) => ARTICLES[expected] ?? expected).join(' or ')}, got ${shown(value)}`,
+      ];
     }
   }
-  if (current.const !== undefined && JSON.stringify(current.const) !== JSON.stringify(value)) problems.push(`${nameOf(path)} must be ${JSON.stringify(current.const)}, got ${shown(value)}`);
+  if (current.const !== undefined && JSON.stringify(current.const) !== JSON.stringify(value))
+    problems.push(`${nameOf(path)} must be ${JSON.stringify(current.const)}, got ${shown(value)}`);
   if (Array.isArray(current.enum) && !current.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
-    problems.push(`${nameOf(path)} must be one of ${current.enum.map((option) => JSON.stringify(option)).join(', ')}, got ${shown(value)}`);
+    problems.push(
+      `${nameOf(path)} must be one of ${current.enum.map((option) => JSON.stringify(option)).join(', ')}, got ${shown(value)}`,
+    );
   }
   if (typeof value === 'string') {
     const tooShort = typeof current.minLength === 'number' && value.length < current.minLength;
-    if (tooShort) problems.push(current.minLength === 1 ? `${nameOf(path)} must not be empty` : `${nameOf(path)} must have at least ${current.minLength as number} characters`);
-    if (typeof current.maxLength === 'number' && value.length > current.maxLength) problems.push(`${nameOf(path)} is ${value.length} characters; the most is ${current.maxLength}`);
+    if (tooShort)
+      problems.push(
+        current.minLength === 1
+          ? `${nameOf(path)} must not be empty`
+          : `${nameOf(path)} must have at least ${current.minLength as number} characters`,
+      );
+    if (typeof current.maxLength === 'number' && value.length > current.maxLength)
+      problems.push(`${nameOf(path)} is ${value.length} characters; the most is ${current.maxLength}`);
     if (!tooShort && typeof current.pattern === 'string') {
       const matched = check.matches(current.pattern, value);
       if (typeof matched === 'string') problems.push(`${nameOf(path)} ${matched}`);
-      else if (!matched) problems.push(`${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`);
+      else if (!matched)
+        problems.push(
+          `${nameOf(path)} ${typeof current.patternProblem === 'string' ? current.patternProblem : `must match /${current.pattern}/`}`,
+        );
     }
   }
   if (typeof value === 'number') {
@@ -141,8 +186,12 @@ function validate(schema: JsonSchema, value: unknown, path: string, check: Check
     if (problem) problems.push(problem);
   }
   if (Array.isArray(value)) {
-    if (typeof current.minItems === 'number' && value.length < current.minItems) problems.push(`${nameOf(path)} must have at least ${current.minItems} items`);
-    if (current.items && typeof current.items === 'object') value.forEach((item, index) => problems.push(...validate(current.items as JsonSchema, item, `${path}[${index}]`, check, depth + 1)));
+    if (typeof current.minItems === 'number' && value.length < current.minItems)
+      problems.push(`${nameOf(path)} must have at least ${current.minItems} items`);
+    if (current.items && typeof current.items === 'object')
+      value.forEach((item, index) =>
+        problems.push(...validate(current.items as JsonSchema, item, `${path}[${index}]`, check, depth + 1)),
+      );
   }
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
@@ -161,7 +210,9 @@ function validate(schema: JsonSchema, value: unknown, path: string, check: Check
           `${child(path, name.length > 60 ? `${name.slice(0, 57)}...` : name)} is not a known field${Object.keys(properties).length ? ` (known: ${Object.keys(properties).join(', ')})` : ''}`,
         );
       else if (current.additionalProperties && typeof current.additionalProperties === 'object')
-        problems.push(...validate(current.additionalProperties as JsonSchema, item, child(path, name), check, depth + 1));
+        problems.push(
+          ...validate(current.additionalProperties as JsonSchema, item, child(path, name), check, depth + 1),
+        );
     }
   }
   return problems;
@@ -190,7 +241,13 @@ function describe(schema: JsonSchema): string {
  * characters times pattern size matched in all (a string too long for its pattern is a problem of
  * its own). Patterns match in linear time (src/core/linear-patterns.ts).
  */
-export const ANSWER_CHECK_LIMITS = { maxAnswerCharacters: 100_000, maxValueDepth: 64, maxSteps: 50_000, maxRecursion: 256, maxMatchWork: 4_000_000 } as const;
+export const ANSWER_CHECK_LIMITS = {
+  maxAnswerCharacters: 100_000,
+  maxValueDepth: 64,
+  maxSteps: 50_000,
+  maxRecursion: 256,
+  maxMatchWork: 4_000_000,
+} as const;
 
 /**
  * Validates a parsed answer against a client's answer schema within {@link ANSWER_CHECK_LIMITS}:
@@ -199,7 +256,8 @@ export const ANSWER_CHECK_LIMITS = { maxAnswerCharacters: 100_000, maxValueDepth
  */
 export function checkAnswerValue(schema: JsonSchema, value: unknown): string[] {
   const depth = valueDepth(value, ANSWER_CHECK_LIMITS.maxValueDepth);
-  if (depth > ANSWER_CHECK_LIMITS.maxValueDepth) return [`the answer is nested more than ${ANSWER_CHECK_LIMITS.maxValueDepth} levels deep`];
+  if (depth > ANSWER_CHECK_LIMITS.maxValueDepth)
+    return [`the answer is nested more than ${ANSWER_CHECK_LIMITS.maxValueDepth} levels deep`];
   const compiled = new Map<string, LinearPattern | string>();
   let matchWorkLeft: number = ANSWER_CHECK_LIMITS.maxMatchWork;
   const check: Check = {
@@ -220,7 +278,12 @@ export function checkAnswerValue(schema: JsonSchema, value: unknown): string[] {
     },
   };
   const problems = validate(schema, value, '$', check, 0);
-  return check.stepsRanOut ? [...problems, `the answer is too large to check against the schema (more than ${ANSWER_CHECK_LIMITS.maxSteps} steps)`] : problems;
+  return check.stepsRanOut
+    ? [
+        ...problems,
+        `the answer is too large to check against the schema (more than ${ANSWER_CHECK_LIMITS.maxSteps} steps)`,
+      ]
+    : problems;
 }
 
 /** How deeply a JSON value nests (a scalar 0), counted without recursion and only up to `cap + 1`. */
@@ -242,11 +305,19 @@ export function valueDepth(value: unknown, cap: number): number {
  * the schema. `bounded` (the `bounded-answer-checks` marker, always on for runs started since)
  * checks it with {@link checkAnswerValue}; runs from before replay the unbounded check they ran.
  */
-export function parseStructuredAnswer(answer: string, schema: JsonSchema, bounded = false): { value?: unknown; problems: string[] } {
+export function parseStructuredAnswer(
+  answer: string,
+  schema: JsonSchema,
+  bounded = false,
+): { value?: unknown; problems: string[] } {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(answer);
   const text = (fenced?.[1] ?? answer).trim();
   if (bounded && text.length > ANSWER_CHECK_LIMITS.maxAnswerCharacters) {
-    return { problems: [`the answer is ${text.length} characters; a structured answer may have at most ${ANSWER_CHECK_LIMITS.maxAnswerCharacters}`] };
+    return {
+      problems: [
+        `the answer is ${text.length} characters; a structured answer may have at most ${ANSWER_CHECK_LIMITS.maxAnswerCharacters}`,
+      ],
+    };
   }
   let value: unknown;
   try {

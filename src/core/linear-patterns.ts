@@ -117,12 +117,15 @@ export interface LinearPattern {
  */
 export function compileLinearPattern(pattern: string): { pattern: LinearPattern } | { problem: string } {
   const size = patternSize(pattern);
-  if (size > MAX_PATTERN_SIZE) return { problem: `is too large to check (size about ${size}; the most is ${MAX_PATTERN_SIZE})` };
+  if (size > MAX_PATTERN_SIZE)
+    return { problem: `is too large to check (size about ${size}; the most is ${MAX_PATTERN_SIZE})` };
   try {
     const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
     return { pattern: { size, test: (text) => compiled.test(text) } };
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : String(error);
-    return { problem: `is not a pattern this agent can check (${message}; lookaround and backreferences are not supported)` };
+    return {
+      problem: `is not a pattern this agent can check (${message}; lookaround and backreferences are not supported)`,
+    };
   }
 }

@@ -43,7 +43,8 @@ export interface PendingMessage {
 /** Adds text to the last pending user message, or appends a new user message (keeps roles alternating where a protocol needs it). */
 export function withUserText(pending: PendingMessage[], text: string): PendingMessage[] {
   const last = pending.at(-1);
-  if (last && last.role === 'user') return [...pending.slice(0, -1), { ...last, parts: [...last.parts, { text: `\n\n${text}` }] }];
+  if (last && last.role === 'user')
+    return [...pending.slice(0, -1), { ...last, parts: [...last.parts, { text: `\n\n${text}` }] }];
   return [...pending, { role: 'user', parts: [{ text }] }];
 }
 
@@ -77,6 +78,8 @@ export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
     promptTokens: left.promptTokens + right.promptTokens,
     completionTokens: left.completionTokens + right.completionTokens,
     totalTokens: left.totalTokens + right.totalTokens,
-    ...(left.costUsd !== undefined || right.costUsd !== undefined ? { costUsd: (left.costUsd ?? 0) + (right.costUsd ?? 0) } : {}),
+    ...(left.costUsd !== undefined || right.costUsd !== undefined
+      ? { costUsd: (left.costUsd ?? 0) + (right.costUsd ?? 0) }
+      : {}),
   };
 }

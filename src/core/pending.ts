@@ -9,7 +9,12 @@ import { estimateTokens } from './turns';
  */
 
 /** Pending becomes `messages`, counted as `tokens`; `callIds` are the tool calls whose observations they carry. */
-export function setPending(state: RunState, messages: PendingMessage[], tokens: number, callIds: string[] = []): RunState {
+export function setPending(
+  state: RunState,
+  messages: PendingMessage[],
+  tokens: number,
+  callIds: string[] = [],
+): RunState {
   return { ...state, pending: messages, pendingTokens: tokens, pendingCallIds: callIds };
 }
 
@@ -20,7 +25,11 @@ export function clearPending(state: RunState): RunState {
 
 /** Text the workflow writes (a note, a user message, a request), added to the last pending user message or as a new one. */
 export function appendPendingText(state: RunState, text: string): RunState {
-  return { ...state, pending: withUserText(state.pending, text), pendingTokens: state.pendingTokens + estimateTokens(text) };
+  return {
+    ...state,
+    pending: withUserText(state.pending, text),
+    pendingTokens: state.pendingTokens + estimateTokens(text),
+  };
 }
 
 /** Messages added after what is pending, with their token count. */

@@ -3,7 +3,14 @@ import { malformedRepliesError } from './ending-texts';
 import { parseStructuredAnswer } from './json-schema-validation';
 import { withUserText, type PendingMessage } from './messages';
 import { appendPendingText, prependPendingUncounted, setPending } from './pending';
-import { decideFinalAnswer, TRUNCATED_REPLY_CALL_NOTE, truncatedReplyNote, type ParsedTurn, type Protocol, type ToolCallRequest } from './protocols';
+import {
+  decideFinalAnswer,
+  TRUNCATED_REPLY_CALL_NOTE,
+  truncatedReplyNote,
+  type ParsedTurn,
+  type Protocol,
+  type ToolCallRequest,
+} from './protocols';
 import type { Ending, GivenAnswer } from './run-ending';
 import type { LoopOptions } from './run-limits';
 import type { RunState } from './run-state';
@@ -44,7 +51,12 @@ export interface ReadReply {
  * Answers a reply cut off before it ended: its tool calls are not run, and `note` (if any) asks
  * for a shorter reply.
  */
-export function answerTruncatedReply(state: RunState, parsed: ParsedTurn, note: string | undefined, protocol: Protocol): RunState {
+export function answerTruncatedReply(
+  state: RunState,
+  parsed: ParsedTurn,
+  note: string | undefined,
+  protocol: Protocol,
+): RunState {
   let pending: PendingMessage[] = [];
   let tokens = 0;
   if (parsed.toolCalls.length) {
@@ -56,24 +68,42 @@ export function answerTruncatedReply(state: RunState, parsed: ParsedTurn, note: 
     pending = pending.length ? withUserText(pending, note) : [protocol.renderCorrection(note)];
     tokens += estimateTokens(note);
   }
-  return { ...setPending(state, pending, tokens), toolCallsAnswered: state.toolCallsAnswered + parsed.toolCalls.length };
+  return {
+    ...setPending(state, pending, tokens),
+    toolCallsAnswered: state.toolCallsAnswered + parsed.toolCalls.length,
+  };
 }
 
 /** How an answer stands against the answer schema: accepted, to be given again (with the correction), or failed after the allowed attempts. */
-export type AnswerCheck = { kind: 'accepted' } | { kind: 'retry'; correction: string } | { kind: 'failed'; message: string };
+export type AnswerCheck =
+  { kind: 'accepted' } | { kind: 'retry'; correction: string } | { kind: 'failed'; message: string };
 
 /**
  * Checks an answer against the schema (every answer counts as an attempt); without a schema every
  * answer is accepted. `bounded` is the `bounded-answer-checks` marker ({@link ReplyContext}).
  */
-export function checkAnswer(state: RunState, text: string, schema: JsonSchema | undefined, maxAttempts: number, bounded = false): { state: RunState; given: GivenAnswer; check: AnswerCheck } {
+export function checkAnswer(
+  state: RunState,
+  text: string,
+  schema: JsonSchema | undefined,
+  maxAttempts: number,
+  bounded = false,
+): { state: RunState; given: GivenAnswer; check: AnswerCheck } {
   if (!schema) return { state, given: { text }, check: { kind: 'accepted' } };
   const next = { ...state, answerAttempts: state.answerAttempts + 1 };
   const parsed = parseStructuredAnswer(text, schema, bounded);
-  if (!parsed.problems.length) return { state: next, given: { text, parsed: parsed.value }, check: { kind: 'accepted' } };
+  if (!parsed.problems.length)
+    return { state: next, given: { text, parsed: parsed.value }, check: { kind: 'accepted' } };
   const problems = parsed.problems.join('; ');
   if (next.answerAttempts >= maxAttempts) {
-    return { state: next, given: { text }, check: { kind: 'failed', message: `The answer did not match the answer schema after ${next.answerAttempts} attempts: ${problems}` } };
+    return {
+      state: next,
+      given: { text },
+      check: {
+        kind: 'failed',
+        message: `The answer did not match the answer schema after ${next.answerAttempts} attempts: ${problems}`,
+      },
+    };
   }
   const correction = `Your final answer does not match the required JSON schema: ${problems}. Give the final answer again as JSON matching this schema: ${JSON.stringify(schema)}`;
   return { state: next, given: { text }, check: { kind: 'retry', correction } };
@@ -84,23 +114,48 @@ export function malformedRepliesEnd(state: RunState, context: ReplyContext): { s
   const count = state.unusableReplies?.malformed ?? context.options.maxMalformedReplies;
   return {
     state: withDetails(state, { replyLimit: 'maxMalformedReplies' }),
-    ending: { kind: 'budget_ended', budget: 'malformed_replies', error: malformedRepliesError(count, context.protocol.name) },
+    ending: {
+      kind: 'budget_ended',
+      budget: 'malformed_replies',
+      error: malformedRepliesError(count, context.protocol.name),
+    },
   };
 }
 
 /** An answer in a loop reply: accepted or failed, it ends the run; refused with attempts left, the model is asked again and the calls that came with it are answered, not run. */
 function takeAnswer(state: RunState, answer: string, calls: ToolCallRequest[], context: ReplyContext): ReadReply {
-  const checked = checkAnswer(state, answer, context.answerSchema, context.options.answerAttempts, context.boundedAnswerChecks);
+  const checked = checkAnswer(
+    state,
+    answer,
+    context.answerSchema,
+    context.options.answerAttempts,
+    context.boundedAnswerChecks,
+  );
   const openTurn = calls.length ? { openTurn: unansweredTurn(calls) } : {};
   switch (checked.check.kind) {
     case 'accepted':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'answered', answer: checked.given, ...openTurn } } };
+      return {
+        state: checked.state,
+        given: checked.given,
+        step: { kind: 'end', ending: { kind: 'answered', answer: checked.given, ...openTurn } },
+      };
     case 'failed':
-      return { state: checked.state, given: checked.given, step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer, ...openTurn } } };
+      return {
+        state: checked.state,
+        given: checked.given,
+        step: { kind: 'end', ending: { kind: 'failed', message: checked.check.message, answer, ...openTurn } },
+      };
     case 'retry': {
       let next = appendPendingText(checked.state, checked.check.correction);
       if (calls.length) {
-        next = prependPendingUncounted(next, answerTurn(context.protocol, { calls, results: new Map() }, 'Not run: the reply also contained a final answer.').messages);
+        next = prependPendingUncounted(
+          next,
+          answerTurn(
+            context.protocol,
+            { calls, results: new Map() },
+            'Not run: the reply also contained a final answer.',
+          ).messages,
+        );
         next = { ...next, toolCallsAnswered: next.toolCallsAnswered + calls.length };
       }
       return { state: next, given: checked.given, step: { kind: 'call_again' } };
@@ -125,7 +180,12 @@ export function isUnusableReply(outcome: CallModelOutput, protocol: Protocol): b
  * marker, read only for a reply that is not usable ({@link isUnusableReply}): a run recorded
  * before it takes such replies the old way.
  */
-export function readReply(state: RunState, outcome: CallModelOutput, context: ReplyContext, sortUnusable: boolean): ReadReply {
+export function readReply(
+  state: RunState,
+  outcome: CallModelOutput,
+  context: ReplyContext,
+  sortUnusable: boolean,
+): ReadReply {
   const parsed = outcome.turn;
   const reply = replyKind(context.protocol.name, parsed, outcome.finishReason);
   let next = state;
@@ -135,7 +195,12 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
     next = { ...next, unusableReplies: recorded.streak };
     if (reply.kind === 'truncated') {
       next = withDetails(next, { truncatedReplies: (next.details.truncatedReplies ?? 0) + 1 });
-      next = answerTruncatedReply(next, parsed, recorded.limitReached ? undefined : truncatedReplyNote(context.protocol.name, reply.truncation), context.protocol);
+      next = answerTruncatedReply(
+        next,
+        parsed,
+        recorded.limitReached ? undefined : truncatedReplyNote(context.protocol.name, reply.truncation),
+        context.protocol,
+      );
       if (!recorded.limitReached) return { state: next, step: { kind: 'call_again' } };
       next = withDetails(next, { replyLimit: 'maxTruncatedReplies' });
       return { state: next, step: { kind: 'end', ending: { kind: 'budget_ended', budget: 'truncated_replies' } } };
@@ -147,7 +212,11 @@ export function readReply(state: RunState, outcome: CallModelOutput, context: Re
   }
   if (parsed.answer !== undefined) return takeAnswer(next, parsed.answer, parsed.toolCalls, context);
   if (parsed.toolCalls.length === 0) {
-    next = setPending(next, [context.protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')], estimateTokens(parsed.problem ?? ''));
+    next = setPending(
+      next,
+      [context.protocol.renderCorrection(parsed.problem ?? 'Call a tool, or give your final answer.')],
+      estimateTokens(parsed.problem ?? ''),
+    );
     if (!malformedLimitReached) return { state: next, step: { kind: 'call_again' } };
     const ended = malformedRepliesEnd(next, context);
     return { state: ended.state, step: { kind: 'end', ending: ended.ending } };
@@ -168,16 +237,29 @@ export function isCutOffFinalReply(outcome: CallModelOutput, protocol: Protocol,
  * shorter; cut off without one, its partial answer is kept, marked. Its tool calls are not run.
  * `sortUnusable` is the `unusable-replies` marker, read only for a reply cut off ({@link isCutOffFinalReply}).
  */
-export function readFinalReply(state: RunState, outcome: CallModelOutput, protocol: Protocol, retriesLeft: number, sortUnusable: boolean): { state: RunState; step: FinalReplyStep } {
+export function readFinalReply(
+  state: RunState,
+  outcome: CallModelOutput,
+  protocol: Protocol,
+  retriesLeft: number,
+  sortUnusable: boolean,
+): { state: RunState; step: FinalReplyStep } {
   const decision = decideFinalAnswer(protocol.name, outcome.turn, outcome.finishReason, retriesLeft);
   const openCalls = outcome.turn.toolCalls;
-  if (decision.kind === 'accept' || !sortUnusable) return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
+  if (decision.kind === 'accept' || !sortUnusable)
+    return { state, step: { kind: 'take', answer: outcome.turn.answer, openCalls } };
   const counted = withDetails(state, { truncatedReplies: (state.details.truncatedReplies ?? 0) + 1 });
   switch (decision.kind) {
     case 'ask_again':
-      return { state: answerTruncatedReply(counted, outcome.turn, decision.note, protocol), step: { kind: 'ask_again' } };
+      return {
+        state: answerTruncatedReply(counted, outcome.turn, decision.note, protocol),
+        step: { kind: 'ask_again' },
+      };
     case 'keep_marked':
-      return { state: withDetails(counted, { truncatedAnswer: true }), step: { kind: 'take', answer: decision.answer, openCalls } };
+      return {
+        state: withDetails(counted, { truncatedAnswer: true }),
+        step: { kind: 'take', answer: decision.answer, openCalls },
+      };
     default: {
       const unknown: never = decision;
       throw new Error(`unknown final answer decision ${JSON.stringify(unknown)}`);

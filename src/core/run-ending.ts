@@ -57,7 +57,11 @@ export function requestStop(current: StopRequest | undefined, incoming: StopRequ
 
 /** The record's fields that are set (an ending never holds an undefined one). */
 export function recordOf({ lastAnswer, error, openTurn }: EndingRecord): EndingRecord {
-  return { ...(lastAnswer ? { lastAnswer } : {}), ...(error !== undefined ? { error } : {}), ...(openTurn ? { openTurn } : {}) };
+  return {
+    ...(lastAnswer ? { lastAnswer } : {}),
+    ...(error !== undefined ? { error } : {}),
+    ...(openTurn ? { openTurn } : {}),
+  };
 }
 
 /** The ending with what the run holds besides it (the answer it was given last, the turn in progress); what the ending carries itself stands. */
@@ -114,7 +118,8 @@ export function finalAnswerCause(ending: Ending, finalAnswerPhase: boolean): Bud
  * How the final answer phase's calls went; when called, what the last reply gave: its answer, the
  * error when that answer failed its schema, and its tool calls (not run).
  */
-export type FinalAnswerCalls = ({ kind: 'called' } & EndingRecord) | { kind: 'cancelled' } | { kind: 'failed'; message: string };
+export type FinalAnswerCalls =
+  ({ kind: 'called' } & EndingRecord) | { kind: 'cancelled' } | { kind: 'failed'; message: string };
 
 /**
  * The ending after the final answer phase. The calls the loop left open were answered in its
@@ -131,7 +136,10 @@ export function endingAfterFinalAnswer(ending: FinalEnding, calls: FinalAnswerCa
     case 'cancelled':
       return { kind: 'cancelled', ...recordOf({ lastAnswer: ending.lastAnswer, error: ending.error }) };
     case 'failed':
-      return { ...answered, error: ending.error ? `${ending.error} The final answer call failed: ${calls.message}` : calls.message };
+      return {
+        ...answered,
+        error: ending.error ? `${ending.error} The final answer call failed: ${calls.message}` : calls.message,
+      };
     default: {
       const unknown: never = calls;
       throw new Error(`unknown final answer outcome ${JSON.stringify(unknown)}`);
@@ -179,7 +187,10 @@ export function concludeRun(ending: FinalEnding, limits: RunLimits, noAnswer?: s
     case 'failed':
       return {
         termination: 'error',
-        prediction: ending.answer === undefined ? `No answer: ${ending.message}` : ending.answer || noAnswerPrediction('error', limits),
+        prediction:
+          ending.answer === undefined
+            ? `No answer: ${ending.message}`
+            : ending.answer || noAnswerPrediction('error', limits),
         error: ending.message,
       };
     case 'budget_ended':
@@ -197,5 +208,8 @@ export function concludeRun(ending: FinalEnding, limits: RunLimits, noAnswer?: s
 
 /** The conclusion when the last messages could not be stored: the error says so, after what went wrong before. */
 export function afterStoreFailure(conclusion: Conclusion, message: string): Conclusion {
-  return { ...conclusion, error: `${conclusion.error ? `${conclusion.error}; ` : ''}the last messages could not be stored: ${message}` };
+  return {
+    ...conclusion,
+    error: `${conclusion.error ? `${conclusion.error}; ` : ''}the last messages could not be stored: ${message}`,
+  };
 }

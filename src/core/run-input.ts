@@ -65,14 +65,24 @@ export const MAX_QUESTION_CHARACTERS = 20_000;
  * genuine `resume` carries are held to the schema's bounds too, like those of a start and of
  * `setLimits`.
  */
-export function validateRunInput(input: ResearchRunInput, continuedFromRunId?: string): { limits: RunLimits; loop: LoopOptions; problems: string[] } {
+export function validateRunInput(
+  input: ResearchRunInput,
+  continuedFromRunId?: string,
+): { limits: RunLimits; loop: LoopOptions; problems: string[] } {
   const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
   const { resume, resumedFrom, ...request } = isObject ? input : ({} as ResearchRunInput);
   const problems = isObject
-    ? [...replacedPrototypes(input, ''), ...validateAgainstSchema(RUN_REQUEST_SCHEMA, request, ''), ...resumeProblems(resume, resumedFrom, continuedFromRunId)]
-    : [`the input must be a JSON object such as {"question": "..."}, got ${input === null ? 'null' : Array.isArray(input) ? 'a list' : typeof input}`];
+    ? [
+        ...replacedPrototypes(input, ''),
+        ...validateAgainstSchema(RUN_REQUEST_SCHEMA, request, ''),
+        ...resumeProblems(resume, resumedFrom, continuedFromRunId),
+      ]
+    : [
+        `the input must be a JSON object such as {"question": "..."}, got ${input === null ? 'null' : Array.isArray(input) ? 'a list' : typeof input}`,
+      ];
   // The answer schema's depth, size and patterns (src/core/answer-schema-bounds.ts), once it is an object.
-  if (isObject && request.answerSchema !== undefined && !concernsField(problems, 'answerSchema')) problems.push(...answerSchemaProblems(request.answerSchema));
+  if (isObject && request.answerSchema !== undefined && !concernsField(problems, 'answerSchema'))
+    problems.push(...answerSchemaProblems(request.answerSchema));
   const limits: RunLimits = { ...DEFAULT_LIMITS, ...objectOrEmpty(request.limits) };
   const loop: LoopOptions = { ...DEFAULT_LOOP_OPTIONS, ...objectOrEmpty(request.loop) };
   return { limits, loop, problems };
@@ -87,19 +97,41 @@ function replacedPrototypes(value: unknown, path: string, depth = 0): string[] {
   if (typeof value !== 'object' || value === null || depth > 64) return [];
   const prototype: unknown = Object.getPrototypeOf(value);
   // Realm-independent: Array.prototype is itself an array; Object.prototype has no prototype.
-  const plain = Array.isArray(value) ? Array.isArray(prototype) : prototype === null || Object.getPrototypeOf(prototype) === null;
+  const plain = Array.isArray(value)
+    ? Array.isArray(prototype)
+    : prototype === null || Object.getPrototypeOf(prototype) === null;
   const problems = plain ? [] : [`${path === '' ? '' : `${path}.`}__proto__ is not a known field`];
-  for (const [key, item] of Object.entries(value)) problems.push(...replacedPrototypes(item, Array.isArray(value) ? `${path}[${key}]` : `${path === '' ? '' : `${path}.`}${key}`, depth + 1));
+  for (const [key, item] of Object.entries(value))
+    problems.push(
+      ...replacedPrototypes(
+        item,
+        Array.isArray(value) ? `${path}[${key}]` : `${path === '' ? '' : `${path}.`}${key}`,
+        depth + 1,
+      ),
+    );
   return problems;
 }
 
 /** Why the internal fields are refused: set by anyone but the run continuing as new, or carrying limits beyond the schema's bounds. */
-function resumeProblems(resume: RunState | undefined, resumedFrom: string | undefined, continuedFromRunId: string | undefined): string[] {
+function resumeProblems(
+  resume: RunState | undefined,
+  resumedFrom: string | undefined,
+  continuedFromRunId: string | undefined,
+): string[] {
   if (resume === undefined && resumedFrom === undefined) return [];
-  if (continuedFromRunId === undefined || resumedFrom !== continuedFromRunId || typeof resume !== 'object' || resume === null) {
-    return [`${INTERNAL_INPUT_FIELDS.join(' and ')} are internal: only the run's own continue-as-new sets them, never a client`];
+  if (
+    continuedFromRunId === undefined ||
+    resumedFrom !== continuedFromRunId ||
+    typeof resume !== 'object' ||
+    resume === null
+  ) {
+    return [
+      `${INTERNAL_INPUT_FIELDS.join(' and ')} are internal: only the run's own continue-as-new sets them, never a client`,
+    ];
   }
-  return validateAgainstSchema(RUN_REQUEST_SCHEMA, { question: 'x', limits: resume.limits }, '').map((problem) => `resume.${problem}`);
+  return validateAgainstSchema(RUN_REQUEST_SCHEMA, { question: 'x', limits: resume.limits }, '').map(
+    (problem) => `resume.${problem}`,
+  );
 }
 
 function objectOrEmpty<T>(value: T | undefined): Partial<T> {

@@ -33,7 +33,14 @@ export interface ResearchRunResult {
 export interface RunDetails {
   protocol: ProtocolName;
   /** Each compression: at which model call, how many observations were stubbed and turns summarised, and the conversations before and after. */
-  compressions: Array<{ atModelCall: number; stubbedObservations: number; summarizedTurns: number; before: string; after: string; contextTokensAfter: number }>;
+  compressions: Array<{
+    atModelCall: number;
+    stubbedObservations: number;
+    summarizedTurns: number;
+    before: string;
+    after: string;
+    contextTokensAfter: number;
+  }>;
   /** Warnings the stuck detector gave. */
   stuckNudges: number;
   /** Runs this workflow continued as new. */

@@ -11,10 +11,18 @@ import { shortened } from './text';
  */
 
 /** A change of budgets while the run goes (update `setLimits`); each field is optional. */
-export type LimitChanges = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens' | 'maxCostUsd'>>;
+export type LimitChanges = Partial<
+  Pick<RunLimits, 'maxModelCalls' | 'maxDurationMinutes' | 'maxContextTokens' | 'maxTotalTokens' | 'maxCostUsd'>
+>;
 
 /** The limits `setLimits` may change. */
-export const CHANGEABLE_LIMITS = ['maxModelCalls', 'maxDurationMinutes', 'maxContextTokens', 'maxTotalTokens', 'maxCostUsd'] as const;
+export const CHANGEABLE_LIMITS = [
+  'maxModelCalls',
+  'maxDurationMinutes',
+  'maxContextTokens',
+  'maxTotalTokens',
+  'maxCostUsd',
+] as const;
 
 /** A decision on a tool call waiting for approval (update `approveToolCall`). */
 export interface ApprovalDecision {
@@ -49,7 +57,8 @@ export const RUN_ENDING_PROBLEM = 'the run is already ending';
 
 /** Why an update's argument is refused: not an object, or a field the update does not know (named shortly). */
 function argumentProblem(argument: unknown, known: readonly string[]): string | undefined {
-  if (typeof argument !== 'object' || argument === null || Array.isArray(argument)) return `give an object with ${known.join(', ')}`;
+  if (typeof argument !== 'object' || argument === null || Array.isArray(argument))
+    return `give an object with ${known.join(', ')}`;
   const unknown = Object.keys(argument).filter((key) => !known.includes(key));
   if (!unknown.length) return undefined;
   const named = unknown.slice(0, 3).map((key) => shortened(key));
@@ -61,7 +70,8 @@ function noteProblem(name: string, value: unknown): string | undefined {
   // JSON's null is absent too (the Python sample sends `"reason": None`).
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') return `${name} must be a string`;
-  if (value.length > MAX_STEERING_NOTE_CHARACTERS) return `${name} is ${value.length} characters; the most is ${MAX_STEERING_NOTE_CHARACTERS}`;
+  if (value.length > MAX_STEERING_NOTE_CHARACTERS)
+    return `${name} is ${value.length} characters; the most is ${MAX_STEERING_NOTE_CHARACTERS}`;
   return undefined;
 }
 
@@ -69,9 +79,13 @@ function noteProblem(name: string, value: unknown): string | undefined {
  * Why an injected message is refused: its shape, its length, or no room left beside the
  * `waitingCharacters` already injected for the next model call ({@link MAX_PENDING_INJECTED_CHARACTERS}).
  */
-export function injectedMessageProblem(message: { text?: unknown } | undefined, waitingCharacters = 0): string | undefined {
+export function injectedMessageProblem(
+  message: { text?: unknown } | undefined,
+  waitingCharacters = 0,
+): string | undefined {
   if (typeof message?.text !== 'string' || message.text.trim() === '') return 'text must be a non-empty string';
-  if (message.text.length > MAX_INJECTED_MESSAGE_CHARACTERS) return `text is ${message.text.length} characters; the most is ${MAX_INJECTED_MESSAGE_CHARACTERS}`;
+  if (message.text.length > MAX_INJECTED_MESSAGE_CHARACTERS)
+    return `text is ${message.text.length} characters; the most is ${MAX_INJECTED_MESSAGE_CHARACTERS}`;
   const fields = argumentProblem(message, ['text']);
   if (fields) return fields;
   if (waitingCharacters + message.text.length > MAX_PENDING_INJECTED_CHARACTERS) {
@@ -90,7 +104,11 @@ export function finishRequestProblem(request: { reason?: unknown } | undefined):
 }
 
 /** Why a change of limits is refused: unknown or invalid limits, fewer calls than made, or no more time than used. */
-export function limitChangesProblem(state: RunState, changes: LimitChanges | undefined, now: number): string | undefined {
+export function limitChangesProblem(
+  state: RunState,
+  changes: LimitChanges | undefined,
+  now: number,
+): string | undefined {
   if (!changes || typeof changes !== 'object') return 'give the limits to change';
   const known: readonly string[] = CHANGEABLE_LIMITS;
   const unknown = Object.keys(changes).filter((key) => !known.includes(key));
@@ -111,10 +129,18 @@ export function limitChangesProblem(state: RunState, changes: LimitChanges | und
 }
 
 /** Why an approval decision is refused: its shape, a field too long, or no such call waiting; ids are quoted shortened. */
-export function approvalDecisionProblem(decision: ApprovalDecision | undefined, waiting: readonly string[]): string | undefined {
-  if (!decision || typeof decision.callId !== 'string' || typeof decision.approved !== 'boolean') return 'give callId and approved';
-  if (decision.callId.length > MAX_CALL_ID_CHARACTERS) return `callId is ${decision.callId.length} characters; the most is ${MAX_CALL_ID_CHARACTERS}`;
-  const shape = argumentProblem(decision, ['callId', 'approved', 'reason', 'reviewer']) ?? noteProblem('reason', decision.reason) ?? noteProblem('reviewer', decision.reviewer);
+export function approvalDecisionProblem(
+  decision: ApprovalDecision | undefined,
+  waiting: readonly string[],
+): string | undefined {
+  if (!decision || typeof decision.callId !== 'string' || typeof decision.approved !== 'boolean')
+    return 'give callId and approved';
+  if (decision.callId.length > MAX_CALL_ID_CHARACTERS)
+    return `callId is ${decision.callId.length} characters; the most is ${MAX_CALL_ID_CHARACTERS}`;
+  const shape =
+    argumentProblem(decision, ['callId', 'approved', 'reason', 'reviewer']) ??
+    noteProblem('reason', decision.reason) ??
+    noteProblem('reviewer', decision.reviewer);
   if (shape) return shape;
   if (!waiting.includes(decision.callId)) {
     const listed = waiting.slice(0, 5).map((id) => shortened(id));
@@ -124,8 +150,13 @@ export function approvalDecisionProblem(decision: ApprovalDecision | undefined, 
 }
 
 /** The observation of a call that needs approval: undefined when approved (it runs), else why it did not run. `decision` undefined: no one decided in time. */
-export function approvalRefusal(tool: string, decision: ApprovalDecision | undefined, timeoutMinutes: number): string | undefined {
+export function approvalRefusal(
+  tool: string,
+  decision: ApprovalDecision | undefined,
+  timeoutMinutes: number,
+): string | undefined {
   if (!decision) return `Not run: no one approved this call of "${tool}" within ${timeoutMinutes} minutes.`;
-  if (!decision.approved) return `Not run: the call of "${tool}" was denied${decision.reviewer ? ` by ${decision.reviewer}` : ''}${decision.reason ? `: ${decision.reason}` : '.'}`;
+  if (!decision.approved)
+    return `Not run: the call of "${tool}" was denied${decision.reviewer ? ` by ${decision.reviewer}` : ''}${decision.reason ? `: ${decision.reason}` : '.'}`;
   return undefined;
 }

@@ -40,7 +40,14 @@ export function initialRunState(protocol: ProtocolName, limits: RunLimits, start
     unusableReplies: NO_UNUSABLE_REPLIES,
     serverTokensPerEstimatedToken: UNCALIBRATED,
     answerAttempts: 0,
-    details: { protocol, compressions: [], stuckNudges: 0, continuedAsNew: 0, truncatedReplies: 0, malformedReplies: 0 },
+    details: {
+      protocol,
+      compressions: [],
+      stuckNudges: 0,
+      continuedAsNew: 0,
+      truncatedReplies: 0,
+      malformedReplies: 0,
+    },
   };
 }
 
@@ -57,7 +64,12 @@ export function withDetails(state: RunState, details: Partial<RunDetails>): RunS
 export function openedRunState(state: RunState, started: StartConversationOutput): RunState {
   return {
     ...state,
-    setup: { tools: started.tools, ...(started.toolSpecs ? { toolSpecs: started.toolSpecs } : {}), modelActivity: started.modelActivity, model: started.model },
+    setup: {
+      tools: started.tools,
+      ...(started.toolSpecs ? { toolSpecs: started.toolSpecs } : {}),
+      modelActivity: started.modelActivity,
+      model: started.model,
+    },
     conversation: started.conversation,
     contextTokens: started.contextTokens,
   };
@@ -86,7 +98,14 @@ export function applyModelReply(state: RunState, outcome: CallModelOutput, calib
     lastThought: outcome.turn.thought,
   };
   if (!hasPromptEstimate(outcome) || !calibrate) return next;
-  return { ...next, serverTokensPerEstimatedToken: calibrationAfterCall(calibration(state), outcome.usage.promptTokens, outcome.estimatedPromptTokens) };
+  return {
+    ...next,
+    serverTokensPerEstimatedToken: calibrationAfterCall(
+      calibration(state),
+      outcome.usage.promptTokens,
+      outcome.estimatedPromptTokens,
+    ),
+  };
 }
 
 /** Compression came back: the compressed conversation (pending went into it), its size, and the step recorded. Unchanged when it changed nothing. */
@@ -125,11 +144,15 @@ export function answerToolTurn(state: RunState, turn: Turn, protocol: Protocol):
 /** The calls of an open turn answered with `reason` where they have no result, after what is pending. */
 export function closeOpenTurn(state: RunState, turn: Turn, reason: string, protocol: Protocol): RunState {
   const closed = answerTurn(protocol, turn, reason);
-  return { ...appendPending(state, closed.messages, closed.tokens), toolCallsAnswered: state.toolCallsAnswered + turn.calls.length };
+  return {
+    ...appendPending(state, closed.messages, closed.tokens),
+    toolCallsAnswered: state.toolCallsAnswered + turn.calls.length,
+  };
 }
 
 /** Whether a turn has a call that could not be parsed: only then does `unusable-replies` decide {@link observeRepeats}. */
-export const hasUnreadableCall = (calls: readonly ToolCallRequest[]): boolean => calls.some((call) => call.problem !== undefined);
+export const hasUnreadableCall = (calls: readonly ToolCallRequest[]): boolean =>
+  calls.some((call) => call.problem !== undefined);
 
 /**
  * Stuck detection over a turn's calls, in call order: a repeat gets a warning after the
@@ -137,13 +160,20 @@ export const hasUnreadableCall = (calls: readonly ToolCallRequest[]): boolean =>
  * Unparseable calls ({@link hasUnreadableCall}) are left out when `watchReadableOnly` (the
  * `unusable-replies` marker).
  */
-export function observeRepeats(state: RunState, calls: ToolCallRequest[], watchReadableOnly: boolean): { state: RunState; stuck: boolean } {
+export function observeRepeats(
+  state: RunState,
+  calls: ToolCallRequest[],
+  watchReadableOnly: boolean,
+): { state: RunState; stuck: boolean } {
   let next = state;
   for (const call of hasUnreadableCall(calls) && watchReadableOnly ? watchedCalls(calls) : calls) {
     const observed = observeToolCall(next.stuck, callSignature(call.name, call.arguments));
     next = { ...next, stuck: observed.state };
     if (observed.verdict.kind === 'stuck') return { state: next, stuck: true };
-    if (observed.verdict.kind === 'nudge') next = withDetails(appendPendingText(next, observed.verdict.message), { stuckNudges: next.details.stuckNudges + 1 });
+    if (observed.verdict.kind === 'nudge')
+      next = withDetails(appendPendingText(next, observed.verdict.message), {
+        stuckNudges: next.details.stuckNudges + 1,
+      });
   }
   return { state: next, stuck: false };
 }
@@ -164,7 +194,13 @@ export function continuedRunState(state: RunState, injected: readonly string[]):
 }
 
 /** The last messages of a run that ends: its open calls answered with why it ended, and the messages injected and not yet sent. */
-export function closingState(state: RunState, openTurn: Turn | undefined, termination: Termination, injected: readonly string[], protocol: Protocol): RunState {
+export function closingState(
+  state: RunState,
+  openTurn: Turn | undefined,
+  termination: Termination,
+  injected: readonly string[],
+  protocol: Protocol,
+): RunState {
   const closed = openTurn ? closeOpenTurn(state, openTurn, closingReason(termination), protocol) : state;
   return deliverInjectedMessages(closed, injected);
 }
@@ -181,15 +217,28 @@ export function askForFinalAnswer(
   openTurn: Turn | undefined,
   context: { protocol: Protocol; finishReason: string; injected: readonly string[] },
 ): RunState {
-  return appendPendingText(prepareFinalAnswer(state, why, openTurn, context), finalAnswerRequest(why, context.protocol, context.finishReason));
+  return appendPendingText(
+    prepareFinalAnswer(state, why, openTurn, context),
+    finalAnswerRequest(why, context.protocol, context.finishReason),
+  );
 }
 
 /** {@link askForFinalAnswer} but for the request itself, which the final answer's compression adds after compressing. */
-export function prepareFinalAnswer(state: RunState, why: BudgetEnd | 'finish', openTurn: Turn | undefined, context: { protocol: Protocol; injected: readonly string[] }): RunState {
-  let next = withDetails(state, { finalAnswerPhase: why === 'finish' ? 'finish_requested' : terminationOfBudgetEnd(why) });
+export function prepareFinalAnswer(
+  state: RunState,
+  why: BudgetEnd | 'finish',
+  openTurn: Turn | undefined,
+  context: { protocol: Protocol; injected: readonly string[] },
+): RunState {
+  let next = withDetails(state, {
+    finalAnswerPhase: why === 'finish' ? 'finish_requested' : terminationOfBudgetEnd(why),
+  });
   if (openTurn) next = closeOpenTurn(next, openTurn, closingReason(why), context.protocol);
   if (why === 'token_limit' && next.pendingCallIds.length) {
-    const withheld: Turn = { calls: next.pendingCallIds.map((id) => ({ id, name: '', arguments: {} })), results: new Map() };
+    const withheld: Turn = {
+      calls: next.pendingCallIds.map((id) => ({ id, name: '', arguments: {} })),
+      results: new Map(),
+    };
     const note = `[Output withheld: the context reached its limit of ${contextBudget(next).toLocaleString('en-US')} tokens. The whole output is kept in the transcript store.]`;
     next = setPending(next, answerTurn(context.protocol, withheld, note).messages, 0, next.pendingCallIds);
   }

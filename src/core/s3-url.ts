@@ -54,10 +54,12 @@ export function parseS3Url(value: string): S3Url | { problem: S3UrlProblem; buck
   const bucket = match[1] ?? '';
   const prefix = (match[2] ?? '').replace(/\/+$/, '');
   if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) return { problem: 'bucket', bucket, prefix };
+  const segments = prefix.split('/');
+  const badSegment = segments.some(
+    (segment) => (segment === '' && segments.length > 1) || segment === '.' || segment === '..',
+  );
   // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-  if (prefix.split('/').some((segment, _index, all) => (segment === '' && all.length > 1) || segment === '.' || segment === '..') || /[\u0000-\u001f]/.test(prefix)) {
-    return { problem: 'prefix', bucket, prefix };
-  }
+  if (badSegment || /[\u0000-\u001f]/.test(prefix)) return { problem: 'prefix', bucket, prefix };
   return { bucket, prefix, url: s3UrlOf(bucket, prefix) };
 }
 

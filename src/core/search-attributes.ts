@@ -29,7 +29,10 @@ export const REACT_COST = defineSearchAttributeKey('ReactCost', SearchAttributeT
 export const REACT_PROTOCOL = defineSearchAttributeKey('ReactProtocol', SearchAttributeType.KEYWORD);
 
 /** Temporal's own, set on every workflow a schedule starts: the time it was scheduled for (a backfill's past time). */
-export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
+export const TEMPORAL_SCHEDULED_START_TIME = defineSearchAttributeKey(
+  'TemporalScheduledStartTime',
+  SearchAttributeType.DATETIME,
+);
 
 /** The search attributes the project needs registered on the namespace, name → type. */
 export const PROJECT_SEARCH_ATTRIBUTES = {
@@ -68,7 +71,11 @@ export function questionAttribute(question: string): string {
   const characters = Array.from(folded);
   let bytes = 0;
   let end = 0;
-  while (end < characters.length && end < QUESTION_ATTRIBUTE_MAX_CHARACTERS && bytes + utf8Bytes(characters[end] as string) <= QUESTION_ATTRIBUTE_MAX_BYTES) {
+  while (
+    end < characters.length &&
+    end < QUESTION_ATTRIBUTE_MAX_CHARACTERS &&
+    bytes + utf8Bytes(characters[end] as string) <= QUESTION_ATTRIBUTE_MAX_BYTES
+  ) {
     bytes += utf8Bytes(characters[end] as string);
     end += 1;
   }

@@ -44,12 +44,18 @@ function describe(signature: string): string {
 }
 
 /** Records one tool call and says whether the loop is repeating itself. */
-export function observeToolCall(state: StuckDetectorState, signature: string): { state: StuckDetectorState; verdict: StuckVerdict } {
+export function observeToolCall(
+  state: StuckDetectorState,
+  signature: string,
+): { state: StuckDetectorState; verdict: StuckVerdict } {
   if (state.nudgedAbout.length) {
     if (state.nudgedAbout.includes(signature)) {
       return {
         state: { ...state, recent: [...state.recent, signature].slice(-4) },
-        verdict: { kind: 'stuck', message: `The same tool call kept repeating after a warning: ${describe(signature)}.` },
+        verdict: {
+          kind: 'stuck',
+          message: `The same tool call kept repeating after a warning: ${describe(signature)}.`,
+        },
       };
     }
     return { state: { recent: [signature], nudgedAbout: [], nudges: state.nudges }, verdict: { kind: 'ok' } };
@@ -68,7 +74,10 @@ export function observeToolCall(state: StuckDetectorState, signature: string): {
   if (a !== undefined && a !== b && a === c && b === d) {
     return {
       state: { recent: [], nudgedAbout: [a, b as string], nudges: state.nudges + 1 },
-      verdict: { kind: 'nudge', message: `You are alternating between the same two tool calls (${describe(a)} and ${describe(b as string)}). Try a different approach, or give your final answer.` },
+      verdict: {
+        kind: 'nudge',
+        message: `You are alternating between the same two tool calls (${describe(a)} and ${describe(b as string)}). Try a different approach, or give your final answer.`,
+      },
     };
   }
   return { state: { ...state, recent }, verdict: { kind: 'ok' } };

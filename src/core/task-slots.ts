@@ -95,7 +95,11 @@ export class TaskSlots {
  * more, waits for the running ones, and throws the first failure. Outside workflows (it waits
  * with {@link TaskSlots}' default).
  */
-export async function forEachAtMost<T>(items: Iterable<T>, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachAtMost<T>(
+  items: Iterable<T>,
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const slots = new TaskSlots(Math.max(1, limit));
   let failure: { error: unknown } | undefined;
   const started: Promise<void>[] = [];

@@ -16,7 +16,16 @@
  *   never matched the answer schema, a model whose last `loop.maxMalformedReplies` replies could
  *   not be read in the run's protocol, …).
  */
-export const TERMINATIONS = ['answer', 'max_calls', 'timeout', 'token_limit', 'cost_limit', 'cancelled', 'stuck', 'error'] as const;
+export const TERMINATIONS = [
+  'answer',
+  'max_calls',
+  'timeout',
+  'token_limit',
+  'cost_limit',
+  'cancelled',
+  'stuck',
+  'error',
+] as const;
 
 export type Termination = (typeof TERMINATIONS)[number];
 
@@ -26,7 +35,8 @@ export type Termination = (typeof TERMINATIONS)[number];
  * `truncated_replies` (cut off at the output token limit `loop.maxTruncatedReplies` times in a
  * row) and `malformed_replies` (unreadable `loop.maxMalformedReplies` times in a row).
  */
-export type BudgetEnd = 'max_calls' | 'timeout' | 'token_limit' | 'cost_limit' | 'stuck' | 'truncated_replies' | 'malformed_replies';
+export type BudgetEnd =
+  'max_calls' | 'timeout' | 'token_limit' | 'cost_limit' | 'stuck' | 'truncated_replies' | 'malformed_replies';
 
 /**
  * The termination a budget end is recorded as. Truncated replies end `token_limit` (a token

@@ -19,7 +19,11 @@ export const MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN = 5;
  * rounded to 3 decimals and bounded; the previous ratio when the call gave no usable pair
  * (no estimate in an older history, or a count of 0).
  */
-export function calibrationAfterCall(previous: number, serverPromptTokens: number, estimatedPromptTokens: number | undefined): number {
+export function calibrationAfterCall(
+  previous: number,
+  serverPromptTokens: number,
+  estimatedPromptTokens: number | undefined,
+): number {
   if (estimatedPromptTokens === undefined || !(estimatedPromptTokens > 0) || !(serverPromptTokens > 0)) return previous;
   const ratio = Math.round((serverPromptTokens / estimatedPromptTokens) * 1_000) / 1_000;
   return Math.min(MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN, Math.max(MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN, ratio));

@@ -23,7 +23,11 @@ export function unansweredTurn(calls: ToolCallRequest[]): Turn {
 }
 
 /** The messages answering every call of the turn, in call order, with `reason` for calls that have no result. */
-export function answerTurn(protocol: Protocol, turn: Turn, reason: string): { messages: PendingMessage[]; tokens: number } {
+export function answerTurn(
+  protocol: Protocol,
+  turn: Turn,
+  reason: string,
+): { messages: PendingMessage[]; tokens: number } {
   let tokens = 0;
   const observations: Observation[] = turn.calls.map((call) => {
     const result = turn.results.get(call.id) ?? { parts: [{ text: reason }], tokens: estimateTokens(reason) };
@@ -36,5 +40,7 @@ export function answerTurn(protocol: Protocol, turn: Turn, reason: string): { me
 /** The calls of a turn not yet answered, as `name(arguments preview)`, for the `progress` query. */
 export function openCallsPreview(turn: Turn | undefined): string[] {
   if (!turn) return [];
-  return turn.calls.filter((call) => !turn.results.has(call.id)).map((call) => `${call.name || '?'}(${preview(JSON.stringify(call.arguments), 80)})`);
+  return turn.calls
+    .filter((call) => !turn.results.has(call.id))
+    .map((call) => `${call.name || '?'}(${preview(JSON.stringify(call.arguments), 80)})`);
 }

@@ -41,7 +41,11 @@ export function replyKind(protocol: ProtocolName, turn: ParsedTurn, finishReason
 }
 
 /** Counts one reply into the streak and says whether its kind's limit is reached (the run then ends). */
-export function recordReply(streak: UnusableReplyStreak, reply: ReplyKind, limits: UnusableReplyLimits): { streak: UnusableReplyStreak; limitReached: boolean } {
+export function recordReply(
+  streak: UnusableReplyStreak,
+  reply: ReplyKind,
+  limits: UnusableReplyLimits,
+): { streak: UnusableReplyStreak; limitReached: boolean } {
   switch (reply.kind) {
     case 'usable':
       return { streak: NO_UNUSABLE_REPLIES, limitReached: false };

@@ -96,26 +96,41 @@ export function detectDocumentFormat(path: string, bytes: Uint8Array): DocumentF
   const byExtension = FORMAT_BY_EXTENSION[extension];
   if (byExtension === 'pdf' || byExtension === 'docx') return byExtension;
   if (byExtension) {
-    if (!looksLikeText(bytes)) throw new DocumentExtractionError('unsupported', `Cannot read ${path}: its name says ${extension} but it holds binary data.`);
+    if (!looksLikeText(bytes))
+      throw new DocumentExtractionError(
+        'unsupported',
+        `Cannot read ${path}: its name says ${extension} but it holds binary data.`,
+      );
     return byExtension;
   }
   const advice = UNSUPPORTED_EXTENSIONS[extension];
-  if (advice) throw new DocumentExtractionError('unsupported', `Cannot read ${path}: ${advice}. Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`);
+  if (advice)
+    throw new DocumentExtractionError(
+      'unsupported',
+      `Cannot read ${path}: ${advice}. Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`,
+    );
 
   if (startsWith(bytes, [0x25, 0x50, 0x44, 0x46, 0x2d])) return 'pdf'; // %PDF-
   if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) {
     if (isWordArchive(bytes)) return 'docx';
-    throw new DocumentExtractionError('unsupported', `Cannot read ${path}: it is a ZIP archive (or an Office file other than .docx). Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`);
+    throw new DocumentExtractionError(
+      'unsupported',
+      `Cannot read ${path}: it is a ZIP archive (or an Office file other than .docx). Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`,
+    );
   }
   if (!looksLikeText(bytes)) {
-    throw new DocumentExtractionError('unsupported', `Cannot read ${path}: it is a binary file of an unknown type. Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`);
+    throw new DocumentExtractionError(
+      'unsupported',
+      `Cannot read ${path}: it is a binary file of an unknown type. Readable formats: ${READABLE_FORMATS_DESCRIPTION}.`,
+    );
   }
   const opening = Buffer.from(bytes.subarray(0, 1024))
     .toString('utf8')
     .replace(/^\uFEFF/, '')
     .trimStart()
     .toLowerCase();
-  if (opening.startsWith('<!doctype html') || opening.startsWith('<html') || /^<\?xml[^>]*>\s*<html/.test(opening)) return 'html';
+  if (opening.startsWith('<!doctype html') || opening.startsWith('<html') || /^<\?xml[^>]*>\s*<html/.test(opening))
+    return 'html';
   if (opening.startsWith('{') || opening.startsWith('[')) {
     try {
       JSON.parse(decodeText(bytes));

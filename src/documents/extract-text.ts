@@ -52,7 +52,10 @@ function sizeLabel(bytes: number): string {
 }
 
 function tooLarge(name: string, bytes: number, maxBytes: number): DocumentExtractionError {
-  return new DocumentExtractionError('too-large', `${name} is ${sizeLabel(bytes)}, over the ${sizeLabel(maxBytes)} limit for reading files.`);
+  return new DocumentExtractionError(
+    'too-large',
+    `${name} is ${sizeLabel(bytes)}, over the ${sizeLabel(maxBytes)} limit for reading files.`,
+  );
 }
 
 /**
@@ -77,7 +80,11 @@ export async function extractText(path: string, options: ExtractTextOptions = {}
  * The same as {@link extractText} for bytes already in memory (a download, an upload). `name`
  * is a file name or path: its extension decides the format, and it appears in messages.
  */
-export async function extractTextFromBytes(bytes: Uint8Array, name: string, options: ExtractTextOptions = {}): Promise<ExtractedDocument> {
+export async function extractTextFromBytes(
+  bytes: Uint8Array,
+  name: string,
+  options: ExtractTextOptions = {},
+): Promise<ExtractedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAXIMUM_DOCUMENT_BYTES;
   if (bytes.byteLength > maxBytes) throw tooLarge(name, bytes.byteLength, maxBytes);
   const maxTextCharacters = options.maxTextCharacters ?? DEFAULT_MAXIMUM_TEXT_CHARACTERS;
@@ -91,7 +98,12 @@ export function capText(text: string, maxCharacters: number): string {
   return `${text.slice(0, maxCharacters)}\n\n[Text cut: the first ${maxCharacters.toLocaleString('en-US')} characters of ${text.length.toLocaleString('en-US')} (the limit for one document).]`;
 }
 
-async function extractWholeText(bytes: Uint8Array, name: string, options: ExtractTextOptions, maxTextCharacters: number): Promise<ExtractedDocument> {
+async function extractWholeText(
+  bytes: Uint8Array,
+  name: string,
+  options: ExtractTextOptions,
+  maxTextCharacters: number,
+): Promise<ExtractedDocument> {
   const format = options.format ?? detectDocumentFormat(name, bytes);
   options.signal?.throwIfAborted();
   switch (format) {
@@ -145,7 +157,10 @@ async function extractPdf(bytes: Uint8Array, name: string, maxTextCharacters: nu
     // pdf.js takes ownership of the buffer it is given, so it gets a copy.
     document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
   } catch (error) {
-    throw new DocumentExtractionError('unreadable', `Cannot read ${name} as a PDF: ${error instanceof Error ? error.message : String(error)}.`);
+    throw new DocumentExtractionError(
+      'unreadable',
+      `Cannot read ${name} as a PDF: ${error instanceof Error ? error.message : String(error)}.`,
+    );
   }
   try {
     // Page by page, stopping once the text passes the cap: a PDF of a million pages is not read to the end.
@@ -154,7 +169,9 @@ async function extractPdf(bytes: Uint8Array, name: string, maxTextCharacters: nu
     for (let pageNumber = 1; pageNumber <= document.numPages && characters <= maxTextCharacters; pageNumber += 1) {
       const page = await document.getPage(pageNumber);
       const content = await page.getTextContent();
-      const pageText = content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('');
+      const pageText = content.items
+        .map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : ''))
+        .join('');
       text.push(pageText);
       characters += pageText.length;
       page.cleanup();
@@ -170,7 +187,10 @@ async function extractPdf(bytes: Uint8Array, name: string, maxTextCharacters: nu
     const pages = text.map((page) => page.trim()).filter(Boolean);
     return withTitle({ text: pages.join('\n\n'), format: 'pdf', pages: totalPages }, title);
   } catch (error) {
-    throw new DocumentExtractionError('unreadable', `Cannot read the text of ${name}: ${error instanceof Error ? error.message : String(error)}.`);
+    throw new DocumentExtractionError(
+      'unreadable',
+      `Cannot read the text of ${name}: ${error instanceof Error ? error.message : String(error)}.`,
+    );
   } finally {
     await document.loadingTask.destroy();
   }
@@ -186,24 +206,41 @@ function isWordXmlPart(entryName: string): boolean {
   return /\.(xml|rels)$/i.test(entryName);
 }
 
-async function extractWordDocument(bytes: Uint8Array, name: string, maxInflatedBytes: number): Promise<ExtractedDocument> {
+async function extractWordDocument(
+  bytes: Uint8Array,
+  name: string,
+  maxInflatedBytes: number,
+): Promise<ExtractedDocument> {
   const original = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // mammoth reads an archive rebuilt from what was inflated within the limit, so it never inflates anything itself.
   let parts: Map<string, Buffer>;
   try {
-    parts = readZipWithinLimits(original, name, { maxInflatedBytes, maxEntries: DEFAULT_MAXIMUM_ZIP_ENTRIES }, isWordXmlPart);
+    parts = readZipWithinLimits(
+      original,
+      name,
+      { maxInflatedBytes, maxEntries: DEFAULT_MAXIMUM_ZIP_ENTRIES },
+      isWordXmlPart,
+    );
   } catch (error) {
     if (!(error instanceof DocumentExtractionError) || error.problem !== 'unreadable') throw error;
-    throw new DocumentExtractionError('unreadable', error.message.replace(`Cannot read ${name}:`, `Cannot read ${name} as a Word document:`));
+    throw new DocumentExtractionError(
+      'unreadable',
+      error.message.replace(`Cannot read ${name}:`, `Cannot read ${name} as a Word document:`),
+    );
   }
   const buffer = storedZip(parts);
   let html: string;
   let raw: string;
   try {
-    html = (await mammoth.convertToHtml({ buffer }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })).value;
+    html = (
+      await mammoth.convertToHtml({ buffer }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })
+    ).value;
     raw = (await mammoth.extractRawText({ buffer })).value;
   } catch (error) {
-    throw new DocumentExtractionError('unreadable', `Cannot read ${name} as a Word document: ${error instanceof Error ? error.message : String(error)}.`);
+    throw new DocumentExtractionError(
+      'unreadable',
+      `Cannot read ${name} as a Word document: ${error instanceof Error ? error.message : String(error)}.`,
+    );
   }
   const page = htmlToMarkdown(`<!doctype html><html><head><title></title></head><body>${html}</body></html>`);
   const headingMatch = /<h[1-3][^>]*>(.*?)<\/h[1-3]>/s.exec(html);
@@ -219,5 +256,8 @@ async function extractWordDocument(bytes: Uint8Array, name: string, maxInflatedB
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_match, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity] ?? '');
+  return text.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_match, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity] ?? '',
+  );
 }

@@ -28,15 +28,22 @@ async function extract(request: ExtractionRequest): Promise<void> {
   current = request;
   budget.reset(request.maxBinaryBytes);
   try {
-    const document = request.path !== undefined ? await extractText(request.path, request.options) : await extractTextFromBytes(request.bytes ?? new Uint8Array(), request.name, request.options);
+    const document =
+      request.path !== undefined
+        ? await extractText(request.path, request.options)
+        : await extractTextFromBytes(request.bytes ?? new Uint8Array(), request.name, request.options);
     if (budget.exceeded) throw tooLarge();
     reply({ document });
   } catch (error) {
     const failure = budget.exceeded ? tooLarge() : error;
-    if (failure instanceof DocumentExtractionError) reply({ extractionError: { problem: failure.problem, message: failure.message } });
+    if (failure instanceof DocumentExtractionError)
+      reply({ extractionError: { problem: failure.problem, message: failure.message } });
     else
       reply({
-        otherError: { message: failure instanceof Error ? failure.message : String(failure), ...((failure as NodeJS.ErrnoException)?.code ? { code: (failure as NodeJS.ErrnoException).code } : {}) },
+        otherError: {
+          message: failure instanceof Error ? failure.message : String(failure),
+          ...((failure as NodeJS.ErrnoException)?.code ? { code: (failure as NodeJS.ErrnoException).code } : {}),
+        },
       });
   }
 }

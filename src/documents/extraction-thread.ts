@@ -36,7 +36,10 @@ export interface ExtractionRequest {
 }
 
 /** The one message the thread posts. */
-export type ExtractionThreadReply = { document: ExtractedDocument } | { extractionError: { problem: DocumentExtractionProblem; message: string } } | { otherError: { message: string; code?: string } };
+export type ExtractionThreadReply =
+  | { document: ExtractedDocument }
+  | { extractionError: { problem: DocumentExtractionProblem; message: string } }
+  | { otherError: { message: string; code?: string } };
 
 /** Idle threads kept for the next document, so a normal one does not pay for starting a thread and loading the readers. */
 const MAXIMUM_IDLE_THREADS = 2;
@@ -63,7 +66,10 @@ function takeThread(heapMegabytes: number): ExtractionThread {
   }
   const worker = new Worker(threadSource(), {
     eval: true,
-    resourceLimits: { maxOldGenerationSizeMb: heapMegabytes, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, Math.floor(heapMegabytes / 16))) },
+    resourceLimits: {
+      maxOldGenerationSizeMb: heapMegabytes,
+      maxYoungGenerationSizeMb: Math.min(64, Math.max(8, Math.floor(heapMegabytes / 16))),
+    },
   });
   // An idle thread that dies (it should not) is simply dropped.
   worker.on('exit', () => {
@@ -94,8 +100,17 @@ function returnThread(thread: ExtractionThread): void {
  * @throws DocumentExtractionError as `extractText` does, and `too-large` when the thread runs
  *   out of memory or time; errors of the file system keep their `code`; `signal.reason` when aborted.
  */
-export function extractTextInThread(source: { path: string } | { bytes: Uint8Array; name: string }, options: IsolatedExtractionOptions = {}): Promise<ExtractedDocument> {
-  const { heapMegabytes = DEFAULT_EXTRACTION_HEAP_MEGABYTES, timeoutMs = DEFAULT_EXTRACTION_TIMEOUT_MS, maxBinaryBytes = DEFAULT_EXTRACTION_BINARY_BYTES, signal, ...extractOptions } = options;
+export function extractTextInThread(
+  source: { path: string } | { bytes: Uint8Array; name: string },
+  options: IsolatedExtractionOptions = {},
+): Promise<ExtractedDocument> {
+  const {
+    heapMegabytes = DEFAULT_EXTRACTION_HEAP_MEGABYTES,
+    timeoutMs = DEFAULT_EXTRACTION_TIMEOUT_MS,
+    maxBinaryBytes = DEFAULT_EXTRACTION_BINARY_BYTES,
+    signal,
+    ...extractOptions
+  } = options;
   const name = 'path' in source ? source.path : source.name;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const request: ExtractionRequest = { ...source, name, options: extractOptions, maxBinaryBytes };
@@ -103,21 +118,45 @@ export function extractTextInThread(source: { path: string } | { bytes: Uint8Arr
     const thread = takeThread(heapMegabytes);
     const { worker } = thread;
     let settled = false;
-    const onExit = (code: number) => finish(() => reject(new Error(`the document-extraction thread for ${name} exited (code ${code}) without an answer`)));
+    const onExit = (code: number) =>
+      finish(() =>
+        reject(new Error(`the document-extraction thread for ${name} exited (code ${code}) without an answer`)),
+      );
     const onAbort = () => finish(() => reject(signal?.reason));
     const onMessage = (reply: ExtractionThreadReply) =>
       finish(() => {
         if ('document' in reply) resolve(reply.document);
-        else if ('extractionError' in reply) reject(new DocumentExtractionError(reply.extractionError.problem, reply.extractionError.message));
-        else reject(Object.assign(new Error(reply.otherError.message), reply.otherError.code ? { code: reply.otherError.code } : {}));
+        else if ('extractionError' in reply)
+          reject(new DocumentExtractionError(reply.extractionError.problem, reply.extractionError.message));
+        else
+          reject(
+            Object.assign(
+              new Error(reply.otherError.message),
+              reply.otherError.code ? { code: reply.otherError.code } : {},
+            ),
+          );
       }, true);
     const onError = (error: NodeJS.ErrnoException) =>
       finish(() => {
-        if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(new DocumentExtractionError('too-large', `${name} is too large to read: reading it needs more than ${heapMegabytes} MB of memory.`));
+        if (error.code === 'ERR_WORKER_OUT_OF_MEMORY')
+          reject(
+            new DocumentExtractionError(
+              'too-large',
+              `${name} is too large to read: reading it needs more than ${heapMegabytes} MB of memory.`,
+            ),
+          );
         else reject(error);
       });
     const timer = setTimeout(
-      () => finish(() => reject(new DocumentExtractionError('too-large', `${name} took longer than ${Math.round(timeoutMs / 1000)} s to read, the limit for one document.`))),
+      () =>
+        finish(() =>
+          reject(
+            new DocumentExtractionError(
+              'too-large',
+              `${name} took longer than ${Math.round(timeoutMs / 1000)} s to read, the limit for one document.`,
+            ),
+          ),
+        ),
       timeoutMs,
     );
     function finish(outcome: () => void, reusable = false): void {

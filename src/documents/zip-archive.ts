@@ -58,15 +58,22 @@ export function readZipEntries(bytes: Buffer, name: string, maxEntries = DEFAULT
   const directorySize = bytes.readUInt32LE(end + 12);
   const directoryOffset = bytes.readUInt32LE(end + 16);
   if (count === 0xffff || directoryOffset === 0xffffffff || directorySize === 0xffffffff) {
-    throw new DocumentExtractionError('unreadable', `Cannot read ${name}: it is a ZIP64 archive, which only files past 4 GB need.`);
+    throw new DocumentExtractionError(
+      'unreadable',
+      `Cannot read ${name}: it is a ZIP64 archive, which only files past 4 GB need.`,
+    );
   }
   if (count > maxEntries)
-    throw new DocumentExtractionError('too-large', `${name} is too large to read: its archive lists ${count.toLocaleString('en-US')} files, over the limit of ${maxEntries.toLocaleString('en-US')}.`);
+    throw new DocumentExtractionError(
+      'too-large',
+      `${name} is too large to read: its archive lists ${count.toLocaleString('en-US')} files, over the limit of ${maxEntries.toLocaleString('en-US')}.`,
+    );
   if (directoryOffset + directorySize > end) throw damaged(name, 'the central directory lies outside the file');
   const entries: ZipEntry[] = [];
   let offset = directoryOffset;
   for (let index = 0; index < count; index += 1) {
-    if (offset + 46 > end || bytes.readUInt32LE(offset) !== CENTRAL_DIRECTORY_HEADER) throw damaged(name, `entry ${index + 1} of the central directory`);
+    if (offset + 46 > end || bytes.readUInt32LE(offset) !== CENTRAL_DIRECTORY_HEADER)
+      throw damaged(name, `entry ${index + 1} of the central directory`);
     const nameLength = bytes.readUInt16LE(offset + 28);
     const extraLength = bytes.readUInt16LE(offset + 30);
     const commentLength = bytes.readUInt16LE(offset + 32);
@@ -78,8 +85,15 @@ export function readZipEntries(bytes: Buffer, name: string, maxEntries = DEFAULT
       uncompressedSize: bytes.readUInt32LE(offset + 24),
       localHeaderOffset: bytes.readUInt32LE(offset + 42),
     };
-    if (entry.compressedSize === 0xffffffff || entry.uncompressedSize === 0xffffffff || entry.localHeaderOffset === 0xffffffff) {
-      throw new DocumentExtractionError('unreadable', `Cannot read ${name}: it is a ZIP64 archive, which only files past 4 GB need.`);
+    if (
+      entry.compressedSize === 0xffffffff ||
+      entry.uncompressedSize === 0xffffffff ||
+      entry.localHeaderOffset === 0xffffffff
+    ) {
+      throw new DocumentExtractionError(
+        'unreadable',
+        `Cannot read ${name}: it is a ZIP64 archive, which only files past 4 GB need.`,
+      );
     }
     entries.push(entry);
     offset += 46 + nameLength + extraLength + commentLength;
@@ -90,14 +104,18 @@ export function readZipEntries(bytes: Buffer, name: string, maxEntries = DEFAULT
 /** The compressed bytes of an entry (after its local header). */
 function entryData(bytes: Buffer, entry: ZipEntry, name: string): Buffer {
   const header = entry.localHeaderOffset;
-  if (header + 30 > bytes.length || bytes.readUInt32LE(header) !== LOCAL_FILE_HEADER) throw damaged(name, `the local header of ${entry.name}`);
+  if (header + 30 > bytes.length || bytes.readUInt32LE(header) !== LOCAL_FILE_HEADER)
+    throw damaged(name, `the local header of ${entry.name}`);
   const start = header + 30 + bytes.readUInt16LE(header + 26) + bytes.readUInt16LE(header + 28);
   if (start + entry.compressedSize > bytes.length) throw damaged(name, `${entry.name} runs past the end of the file`);
   return bytes.subarray(start, start + entry.compressedSize);
 }
 
 function inflatesPast(name: string, maxInflatedBytes: number): DocumentExtractionError {
-  return new DocumentExtractionError('too-large', `${name} is too large to read: it inflates past ${megabytes(maxInflatedBytes)} (the limit for the unpacked parts of a document).`);
+  return new DocumentExtractionError(
+    'too-large',
+    `${name} is too large to read: it inflates past ${megabytes(maxInflatedBytes)} (the limit for the unpacked parts of a document).`,
+  );
 }
 
 /**
@@ -109,7 +127,12 @@ function inflatesPast(name: string, maxInflatedBytes: number): DocumentExtractio
  * @throws DocumentExtractionError `too-large` past a limit, `unreadable` for a damaged,
  *   encrypted or oddly compressed archive.
  */
-export function readZipWithinLimits(bytes: Buffer, name: string, limits: ZipLimits, wanted: (entryName: string) => boolean): Map<string, Buffer> {
+export function readZipWithinLimits(
+  bytes: Buffer,
+  name: string,
+  limits: ZipLimits,
+  wanted: (entryName: string) => boolean,
+): Map<string, Buffer> {
   const entries = readZipEntries(bytes, name, limits.maxEntries);
   const read = entries.filter((entry) => wanted(entry.name));
   const declared = read.reduce((total, entry) => total + entry.uncompressedSize, 0);
@@ -132,11 +155,15 @@ export function readZipWithinLimits(bytes: Buffer, name: string, limits: ZipLimi
         // maxOutputLength stops zlib as soon as the output would pass what is left of the limit.
         content = inflateRawSync(data, { maxOutputLength: Math.max(1, remaining) });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw inflatesPast(name, limits.maxInflatedBytes);
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+          throw inflatesPast(name, limits.maxInflatedBytes);
         throw damaged(name, `${entry.name} does not inflate: ${(error as Error).message}`);
       }
     } else {
-      throw new DocumentExtractionError('unreadable', `Cannot read ${name}: ${entry.name} uses ZIP compression method ${entry.method}, which is not supported.`);
+      throw new DocumentExtractionError(
+        'unreadable',
+        `Cannot read ${name}: ${entry.name} uses ZIP compression method ${entry.method}, which is not supported.`,
+      );
     }
     if (content.length > remaining) throw inflatesPast(name, limits.maxInflatedBytes);
     inflated += content.length;

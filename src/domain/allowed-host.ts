@@ -36,14 +36,17 @@ export function parseAllowedHost(entry: string): AllowedHost | string {
   if (!host || host === '.') return 'no host name';
   if (portText === undefined) return { host, ports: 'default' };
   if (portText === '*') return { host, ports: 'any' };
-  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) return `port ${JSON.stringify(portText)} is not 1–65535 or *`;
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535)
+    return `port ${JSON.stringify(portText)} is not 1–65535 or *`;
   return { host, ports: Number(portText) };
 }
 
 /** True when `hostname` (brackets allowed) on `port` is what `allowed` lets through. */
 export function allowedHostMatches(allowed: AllowedHost, hostname: string, port: number): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const hostMatches = allowed.host.startsWith('.') ? host.endsWith(allowed.host) || host === allowed.host.slice(1) : host === allowed.host;
+  const hostMatches = allowed.host.startsWith('.')
+    ? host.endsWith(allowed.host) || host === allowed.host.slice(1)
+    : host === allowed.host;
   if (!hostMatches) return false;
   if (allowed.ports === 'any') return true;
   if (allowed.ports === 'default') return DEFAULT_ALLOWED_PORTS.includes(port);

@@ -60,7 +60,8 @@ export function batchInputFormatOf(fileName: string): BatchInputFormat | undefin
 /** Parses and checks a whole input; every bad line is reported, none is skipped silently. */
 export function parseBatchInput(text: string, format: BatchInputFormat): ParsedBatchInput {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const found = format === 'jsonl' ? jsonLinesRecords(body) : format === 'json' ? jsonListRecords(body) : csvRecords(body);
+  const found =
+    format === 'jsonl' ? jsonLinesRecords(body) : format === 'json' ? jsonListRecords(body) : csvRecords(body);
   const items: BatchItem[] = [];
   const lines: number[] = [];
   const problems = [...found.problems];
@@ -79,7 +80,9 @@ export function parseBatchInput(text: string, format: BatchInputFormat): ParsedB
 
 /** One line per problem, `FILE:LINE: what is wrong`, for the command line. */
 export function describeBatchInputProblems(source: string, problems: readonly BatchInputProblem[]): string[] {
-  return problems.map((problem) => (problem.line === 0 ? `${source}: ${problem.message}` : `${source}:${problem.line}: ${problem.message}`));
+  return problems.map((problem) =>
+    problem.line === 0 ? `${source}: ${problem.message}` : `${source}:${problem.line}: ${problem.message}`,
+  );
 }
 
 interface SourceRecord {
@@ -113,11 +116,21 @@ function jsonListRecords(text: string): Records {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { records: [], problems: [{ line: lineAt(text, jsonErrorOffset(text)), message: `not JSON (${jsonErrorText(error)})` }] };
+    return {
+      records: [],
+      problems: [{ line: lineAt(text, jsonErrorOffset(text)), message: `not JSON (${jsonErrorText(error)})` }],
+    };
   }
-  if (!Array.isArray(value)) return { records: [], problems: [{ line: 1, message: `a .json input must be a list of objects, got ${kindOf(value)}` }] };
+  if (!Array.isArray(value))
+    return {
+      records: [],
+      problems: [{ line: 1, message: `a .json input must be a list of objects, got ${kindOf(value)}` }],
+    };
   const starts = topLevelElementStarts(text);
-  return { records: value.map((element, index) => ({ line: lineAt(text, starts[index] ?? 0), value: element })), problems: [] };
+  return {
+    records: value.map((element, index) => ({ line: lineAt(text, starts[index] ?? 0), value: element })),
+    problems: [],
+  };
 }
 
 function csvRecords(text: string): Records {
@@ -129,18 +142,28 @@ function csvRecords(text: string): Records {
   const names = header.fields.map((name) => name.trim().toLowerCase());
   const unknown = names.filter((name) => !(CSV_COLUMNS as readonly string[]).includes(name));
   if (unknown.length) {
-    problems.push({ line: header.line, message: `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => JSON.stringify(name)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})` });
+    problems.push({
+      line: header.line,
+      message: `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => JSON.stringify(name)).join(', ')} (allowed: ${CSV_COLUMNS.join(', ')})`,
+    });
   }
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
-  if (repeated.length) problems.push({ line: header.line, message: `column ${JSON.stringify(repeated[0])} appears more than once` });
+  if (repeated.length)
+    problems.push({ line: header.line, message: `column ${JSON.stringify(repeated[0])} appears more than once` });
   if (!names.includes('question')) {
-    problems.push({ line: header.line, message: `the header must name a "question" column, got ${names.map((name) => JSON.stringify(name)).join(', ') || 'nothing'}` });
+    problems.push({
+      line: header.line,
+      message: `the header must name a "question" column, got ${names.map((name) => JSON.stringify(name)).join(', ') || 'nothing'}`,
+    });
     return { records: [], problems };
   }
   const records: SourceRecord[] = [];
   for (const row of nonEmpty.slice(1)) {
     if (row.fields.length !== names.length) {
-      problems.push({ line: row.line, message: `has ${row.fields.length} field${row.fields.length === 1 ? '' : 's'}; the header has ${names.length}` });
+      problems.push({
+        line: row.line,
+        message: `has ${row.fields.length} field${row.fields.length === 1 ? '' : 's'}; the header has ${names.length}`,
+      });
       continue;
     }
     const value: Record<string, string> = {};
@@ -209,7 +232,8 @@ function csvRows(text: string): { rows: Array<{ line: number; fields: string[] }
 
 /** The item a record stands for, or what is wrong with it. */
 function itemOf(value: unknown, format: BatchInputFormat): BatchItem | string {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `expected an object with a "question", got ${kindOf(value)}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return `expected an object with a "question", got ${kindOf(value)}`;
   const record = value as Record<string, unknown>;
   let question: string | undefined;
   if (record.question !== undefined && record.question !== null && typeof record.question !== 'string') {
@@ -221,8 +245,13 @@ function itemOf(value: unknown, format: BatchInputFormat): BatchItem | string {
     if (typeof fallback === 'string' && fallback !== '') question = fallback;
     else if (fallback instanceof Error) return fallback.message;
   }
-  if (question === undefined) return 'no question (an empty or missing "question"' + (format === 'csv' ? ')' : ', and no messages[1].content to take it from)');
-  if (question.length > MAX_QUESTION_CHARACTERS) return `question too long: ${question.length} characters; the most is ${MAX_QUESTION_CHARACTERS}`;
+  if (question === undefined)
+    return (
+      'no question (an empty or missing "question"' +
+      (format === 'csv' ? ')' : ', and no messages[1].content to take it from)')
+    );
+  if (question.length > MAX_QUESTION_CHARACTERS)
+    return `question too long: ${question.length} characters; the most is ${MAX_QUESTION_CHARACTERS}`;
   const answer = record.answer;
   if (answer === undefined || answer === null || answer === '') return { question };
   if (typeof answer === 'number' || typeof answer === 'boolean') return { question, answer: String(answer) };
@@ -259,7 +288,8 @@ function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 39)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 39)}…` : value)}`;
   return `${typeof value} ${String(value)}`;
 }
 

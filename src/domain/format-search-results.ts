@@ -17,7 +17,12 @@ function oneLine(text: string, maxCharacters: number): string {
  *    BYD sold 4,272,145 new energy vehicles in 2024…
  * ```
  */
-export function formatSearchResults(query: string, backendName: string, results: readonly SearchResult[], maxSnippetCharacters = 400): string {
+export function formatSearchResults(
+  query: string,
+  backendName: string,
+  results: readonly SearchResult[],
+  maxSnippetCharacters = 400,
+): string {
   const heading = `## Search: ${JSON.stringify(query)} (${backendName}, ${results.length} result${results.length === 1 ? '' : 's'})`;
   if (results.length === 0) return `${heading}\n\nNo results. Try other or fewer words.`;
   const items = results.map((result, index) => {

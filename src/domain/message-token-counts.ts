@@ -20,7 +20,12 @@ export interface MessageTokenCounts {
 export function isMessageTokenCounts(value: unknown, messages: number): value is MessageTokenCounts {
   if (typeof value !== 'object' || value === null) return false;
   const { counter, counts } = value as Partial<MessageTokenCounts>;
-  return typeof counter === 'string' && Array.isArray(counts) && counts.length === messages && counts.every((count) => Number.isInteger(count) && count >= 0);
+  return (
+    typeof counter === 'string' &&
+    Array.isArray(counts) &&
+    counts.length === messages &&
+    counts.every((count) => Number.isInteger(count) && count >= 0)
+  );
 }
 
 /**
@@ -29,8 +34,13 @@ export function isMessageTokenCounts(value: unknown, messages: number): value is
  * conversation written before counts were kept), when another counter made them, when they do not
  * fit the conversation, or when `counter` is undefined (a counter whose counts are not carried).
  */
-export function carriedCounts(stored: MessageTokenCounts | undefined, counter: string | undefined, messages: number): Array<number | undefined> {
-  if (counter === undefined || stored?.counter !== counter || !isMessageTokenCounts(stored, messages)) return new Array<undefined>(messages).fill(undefined);
+export function carriedCounts(
+  stored: MessageTokenCounts | undefined,
+  counter: string | undefined,
+  messages: number,
+): Array<number | undefined> {
+  if (counter === undefined || stored?.counter !== counter || !isMessageTokenCounts(stored, messages))
+    return new Array<undefined>(messages).fill(undefined);
   return [...stored.counts];
 }
 
@@ -38,7 +48,10 @@ export function carriedCounts(stored: MessageTokenCounts | undefined, counter: s
  * Every message's count: the carried ones kept, each missing one counted by `count` (given the
  * message's index). `counted` says how many had to be counted.
  */
-export function completeCounts(known: ReadonlyArray<number | undefined>, count: (index: number) => number): { counts: number[]; counted: number } {
+export function completeCounts(
+  known: ReadonlyArray<number | undefined>,
+  count: (index: number) => number,
+): { counts: number[]; counted: number } {
   let counted = 0;
   const counts = known.map((carried, index) => {
     if (carried !== undefined) return carried;

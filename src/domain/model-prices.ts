@@ -45,11 +45,18 @@ export function callCostUsd(tokens: PricedTokens, price: ModelPrice): number {
   const prompt = count(tokens.promptTokens);
   const cached = Math.min(count(tokens.cachedPromptTokens), prompt);
   const cachedPrice = price.cachedInput ?? price.input;
-  return ((prompt - cached) * price.input + cached * cachedPrice + count(tokens.completionTokens) * price.output) / PER_MILLION;
+  return (
+    ((prompt - cached) * price.input + cached * cachedPrice + count(tokens.completionTokens) * price.output) /
+    PER_MILLION
+  );
 }
 
 /** The cost of a call of `model`, or undefined when the model has no price. */
-export function modelCallCostUsd(prices: ModelPrices | undefined, model: string, tokens: PricedTokens): number | undefined {
+export function modelCallCostUsd(
+  prices: ModelPrices | undefined,
+  model: string,
+  tokens: PricedTokens,
+): number | undefined {
   const price = priceOf(prices, model);
   return price === undefined ? undefined : callCostUsd(tokens, price);
 }

@@ -40,7 +40,8 @@ const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 export function appendToStreamTail(tail: StreamTail, addition: string, limit = STREAM_TAIL_CHARACTERS): StreamTail {
   if (!addition) return tail;
   let text = tail.text.length + addition.length > limit ? (tail.text + addition).slice(-limit) : tail.text + addition;
-  if (text.length && isLowSurrogate(text.charCodeAt(0)) && tail.text.length + addition.length > limit) text = text.slice(1);
+  if (text.length && isLowSurrogate(text.charCodeAt(0)) && tail.text.length + addition.length > limit)
+    text = text.slice(1);
   return { text, characters: tail.characters + addition.length };
 }
 
@@ -48,7 +49,8 @@ export function appendToStreamTail(tail: StreamTail, addition: string, limit = S
 export function streamTailOfDetails(details: unknown): StreamTail | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
   const { streamed, streamedCharacters } = details as Record<string, unknown>;
-  if (typeof streamed !== 'string' || typeof streamedCharacters !== 'number' || !Number.isFinite(streamedCharacters)) return undefined;
+  if (typeof streamed !== 'string' || typeof streamedCharacters !== 'number' || !Number.isFinite(streamedCharacters))
+    return undefined;
   if (streamedCharacters < streamed.length) return undefined;
   return { text: streamed, characters: streamedCharacters };
 }

@@ -24,7 +24,8 @@ function base64(bytes: Uint8Array): string {
   for (let index = 0; index < bytes.length; index += 3) {
     const chunk = ((bytes[index] as number) << 16) | ((bytes[index + 1] ?? 0) << 8) | (bytes[index + 2] ?? 0);
     const characters = Math.ceil(((Math.min(3, bytes.length - index) as number) * 8) / 6);
-    for (let position = 0; position < characters; position += 1) text += BASE64_ALPHABET[(chunk >> (18 - 6 * position)) & 63];
+    for (let position = 0; position < characters; position += 1)
+      text += BASE64_ALPHABET[(chunk >> (18 - 6 * position)) & 63];
   }
   return text;
 }
@@ -115,11 +116,15 @@ export class SecretRedactor {
   private readonly spaced: RegExp | undefined;
 
   constructor(secrets: readonly string[]) {
-    this.secrets = [...new Set(secrets.filter((secret) => typeof secret === 'string' && secret.length >= SHORTEST_SECRET))];
+    this.secrets = [
+      ...new Set(secrets.filter((secret) => typeof secret === 'string' && secret.length >= SHORTEST_SECRET)),
+    ];
     const forms = [...new Set(this.secrets.flatMap(secretForms))].sort((a, b) => b.length - a.length);
     this.literal = forms.length ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : undefined;
     // Characters with whitespace between them ("s k - 1 2 3"), forwards or reversed.
-    const spacedForms = this.secrets.flatMap((secret) => [secret, [...secret].reverse().join('')]).map((form) => [...form].map(escapeRegExp).join('\\s*'));
+    const spacedForms = this.secrets
+      .flatMap((secret) => [secret, [...secret].reverse().join('')])
+      .map((form) => [...form].map(escapeRegExp).join('\\s*'));
     this.spaced = spacedForms.length ? new RegExp(spacedForms.join('|'), 'g') : undefined;
   }
 
@@ -172,12 +177,24 @@ export class SecretRedactor {
       for (const field of ['message', 'stack'] as const) {
         if (typeof record[field] === 'string') {
           const redacted = this.redact(record[field] as string);
-          if (redacted !== record[field]) Object.defineProperty(current, field, { value: redacted, writable: true, configurable: true, enumerable: false });
+          if (redacted !== record[field])
+            Object.defineProperty(current, field, {
+              value: redacted,
+              writable: true,
+              configurable: true,
+              enumerable: false,
+            });
         }
       }
       if (Array.isArray(record.details)) {
         const details = this.redactValue(record.details);
-        if (details !== record.details) Object.defineProperty(current, 'details', { value: details, writable: true, configurable: true, enumerable: true });
+        if (details !== record.details)
+          Object.defineProperty(current, 'details', {
+            value: details,
+            writable: true,
+            configurable: true,
+            enumerable: true,
+          });
       }
       current = record.cause;
     }

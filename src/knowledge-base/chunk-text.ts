@@ -69,7 +69,10 @@ function tail(text: string, characters: number): string {
 export function chunkText(text: string, options: ChunkTextOptions = {}): string[] {
   const maxCharacters = options.maxCharacters ?? DEFAULT_CHUNK_MAX_CHARACTERS;
   const targetCharacters = Math.min(options.targetCharacters ?? DEFAULT_CHUNK_TARGET_CHARACTERS, maxCharacters);
-  const overlapCharacters = Math.min(options.overlapCharacters ?? DEFAULT_CHUNK_OVERLAP_CHARACTERS, Math.floor(targetCharacters / 4));
+  const overlapCharacters = Math.min(
+    options.overlapCharacters ?? DEFAULT_CHUNK_OVERLAP_CHARACTERS,
+    Math.floor(targetCharacters / 4),
+  );
 
   const paragraphs = text
     .replace(/\r\n?/g, '\n')
@@ -84,7 +87,8 @@ export function chunkText(text: string, options: ChunkTextOptions = {}): string[
   for (const piece of pieces) {
     const combinedLength = current.length + 2 + piece.length;
     const isHeading = /^#{1,6}\s/.test(piece);
-    const fits = combinedLength <= targetCharacters || (combinedLength <= maxCharacters && current.length < targetCharacters / 2);
+    const fits =
+      combinedLength <= targetCharacters || (combinedLength <= maxCharacters && current.length < targetCharacters / 2);
     const startNew = currentHasNewText && (!fits || (isHeading && current.length >= targetCharacters / 2));
     if (startNew) {
       chunks.push(current);

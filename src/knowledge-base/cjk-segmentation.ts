@@ -7,7 +7,10 @@
 const CJK_CHARACTER = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}`;
 const BETWEEN_CJK_CHARACTERS = new RegExp(`(?<=[${CJK_CHARACTER}])(?=[${CJK_CHARACTER}])`, 'gu');
 /** A space the indexer put between two CJK characters, highlight markers allowed on either side. */
-const SPACE_BETWEEN_CJK_CHARACTERS = new RegExp(`(?<=[${CJK_CHARACTER}](?:\\*\\*)?) (?=(?:\\*\\*)?[${CJK_CHARACTER}])`, 'gu');
+const SPACE_BETWEEN_CJK_CHARACTERS = new RegExp(
+  `(?<=[${CJK_CHARACTER}](?:\\*\\*)?) (?=(?:\\*\\*)?[${CJK_CHARACTER}])`,
+  'gu',
+);
 
 /** `比亚迪销量` → `比 亚 迪 销 量`; other text is unchanged. */
 export function spaceOutCjkCharacters(text: string): string {

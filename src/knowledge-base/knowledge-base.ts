@@ -11,7 +11,17 @@ import { chunkText, type ChunkTextOptions } from './chunk-text';
 import { fullTextQueryTerms } from './full-text-query';
 
 /** Extensions `add` picks up when it walks a folder. */
-export const KNOWLEDGE_BASE_EXTENSIONS = ['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx', '.csv', '.json'] as const;
+export const KNOWLEDGE_BASE_EXTENSIONS = [
+  '.md',
+  '.markdown',
+  '.txt',
+  '.html',
+  '.htm',
+  '.pdf',
+  '.docx',
+  '.csv',
+  '.json',
+] as const;
 
 /** Options of {@link KnowledgeBase.open}. */
 export interface KnowledgeBaseOptions {
@@ -94,7 +104,15 @@ interface DocumentRow {
 }
 
 function toDocument(row: DocumentRow): KnowledgeBaseDocument {
-  return { id: row.id, path: row.path, title: row.title, format: row.format, chunks: row.chunk_count, bytes: row.size_bytes, addedAt: row.added_at };
+  return {
+    id: row.id,
+    path: row.path,
+    title: row.title,
+    format: row.format,
+    chunks: row.chunk_count,
+    bytes: row.size_bytes,
+    addedAt: row.added_at,
+  };
 }
 
 function isHidden(name: string): boolean {
@@ -163,7 +181,10 @@ export class KnowledgeBase {
   private static createSchema(database: Database.Database): void {
     const version = database.pragma('user_version', { simple: true }) as number;
     if (version === SCHEMA_VERSION) return;
-    if (version !== 0) throw new Error(`The knowledge base has schema version ${version}; this program knows version ${SCHEMA_VERSION}.`);
+    if (version !== 0)
+      throw new Error(
+        `The knowledge base has schema version ${version}; this program knows version ${SCHEMA_VERSION}.`,
+      );
     database.exec(`
       CREATE TABLE documents (
         id INTEGER PRIMARY KEY,
@@ -193,7 +214,14 @@ export class KnowledgeBase {
    * chunks replaced. Files that cannot be read are reported as `failed`, the rest still added.
    */
   async add(paths: readonly string[], options: AddOptions = {}): Promise<KnowledgeBaseAddResult> {
-    const result: KnowledgeBaseAddResult = { added: 0, updated: 0, unchanged: 0, failed: 0, chunksWritten: 0, files: [] };
+    const result: KnowledgeBaseAddResult = {
+      added: 0,
+      updated: 0,
+      unchanged: 0,
+      failed: 0,
+      chunksWritten: 0,
+      files: [],
+    };
     const record = (outcome: KnowledgeBaseFileOutcome) => {
       result.files.push(outcome);
       result[outcome.status] += 1;
@@ -208,7 +236,10 @@ export class KnowledgeBase {
   }
 
   /** The files under `paths`, real paths, each once; problems with a given path are recorded as failures. */
-  private async *filesToAdd(paths: readonly string[], record: (outcome: KnowledgeBaseFileOutcome) => void): AsyncGenerator<string> {
+  private async *filesToAdd(
+    paths: readonly string[],
+    record: (outcome: KnowledgeBaseFileOutcome) => void,
+  ): AsyncGenerator<string> {
     const seen = new Set<string>();
     const walk = async function* (folder: string): AsyncGenerator<string> {
       let entries;
@@ -232,7 +263,12 @@ export class KnowledgeBase {
       try {
         real = await realpath(absolute);
       } catch (error) {
-        record({ path: absolute, status: 'failed', reason: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (error as Error).message });
+        record({
+          path: absolute,
+          status: 'failed',
+          reason:
+            (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (error as Error).message,
+        });
         continue;
       }
       const information = await stat(real);
@@ -254,20 +290,35 @@ export class KnowledgeBase {
     try {
       const information = await stat(path);
       if (information.size > this.maxFileBytes) {
-        return { path, status: 'failed', reason: `${information.size.toLocaleString('en-US')} bytes, over the ${this.maxFileBytes.toLocaleString('en-US')}-byte limit` };
+        return {
+          path,
+          status: 'failed',
+          reason: `${information.size.toLocaleString('en-US')} bytes, over the ${this.maxFileBytes.toLocaleString('en-US')}-byte limit`,
+        };
       }
       const bytes = await readFile(path);
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      const existing = this.statement('SELECT id, content_sha256, chunk_count FROM documents WHERE path = ?').get(path) as { id: number; content_sha256: string; chunk_count: number } | undefined;
+      const existing = this.statement('SELECT id, content_sha256, chunk_count FROM documents WHERE path = ?').get(
+        path,
+      ) as { id: number; content_sha256: string; chunk_count: number } | undefined;
       if (existing?.content_sha256 === sha256) return { path, status: 'unchanged', chunks: existing.chunk_count };
       const document = await extractTextFromBytes(bytes, path, { maxBytes: this.maxFileBytes });
-      if (!document.text.trim()) return { path, status: 'failed', reason: 'no text could be extracted (a scanned PDF would need OCR)' };
-      const chunks = this.storeDocument({ path, title: document.title ?? basename(path), format: document.format, text: document.text, bytes: bytes.byteLength, sha256 });
+      if (!document.text.trim())
+        return { path, status: 'failed', reason: 'no text could be extracted (a scanned PDF would need OCR)' };
+      const chunks = this.storeDocument({
+        path,
+        title: document.title ?? basename(path),
+        format: document.format,
+        text: document.text,
+        bytes: bytes.byteLength,
+        sha256,
+      });
       return { path, status: existing ? 'updated' : 'added', chunks };
     } catch (error) {
       if (error instanceof DocumentExtractionError) return { path, status: 'failed', reason: error.message };
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT') return { path, status: 'failed', reason: (error as Error).message };
+      if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT')
+        return { path, status: 'failed', reason: (error as Error).message };
       throw error;
     }
   }
@@ -279,16 +330,33 @@ export class KnowledgeBase {
   addText(document: { path: string; title: string; text: string; format?: DocumentFormat }): number {
     const bytes = Buffer.byteLength(document.text);
     const sha256 = createHash('sha256').update(document.text).digest('hex');
-    return this.storeDocument({ path: document.path, title: document.title, format: document.format ?? 'text', text: document.text, bytes, sha256 });
+    return this.storeDocument({
+      path: document.path,
+      title: document.title,
+      format: document.format ?? 'text',
+      text: document.text,
+      bytes,
+      sha256,
+    });
   }
 
-  private storeDocument(document: { path: string; title: string; format: DocumentFormat; text: string; bytes: number; sha256: string }): number {
+  private storeDocument(document: {
+    path: string;
+    title: string;
+    format: DocumentFormat;
+    text: string;
+    bytes: number;
+    sha256: string;
+  }): number {
     const chunks = chunkText(document.text, this.chunking);
     const indexedTitle = spaceOutCjkCharacters(document.title);
     const store = this.database.transaction(() => {
-      const existing = this.statement('SELECT id FROM documents WHERE path = ?').get(document.path) as { id: number } | undefined;
+      const existing = this.statement('SELECT id FROM documents WHERE path = ?').get(document.path) as
+        { id: number } | undefined;
       if (existing) this.deleteDocument(existing.id);
-      const { lastInsertRowid } = this.statement('INSERT INTO documents (path, title, format, size_bytes, content_sha256, chunk_count, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      const { lastInsertRowid } = this.statement(
+        'INSERT INTO documents (path, title, format, size_bytes, content_sha256, chunk_count, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(
         document.path,
         document.title,
         document.format,
@@ -298,7 +366,9 @@ export class KnowledgeBase {
         new Date().toISOString(),
       );
       const insertChunk = this.statement('INSERT INTO chunks (document_id, position) VALUES (?, ?)');
-      const indexChunk = this.statement('INSERT INTO chunk_index (rowid, title, body) VALUES (CAST(? AS INTEGER), ?, ?)');
+      const indexChunk = this.statement(
+        'INSERT INTO chunk_index (rowid, title, body) VALUES (CAST(? AS INTEGER), ?, ?)',
+      );
       chunks.forEach((chunk, position) => {
         const chunkId = insertChunk.run(lastInsertRowid, position).lastInsertRowid;
         indexChunk.run(chunkId, indexedTitle, spaceOutCjkCharacters(chunk));
@@ -310,19 +380,27 @@ export class KnowledgeBase {
 
   /** Deletes a document's index entries, chunks and row (inside the caller's transaction). */
   private deleteDocument(documentId: number): void {
-    this.statement('DELETE FROM chunk_index WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)').run(documentId);
+    this.statement('DELETE FROM chunk_index WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)').run(
+      documentId,
+    );
     this.statement('DELETE FROM chunks WHERE document_id = ?').run(documentId);
     this.statement('DELETE FROM documents WHERE id = ?').run(documentId);
   }
 
   /** All documents, by path. */
   list(): KnowledgeBaseDocument[] {
-    return (this.statement('SELECT id, path, title, format, chunk_count, size_bytes, added_at FROM documents ORDER BY path').all() as DocumentRow[]).map(toDocument);
+    return (
+      this.statement(
+        'SELECT id, path, title, format, chunk_count, size_bytes, added_at FROM documents ORDER BY path',
+      ).all() as DocumentRow[]
+    ).map(toDocument);
   }
 
   /** Number of documents and chunks. */
   statistics(): { documents: number; chunks: number } {
-    return this.statement('SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM chunks) AS chunks').get() as { documents: number; chunks: number };
+    return this.statement(
+      'SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM chunks) AS chunks',
+    ).get() as { documents: number; chunks: number };
   }
 
   /**
@@ -345,7 +423,13 @@ export class KnowledgeBase {
       rows = [];
       for (const candidate of candidates) {
         const folderPrefix = candidate.endsWith(sep) ? candidate : candidate + sep;
-        rows.push(...(this.statement(`${select} WHERE path = ? OR substr(path, 1, ?) = ?`).all(candidate, folderPrefix.length, folderPrefix) as DocumentRow[]));
+        rows.push(
+          ...(this.statement(`${select} WHERE path = ? OR substr(path, 1, ?) = ?`).all(
+            candidate,
+            folderPrefix.length,
+            folderPrefix,
+          ) as DocumentRow[]),
+        );
       }
       rows = [...new Map(rows.map((row) => [row.id, row])).values()];
     }
@@ -367,7 +451,9 @@ export class KnowledgeBase {
     const { chunks } = this.statement('SELECT count(*) AS chunks FROM chunks').get() as { chunks: number };
     if (chunks < COMMON_TERM_MINIMUM_CHUNKS) return terms;
     const half = Math.floor(chunks / 2);
-    const countUpTo = this.statement('SELECT count(*) AS matches FROM (SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? LIMIT ?)');
+    const countUpTo = this.statement(
+      'SELECT count(*) AS matches FROM (SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? LIMIT ?)',
+    );
     const rarer = terms.filter((term) => (countUpTo.get(term, half + 1) as { matches: number }).matches <= half);
     return rarer.length ? rarer : terms;
   }
@@ -391,14 +477,19 @@ export class KnowledgeBase {
         'SELECT documents.id AS document_id, documents.title AS title, documents.path AS path FROM chunks JOIN documents ON documents.id = chunks.document_id WHERE chunks.id = ?',
       );
       // better-sqlite3 binds JS numbers as REAL, and FTS5 ignores a REAL rowid next to MATCH: hence the CAST.
-      const snippetOfChunk = this.statement(`SELECT snippet(chunk_index, 1, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM chunk_index WHERE chunk_index MATCH ? AND rowid = CAST(? AS INTEGER)`);
+      const snippetOfChunk = this.statement(
+        `SELECT snippet(chunk_index, 1, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM chunk_index WHERE chunk_index MATCH ? AND rowid = CAST(? AS INTEGER)`,
+      );
       const results: KnowledgeBaseSearchResult[] = [];
       const documentsSeen = new Set<number>();
       for (const candidate of candidates) {
-        const document = documentOfChunk.get(candidate.chunk_id) as { document_id: number; title: string; path: string } | undefined;
+        const document = documentOfChunk.get(candidate.chunk_id) as
+          { document_id: number; title: string; path: string } | undefined;
         if (!document || documentsSeen.has(document.document_id)) continue;
         documentsSeen.add(document.document_id);
-        const { snippet } = (snippetOfChunk.get(expression, candidate.chunk_id) as { snippet: string } | undefined) ?? { snippet: '' };
+        const { snippet } = (snippetOfChunk.get(expression, candidate.chunk_id) as { snippet: string } | undefined) ?? {
+          snippet: '',
+        };
         results.push({
           documentId: document.document_id,
           title: document.title,

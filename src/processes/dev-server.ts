@@ -10,7 +10,15 @@ import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
 /** Search-attribute types `temporal server start-dev --search-attribute` accepts. */
 export type SearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
 
-const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
+const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set([
+  'Text',
+  'Keyword',
+  'Int',
+  'Double',
+  'Bool',
+  'Datetime',
+  'KeywordList',
+]);
 
 export const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   Text: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
@@ -161,7 +169,8 @@ function logTail(file: string, fromOffset: number, maxLines = 25): string {
 }
 
 function validatePort(name: string, port: number): void {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`DevServer: ${name} must be an integer from 0 to 65535, got ${port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`DevServer: ${name} must be an integer from 0 to 65535, got ${port}`);
 }
 
 /**
@@ -226,9 +235,12 @@ export class DevServer {
     const namespace = options.namespace ?? 'default';
     const searchAttributes = options.searchAttributes ?? PROJECT_SEARCH_ATTRIBUTES;
     for (const [name, type] of Object.entries(searchAttributes)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`DevServer: search attribute name ${JSON.stringify(name)} is not an identifier`);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+        throw new TypeError(`DevServer: search attribute name ${JSON.stringify(name)} is not an identifier`);
       if (!SEARCH_ATTRIBUTE_TYPES.has(type)) {
-        throw new TypeError(`DevServer: search attribute ${name} has type ${JSON.stringify(type)}; use one of ${[...SEARCH_ATTRIBUTE_TYPES].join(', ')}`);
+        throw new TypeError(
+          `DevServer: search attribute ${name} has type ${JSON.stringify(type)}; use one of ${[...SEARCH_ATTRIBUTE_TYPES].join(', ')}`,
+        );
       }
     }
     const requestedPort = options.port ?? 7233;
@@ -264,7 +276,10 @@ export class DevServer {
         ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
         ...(namespace === 'default' ? [] : ['--namespace', namespace]),
         ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-        ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
+        ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
+          '--dynamic-config-value',
+          `${key}=${JSON.stringify(value)}`,
+        ]),
         '--log-level',
         'warn',
       ];
@@ -285,7 +300,12 @@ export class DevServer {
         await server.launch(0);
         return server;
       } catch (error) {
-        if (!(error instanceof DevServerStartError) || !isTransientStartFailure(error.message) || attempt >= START_ATTEMPTS) throw error;
+        if (
+          !(error instanceof DevServerStartError) ||
+          !isTransientStartFailure(error.message) ||
+          attempt >= START_ATTEMPTS
+        )
+          throw error;
       }
     }
   }
@@ -332,7 +352,9 @@ export class DevServer {
         if (Date.now() >= portDeadline) {
           throw new DevServerStartError(
             `Cannot start the Temporal dev server: ${name} ${port} on ${HOST} is already in use` +
-              (name === 'gRPC port' ? ' (is another Temporal server running there? Stop it or choose another port).' : '.'),
+              (name === 'gRPC port'
+                ? ' (is another Temporal server running there? Stop it or choose another port).'
+                : '.'),
             this.logFile,
           );
         }
@@ -351,7 +373,10 @@ export class DevServer {
     const logFd = openSync(this.logFile, 'a');
     let running: OwnedProcess;
     try {
-      running = OwnedProcess.spawn(this.temporalCli, this.args, { cwd: dirname(this.databaseFile), stdio: ['ignore', logFd, logFd] });
+      running = OwnedProcess.spawn(this.temporalCli, this.args, {
+        cwd: dirname(this.databaseFile),
+        stdio: ['ignore', logFd, logFd],
+      });
     } finally {
       closeSync(logFd);
     }
@@ -400,7 +425,12 @@ export class DevServer {
         if (!this.databaseExisted) return `search attributes not registered yet: ${missing.join(', ')}`;
         await connection.operatorService.addSearchAttributes({
           namespace: this.namespace,
-          searchAttributes: Object.fromEntries(missing.map((name) => [name, INDEXED_VALUE_TYPES[this.searchAttributes[name] as string] as temporal.api.enums.v1.IndexedValueType])),
+          searchAttributes: Object.fromEntries(
+            missing.map((name) => [
+              name,
+              INDEXED_VALUE_TYPES[this.searchAttributes[name] as string] as temporal.api.enums.v1.IndexedValueType,
+            ]),
+          ),
         });
         return `search attributes not registered yet: ${missing.join(', ')}`;
       });

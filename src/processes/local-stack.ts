@@ -9,7 +9,12 @@ import { OwnedProcess } from './owned-process';
 import { PROJECT_ROOT, projectEntryArguments } from './typescript-process';
 
 /** Whether some worker polled the task queue for workflow tasks in the last `withinMs`. */
-export async function hasLiveWorker(client: Client, namespace: string, taskQueue: string, withinMs = 60_000): Promise<boolean> {
+export async function hasLiveWorker(
+  client: Client,
+  namespace: string,
+  taskQueue: string,
+  withinMs = 60_000,
+): Promise<boolean> {
   const response = await client.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: taskQueue, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
@@ -23,10 +28,16 @@ export async function hasLiveWorker(client: Client, namespace: string, taskQueue
 }
 
 /** Starts the local dev server when the configured address is the local default and nothing answers there. */
-export async function ensureLocalServer(temporal: TemporalConnection, worker: WorkerConfig, log: (line: string) => void): Promise<DevServer | undefined> {
+export async function ensureLocalServer(
+  temporal: TemporalConnection,
+  worker: WorkerConfig,
+  log: (line: string) => void,
+): Promise<DevServer | undefined> {
   if (await isServerReachable(temporal.address)) return undefined;
   if (!temporal.isLocalDefault) {
-    throw new Error(`Cannot reach Temporal at ${temporal.address}. Check TEMPORAL_ADDRESS (or your temporal.toml profile) and that the server is running.`);
+    throw new Error(
+      `Cannot reach Temporal at ${temporal.address}. Check TEMPORAL_ADDRESS (or your temporal.toml profile) and that the server is running.`,
+    );
   }
   const port = Number(temporal.address.split(':').pop());
   log(`No Temporal server at ${temporal.address}; starting the local dev server (data in ${worker.dataDirectory}) ...`);
@@ -56,13 +67,23 @@ export class ChildWorker {
     return this.owned.running;
   }
 
-  static async start(client: Client, temporal: TemporalConnection, worker: WorkerConfig, log: (line: string) => void, timeoutMs = 120_000): Promise<ChildWorker> {
+  static async start(
+    client: Client,
+    temporal: TemporalConnection,
+    worker: WorkerConfig,
+    log: (line: string) => void,
+    timeoutMs = 120_000,
+  ): Promise<ChildWorker> {
     mkdirSync(worker.dataDirectory, { recursive: true });
     const logFile = join(worker.dataDirectory, 'worker.log');
     const output = openSync(logFile, 'a');
     let child: OwnedProcess;
     try {
-      child = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), { cwd: PROJECT_ROOT, stdio: ['ignore', output, output], env: process.env });
+      child = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), {
+        cwd: PROJECT_ROOT,
+        stdio: ['ignore', output, output],
+        env: process.env,
+      });
     } finally {
       closeSync(output);
     }

@@ -51,7 +51,12 @@ function startWatchdog(childPid: number): ChildProcess | undefined {
   try {
     const watchdog = spawn(
       '/bin/sh',
-      ['-c', `trap '' INT QUIT TSTP HUP; while read -r _; do :; done; kill -KILL -"$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null`, 'react-agent-watchdog', String(childPid)],
+      [
+        '-c',
+        `trap '' INT QUIT TSTP HUP; while read -r _; do :; done; kill -KILL -"$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null`,
+        'react-agent-watchdog',
+        String(childPid),
+      ],
       {
         stdio: ['pipe', 'ignore', 'ignore'],
         detached: true,

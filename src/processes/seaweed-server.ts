@@ -11,7 +11,10 @@ const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 5_000;
 
 /** The `weed` binary: `SEAWEEDFS_WEED`, else the project-local one installed by scripts/setup-seaweedfs.mjs. */
-export function resolveWeedBinary(environment: NodeJS.ProcessEnv = process.env, projectRoot: string = PROJECT_ROOT): string {
+export function resolveWeedBinary(
+  environment: NodeJS.ProcessEnv = process.env,
+  projectRoot: string = PROJECT_ROOT,
+): string {
   const path = environment.SEAWEEDFS_WEED?.trim() || join(projectRoot, '.tools', 'seaweedfs-venv', 'bin', 'weed');
   try {
     accessSync(path, constants.X_OK);
@@ -49,7 +52,10 @@ type Ports = SeaweedPorts;
  * Creates `directory` (and its data folder) and writes the one identity's credentials
  * (`credentials.json`, kept for the next start) and `identities.json` (what weed reads).
  */
-export function prepareSeaweedDirectory(directory: string, options: { accessKeyId?: string; secretAccessKey?: string } = {}): { accessKeyId: string; secretAccessKey: string } {
+export function prepareSeaweedDirectory(
+  directory: string,
+  options: { accessKeyId?: string; secretAccessKey?: string } = {},
+): { accessKeyId: string; secretAccessKey: string } {
   mkdirSync(join(directory, 'data'), { recursive: true });
   const credentialsFile = join(directory, 'credentials.json');
   let saved: { accessKeyId?: string; secretAccessKey?: string } = {};
@@ -63,7 +69,15 @@ export function prepareSeaweedDirectory(directory: string, options: { accessKeyI
   writeFileSync(credentialsFile, JSON.stringify({ accessKeyId, secretAccessKey }), { mode: 0o600 });
   writeFileSync(
     join(directory, 'identities.json'),
-    JSON.stringify({ identities: [{ name: 'react-agent', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
+    JSON.stringify({
+      identities: [
+        {
+          name: 'react-agent',
+          credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
+          actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+        },
+      ],
+    }),
     { mode: 0o600 },
   );
   return { accessKeyId, secretAccessKey };
@@ -71,7 +85,17 @@ export function prepareSeaweedDirectory(directory: string, options: { accessKeyI
 
 /** The arguments of `weed mini` serving S3 from `directory` on loopback, every listener on the given ports. */
 export function weedMiniArguments(directory: string, ports: SeaweedPorts): string[] {
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc, admin, adminGrpc] = ports.others as [number, number, number, number, number, number, number, number, number];
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc, admin, adminGrpc] = ports.others as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return [
     'mini',
     `-dir=${join(directory, 'data')}`,
@@ -132,7 +156,14 @@ export class SeaweedServer {
     const s3 = options.s3Port ? options.s3Port : await findFreePort();
     const others: number[] = [];
     for (let index = 0; index < 9; index += 1) others.push(await findFreePort());
-    const server = new SeaweedServer(directory, { s3, others }, accessKeyId, secretAccessKey, options.weed ?? resolveWeedBinary(), options.startTimeoutMs ?? 30_000);
+    const server = new SeaweedServer(
+      directory,
+      { s3, others },
+      accessKeyId,
+      secretAccessKey,
+      options.weed ?? resolveWeedBinary(),
+      options.startTimeoutMs ?? 30_000,
+    );
     await server.launch();
     for (const bucket of options.buckets ?? []) await server.createBucket(bucket);
     return server;
@@ -157,7 +188,12 @@ export class SeaweedServer {
 
   /** The AWS SDK variables that point a worker or the CLI at this server. */
   environment(): Record<string, string> {
-    return { AWS_ENDPOINT_URL: this.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: this.accessKeyId, AWS_SECRET_ACCESS_KEY: this.secretAccessKey };
+    return {
+      AWS_ENDPOINT_URL: this.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: this.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: this.secretAccessKey,
+    };
   }
 
   /** A client with this server's credentials. */
@@ -182,7 +218,10 @@ export class SeaweedServer {
         } catch (error) {
           const name = (error as Error).name;
           if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') return;
-          if (Date.now() > deadline) throw new Error(`SeaweedFS at ${this.endpoint} did not create the bucket ${bucket}: ${name} ${(error as Error).message}`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `SeaweedFS at ${this.endpoint} did not create the bucket ${bucket}: ${name} ${(error as Error).message}`,
+            );
           await new Promise((resolveSleep) => setTimeout(resolveSleep, 200));
         }
       }
@@ -207,10 +246,13 @@ export class SeaweedServer {
     const deadline = Date.now() + this.startTimeoutMs;
     while (!(await this.answers())) {
       const exit = running.exitInfo;
-      if (exit) throw new Error(`SeaweedFS ${describeExit(exit)} before S3 answered on ${this.endpoint}; see ${this.logFile}`);
+      if (exit)
+        throw new Error(`SeaweedFS ${describeExit(exit)} before S3 answered on ${this.endpoint}; see ${this.logFile}`);
       if (Date.now() > deadline) {
         running.killNow();
-        throw new Error(`SeaweedFS did not answer on ${this.endpoint} within ${this.startTimeoutMs} ms; see ${this.logFile}`);
+        throw new Error(
+          `SeaweedFS did not answer on ${this.endpoint} within ${this.startTimeoutMs} ms; see ${this.logFile}`,
+        );
       }
       await new Promise((resolveSleep) => setTimeout(resolveSleep, 100));
     }

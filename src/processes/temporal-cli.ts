@@ -21,7 +21,9 @@ const IS_WINDOWS = process.platform === 'win32';
 
 /** The project-local binary installed by `npm run setup` (scripts/setup-temporal-cli.mjs). */
 export function projectLocalTemporalCli(projectRoot: string = PROJECT_ROOT): string {
-  return IS_WINDOWS ? join(projectRoot, '.tools', 'temporal-venv', 'Scripts', 'temporal.exe') : join(projectRoot, '.tools', 'temporal-venv', 'bin', 'temporal');
+  return IS_WINDOWS
+    ? join(projectRoot, '.tools', 'temporal-venv', 'Scripts', 'temporal.exe')
+    : join(projectRoot, '.tools', 'temporal-venv', 'bin', 'temporal');
 }
 
 function isExecutableFile(path: string): boolean {
@@ -35,8 +37,12 @@ function isExecutableFile(path: string): boolean {
 }
 
 function findOnPath(environment: Readonly<Record<string, string | undefined>>): string | undefined {
-  const directories = (environment['PATH'] ?? environment['Path'] ?? '').split(delimiter).filter((entry) => entry !== '');
-  const names = IS_WINDOWS ? (environment['PATHEXT'] ?? '.EXE;.CMD;.BAT').split(';').map((extension) => `temporal${extension.toLowerCase()}`) : ['temporal'];
+  const directories = (environment['PATH'] ?? environment['Path'] ?? '')
+    .split(delimiter)
+    .filter((entry) => entry !== '');
+  const names = IS_WINDOWS
+    ? (environment['PATHEXT'] ?? '.EXE;.CMD;.BAT').split(';').map((extension) => `temporal${extension.toLowerCase()}`)
+    : ['temporal'];
   for (const directory of directories) {
     for (const name of names) {
       const candidate = resolve(directory, name);
@@ -55,7 +61,10 @@ function findOnPath(environment: Readonly<Record<string, string | undefined>>): 
  * @param projectRoot Folder with package.json; default the root of this project.
  * @throws TemporalCliNotFoundError when `TEMPORAL_CLI` is set but not an executable file, or nothing is found.
  */
-export function resolveTemporalCli(environment: Readonly<Record<string, string | undefined>> = process.env, projectRoot: string = PROJECT_ROOT): ResolvedTemporalCli {
+export function resolveTemporalCli(
+  environment: Readonly<Record<string, string | undefined>> = process.env,
+  projectRoot: string = PROJECT_ROOT,
+): ResolvedTemporalCli {
   const fromEnvironment = environment['TEMPORAL_CLI']?.trim();
   if (fromEnvironment) {
     const path = isAbsolute(fromEnvironment) ? fromEnvironment : resolve(fromEnvironment);

@@ -24,7 +24,10 @@ export const SOLVED_RUNS = 'solved';
 const GROUP_COLOURS = { domain: [ALL_RUNS, SOLVED_RUNS], range: ['#4c78a8', '#54a24b'] };
 
 /** Bars of each rollout's pass@1, with a dashed rule at the mean pass@1 over the rollouts. */
-export function rolloutAccuracySpec(rollouts: Array<{ rollout: number; passAt1: number }>, meanPassAt1: number): VegaLiteSpec {
+export function rolloutAccuracySpec(
+  rollouts: Array<{ rollout: number; passAt1: number }>,
+  meanPassAt1: number,
+): VegaLiteSpec {
   return {
     width: Math.max(160, 60 * rollouts.length),
     height: 200,
@@ -35,7 +38,13 @@ export function rolloutAccuracySpec(rollouts: Array<{ rollout: number; passAt1: 
         mark: { type: 'bar', color: '#4c78a8' },
         encoding: {
           x: { field: 'rollout', type: 'nominal', title: null, sort: null, axis: { labelAngle: 0 } },
-          y: { field: 'passAt1', type: 'quantitative', title: 'pass@1', scale: { domain: [0, 1] }, axis: { format: '.0%' } },
+          y: {
+            field: 'passAt1',
+            type: 'quantitative',
+            title: 'pass@1',
+            scale: { domain: [0, 1] },
+            axis: { format: '.0%' },
+          },
         },
       },
       {
@@ -57,11 +66,20 @@ export function unbiasedPassAtKSpec(points: Array<{ k: number; value: number }>)
     layer: [
       { mark: { type: 'line', color: '#4c78a8' } },
       { mark: { type: 'point', filled: true, size: 60, color: '#4c78a8' } },
-      { mark: { type: 'text', dy: -10, fontSize: 11 }, encoding: { text: { field: 'value', type: 'quantitative', format: '.1%' } } },
+      {
+        mark: { type: 'text', dy: -10, fontSize: 11 },
+        encoding: { text: { field: 'value', type: 'quantitative', format: '.1%' } },
+      },
     ],
     encoding: {
       x: { field: 'k', type: 'ordinal', title: 'k', axis: { labelAngle: 0 } },
-      y: { field: 'value', type: 'quantitative', title: 'unbiased pass@k', scale: { domain: [0, 1] }, axis: { format: '.0%' } },
+      y: {
+        field: 'value',
+        type: 'quantitative',
+        title: 'unbiased pass@k',
+        scale: { domain: [0, 1] },
+        axis: { format: '.0%' },
+      },
     },
   };
 }
@@ -77,7 +95,13 @@ export function terminationsSpec(terminations: Array<{ termination: string; runs
       y: { field: 'termination', type: 'nominal', title: null, sort: '-x' },
       x: { field: 'runs', type: 'quantitative', title: 'runs', axis: { tickMinStep: 1 } },
     },
-    layer: [{ mark: { type: 'bar', color: '#f58518' } }, { mark: { type: 'text', align: 'left', dx: 3, fontSize: 11 }, encoding: { text: { field: 'runs', type: 'quantitative' } } }],
+    layer: [
+      { mark: { type: 'bar', color: '#f58518' } },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 11 },
+        encoding: { text: { field: 'runs', type: 'quantitative' } },
+      },
+    ],
   };
 }
 
@@ -85,9 +109,17 @@ export function terminationsSpec(terminations: Array<{ termination: string; runs
  * A histogram of one quantity over runs: every run's value, and the solved runs' values over it
  * (not stacked), in bins Vega-Lite chooses (`maxbins` 20; whole steps when `wholeNumbers`).
  */
-export function histogramSpec(title: string, all: Distribution, solved: Distribution, options: { scale?: number; wholeNumbers?: boolean } = {}): VegaLiteSpec {
+export function histogramSpec(
+  title: string,
+  all: Distribution,
+  solved: Distribution,
+  options: { scale?: number; wholeNumbers?: boolean } = {},
+): VegaLiteSpec {
   const scale = options.scale ?? 1;
-  const values = [...all.values.map((value) => ({ value: value / scale, group: ALL_RUNS })), ...solved.values.map((value) => ({ value: value / scale, group: SOLVED_RUNS }))];
+  const values = [
+    ...all.values.map((value) => ({ value: value / scale, group: ALL_RUNS })),
+    ...solved.values.map((value) => ({ value: value / scale, group: SOLVED_RUNS })),
+  ];
   return {
     width: 300,
     height: 170,
@@ -164,7 +196,11 @@ export function toolUsageSpec(rows: GroupedBar[]): VegaLiteSpec {
 export function comparisonBarsSpec(rows: GroupedBar[], valueTitle: string): VegaLiteSpec {
   return groupedBarsSpec(
     rows,
-    { domain: ['A', 'B'], range: ['#9ecae9', '#4c78a8'], legendLabelExpression: "datum.label == 'A' ? 'A (baseline)' : 'B (candidate)'" },
+    {
+      domain: ['A', 'B'],
+      range: ['#9ecae9', '#4c78a8'],
+      legendLabelExpression: "datum.label == 'A' ? 'A (baseline)' : 'B (candidate)'",
+    },
     { valueTitle, share: true, width: 460, step: 16 },
   );
 }

@@ -1,8 +1,37 @@
 import { formatUsd, type CostFigures } from '../core/cost-figures';
-import type { EvaluationComparison, FlippedQuestion, QuestionOutcome } from '../domain/evaluation/evaluation-comparison';
-import type { Distribution, EvaluationReport, QuestionRow, RolloutVerdict, TrajectoryStatistics } from '../core/evaluation/evaluation-report';
-import { ALL_RUNS, SOLVED_RUNS, comparisonBarsSpec, histogramSpec, rolloutAccuracySpec, terminationsSpec, toolUsageSpec, unbiasedPassAtKSpec } from './evaluation-charts';
-import { chartFigure, emptyChart, escapeHtml, formatNumber, formatPercent, formatPercentagePoints, formatSignedCount, htmlPage, webUiRunLink } from './html-document';
+import type {
+  EvaluationComparison,
+  FlippedQuestion,
+  QuestionOutcome,
+} from '../domain/evaluation/evaluation-comparison';
+import type {
+  Distribution,
+  EvaluationReport,
+  QuestionRow,
+  RolloutVerdict,
+  TrajectoryStatistics,
+} from '../core/evaluation/evaluation-report';
+import {
+  ALL_RUNS,
+  SOLVED_RUNS,
+  comparisonBarsSpec,
+  histogramSpec,
+  rolloutAccuracySpec,
+  terminationsSpec,
+  toolUsageSpec,
+  unbiasedPassAtKSpec,
+} from './evaluation-charts';
+import {
+  chartFigure,
+  emptyChart,
+  escapeHtml,
+  formatNumber,
+  formatPercent,
+  formatPercentagePoints,
+  formatSignedCount,
+  htmlPage,
+  webUiRunLink,
+} from './html-document';
 import { renderVegaLiteSvg, type VegaLiteSpec } from './vega-lite-svg';
 
 /*
@@ -56,14 +85,36 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
   const k = metrics.rollouts;
   const points = unbiasedPoints(report);
   const headline = [
-    ['mean pass@1', `mean over the ${k} rollout${k === 1 ? '' : 's'} of each rollout's pass@1`, formatPercent(metrics.meanPassAt1)],
+    [
+      'mean pass@1',
+      `mean over the ${k} rollout${k === 1 ? '' : 's'} of each rollout's pass@1`,
+      formatPercent(metrics.meanPassAt1),
+    ],
     ['best pass@1', `rollout ${metrics.bestPassAt1.rollout}`, formatPercent(metrics.bestPassAt1.passAt1)],
-    [`pass@${k} (any of ${k})`, `share of questions answered correctly by at least one of the ${k} rollouts`, formatPercent(metrics.passAtAllRollouts)],
-    ...points.map((point) => [`unbiased pass@${point.k}`, 'unbiased estimator (Chen et al. 2021)', formatPercent(point.value)]),
+    [
+      `pass@${k} (any of ${k})`,
+      `share of questions answered correctly by at least one of the ${k} rollouts`,
+      formatPercent(metrics.passAtAllRollouts),
+    ],
+    ...points.map((point) => [
+      `unbiased pass@${point.k}`,
+      'unbiased estimator (Chen et al. 2021)',
+      formatPercent(point.value),
+    ]),
     // What the runs cost, at the workers' prices (their lines' usage.costUsd): "—" when no run had a price, never $0.
-    ['cost', metrics.cost ? `all ${metrics.cost.runs} runs${pricedNote(metrics.cost)}` : 'no run had a price (REACT_AGENT_MODEL_PRICES)', formatUsd(metrics.cost?.totalUsd)],
+    [
+      'cost',
+      metrics.cost
+        ? `all ${metrics.cost.runs} runs${pricedNote(metrics.cost)}`
+        : 'no run had a price (REACT_AGENT_MODEL_PRICES)',
+      formatUsd(metrics.cost?.totalUsd),
+    ],
     ['cost per rollout', 'what one run of one question cost on average', formatUsd(metrics.cost?.perRolloutUsd)],
-    ['cost per correct answer', metrics.cost ? `all runs' cost over their ${metrics.cost.correct ?? 0} correct answers` : 'no run had a price', formatUsd(metrics.cost?.perCorrectAnswerUsd)],
+    [
+      'cost per correct answer',
+      metrics.cost ? `all runs' cost over their ${metrics.cost.correct ?? 0} correct answers` : 'no run had a price',
+      formatUsd(metrics.cost?.perCorrectAnswerUsd),
+    ],
   ];
   const headlineRows = headline
     .map(
@@ -88,9 +139,15 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
     .join('\n');
   const charts = [
     metrics.perRollout.length > 0
-      ? await chart('rollout-accuracy', 'pass@1 by rollout (dashed: mean pass@1)', rolloutAccuracySpec(metrics.perRollout, metrics.meanPassAt1))
+      ? await chart(
+          'rollout-accuracy',
+          'pass@1 by rollout (dashed: mean pass@1)',
+          rolloutAccuracySpec(metrics.perRollout, metrics.meanPassAt1),
+        )
       : emptyChart('rollout-accuracy', 'pass@1 by rollout', 'No rollout was scored.'),
-    points.length > 0 ? await chart('unbiased-pass-at-k', 'unbiased pass@k by k', unbiasedPassAtKSpec(points)) : emptyChart('unbiased-pass-at-k', 'unbiased pass@k by k', 'No estimate (no rollouts).'),
+    points.length > 0
+      ? await chart('unbiased-pass-at-k', 'unbiased pass@k by k', unbiasedPassAtKSpec(points))
+      : emptyChart('unbiased-pass-at-k', 'unbiased pass@k by k', 'No estimate (no rollouts).'),
   ];
   return `<section id="accuracy">
 <h2>Accuracy</h2>
@@ -118,7 +175,8 @@ ${charts.join('\n')}
 
 async function terminationsSection(all: TrajectoryStatistics, solved: TrajectoryStatistics): Promise<string> {
   const runs = all.runs ?? runsIn(all.terminations);
-  const shareOf = (termination: string, count: number) => all.terminationFrequencies?.[termination] ?? (runs === 0 ? undefined : count / runs);
+  const shareOf = (termination: string, count: number) =>
+    all.terminationFrequencies?.[termination] ?? (runs === 0 ? undefined : count / runs);
   const entries = Object.entries(all.terminations).sort(([, x], [, y]) => y - x);
   const rows = entries
     .map(
@@ -128,7 +186,11 @@ async function terminationsSection(all: TrajectoryStatistics, solved: Trajectory
     .join('\n');
   const figure =
     entries.length > 0
-      ? await chart('terminations', 'runs by termination', terminationsSpec(entries.map(([termination, count]) => ({ termination, runs: count }))))
+      ? await chart(
+          'terminations',
+          'runs by termination',
+          terminationsSpec(entries.map(([termination, count]) => ({ termination, runs: count }))),
+        )
       : emptyChart('terminations', 'runs by termination', 'No runs.');
   return `<section id="terminations">
 <h2>Termination reasons</h2>
@@ -163,8 +225,15 @@ const DISTRIBUTIONS: Array<{
 const EMPTY_DISTRIBUTION: Distribution = { count: 0, mean: 0, median: 0, min: 0, max: 0, values: [] };
 
 function distributionCells(distribution: Distribution, scale: number, decimals: number): string {
-  if (distribution.count === 0) return '<td class="number">0</td><td class="number">–</td><td class="number">–</td><td class="number">–</td><td class="number">–</td>';
-  return [distribution.count, distribution.mean / scale, distribution.median / scale, distribution.min / scale, distribution.max / scale]
+  if (distribution.count === 0)
+    return '<td class="number">0</td><td class="number">–</td><td class="number">–</td><td class="number">–</td><td class="number">–</td>';
+  return [
+    distribution.count,
+    distribution.mean / scale,
+    distribution.median / scale,
+    distribution.min / scale,
+    distribution.max / scale,
+  ]
     .map((value, index) => `<td class="number">${formatNumber(value, index === 0 ? 0 : decimals)}</td>`)
     .join('');
 }
@@ -192,7 +261,11 @@ async function trajectoriesSection(all: TrajectoryStatistics, solved: Trajectory
     }
     figures.push(
       allValues.values.length > 0
-        ? await chart(quantity.name, `${quantity.title}: histogram`, histogramSpec(quantity.title, allValues, solvedValues, { scale, wholeNumbers: quantity.wholeNumbers }))
+        ? await chart(
+            quantity.name,
+            `${quantity.title}: histogram`,
+            histogramSpec(quantity.title, allValues, solvedValues, { scale, wholeNumbers: quantity.wholeNumbers }),
+          )
         : emptyChart(quantity.name, `${quantity.title}: histogram`, 'No runs recorded this.'),
     );
   }
@@ -212,7 +285,9 @@ ${rows.join('\n')}
 }
 
 async function toolsSection(all: TrajectoryStatistics, solved: TrajectoryStatistics): Promise<string> {
-  const tools = [...new Set([...Object.keys(all.toolCallsPerQuestion), ...Object.keys(solved.toolCallsPerQuestion)])].sort();
+  const tools = [
+    ...new Set([...Object.keys(all.toolCallsPerQuestion), ...Object.keys(solved.toolCallsPerQuestion)]),
+  ].sort();
   const rows = tools
     .map(
       (tool) =>
@@ -227,7 +302,9 @@ async function toolsSection(all: TrajectoryStatistics, solved: TrajectoryStatist
     { name: tool, group: SOLVED_RUNS, value: solved.toolCallsPerQuestion[tool] ?? 0 },
   ]);
   const figure =
-    tools.length > 0 ? await chart('tool-usage', 'tool calls per question by tool', toolUsageSpec(chartRows)) : emptyChart('tool-usage', 'tool calls per question by tool', 'No tool was called.');
+    tools.length > 0
+      ? await chart('tool-usage', 'tool calls per question by tool', toolUsageSpec(chartRows))
+      : emptyChart('tool-usage', 'tool calls per question by tool', 'No tool was called.');
   return `<section id="tools">
 <h2>Tool usage</h2>
 <div class="charts">
@@ -247,18 +324,27 @@ function noAnswer(prediction: string): string {
   return prediction.trim() === '' ? '<span class="small no-answer">(no answer)</span>' : '';
 }
 
-function verdictCell(verdict: RolloutVerdict | undefined, method: EvaluationReport['method'], webUiBase: string | undefined): string {
+function verdictCell(
+  verdict: RolloutVerdict | undefined,
+  method: EvaluationReport['method'],
+  webUiBase: string | undefined,
+): string {
   if (!verdict) return '<td class="rollout-cell"><span class="verdict missing">not answered</span></td>';
-  const badge = verdict.isCorrect ? '<span class="verdict correct">correct</span>' : `<span class="verdict incorrect">${verdict.unparsed ? 'incorrect (verdict unparsed)' : 'incorrect'}</span>`;
-  const scores = [verdict.exactMatch !== undefined ? `EM ${formatNumber(verdict.exactMatch, 2)}` : undefined, verdict.f1 !== undefined ? `F1 ${formatNumber(verdict.f1, 2)}` : undefined].filter(
-    (part): part is string => part !== undefined,
-  );
+  const badge = verdict.isCorrect
+    ? '<span class="verdict correct">correct</span>'
+    : `<span class="verdict incorrect">${verdict.unparsed ? 'incorrect (verdict unparsed)' : 'incorrect'}</span>`;
+  const scores = [
+    verdict.exactMatch !== undefined ? `EM ${formatNumber(verdict.exactMatch, 2)}` : undefined,
+    verdict.f1 !== undefined ? `F1 ${formatNumber(verdict.f1, 2)}` : undefined,
+  ].filter((part): part is string => part !== undefined);
   const judgement =
     method === 'judge' && verdict.judgement && verdict.judgement !== 'exact_match'
       ? `<details class="judgement"><summary class="small">judge's verdict</summary><div class="text small">${escapeHtml(verdict.judgement)}</div></details>`
       : '';
   const link = webUiRunLink(webUiBase, verdict.runId);
-  const runLink = link ? ` · <a class="run-link" href="${escapeHtml(link)}" title="this run in the Temporal Web UI">Web UI ↗</a>` : '';
+  const runLink = link
+    ? ` · <a class="run-link" href="${escapeHtml(link)}" title="this run in the Temporal Web UI">Web UI ↗</a>`
+    : '';
   return `<td class="rollout-cell" data-rollout="${verdict.rollout}" data-correct="${verdict.isCorrect}">${badge} <span class="small"><code>${escapeHtml(
     verdict.termination,
   )}</code>${scores.length > 0 ? ` · ${scores.join(' · ')}` : ''}${runLink}</span>
@@ -297,7 +383,13 @@ ${rows.join('\n')}
 function problemsSection(report: EvaluationReport): string {
   const duplicates = (report.duplicates ?? []).filter((entry) => entry.lines > 0);
   const missingRuns = report.missingRuns ?? [];
-  if (report.skipped.length === 0 && report.unparsedVerdicts.length === 0 && duplicates.length === 0 && missingRuns.length === 0) return '';
+  if (
+    report.skipped.length === 0 &&
+    report.unparsedVerdicts.length === 0 &&
+    duplicates.length === 0 &&
+    missingRuns.length === 0
+  )
+    return '';
   const duplicateList =
     duplicates.length === 0
       ? ''
@@ -326,7 +418,10 @@ ${report.skipped.map((entry) => `<tr><td><code>${escapeHtml(entry.file)}</code><
       : `<h3>Verdicts that did not parse (${report.unparsedVerdicts.length}), counted as incorrect</h3>
 <table class="unparsed"><thead><tr><th>question</th><th class="number">rollout</th><th>judge's text</th></tr></thead><tbody>
 ${report.unparsedVerdicts
-  .map((entry) => `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td><td><div class="text">${escapeHtml(entry.text)}</div></td></tr>`)
+  .map(
+    (entry) =>
+      `<tr><td><div class="text">${escapeHtml(entry.question)}</div></td><td class="number">${entry.rollout}</td><td><div class="text">${escapeHtml(entry.text)}</div></td></tr>`,
+  )
   .join('\n')}
 </tbody></table>`;
   return `<section id="problems">
@@ -394,7 +489,10 @@ function comparedSide(label: string, side: EvaluationComparison['a']): string {
 
 function outcomeCell(outcome: QuestionOutcome): string {
   const predictions = outcome.predictions
-    .map((prediction, index) => `<li><span class="small">rollout ${index + 1}:</span> <span class="text prediction">${escapeHtml(prediction)}</span>${noAnswer(prediction)}</li>`)
+    .map(
+      (prediction, index) =>
+        `<li><span class="small">rollout ${index + 1}:</span> <span class="text prediction">${escapeHtml(prediction)}</span>${noAnswer(prediction)}</li>`,
+    )
     .join('');
   return `<td><span class="verdict ${outcome.right ? 'correct' : 'incorrect'}">${outcome.correctRollouts}/${outcome.rollouts} correct</span><ul class="predictions">${predictions}</ul></td>`;
 }
@@ -442,14 +540,20 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
         )}</td><td class="number">${metricValue(metric.name, metric.b)}</td><td class="number delta${deltaClass(metric.delta)}">${metricDelta(metric.name, metric.delta)}</td></tr>`,
     )
     .join('\n');
-  const chartedMetrics = comparison.metrics.filter((metric) => !COUNT_METRICS.has(metric.name) && !/^round\d+_/.test(metric.name));
+  const chartedMetrics = comparison.metrics.filter(
+    (metric) => !COUNT_METRICS.has(metric.name) && !/^round\d+_/.test(metric.name),
+  );
   const metricBars = chartedMetrics.flatMap((metric) => [
     ...(metric.a !== undefined ? [{ name: metric.name, group: 'A', value: metric.a }] : []),
     ...(metric.b !== undefined ? [{ name: metric.name, group: 'B', value: metric.b }] : []),
   ]);
   const metricsFigure =
     metricBars.length > 0
-      ? await chart('metric-comparison', 'headline metrics, A and B', comparisonBarsSpec(metricBars, 'share of questions'))
+      ? await chart(
+          'metric-comparison',
+          'headline metrics, A and B',
+          comparisonBarsSpec(metricBars, 'share of questions'),
+        )
       : emptyChart('metric-comparison', 'headline metrics, A and B', 'No metrics to compare.');
 
   const shiftRows = comparison.terminationShifts
@@ -468,7 +572,11 @@ export async function renderComparisonHtml(comparison: EvaluationComparison): Pr
   ]);
   const shiftsFigure =
     shiftBars.length > 0
-      ? await chart('termination-shifts', 'share of runs by termination, A and B', comparisonBarsSpec(shiftBars, 'share of runs'))
+      ? await chart(
+          'termination-shifts',
+          'share of runs by termination, A and B',
+          comparisonBarsSpec(shiftBars, 'share of runs'),
+        )
       : emptyChart('termination-shifts', 'share of runs by termination, A and B', 'No runs on either side.');
 
   const body = `<header>

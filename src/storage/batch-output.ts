@@ -71,7 +71,9 @@ export async function readBatchRecord(output: string | OutputLocation): Promise<
     return JSON.parse(text) as BatchRecord;
   } catch (error) {
     // Never the parser's message: it quotes the file.
-    throw new OutputLocationError(`Cannot read ${BATCH_RECORD_FILE} in ${location.url}: it is not JSON${jsonParseProblemSuffix(error)}.`);
+    throw new OutputLocationError(
+      `Cannot read ${BATCH_RECORD_FILE} in ${location.url}: it is not JSON${jsonParseProblemSuffix(error)}.`,
+    );
   }
 }
 
@@ -96,12 +98,21 @@ export async function hasBatchResults(output: string | OutputLocation): Promise<
 }
 
 /** Writes one run's line (replacing an earlier one of the pair). */
-export async function writeRunLine(output: string | OutputLocation, rollout: number, index: number, line: string): Promise<void> {
+export async function writeRunLine(
+  output: string | OutputLocation,
+  rollout: number,
+  index: number,
+  line: string,
+): Promise<void> {
   await outputLocationOf(output).writeText(runLineName(rollout, index), line);
 }
 
 /** The termination of the line a pair already has, or undefined when it has none. */
-export async function readRunLineTermination(output: string | OutputLocation, rollout: number, index: number): Promise<Termination | undefined> {
+export async function readRunLineTermination(
+  output: string | OutputLocation,
+  rollout: number,
+  index: number,
+): Promise<Termination | undefined> {
   const text = await outputLocationOf(output).readText(runLineName(rollout, index));
   if (text === undefined) return undefined;
   try {
@@ -117,7 +128,12 @@ export async function readRunLineTermination(output: string | OutputLocation, ro
  * lines were removed, or iter files from elsewhere), so a resume sees every earlier result.
  * Lines without a valid `index` are ignored. Returns how many run lines it wrote.
  */
-export async function seedRunLinesFromIterFiles(output: string | OutputLocation, rollouts: number, questions: number, onProgress?: () => void): Promise<number> {
+export async function seedRunLinesFromIterFiles(
+  output: string | OutputLocation,
+  rollouts: number,
+  questions: number,
+  onProgress?: () => void,
+): Promise<number> {
   const location = outputLocationOf(output);
   let written = 0;
   for (let rollout = 1; rollout <= rollouts; rollout += 1) {
@@ -147,7 +163,12 @@ export async function seedRunLinesFromIterFiles(output: string | OutputLocation,
  * Rebuilds `iter<k>.jsonl` from the run lines, in question order, replacing the old file at once.
  * Returns how many lines it holds.
  */
-export async function assembleIterFile(output: string | OutputLocation, rollout: number, questions: number, onProgress?: (done: number) => void): Promise<number> {
+export async function assembleIterFile(
+  output: string | OutputLocation,
+  rollout: number,
+  questions: number,
+  onProgress?: (done: number) => void,
+): Promise<number> {
   const location = outputLocationOf(output);
   const writer = await location.openWriter(iterFileName(rollout));
   let lines = 0;
@@ -197,7 +218,10 @@ export function batchResultLine(
 }
 
 /** The line of a run that failed instead of returning a result: termination `error`, the failure as `error`. */
-export function failedRunLine(failure: { message: string; question: string; answer?: string }, where: { runId: string; batchId: string; index: number; rollout: number }): Record<string, unknown> {
+export function failedRunLine(
+  failure: { message: string; question: string; answer?: string },
+  where: { runId: string; batchId: string; index: number; rollout: number },
+): Record<string, unknown> {
   return {
     question: failure.question,
     answer: failure.answer ?? '',
@@ -225,9 +249,20 @@ export async function resultMessages(store: TranscriptStore, transcript: string)
   const messages: ChatMessage[] = transcript ? await loadConversation(store, transcript) : [];
   return messages.map((message) => ({
     role: message.role,
-    content: !message.reasoning || message.content.includes('<think>') ? message.content : `<think>${message.reasoning}</think>\n${message.content}`,
+    content:
+      !message.reasoning || message.content.includes('<think>')
+        ? message.content
+        : `<think>${message.reasoning}</think>\n${message.content}`,
     // Native tool calls in OpenAI's shape, so an evaluation can count them (issue 12).
-    ...(message.toolCalls?.length ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) } : {}),
+    ...(message.toolCalls?.length
+      ? {
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: 'function' as const,
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        }
+      : {}),
     ...(message.toolCallId ? { tool_call_id: message.toolCallId } : {}),
   }));
 }

@@ -29,7 +29,8 @@ export class CachedTranscriptStore implements TranscriptStore {
     private readonly store: TranscriptStore,
     private readonly options: TranscriptCacheOptions,
   ) {
-    if (!(options.maxCharacters > 0)) throw new RangeError(`CachedTranscriptStore: maxCharacters must be positive, got ${options.maxCharacters}`);
+    if (!(options.maxCharacters > 0))
+      throw new RangeError(`CachedTranscriptStore: maxCharacters must be positive, got ${options.maxCharacters}`);
   }
 
   /** Texts and characters held now (for tests and the worker's log). */

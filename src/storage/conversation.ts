@@ -43,18 +43,32 @@ export function messageReference(message: ChatMessage): string {
 }
 
 /** Stores a manifest of these messages, with their token counts when given (one per message). */
-export async function putConversation(store: TranscriptStore, messageReferences: string[], tokens?: MessageTokenCounts): Promise<string> {
-  const manifest: ConversationManifest = { kind: 'conversation', messages: messageReferences, ...(tokens ? { tokens } : {}) };
+export async function putConversation(
+  store: TranscriptStore,
+  messageReferences: string[],
+  tokens?: MessageTokenCounts,
+): Promise<string> {
+  const manifest: ConversationManifest = {
+    kind: 'conversation',
+    messages: messageReferences,
+    ...(tokens ? { tokens } : {}),
+  };
   return store.putText(JSON.stringify(manifest));
 }
 
 /** A conversation's message references and token counts; counts that do not fit its messages are left out (they are counted again). */
-export async function loadConversationEntries(store: TranscriptStore, conversation: string): Promise<ConversationEntries> {
+export async function loadConversationEntries(
+  store: TranscriptStore,
+  conversation: string,
+): Promise<ConversationEntries> {
   const manifest = JSON.parse(await store.getText(conversation)) as ConversationManifest;
   if (manifest?.kind !== 'conversation' || !Array.isArray(manifest.messages)) {
     throw new TypeError(`Transcript blob ${conversation} is not a conversation manifest`);
   }
-  return { messages: manifest.messages, ...(isMessageTokenCounts(manifest.tokens, manifest.messages.length) ? { tokens: manifest.tokens } : {}) };
+  return {
+    messages: manifest.messages,
+    ...(isMessageTokenCounts(manifest.tokens, manifest.messages.length) ? { tokens: manifest.tokens } : {}),
+  };
 }
 
 export async function loadMessageReferences(store: TranscriptStore, conversation: string): Promise<string[]> {
@@ -72,12 +86,22 @@ export async function loadConversation(store: TranscriptStore, conversation: str
 
 /** Turns a pending message's parts into its text, reading referenced blobs from the store. */
 export async function composeMessage(store: TranscriptStore, pending: PendingMessage): Promise<ChatMessage> {
-  const pieces = await Promise.all(pending.parts.map((part: MessagePart) => ('ref' in part ? store.getText(part.ref) : part.text)));
-  return { role: pending.role, content: pieces.join(''), ...(pending.toolCallId ? { toolCallId: pending.toolCallId } : {}) };
+  const pieces = await Promise.all(
+    pending.parts.map((part: MessagePart) => ('ref' in part ? store.getText(part.ref) : part.text)),
+  );
+  return {
+    role: pending.role,
+    content: pieces.join(''),
+    ...(pending.toolCallId ? { toolCallId: pending.toolCallId } : {}),
+  };
 }
 
 /** Appends composed and literal messages; returns the new conversation's reference and the composed messages. */
-export async function appendToConversation(store: TranscriptStore, conversation: string, additions: ChatMessage[]): Promise<{ conversation: string; messageReferences: string[] }> {
+export async function appendToConversation(
+  store: TranscriptStore,
+  conversation: string,
+  additions: ChatMessage[],
+): Promise<{ conversation: string; messageReferences: string[] }> {
   const existing = await loadMessageReferences(store, conversation);
   const added = await Promise.all(additions.map((message) => putMessage(store, message)));
   const messageReferences = [...existing, ...added];
@@ -96,7 +120,14 @@ export async function putToolSpecs(store: TranscriptStore, specs: ToolSpec[]): P
 /** The tool specs stored under `reference` by {@link putToolSpecs}. */
 export async function loadToolSpecs(store: TranscriptStore, reference: string): Promise<ToolSpec[]> {
   const specs = JSON.parse(await store.getText(reference)) as unknown;
-  if (!Array.isArray(specs) || !specs.every((spec) => typeof (spec as Partial<ToolSpec> | null)?.name === 'string' && typeof (spec as ToolSpec).parameters === 'object')) {
+  if (
+    !Array.isArray(specs) ||
+    !specs.every(
+      (spec) =>
+        typeof (spec as Partial<ToolSpec> | null)?.name === 'string' &&
+        typeof (spec as ToolSpec).parameters === 'object',
+    )
+  ) {
     throw new TypeError(`Transcript blob ${reference} is not a list of tool specs`);
   }
   return specs as ToolSpec[];

@@ -33,7 +33,10 @@ export class PathOutsideDataRootsError extends Error {
  * exists) and the roots, and says which variable widens them.
  */
 export function outsideDataRootsMessage(path: string, roots: readonly string[], what: string): string {
-  const shown = path.length > QUOTED_PATH_CHARACTERS ? `${path.slice(0, QUOTED_PATH_CHARACTERS)}… (${path.length} characters)` : path;
+  const shown =
+    path.length > QUOTED_PATH_CHARACTERS
+      ? `${path.slice(0, QUOTED_PATH_CHARACTERS)}… (${path.length} characters)`
+      : path;
   const allowed = roots.length ? roots.join(', ') : 'none';
   return `${what} ${JSON.stringify(shown)} is outside the folders this worker reads and writes for clients (${allowed}); give a path inside one of them, or have the operator add its folder to REACT_AGENT_DATA_ROOTS.`;
 }

@@ -1,10 +1,23 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { dedupeRollout, modelCallsOfMessages, terminationOfLine, toolCallsOfMessages, type EvaluationRun } from '../core/evaluation/evaluation-runs';
+import {
+  dedupeRollout,
+  modelCallsOfMessages,
+  terminationOfLine,
+  toolCallsOfMessages,
+  type EvaluationRun,
+} from '../core/evaluation/evaluation-runs';
 import type { EvaluationReport } from '../core/evaluation/evaluation-report';
 import { isS3Location } from '../core/s3-url';
 import { jsonParseProblemSuffix } from '../domain/json-parse-problem';
-import { locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation } from './output-location';
+import {
+  locationOfFile,
+  openOutputLocation,
+  OutputLocationError,
+  parseS3OutputUrl,
+  type OpenLocation,
+  type OutputLocation,
+} from './output-location';
 
 /**
  * Reading an evaluation's inputs (Node-only): a batch output directory (its `iter<k>.jsonl`,
@@ -50,7 +63,10 @@ function iterFilesOf(names: string[]): string[] {
 /** An S3 location's error as an input error naming the location (a server that is down passes through, so activities retry). */
 function s3InputError(error: unknown, url: string, doing: string): unknown {
   if (!(error instanceof OutputLocationError)) return error;
-  if (error.problem === 'bucket-missing') return new EvaluationInputError(`${url} cannot be evaluated: its bucket "${parseS3OutputUrl(url).bucket}" does not exist (${doing}).`);
+  if (error.problem === 'bucket-missing')
+    return new EvaluationInputError(
+      `${url} cannot be evaluated: its bucket "${parseS3OutputUrl(url).bucket}" does not exist (${doing}).`,
+    );
   return new EvaluationInputError(`${url} cannot be evaluated (${doing}): ${error.message}`);
 }
 
@@ -78,8 +94,12 @@ async function s3PathKind(url: string, openLocation: OpenLocation): Promise<{ ur
  * @throws EvaluationInputError naming the path: none given, no such file, no iter files there (for
  * S3 also: no such bucket, refused credentials).
  */
-export async function resolveEvaluationFiles(paths: string[], options: EvaluationLocationOptions = {}): Promise<{ files: string[]; directory?: string }> {
-  if (paths.length === 0) throw new EvaluationInputError('Give a batch output directory or iter*.jsonl files to evaluate.');
+export async function resolveEvaluationFiles(
+  paths: string[],
+  options: EvaluationLocationOptions = {},
+): Promise<{ files: string[]; directory?: string }> {
+  if (paths.length === 0)
+    throw new EvaluationInputError('Give a batch output directory or iter*.jsonl files to evaluate.');
   const openLocation = options.openLocation ?? openOutputLocation;
   const entries = await Promise.all(
     paths.map(async (path) => {
@@ -94,7 +114,10 @@ export async function resolveEvaluationFiles(paths: string[], options: Evaluatio
   if (entries.every((entry) => entry.isFile)) return { files: entries.map((entry) => entry.url) };
   if (entries.length > 1) {
     const prefix = entries.find((entry) => !entry.isFile && isS3Location(entry.url));
-    if (prefix) throw new EvaluationInputError(`${prefix.url} is no object: give one batch output (a directory or an s3:// prefix), or rollout files, not both.`);
+    if (prefix)
+      throw new EvaluationInputError(
+        `${prefix.url} is no object: give one batch output (a directory or an s3:// prefix), or rollout files, not both.`,
+      );
     throw new EvaluationInputError('Give one batch output directory, or rollout files, not both.');
   }
   const directory = (entries[0] as { url: string }).url;
@@ -111,7 +134,8 @@ export async function resolveEvaluationFiles(paths: string[], options: Evaluatio
   } catch (error) {
     throw s3InputError(error, directory, 'listing it');
   }
-  if (names.length === 0) throw new EvaluationInputError(`${directory} holds no iter*.jsonl files (no batch output under that prefix).`);
+  if (names.length === 0)
+    throw new EvaluationInputError(`${directory} holds no iter*.jsonl files (no batch output under that prefix).`);
   return { files: names.map((name) => location.urlOf(name)), directory };
 }
 
@@ -155,33 +179,52 @@ function numberOr(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
-function tokensOf(line: Record<string, unknown>, messages: unknown, countTokens: ((text: string) => number) | undefined): { tokens?: number; tokensCounted?: boolean } {
+function tokensOf(
+  line: Record<string, unknown>,
+  messages: unknown,
+  countTokens: ((text: string) => number) | undefined,
+): { tokens?: number; tokensCounted?: boolean } {
   const usage = line.usage as Record<string, unknown> | undefined;
   const recorded = numberOr(usage?.totalTokens) ?? numberOr(usage?.total_tokens);
   if (recorded !== undefined && recorded > 0) return { tokens: recorded };
   if (!countTokens || !Array.isArray(messages) || messages.length === 0) return {};
-  const text = messages.map((message) => (typeof (message as { content?: unknown })?.content === 'string' ? (message as { content: string }).content : '')).join('\n');
+  const text = messages
+    .map((message) =>
+      typeof (message as { content?: unknown })?.content === 'string' ? (message as { content: string }).content : '',
+    )
+    .join('\n');
   return { tokens: countTokens(text), tokensCounted: true };
 }
 
 /** One line as a run, or why it is skipped. */
-export function runOfLine(value: unknown, where: { file: string; line: number; rollout: number }, options: ReadEvaluationOptions = {}): EvaluationRun | { skip: string } {
+export function runOfLine(
+  value: unknown,
+  where: { file: string; line: number; rollout: number },
+  options: ReadEvaluationOptions = {},
+): EvaluationRun | { skip: string } {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { skip: 'not a JSON object' };
   const line = value as Record<string, unknown>;
   if (typeof line.question !== 'string' || line.question.trim() === '') return { skip: 'no "question"' };
   if (!('answer' in line)) return { skip: 'no "answer" key (write "answer": "" when there is no reference)' };
   const prediction = typeof line.prediction === 'string' ? line.prediction : '';
   const hasError = line.error !== undefined && line.error !== null && line.error !== '';
-  const isError = line.termination === 'error' || (line.termination === undefined && (hasError || prediction === '[Failed]'));
+  const isError =
+    line.termination === 'error' || (line.termination === undefined && (hasError || prediction === '[Failed]'));
   const { termination, originalTermination } = terminationOfLine(line.termination, isError);
   const messages = line.messages;
-  const modelCalls = Array.isArray(messages) && messages.length > 0 ? modelCallsOfMessages(messages) : (numberOr(line.iterations) ?? 0);
+  const modelCalls =
+    Array.isArray(messages) && messages.length > 0 ? modelCallsOfMessages(messages) : (numberOr(line.iterations) ?? 0);
   const durationMs = numberOr(line.durationMs);
   const costUsd = numberOr((line.usage as Record<string, unknown> | undefined)?.costUsd);
   return {
     rollout: where.rollout,
     question: line.question,
-    reference: typeof line.answer === 'string' ? line.answer : line.answer === null || line.answer === undefined ? '' : JSON.stringify(line.answer),
+    reference:
+      typeof line.answer === 'string'
+        ? line.answer
+        : line.answer === null || line.answer === undefined
+          ? ''
+          : JSON.stringify(line.answer),
     prediction,
     termination,
     ...(originalTermination ? { originalTermination } : {}),
@@ -198,7 +241,10 @@ export function runOfLine(value: unknown, where: { file: string; line: number; r
 }
 
 /** Reads the rollout files (file i is rollout i + 1). Throws {@link EvaluationInputError} for a line that is not JSON. */
-export async function readEvaluationInputs(files: string[], options: ReadEvaluationOptions = {}): Promise<EvaluationInputs> {
+export async function readEvaluationInputs(
+  files: string[],
+  options: ReadEvaluationOptions = {},
+): Promise<EvaluationInputs> {
   const rollouts: EvaluationRun[][] = [];
   const skipped: EvaluationReport['skipped'] = [];
   const duplicates: NonNullable<EvaluationReport['duplicates']> = [];
@@ -213,7 +259,9 @@ export async function readEvaluationInputs(files: string[], options: ReadEvaluat
         value = JSON.parse(raw);
       } catch (error) {
         // Never the parser's message: it quotes the line, and the file may be anything a client named.
-        throw new EvaluationInputError(`${file} line ${lineIndex + 1} is not JSON${jsonParseProblemSuffix(error)}; an evaluation reads JSON lines, one result object a line.`);
+        throw new EvaluationInputError(
+          `${file} line ${lineIndex + 1} is not JSON${jsonParseProblemSuffix(error)}; an evaluation reads JSON lines, one result object a line.`,
+        );
       }
       const runOrSkip = runOfLine(value, { file, line: lineIndex + 1, rollout: index + 1 }, options);
       if ('skip' in runOrSkip) skipped.push({ file, line: lineIndex + 1, reason: runOrSkip.skip });
@@ -230,14 +278,20 @@ export async function readEvaluationInputs(files: string[], options: ReadEvaluat
 export function describeInputs(inputs: EvaluationInputs): string[] {
   const notes: string[] = [];
   for (const skip of inputs.skipped) notes.push(`Skipped ${basename(skip.file)} line ${skip.line}: ${skip.reason}.`);
-  if (inputs.skipped.length) notes.push(`${inputs.skipped.length} line${inputs.skipped.length === 1 ? '' : 's'} skipped.`);
+  if (inputs.skipped.length)
+    notes.push(`${inputs.skipped.length} line${inputs.skipped.length === 1 ? '' : 's'} skipped.`);
   for (const duplicate of inputs.duplicates)
-    notes.push(`Rollout ${duplicate.rollout}: ${duplicate.lines} duplicate line${duplicate.lines === 1 ? '' : 's'} of the same question (a resume?) counted once: the last line that is not an error.`);
+    notes.push(
+      `Rollout ${duplicate.rollout}: ${duplicate.lines} duplicate line${duplicate.lines === 1 ? '' : 's'} of the same question (a resume?) counted once: the last line that is not an error.`,
+    );
   const sets = inputs.rollouts.map((runs) => new Set(runs.map((run) => run.question)));
   const union = new Set(sets.flatMap((set) => [...set]));
   sets.forEach((set, index) => {
     const missing = union.size - set.size;
-    if (missing > 0) notes.push(`Rollout ${index + 1} (${basename(inputs.files[index] ?? '')}) lacks ${missing} of the ${union.size} questions; they count as not correct in it.`);
+    if (missing > 0)
+      notes.push(
+        `Rollout ${index + 1} (${basename(inputs.files[index] ?? '')}) lacks ${missing} of the ${union.size} questions; they count as not correct in it.`,
+      );
   });
   return notes;
 }

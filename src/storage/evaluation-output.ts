@@ -6,7 +6,15 @@ import { deepResearchSummaryLine, runKey, type RunVerdict } from '../domain/eval
 import { jsonParseProblemSuffix } from '../domain/json-parse-problem';
 import { EvaluationInputError, readEvaluationFile, type EvaluationLocationOptions } from './evaluation-input';
 import { isS3Location } from '../core/s3-url';
-import { locationChild, locationOfFile, openOutputLocation, OutputLocationError, parseS3OutputUrl, splitLocation, type OutputLocation } from './output-location';
+import {
+  locationChild,
+  locationOfFile,
+  openOutputLocation,
+  OutputLocationError,
+  parseS3OutputUrl,
+  splitLocation,
+  type OutputLocation,
+} from './output-location';
 
 /**
  * An evaluation's outputs (Node-only), in `<batch DIR>/evaluation/` unless told otherwise, through
@@ -81,23 +89,34 @@ export async function writeEvaluationOutputs(
   await location.writeText(REPORT_FILE, `${JSON.stringify(report, null, 2)}\n`);
   await location.appendText(SUMMARY_LINES_FILE, `${JSON.stringify(deepResearchSummaryLine(report))}\n`);
   if (html !== undefined) await location.writeText(REPORT_HTML_FILE, html);
-  return { report: location.urlOf(REPORT_FILE), scored, summary: location.urlOf(SUMMARY_LINES_FILE), ...(html !== undefined ? { html: location.urlOf(REPORT_HTML_FILE) } : {}) };
+  return {
+    report: location.urlOf(REPORT_FILE),
+    scored,
+    summary: location.urlOf(SUMMARY_LINES_FILE),
+    ...(html !== undefined ? { html: location.urlOf(REPORT_HTML_FILE) } : {}),
+  };
 }
 
 /** The report in a text, or an error naming the file. */
 function parseReport(text: string, file: string): { report: EvaluationReport; path: string } {
   try {
     const report = JSON.parse(text) as EvaluationReport;
-    if (!report || typeof report !== 'object' || !report.metrics || !Array.isArray(report.questions)) throw new Error('not an evaluation report');
+    if (!report || typeof report !== 'object' || !report.metrics || !Array.isArray(report.questions))
+      throw new Error('not an evaluation report');
     return { report, path: file };
   } catch (error) {
     // Never the parser's message: it quotes the file.
-    throw new EvaluationInputError(`${file} is not an evaluation report (${error instanceof SyntaxError ? `not JSON${jsonParseProblemSuffix(error)}` : (error as Error).message}).`);
+    throw new EvaluationInputError(
+      `${file} is not an evaluation report (${error instanceof SyntaxError ? `not JSON${jsonParseProblemSuffix(error)}` : (error as Error).message}).`,
+    );
   }
 }
 
 /** report.json under an `s3://` evaluation prefix, or the object the URL names. */
-async function readS3EvaluationReport(url: string, options: EvaluationLocationOptions): Promise<{ report: EvaluationReport; path: string }> {
+async function readS3EvaluationReport(
+  url: string,
+  options: EvaluationLocationOptions,
+): Promise<{ report: EvaluationReport; path: string }> {
   const openLocation = options.openLocation ?? openOutputLocation;
   try {
     const { url: normalised, prefix } = parseS3OutputUrl(url);
@@ -108,12 +127,17 @@ async function readS3EvaluationReport(url: string, options: EvaluationLocationOp
     }
     const location = openLocation(normalised);
     const text = await location.readText(REPORT_FILE);
-    if (text === undefined) throw new EvaluationInputError(`${normalised} holds no ${REPORT_FILE} and is no object: give an evaluation folder (with ${REPORT_FILE}) or a ${REPORT_FILE}.`);
+    if (text === undefined)
+      throw new EvaluationInputError(
+        `${normalised} holds no ${REPORT_FILE} and is no object: give an evaluation folder (with ${REPORT_FILE}) or a ${REPORT_FILE}.`,
+      );
     return parseReport(text, location.urlOf(REPORT_FILE));
   } catch (error) {
     if (!(error instanceof OutputLocationError)) throw error;
     throw new EvaluationInputError(
-      error.problem === 'bucket-missing' ? `${url} cannot be read: its bucket "${parseS3OutputUrl(url).bucket}" does not exist.` : `${url} cannot be read: ${error.message}`,
+      error.problem === 'bucket-missing'
+        ? `${url} cannot be read: its bucket "${parseS3OutputUrl(url).bucket}" does not exist.`
+        : `${url} cannot be read: ${error.message}`,
     );
   }
 }
@@ -123,7 +147,10 @@ async function readS3EvaluationReport(url: string, options: EvaluationLocationOp
  * or `s3://…/evaluation/report.json`.
  * @throws EvaluationInputError naming the path when there is no report there.
  */
-export async function readEvaluationReport(path: string, options: EvaluationLocationOptions = {}): Promise<{ report: EvaluationReport; path: string }> {
+export async function readEvaluationReport(
+  path: string,
+  options: EvaluationLocationOptions = {},
+): Promise<{ report: EvaluationReport; path: string }> {
   if (isS3Location(path)) return readS3EvaluationReport(path, options);
   let file = path;
   try {
@@ -135,7 +162,9 @@ export async function readEvaluationReport(path: string, options: EvaluationLoca
   try {
     text = await readFile(file, 'utf8');
   } catch {
-    throw new EvaluationInputError(`${file} does not exist: give an evaluation directory (with report.json) or a report.json.`);
+    throw new EvaluationInputError(
+      `${file} does not exist: give an evaluation directory (with report.json) or a report.json.`,
+    );
   }
   return parseReport(text, file);
 }
@@ -144,7 +173,11 @@ export async function readEvaluationReport(path: string, options: EvaluationLoca
  * Writes a file named by a path or an `s3://bucket/key` URL (report.html, compare.html) whole.
  * Returns the path or URL written.
  */
-export async function writeEvaluationFile(file: string, text: string, options: EvaluationLocationOptions = {}): Promise<string> {
+export async function writeEvaluationFile(
+  file: string,
+  text: string,
+  options: EvaluationLocationOptions = {},
+): Promise<string> {
   const { location, name } = locationOfFile(file, options.openLocation ?? openOutputLocation);
   await location.writeText(name, text);
   return location.urlOf(name);

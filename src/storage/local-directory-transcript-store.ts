@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { REFERENCE_PREFIX, TranscriptMissingError, isReference, referenceOf, type ListableTranscriptStore, type StoredBlob } from './transcript-store';
+import {
+  REFERENCE_PREFIX,
+  TranscriptMissingError,
+  isReference,
+  referenceOf,
+  type ListableTranscriptStore,
+  type StoredBlob,
+} from './transcript-store';
 
 /**
  * A transcript store in a local directory: `<directory>/<first two hex digits>/<hash>`.
@@ -14,7 +21,8 @@ export class LocalDirectoryTranscriptStore implements ListableTranscriptStore {
   constructor(readonly directory: string) {}
 
   private pathOf(reference: string): string {
-    if (!isReference(reference)) throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
+    if (!isReference(reference))
+      throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
     const hash = reference.slice(REFERENCE_PREFIX.length);
     return join(this.directory, hash.slice(0, 2), hash);
   }
@@ -52,7 +60,8 @@ export class LocalDirectoryTranscriptStore implements ListableTranscriptStore {
     try {
       return await readFile(this.pathOf(reference), 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new TranscriptMissingError(reference, this.directory);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new TranscriptMissingError(reference, this.directory);
       throw error;
     }
   }
@@ -73,10 +82,17 @@ export class LocalDirectoryTranscriptStore implements ListableTranscriptStore {
         if (['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) continue;
         throw error;
       }
-      for (const name of names.filter((candidate) => /^[0-9a-f]{64}$/.test(candidate) && candidate.startsWith(shard)).sort()) {
+      for (const name of names
+        .filter((candidate) => /^[0-9a-f]{64}$/.test(candidate) && candidate.startsWith(shard))
+        .sort()) {
         try {
           const status = await stat(join(this.directory, shard, name));
-          if (status.isFile()) yield { reference: REFERENCE_PREFIX + name, sizeBytes: status.size, lastModified: new Date(status.mtimeMs) };
+          if (status.isFile())
+            yield {
+              reference: REFERENCE_PREFIX + name,
+              sizeBytes: status.size,
+              lastModified: new Date(status.mtimeMs),
+            };
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
         }

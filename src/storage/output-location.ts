@@ -75,9 +75,13 @@ export function parseS3OutputUrl(url: string): S3Url {
   const parsed = parseS3Url(url);
   if (!('problem' in parsed)) return parsed;
   if (parsed.problem === 'prefix') {
-    throw new OutputLocationError(`${JSON.stringify(url)} has a malformed key prefix (empty, "." or ".." segments, control characters); use s3://my-bucket/batches/nightly.`);
+    throw new OutputLocationError(
+      `${JSON.stringify(url)} has a malformed key prefix (empty, "." or ".." segments, control characters); use s3://my-bucket/batches/nightly.`,
+    );
   }
-  throw new OutputLocationError(`${JSON.stringify(url)} does not name a valid S3 bucket (3-63 lower-case letters, digits, dots and hyphens); use s3://my-bucket/batches/nightly.`);
+  throw new OutputLocationError(
+    `${JSON.stringify(url)} does not name a valid S3 bucket (3-63 lower-case letters, digits, dots and hyphens); use s3://my-bucket/batches/nightly.`,
+  );
 }
 
 /** S3 client settings for `s3://` outputs (from src/config's `loadS3ClientSettings`); credentials come from the SDK's chain. */
@@ -127,7 +131,8 @@ export function locationChild(location: string, name: string): string {
 export function splitLocation(location: string): { parent: string; name: string } {
   if (!isS3Location(location)) return { parent: dirname(location), name: basename(location) };
   const { bucket, prefix } = parseS3OutputUrl(location);
-  if (!prefix) throw new OutputLocationError(`${location} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
+  if (!prefix)
+    throw new OutputLocationError(`${location} names a bucket, not a file in it; use s3://${bucket}/folder/file.`);
   const cut = prefix.lastIndexOf('/');
   return { parent: s3UrlOf(bucket, cut > 0 ? prefix.slice(0, cut) : ''), name: prefix.slice(cut + 1) };
 }
@@ -137,7 +142,10 @@ export function splitLocation(location: string): { parent: string; name: string 
  * name in it: `s3://b/p/iter1.jsonl` → the prefix `s3://b/p` and `iter1.jsonl`.
  * @throws OutputLocationError as {@link splitLocation}.
  */
-export function locationOfFile(file: string, openLocation: OpenLocation = openOutputLocation): { location: OutputLocation; name: string } {
+export function locationOfFile(
+  file: string,
+  openLocation: OpenLocation = openOutputLocation,
+): { location: OutputLocation; name: string } {
   const { parent, name } = splitLocation(file);
   return { location: openLocation(parent), name };
 }
@@ -209,7 +217,8 @@ export class LocalDirectoryOutput implements OutputLocation {
     try {
       await makeDirectories(output);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new OutputLocationError(`The output path ${output} is not a directory.`);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new OutputLocationError(`The output path ${output} is not a directory.`);
       throw new OutputLocationError(`Cannot create the output directory ${output} (${describeFsError(error)}).`);
     }
     const info = await stat(output);
@@ -221,7 +230,9 @@ export class LocalDirectoryOutput implements OutputLocation {
       await writeFileAtomically(probe, 'ok');
       await rm(probe, { force: true });
     } catch (error) {
-      throw new OutputLocationError(`The output directory ${output} is not readable and writable (${describeFsError(error)}).`);
+      throw new OutputLocationError(
+        `The output directory ${output} is not readable and writable (${describeFsError(error)}).`,
+      );
     }
   }
 
@@ -357,10 +368,16 @@ export class S3Output implements OutputLocation {
     const problem = s3Store().s3SettingsProblemOf(error);
     // HEAD bucket answers a missing bucket with a bare 404 (NotFound); object reads say NoSuchKey before they get here.
     if (problem === 'bucket-missing' || status === 404 || name === 'NotFound') {
-      return new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`, 'bucket-missing');
+      return new OutputLocationError(
+        `The bucket "${this.bucket}" of the output ${this.url} does not exist (${doing}). Create it, or give another s3:// output.`,
+        'bucket-missing',
+      );
     }
     if (problem === 'credentials-missing') {
-      return new OutputLocationError(`No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`, problem);
+      return new OutputLocationError(
+        `No credentials for the output ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}.`,
+        problem,
+      );
     }
     if (problem === 'credentials-refused') {
       return new OutputLocationError(
@@ -375,7 +392,11 @@ export class S3Output implements OutputLocation {
     try {
       return await this.client.send(new (sdk().GetObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path) }));
     } catch (error) {
-      if ((error as SdkError).name === 'NoSuchKey' || (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')) return undefined;
+      if (
+        (error as SdkError).name === 'NoSuchKey' ||
+        (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')
+      )
+        return undefined;
       throw this.explain(error, `reading ${path}`);
     }
   }
@@ -404,7 +425,14 @@ export class S3Output implements OutputLocation {
 
   async writeText(path: string, text: string): Promise<void> {
     try {
-      await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path), Body: Buffer.from(text, 'utf8'), ContentType: contentTypeOf(path) }));
+      await this.client.send(
+        new (sdk().PutObjectCommand)({
+          Bucket: this.bucket,
+          Key: this.keyOf(path),
+          Body: Buffer.from(text, 'utf8'),
+          ContentType: contentTypeOf(path),
+        }),
+      );
     } catch (error) {
       throw this.explain(error, `writing ${path}`);
     }
@@ -424,7 +452,15 @@ export class S3Output implements OutputLocation {
       const before = current ? await S3Output.textOf(current.Body as Readable | undefined) : '';
       const condition = current ? (current.ETag ? { IfMatch: current.ETag } : {}) : { IfNoneMatch: '*' };
       try {
-        await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: key, Body: Buffer.from(before + text, 'utf8'), ContentType: contentTypeOf(path), ...condition }));
+        await this.client.send(
+          new (sdk().PutObjectCommand)({
+            Bucket: this.bucket,
+            Key: key,
+            Body: Buffer.from(before + text, 'utf8'),
+            ContentType: contentTypeOf(path),
+            ...condition,
+          }),
+        );
         return;
       } catch (error) {
         const status = statusOf(error);
@@ -433,7 +469,9 @@ export class S3Output implements OutputLocation {
         const changed = status === 412 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict';
         if (!changed) throw this.explain(error, `appending to ${path}`);
         if (attempt >= S3_APPEND_ATTEMPTS) {
-          throw new OutputLocationError(`${this.urlOf(path)} changed under every one of ${S3_APPEND_ATTEMPTS} tries to append to it: other writers are appending at the same time. Try again.`);
+          throw new OutputLocationError(
+            `${this.urlOf(path)} changed under every one of ${S3_APPEND_ATTEMPTS} tries to append to it: other writers are appending at the same time. Try again.`,
+          );
         }
       }
     }
@@ -451,18 +489,31 @@ export class S3Output implements OutputLocation {
     const parts: { ETag?: string; PartNumber: number }[] = [];
     const uploadPart = async (): Promise<void> => {
       if (!uploadId) {
-        const created = await this.client.send(new (sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key: key, ContentType: contentTypeOf(path) }));
+        const created = await this.client.send(
+          new (sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key: key, ContentType: contentTypeOf(path) }),
+        );
         uploadId = created.UploadId;
       }
       const partNumber = parts.length + 1;
       const body = Buffer.concat(pending);
       pending.length = 0;
       pendingBytes = 0;
-      const uploaded = await this.client.send(new (sdk().UploadPartCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body }));
+      const uploaded = await this.client.send(
+        new (sdk().UploadPartCommand)({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          Body: body,
+        }),
+      );
       parts.push({ ETag: uploaded.ETag, PartNumber: partNumber });
     };
     const abort = async (): Promise<void> => {
-      if (uploadId) await this.client.send(new (sdk().AbortMultipartUploadCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      if (uploadId)
+        await this.client
+          .send(new (sdk().AbortMultipartUploadCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
       uploadId = undefined;
     };
     return {
@@ -470,16 +521,31 @@ export class S3Output implements OutputLocation {
         const bytes = Buffer.from(text, 'utf8');
         pending.push(bytes);
         pendingBytes += bytes.length;
-        if (pendingBytes >= this.partBytes) await uploadPart().catch(async (error: unknown) => Promise.reject(this.explain(error, `writing ${path}`)));
+        if (pendingBytes >= this.partBytes)
+          await uploadPart().catch(async (error: unknown) => Promise.reject(this.explain(error, `writing ${path}`)));
       },
       close: async () => {
         try {
           if (!uploadId) {
-            await this.client.send(new (sdk().PutObjectCommand)({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentTypeOf(path) }));
+            await this.client.send(
+              new (sdk().PutObjectCommand)({
+                Bucket: this.bucket,
+                Key: key,
+                Body: Buffer.concat(pending),
+                ContentType: contentTypeOf(path),
+              }),
+            );
             return;
           }
           if (pendingBytes > 0) await uploadPart();
-          await this.client.send(new (sdk().CompleteMultipartUploadCommand)({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+          await this.client.send(
+            new (sdk().CompleteMultipartUploadCommand)({
+              Bucket: this.bucket,
+              Key: key,
+              UploadId: uploadId,
+              MultipartUpload: { Parts: parts },
+            }),
+          );
         } catch (error) {
           await abort();
           throw this.explain(error, `writing ${path}`);
@@ -491,7 +557,9 @@ export class S3Output implements OutputLocation {
 
   async sizeOf(path: string): Promise<number | undefined> {
     try {
-      const head = await this.client.send(new (sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path) }));
+      const head = await this.client.send(
+        new (sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: this.keyOf(path) }),
+      );
       return head.ContentLength ?? 0;
     } catch (error) {
       if (statusOf(error) === 404 || (error as SdkError).name === 'NotFound') return undefined;
@@ -507,11 +575,19 @@ export class S3Output implements OutputLocation {
     do {
       let page;
       try {
-        page = await this.client.send(new (sdk().ListObjectsV2Command)({ Bucket: this.bucket, Prefix: listed, Delimiter: '/', ContinuationToken: continuationToken }));
+        page = await this.client.send(
+          new (sdk().ListObjectsV2Command)({
+            Bucket: this.bucket,
+            Prefix: listed,
+            Delimiter: '/',
+            ContinuationToken: continuationToken,
+          }),
+        );
       } catch (error) {
         throw this.explain(error, `listing ${directory || 'it'}`);
       }
-      for (const common of page.CommonPrefixes ?? []) if (common.Prefix) names.add(common.Prefix.slice(listed.length).replace(/\/$/, ''));
+      for (const common of page.CommonPrefixes ?? [])
+        if (common.Prefix) names.add(common.Prefix.slice(listed.length).replace(/\/$/, ''));
       for (const object of page.Contents ?? []) if (object.Key) names.add(object.Key.slice(listed.length));
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (continuationToken);

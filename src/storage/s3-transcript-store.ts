@@ -1,5 +1,14 @@
 import { s3UrlOf } from '../core/s3-url';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
 import {
   REFERENCE_PREFIX,
   TranscriptCorruptError,
@@ -63,7 +72,8 @@ export type S3SettingsProblem = 'credentials-missing' | 'credentials-refused' | 
 export function s3SettingsProblemOf(error: unknown): S3SettingsProblem | undefined {
   const { name = 'Error', message = String(error) } = (error ?? {}) as SdkError;
   if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) return 'credentials-missing';
-  if (statusOf(error) === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(name)) return 'credentials-refused';
+  if (statusOf(error) === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(name))
+    return 'credentials-refused';
   if (name === 'NoSuchBucket') return 'bucket-missing';
   return undefined;
 }
@@ -91,7 +101,8 @@ export class S3TranscriptStore implements ListableTranscriptStore {
   }
 
   keyOf(reference: string): string {
-    if (!isReference(reference)) throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
+    if (!isReference(reference))
+      throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
     const hash = reference.slice(REFERENCE_PREFIX.length);
     return `${this.prefix ? `${this.prefix}/` : ''}${hash.slice(0, 2)}/${hash}`;
   }
@@ -101,7 +112,15 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     const reference = referenceOf(bytes);
     const key = this.keyOf(reference);
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentType: 'text/plain; charset=utf-8' }));
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: bytes,
+          IfNoneMatch: '*',
+          ContentType: 'text/plain; charset=utf-8',
+        }),
+      );
     } catch (error) {
       const status = statusOf(error);
       // 412: the blob is already there (content-addressed, so it is this text). 409: a concurrent
@@ -118,10 +137,14 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     let bytes: Uint8Array;
     try {
       const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      if (!response.Body) throw new TranscriptStoreUnavailableError(`${this.url} answered reading ${reference} without a body.`);
+      if (!response.Body)
+        throw new TranscriptStoreUnavailableError(`${this.url} answered reading ${reference} without a body.`);
       bytes = await response.Body.transformToByteArray();
     } catch (error) {
-      if ((error as SdkError).name === 'NoSuchKey' || (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')) {
+      if (
+        (error as SdkError).name === 'NoSuchKey' ||
+        (statusOf(error) === 404 && (error as SdkError).name !== 'NoSuchBucket')
+      ) {
         throw new TranscriptMissingError(reference, this.url, STORE_VARIABLE);
       }
       throw this.classify(error, `reading ${reference}`);
@@ -138,14 +161,20 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     do {
       let page;
       try {
-        page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: keyPrefix, ContinuationToken: continuationToken }));
+        page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: keyPrefix, ContinuationToken: continuationToken }),
+        );
       } catch (error) {
         throw this.classify(error, 'listing the blobs');
       }
       for (const object of page.Contents ?? []) {
         const match = /^([0-9a-f]{2})\/([0-9a-f]{64})$/.exec((object.Key ?? '').slice(keyPrefix.length));
         if (!match || !(match[2] as string).startsWith(match[1] as string)) continue;
-        yield { reference: REFERENCE_PREFIX + match[2], sizeBytes: object.Size ?? 0, lastModified: new Date(object.LastModified?.getTime() ?? 0) };
+        yield {
+          reference: REFERENCE_PREFIX + match[2],
+          sizeBytes: object.Size ?? 0,
+          lastModified: new Date(object.LastModified?.getTime() ?? 0),
+        };
       }
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (continuationToken);
@@ -202,7 +231,11 @@ export class S3TranscriptStore implements ListableTranscriptStore {
     const status = statusOf(error);
     const problem = s3SettingsProblemOf(error);
     if (problem === 'credentials-missing') {
-      return new TranscriptStoreUnavailableError(`No credentials for the transcript store ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}. ${message}`, error, 'AWS_ACCESS_KEY_ID');
+      return new TranscriptStoreUnavailableError(
+        `No credentials for the transcript store ${this.url} (${doing}): set ${CREDENTIAL_VARIABLES}. ${message}`,
+        error,
+        'AWS_ACCESS_KEY_ID',
+      );
     }
     if (problem === 'credentials-refused') {
       return new TranscriptStoreUnavailableError(
@@ -212,9 +245,16 @@ export class S3TranscriptStore implements ListableTranscriptStore {
       );
     }
     if (problem === 'bucket-missing') {
-      return new TranscriptStoreUnavailableError(`The bucket "${this.bucket}" of ${STORE_VARIABLE}=${this.url} does not exist (${doing}).`, error, STORE_VARIABLE);
+      return new TranscriptStoreUnavailableError(
+        `The bucket "${this.bucket}" of ${STORE_VARIABLE}=${this.url} does not exist (${doing}).`,
+        error,
+        STORE_VARIABLE,
+      );
     }
     const what = status ? `HTTP ${status} ${name}` : `${code ?? name}: ${message}`;
-    return new TranscriptStoreUnavailableError(`The transcript store ${this.url} is unavailable (${doing}): ${what}. Temporal retries; the run resumes when the store is back.`, error);
+    return new TranscriptStoreUnavailableError(
+      `The transcript store ${this.url} is unavailable (${doing}): ${what}. Temporal retries; the run resumes when the store is back.`,
+      error,
+    );
   }
 }

@@ -42,7 +42,9 @@ export class TranscriptMissingError extends Error {
     where: string,
     setting = 'REACT_AGENT_TRANSCRIPT_DIR',
   ) {
-    super(`Transcript blob ${reference} is not in ${where}. Every worker and the CLI must use the same transcript store (${setting}).`);
+    super(
+      `Transcript blob ${reference} is not in ${where}. Every worker and the CLI must use the same transcript store (${setting}).`,
+    );
   }
 }
 
@@ -54,7 +56,9 @@ export class TranscriptCorruptError extends Error {
     where: string,
     actual: string,
   ) {
-    super(`Transcript blob ${reference} in ${where} is corrupt: its content hashes to ${actual}. The object was changed or damaged in the store.`);
+    super(
+      `Transcript blob ${reference} in ${where} is corrupt: its content hashes to ${actual}. The object was changed or damaged in the store.`,
+    );
   }
 }
 

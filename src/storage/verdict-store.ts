@@ -25,7 +25,13 @@ export interface VerdictStore {
 }
 
 /** The verdict key: `sha256:` + hex of the five parts. */
-export function verdictKey(parts: { prompt: string; model: string; question: string; reference: string; prediction: string }): string {
+export function verdictKey(parts: {
+  prompt: string;
+  model: string;
+  question: string;
+  reference: string;
+  prediction: string;
+}): string {
   const hash = createHash('sha256')
     .update(JSON.stringify([parts.prompt, parts.model, parts.question, parts.reference, parts.prediction]))
     .digest('hex');

@@ -7,8 +7,21 @@ import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { formatUsd } from '../../src/core/cost-figures';
 import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
-import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, evaluationReportFixture } from '../fixtures/evaluation-report';
-import { countPixelsNear, decodePng, dumpPageDom, nonWhiteShare, pngSize, requireChromium, screenshotPage } from './support/headless-chromium';
+import {
+  FIXTURE_TERMINATIONS,
+  FIXTURE_TOOLS,
+  HOSTILE_PREDICTION,
+  evaluationReportFixture,
+} from '../fixtures/evaluation-report';
+import {
+  countPixelsNear,
+  decodePng,
+  dumpPageDom,
+  nonWhiteShare,
+  pngSize,
+  requireChromium,
+  screenshotPage,
+} from './support/headless-chromium';
 
 // linkedom ships CommonJS at run time but only ESM typings.
 const { parseHTML } = require('linkedom') as typeof Linkedom;
@@ -65,8 +78,20 @@ describe('report.html in headless Chromium', () => {
   test('the rendered DOM has the charts with their marks and the per-question table', async () => {
     const dom = await dumpPageDom(pathToFileURL(reportPath).href, { width: WIDTH, height: HEIGHT });
     const { document } = parseHTML(dom);
-    const charts = [...document.querySelectorAll('figure.chart[data-chart]')].map((figure) => figure.getAttribute('data-chart'));
-    expect(charts).toEqual(['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']);
+    const charts = [...document.querySelectorAll('figure.chart[data-chart]')].map((figure) =>
+      figure.getAttribute('data-chart'),
+    );
+    expect(charts).toEqual([
+      'rollout-accuracy',
+      'unbiased-pass-at-k',
+      'terminations',
+      'model-calls',
+      'tool-calls',
+      'tokens',
+      'durations',
+      'answer-lengths',
+      'tool-usage',
+    ]);
     for (const chart of charts) {
       expect(document.querySelectorAll(`figure[data-chart="${chart}"] svg g.role-mark`).length).toBeGreaterThan(0);
     }
@@ -74,7 +99,8 @@ describe('report.html in headless Chromium', () => {
     expect(bars('terminations')).toBe(Object.keys(FIXTURE_TERMINATIONS).length);
     expect(bars('rollout-accuracy')).toBe(3);
     expect(bars('tool-usage')).toBe(FIXTURE_TOOLS.length * 2);
-    for (const histogram of ['model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths']) expect(bars(histogram)).toBeGreaterThan(3);
+    for (const histogram of ['model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths'])
+      expect(bars(histogram)).toBeGreaterThan(3);
 
     const rows = document.querySelectorAll('table.questions tbody tr.question-row');
     expect(rows).toHaveLength(5);
@@ -82,16 +108,22 @@ describe('report.html in headless Chromium', () => {
     expect(document.querySelectorAll('a.run-link')).toHaveLength(15);
     // the <script> prediction is text in the page, and no script ran or exists
     expect(document.querySelectorAll('script, img')).toHaveLength(0);
-    expect([...document.querySelectorAll('.prediction')].map((element) => element.textContent)).toContain(HOSTILE_PREDICTION);
+    expect([...document.querySelectorAll('.prediction')].map((element) => element.textContent)).toContain(
+      HOSTILE_PREDICTION,
+    );
     expect(document.querySelector('title')?.textContent).toContain('Evaluation report');
     // Cost per rollout and per correct answer (issue 19): three figures a rollout, and the headline's.
     const fixture = evaluationReportFixture();
-    expect([...document.querySelectorAll('table.per-rollout tr[data-rollout="1"] td.cost')].map((cell) => cell.textContent)).toEqual([
+    expect(
+      [...document.querySelectorAll('table.per-rollout tr[data-rollout="1"] td.cost')].map((cell) => cell.textContent),
+    ).toEqual([
       formatUsd(fixture.metrics.perRollout[0]?.cost?.totalUsd),
       formatUsd(fixture.metrics.perRollout[0]?.cost?.perRolloutUsd),
       formatUsd(fixture.metrics.perRollout[0]?.cost?.perCorrectAnswerUsd),
     ]);
-    expect(document.querySelector('tr[data-metric="cost per correct answer"] td.number')?.textContent).toBe(formatUsd(fixture.metrics.cost?.perCorrectAnswerUsd));
+    expect(document.querySelector('tr[data-metric="cost per correct answer"] td.number')?.textContent).toBe(
+      formatUsd(fixture.metrics.cost?.perCorrectAnswerUsd),
+    );
     expect(fixture.metrics.cost?.perCorrectAnswerUsd).toBeGreaterThan(0);
   });
 
@@ -101,8 +133,12 @@ describe('report.html in headless Chromium', () => {
     const comparisonPath = join(folder, 'comparison.html');
     writeFileSync(comparisonPath, await renderComparisonHtml(compareEvaluations(evaluationReportFixture(), candidate)));
     const { document } = parseHTML(await dumpPageDom(pathToFileURL(comparisonPath).href));
-    expect(document.querySelectorAll('figure[data-chart="metric-comparison"] g.mark-rect path').length).toBeGreaterThan(0);
-    expect(document.querySelectorAll('figure[data-chart="termination-shifts"] g.mark-rect path').length).toBeGreaterThan(0);
+    expect(document.querySelectorAll('figure[data-chart="metric-comparison"] g.mark-rect path').length).toBeGreaterThan(
+      0,
+    );
+    expect(
+      document.querySelectorAll('figure[data-chart="termination-shifts"] g.mark-rect path').length,
+    ).toBeGreaterThan(0);
     expect(document.querySelectorAll('table[data-flip="wrong-to-right"] tr.flipped-row')).toHaveLength(1);
   });
 });

@@ -25,7 +25,16 @@ const BYD = 'Which company sold more cars in 2024, BYD or Tesla, and by how much
 const CAPITAL = 'What is the capital of Australia?';
 const EVEREST = 'How tall is Mount Everest in metres?';
 /** The columns docs/web-ui.md tells operators to add, as the UI stores them (namespace → columns, in order). */
-const COLUMNS = ['Status', 'ReactQuestion', 'ReactModel', 'ReactTermination', 'ReactTokens', 'ReactIterations', 'Workflow ID', 'Start'];
+const COLUMNS = [
+  'Status',
+  'ReactQuestion',
+  'ReactModel',
+  'ReactTermination',
+  'ReactTokens',
+  'ReactIterations',
+  'Workflow ID',
+  'Start',
+];
 const WIDTH = 1600;
 const HEIGHT = 560;
 
@@ -48,7 +57,13 @@ beforeAll(async () => {
   if (!environment.server.uiUrl) throw new Error('the dev server was started without its Web UI');
   uiUrl = environment.server.uiUrl;
   await environment.startWorker();
-  const start = async (key: keyof typeof ids, question: string, model: string, replies: Parameters<Scenarios['add']>[1], extra: Record<string, unknown> = {}) => {
+  const start = async (
+    key: keyof typeof ids,
+    question: string,
+    model: string,
+    replies: Parameters<Scenarios['add']>[1],
+    extra: Record<string, unknown> = {},
+  ) => {
     // Ids as the CLI and the client library make them: research-<words of the question>-<time>-<random>.
     ids[key] = scenarios.add(newRunId(question), replies);
     const handle = await environment.startRun({ question, model: { model }, ...extra }, ids[key]);
@@ -56,15 +71,25 @@ beforeAll(async () => {
     runIds[ids[key]] = (await handle.describe()).runId;
   };
   await Promise.all([
-    start('byd', BYD, 'qwen2.5-7b-instruct', [toolCall('lookup', { query: 'BYD 2024 sales' }), toolCall('lookup', { query: 'Tesla 2024 deliveries' }), answer('BYD, by about 2.48 million.')]),
-    start('capital', CAPITAL, 'llama-3.1-8b', [toolCall('lookup', { query: 'capital of Australia' })], { limits: { maxModelCalls: 1 }, loop: { finalAnswerPhase: false } }),
+    start('byd', BYD, 'qwen2.5-7b-instruct', [
+      toolCall('lookup', { query: 'BYD 2024 sales' }),
+      toolCall('lookup', { query: 'Tesla 2024 deliveries' }),
+      answer('BYD, by about 2.48 million.'),
+    ]),
+    start('capital', CAPITAL, 'llama-3.1-8b', [toolCall('lookup', { query: 'capital of Australia' })], {
+      limits: { maxModelCalls: 1 },
+      loop: { finalAnswerPhase: false },
+    }),
     start('everest', EVEREST, 'qwen2.5-7b-instruct', [{ status: 401, errorMessage: 'Incorrect API key provided' }]),
   ]);
   // Visibility is eventually consistent: wait until the list has every run with how it ended.
   const deadline = Date.now() + 30_000;
   for (;;) {
     let listed = 0;
-    for await (const _run of environment.client.workflow.list({ query: `ReactTermination != '' AND ExecutionStatus = 'Completed'` })) listed += 1;
+    for await (const _run of environment.client.workflow.list({
+      query: `ReactTermination != '' AND ExecutionStatus = 'Completed'`,
+    }))
+      listed += 1;
     if (listed === 3) break;
     if (Date.now() > deadline) throw new Error(`only ${listed} of 3 runs are listed with their termination after 30 s`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 250));
@@ -104,7 +129,9 @@ describe('the Web UI lists runs by the search attributes they set', () => {
       page = await ChromiumPage.open({ width: WIDTH, height: HEIGHT });
       await page.navigate(`${uiUrl}/namespaces/default/workflows`);
       const columns = { default: COLUMNS.map((label) => ({ label })) };
-      await page.evaluate(`localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(JSON.stringify(columns))})`);
+      await page.evaluate(
+        `localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(JSON.stringify(columns))})`,
+      );
     }, 60_000);
 
     afterAll(async () => {
@@ -116,10 +143,12 @@ describe('the Web UI lists runs by the search attributes they set', () => {
       await page.waitFor(`document.body.innerText.includes(${JSON.stringify(CAPITAL)})`);
       const { document } = parseHTML(await page.dom());
       const headers = [...document.querySelectorAll('th')].map((header) => (header.textContent ?? '').trim());
-      for (const column of ['ReactQuestion', 'ReactModel', 'ReactTermination', 'ReactTokens']) expect(headers).toContain(column);
+      for (const column of ['ReactQuestion', 'ReactModel', 'ReactTermination', 'ReactTokens'])
+        expect(headers).toContain(column);
       const text = document.body.textContent ?? '';
       for (const question of [BYD, CAPITAL, EVEREST]) expect(text).toContain(question);
-      for (const value of ['qwen2.5-7b-instruct', 'llama-3.1-8b', 'answer', 'max_calls', 'error']) expect(text).toContain(value);
+      for (const value of ['qwen2.5-7b-instruct', 'llama-3.1-8b', 'answer', 'max_calls', 'error'])
+        expect(text).toContain(value);
       const png = await page.screenshot();
       expect(pngSize(png)).toEqual({ width: WIDTH, height: HEIGHT });
       keep('web-ui-runs-with-columns.png', png);
@@ -131,7 +160,9 @@ describe('the Web UI lists runs by the search attributes they set', () => {
       // Give the list a moment to show anything it should not (it renders the query's result once).
       await new Promise((resolveWait) => setTimeout(resolveWait, 1_000));
       const { document } = parseHTML(await page.dom());
-      const rows = [...document.querySelectorAll('tbody tr')].map((row) => (row.textContent ?? '').replace(/\s+/g, ' '));
+      const rows = [...document.querySelectorAll('tbody tr')].map((row) =>
+        (row.textContent ?? '').replace(/\s+/g, ' '),
+      );
       const runRows = rows.filter((row) => row.includes('research-'));
       expect(runRows).toHaveLength(1);
       expect(runRows[0]).toContain(ids.byd);
@@ -155,7 +186,13 @@ describe('the Web UI lists runs by the search attributes they set', () => {
       await page.resize(1400, 1250);
       await page.navigate(`${uiUrl}/namespaces/default/workflows/${ids.byd}/${runIds[ids.byd]}/timeline`);
       // The timeline is SVG: its labels are in textContent, not innerText.
-      for (const label of ['callModel • model call 1', 'lookup • {"query":"BYD 2024 sales"}', 'lookup • {"query":"Tesla 2024 deliveries"}', 'callModel • model call 3', 'finishTranscript']) {
+      for (const label of [
+        'callModel • model call 1',
+        'lookup • {"query":"BYD 2024 sales"}',
+        'lookup • {"query":"Tesla 2024 deliveries"}',
+        'callModel • model call 3',
+        'finishTranscript',
+      ]) {
         await page.waitFor(`document.body.textContent.includes(${JSON.stringify(label)})`);
       }
       const text = parseHTML(await page.dom()).document.body.textContent ?? '';

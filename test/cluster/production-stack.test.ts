@@ -42,7 +42,8 @@ function gaiaJudge(request: ScriptedRequest): ScriptedReply {
   const prompt = String(request.messages[0]?.content ?? '');
   const reference = /Reference answer: (.*)/.exec(prompt)?.[1];
   const prediction = /Predicted answer: (.*)/.exec(prompt)?.[1];
-  if (reference === undefined || prediction === undefined) return { status: 400, errorMessage: 'unexpected judge prompt' };
+  if (reference === undefined || prediction === undefined)
+    return { status: 400, errorMessage: 'unexpected judge prompt' };
   return { content: reference.trim() === prediction.trim() ? 'Correct' : 'Incorrect' };
 }
 
@@ -55,7 +56,10 @@ const log = (line: string) => setupLog.push(`${new Date().toISOString().slice(11
 beforeAll(async () => {
   const started = Date.now();
   const reason = machineSupportProblem();
-  if (reason) throw new Error(`The chaos test puts its workers on worker machines (network namespaces): ${reason}. Run the cluster tier as root on Linux with iproute2.`);
+  if (reason)
+    throw new Error(
+      `The chaos test puts its workers on worker machines (network namespaces): ${reason}. Run the cluster tier as root on Linux with iproute2.`,
+    );
   // Dealt in turn over 3 machines: machine 1 runs workflows-1 and model-2, machine 2 workflows-2
   // and tools-1, machine 3 model-1 and tools-2; whichever is cut, every role still runs elsewhere.
   cluster = await ClusterEnvironment.start(script, { workflows: 2, model: 2, tools: 2 }, log, { machines: 3 });
@@ -74,12 +78,22 @@ let chaosOver = false;
  * of it) for at least `toolTurns` turns — and, with `untilChaosOver`, until the faults are over —
  * then answers `text`.
  */
-function longRun(label: string, toolTurns: number, text: string, options: { modelDelayMs?: number; untilChaosOver?: boolean } = {}): string {
+function longRun(
+  label: string,
+  toolTurns: number,
+  text: string,
+  options: { modelDelayMs?: number; untilChaosOver?: boolean } = {},
+): string {
   return scenarios.add(runId(label), (turn) => {
     const extra = options.modelDelayMs ? { delayBeforeFirstChunkMs: options.modelDelayMs } : {};
     const more = turn <= toolTurns || (options.untilChaosOver === true && !chaosOver);
     if (!more) return { ...answer(text), ...extra };
-    return { ...(turn % 2 === 0 ? toolCall('wait', { seconds: 1 + turn / 100 }) : toolCall('lookup', { query: `${label} ${turn}` })), ...extra };
+    return {
+      ...(turn % 2 === 0
+        ? toolCall('wait', { seconds: 1 + turn / 100 })
+        : toolCall('lookup', { query: `${label} ${turn}` })),
+      ...extra,
+    };
   });
 }
 
@@ -95,24 +109,43 @@ async function checkRun(result: ResearchRunResult, expected: string): Promise<vo
 test('the stack runs: PostgreSQL, four Temporal services as separate processes, SeaweedFS, the Web UI and workers answer', async () => {
   const rows = await cluster.stack.status();
   const context = `${JSON.stringify(rows, null, 1)}\n${setupLog.join('\n')}`;
-  for (const row of rows) assert.ok(row.health === 'ready' || row.health === 'running', `${row.name}: ${row.health}\n${context}`);
-  const pids = ['temporal-history', 'temporal-matching', 'temporal-frontend', 'temporal-worker'].map((name) => rows.find((row) => row.name === name)?.pid);
+  for (const row of rows)
+    assert.ok(row.health === 'ready' || row.health === 'running', `${row.name}: ${row.health}\n${context}`);
+  const pids = ['temporal-history', 'temporal-matching', 'temporal-frontend', 'temporal-worker'].map(
+    (name) => rows.find((row) => row.name === name)?.pid,
+  );
   assert.equal(new Set(pids).size, 4, `four processes: ${pids.join(', ')}`);
   assert.deepEqual(
     rows.filter((row) => row.name.startsWith('worker-')).map((row) => row.name),
-    ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-model-2', 'worker-tools-1', 'worker-tools-2'],
+    [
+      'worker-workflows-1',
+      'worker-workflows-2',
+      'worker-model-1',
+      'worker-model-2',
+      'worker-tools-1',
+      'worker-tools-2',
+    ],
   );
-  const rolesByMachine = cluster.stack.machines.map((machine) => cluster.stack.workers.filter((worker) => worker.machine === machine.name).map((worker) => worker.role));
+  const rolesByMachine = cluster.stack.machines.map((machine) =>
+    cluster.stack.workers.filter((worker) => worker.machine === machine.name).map((worker) => worker.role),
+  );
   assert.equal(rolesByMachine.length, 3, 'three worker machines');
   for (const role of ['workflows', 'model', 'tools'] as const) {
-    assert.equal(rolesByMachine.filter((roles) => roles.includes(role)).length, 2, `${role} runs on two machines: ${JSON.stringify(rolesByMachine)}`);
+    assert.equal(
+      rolesByMachine.filter((roles) => roles.includes(role)).length,
+      2,
+      `${role} runs on two machines: ${JSON.stringify(rolesByMachine)}`,
+    );
   }
   console.log(`cluster: stack up\n${setupLog.join('\n')}`);
 }, 60_000);
 
 test('a research run answers through the stack, its transcript in S3', async () => {
   const id = longRun('cluster-run', 2, 'BYD sold more.');
-  const handle = await cluster.startRun({ question: 'Who sold more cars in 2024, BYD or Tesla?', tools: ['lookup', 'wait'] }, id);
+  const handle = await cluster.startRun(
+    { question: 'Who sold more cars in 2024, BYD or Tesla?', tools: ['lookup', 'wait'] },
+    id,
+  );
   const { result } = await cluster.resultOf<ResearchRunResult>(handle, 120_000);
   await checkRun(result, 'BYD sold more.');
 }, 180_000);
@@ -136,14 +169,22 @@ function addBatchScenarios(batchId: string, modelDelayMs = 0): void {
       scenarios.add(`${batchId}/q${index}-r${rollout}`, (turn) => {
         const extra = modelDelayMs ? { delayBeforeFirstChunkMs: modelDelayMs } : {};
         if (turn > 3 + index) return { ...answer(batchAnswer(index, rollout)), ...extra };
-        return { ...(turn % 2 ? toolCall('lookup', { query: `b${index} r${rollout} ${turn}` }) : toolCall('wait', { seconds: 1 + turn / 100 })), ...extra };
+        return {
+          ...(turn % 2
+            ? toolCall('lookup', { query: `b${index} r${rollout} ${turn}` })
+            : toolCall('wait', { seconds: 1 + turn / 100 })),
+          ...extra,
+        };
       });
     }
   }
 }
 
 /** Every (question, rollout) of the batch, in the order of its run ordinals. */
-const batchPairs = Array.from({ length: BATCH.questions * BATCH.rollouts }, (_, ordinal) => ({ index: ordinal % BATCH.questions, rollout: Math.floor(ordinal / BATCH.questions) + 1 }));
+const batchPairs = Array.from({ length: BATCH.questions * BATCH.rollouts }, (_, ordinal) => ({
+  index: ordinal % BATCH.questions,
+  rollout: Math.floor(ordinal / BATCH.questions) + 1,
+}));
 const batchRunIds = (batchId: string) => batchPairs.map(({ index, rollout }) => `${batchId}/q${index}-r${rollout}`);
 
 /** The evaluation of the fault-free batch, which the chaos test's must equal. */
@@ -153,7 +194,12 @@ const VERDICTS = `${STACK_TOPOLOGY.s3.transcriptPrefix}/verdicts/`;
 
 /** Starts a batch of {@link batchItems} × 2 rollouts that evaluates itself at its end with the gaia judge. */
 function startEvaluatedBatch(batchId: string, concurrency: number) {
-  return cluster.startBatch(batchId, batchItems, { concurrency, rollouts: BATCH.rollouts, run: { tools: ['lookup', 'wait'] }, evaluate: { judge: 'gaia' } });
+  return cluster.startBatch(batchId, batchItems, {
+    concurrency,
+    rollouts: BATCH.rollouts,
+    run: { tools: ['lookup', 'wait'] },
+    evaluate: { judge: 'gaia' },
+  });
 }
 
 test('a batch of 4 questions × 2 rollouts evaluates itself (gaia judge): each (question, rollout) once in its iter file in S3, the report there', async () => {
@@ -183,11 +229,19 @@ test('a batch of 4 questions × 2 rollouts evaluates itself (gaia judge): each (
   // A verdict is kept per (question, reference, prediction): runs that answered a question alike share one.
   const distinct = new Set(batchPairs.map(({ index, rollout }) => `${index} ${batchAnswer(index, rollout)}`)).size;
   assert.equal((report.judgeCalls?.made ?? 0) + (report.judgeCalls?.stored ?? 0), 8, JSON.stringify(report.judgeCalls));
-  assert.equal(judgeCalls() - judgeCallsBefore, report.judgeCalls?.made, 'the scripted judge answered each call the report counts');
+  assert.equal(
+    judgeCalls() - judgeCallsBefore,
+    report.judgeCalls?.made,
+    'the scripted judge answered each call the report counts',
+  );
   referenceEvaluation = report;
   // The chaos test's batch has the same questions and predictions: without these verdicts its
   // evaluation has to ask the judge again, under the faults.
-  assert.equal(await cluster.objects.deleteUnder(VERDICTS), distinct, 'one stored verdict per distinct (question, prediction)');
+  assert.equal(
+    await cluster.objects.deleteUnder(VERDICTS),
+    distinct,
+    'one stored verdict per distinct (question, prediction)',
+  );
 }, 360_000);
 
 test('chaos at random moments across the stack while an evaluated batch with rollouts runs and `react-agent follow` watches: history and matching SIGKILLed twice each, the frontend restarted, PostgreSQL stopped -m immediate, S3 down 30 s, a worker SIGKILLed, a worker machine cut off 90 s — a table of invariants at the end', async () => {
@@ -214,7 +268,11 @@ test('chaos at random moments across the stack while an evaluated batch with rol
     text: `answer of run ${index}`,
   }));
   const limits = { maxModelCalls: 400 };
-  const handles = await Promise.all(runs.map((run, index) => cluster.startRun({ question: `Chaos question ${index}?`, tools: ['lookup', 'wait'], limits }, run.id)));
+  const handles = await Promise.all(
+    runs.map((run, index) =>
+      cluster.startRun({ question: `Chaos question ${index}?`, tools: ['lookup', 'wait'], limits }, run.id),
+    ),
+  );
   const batchId = runId('chaos-batch');
   addBatchScenarios(batchId, 2_000);
   const batch = await startEvaluatedBatch(batchId, 2);
@@ -224,7 +282,10 @@ test('chaos at random moments across the stack while an evaluated batch with rol
   for (const pending of [...results, batchResult]) pending.catch(() => undefined);
 
   // A user following run 0 with the CLI through every fault, the frontend restart included.
-  const follow = CliProcess.start(['follow', runs[0]?.id ?? ''], { environment: cluster.stack.clientEnvironment(), timeoutMs: 1_200_000 });
+  const follow = CliProcess.start(['follow', runs[0]?.id ?? ''], {
+    environment: cluster.stack.clientEnvironment(),
+    timeoutMs: 1_200_000,
+  });
 
   const closed = new Set<string>();
   results.forEach(
@@ -235,7 +296,9 @@ test('chaos at random moments across the stack while an evaluated batch with rol
       ),
   );
   const modelCalls = () => cluster.model.requests.length;
-  const faultOf = (planned: PlannedFault): { name: string; action: () => Promise<void>; restore: () => Promise<void>; recovered: () => Promise<number> } => {
+  const faultOf = (
+    planned: PlannedFault,
+  ): { name: string; action: () => Promise<void>; restore: () => Promise<void>; recovered: () => Promise<number> } => {
     const serving = () => cluster.timeUntilServing();
     switch (planned.kind) {
       case 'history':
@@ -247,21 +310,46 @@ test('chaos at random moments across the stack while an evaluated batch with rol
           recovered: serving,
         };
       case 'frontend':
-        return { name: 'restart frontend (SIGTERM, start)', action: () => stack.stop('temporal-frontend'), restore: () => stack.startTemporalService('frontend'), recovered: serving };
+        return {
+          name: 'restart frontend (SIGTERM, start)',
+          action: () => stack.stop('temporal-frontend'),
+          restore: () => stack.startTemporalService('frontend'),
+          recovered: serving,
+        };
       case 'postgresql':
-        return { name: 'PostgreSQL stop -m immediate', action: async () => stack.stopPostgres('immediate'), restore: async () => stack.startPostgres(), recovered: serving };
+        return {
+          name: 'PostgreSQL stop -m immediate',
+          action: async () => stack.stopPostgres('immediate'),
+          restore: async () => stack.startPostgres(),
+          recovered: serving,
+        };
       case 'seaweedfs':
         // `up` starts what is not running, here SeaweedFS on its folder (objects kept), and waits until S3 answers.
-        return { name: 'SIGKILL SeaweedFS (S3)', action: () => stack.kill('seaweedfs'), restore: () => stack.up(), recovered: async () => 0 };
+        return {
+          name: 'SIGKILL SeaweedFS (S3)',
+          action: () => stack.kill('seaweedfs'),
+          restore: () => stack.up(),
+          recovered: async () => 0,
+        };
       case 'worker': {
         const worker = stack.workers.find((candidate) => candidate.name === planned.worker);
         assert.ok(worker, `no worker ${planned.worker}`);
-        return { name: `SIGKILL ${worker.name}`, action: () => stack.kill(worker.name), restore: () => stack.startWorker(worker), recovered: async () => 0 };
+        return {
+          name: `SIGKILL ${worker.name}`,
+          action: () => stack.kill(worker.name),
+          restore: () => stack.startWorker(worker),
+          recovered: async () => 0,
+        };
       }
       case 'network': {
         // `stack cut`: the machine's link goes down; its running activities time out and run on the other machines.
         const machine = stack.machine(planned.machine ?? '');
-        return { name: `cut ${machine.name}'s link`, action: async () => cutMachine(machine), restore: async () => restoreMachine(machine), recovered: async () => 0 };
+        return {
+          name: `cut ${machine.name}'s link`,
+          action: async () => cutMachine(machine),
+          restore: async () => restoreMachine(machine),
+          recovered: async () => 0,
+        };
       }
     }
   };
@@ -288,7 +376,15 @@ test('chaos at random moments across the stack while an evaluated batch with rol
     const recovery = (Date.now() - restoreStarted + (await recovered())) / 1000;
     faultWindows.push({ from, to: Date.now() });
     const resumed = await resumedWatch;
-    faults.push({ fault: name, at, downSeconds: planned.downMs / 1000, recoverySeconds: recovery, resumedSeconds: resumed, modelCallsBefore: before, runsInFlight: inFlight });
+    faults.push({
+      fault: name,
+      at,
+      downSeconds: planned.downMs / 1000,
+      recoverySeconds: recovery,
+      resumedSeconds: resumed,
+      modelCallsBefore: before,
+      runsInFlight: inFlight,
+    });
   };
   for (const planned of plan) await inject(planned);
   const faultsDone = seconds();
@@ -303,14 +399,24 @@ test('chaos at random moments across the stack while an evaluated batch with rol
         .getHandle(workflowId)
         .describe()
         .catch(() => undefined);
-      return { workflowId, from: description?.startTime.getTime() ?? Number.NaN, to: description?.closeTime?.getTime() ?? Date.now() };
+      return {
+        workflowId,
+        from: description?.startTime.getTime() ?? Number.NaN,
+        to: description?.closeTime?.getTime() ?? Date.now(),
+      };
     }),
   );
   faults.forEach((fault, index) => {
     const window = faultWindows[index];
     const hit = spans.filter((span) => window && span.from <= window.to && span.to >= window.from);
     const runsHit = hit.filter((span) => !span.workflowId.endsWith('/evaluation')).length;
-    fault.batch = [runsHit ? `${runsHit} run${runsHit > 1 ? 's' : ''}` : '', hit.some((span) => span.workflowId.endsWith('/evaluation')) ? 'evaluation' : ''].filter(Boolean).join(' + ') || '-';
+    fault.batch =
+      [
+        runsHit ? `${runsHit} run${runsHit > 1 ? 's' : ''}` : '',
+        hit.some((span) => span.workflowId.endsWith('/evaluation')) ? 'evaluation' : '',
+      ]
+        .filter(Boolean)
+        .join(' + ') || '-';
   });
   const table = formatFaultTable(faults, {
     runs: settled.map((outcome, index) => ({
@@ -321,21 +427,33 @@ test('chaos at random moments across the stack while an evaluated batch with rol
     faultsDone,
     modelCalls: modelCalls(),
   });
-  const retries = await activityRetriesByCause(cluster.client, [...runs.map((run) => run.id), ...batchRunIds(batchId), batchId, `${batchId}/evaluation`]).catch(
-    (error: unknown) => new Map([[`(could not read the histories: ${(error as Error).message})`, 0]]),
-  );
+  const retries = await activityRetriesByCause(cluster.client, [
+    ...runs.map((run) => run.id),
+    ...batchRunIds(batchId),
+    batchId,
+    `${batchId}/evaluation`,
+  ]).catch((error: unknown) => new Map([[`(could not read the histories: ${(error as Error).message})`, 0]]));
   const invariants = await chaosInvariants({ runs, batchId, prefix: batch.prefix, batchSettled });
-  console.log(`cluster: chaos (seed ${seed})\n${table}\n\n${formatInvariantTable(invariants)}\n\n${formatRetries(retries)}`);
+  console.log(
+    `cluster: chaos (seed ${seed})\n${table}\n\n${formatInvariantTable(invariants)}\n\n${formatRetries(retries)}`,
+  );
   const context = `seed ${seed}\n${table}\n${formatInvariantTable(invariants)}`;
 
   for (const check of invariants) assert.deepEqual(check.problems, [], `${check.invariant}\n${context}`);
   const followed = await follow.exited;
-  assert.equal(followed.code, 0, `react-agent follow ${runs[0]?.id} through the faults: exit ${followed.code} ${followed.signal ?? ''}\n${follow.stderr.slice(-2_000)}\n${context}`);
+  assert.equal(
+    followed.code,
+    0,
+    `react-agent follow ${runs[0]?.id} through the faults: exit ${followed.code} ${followed.signal ?? ''}\n${follow.stderr.slice(-2_000)}\n${context}`,
+  );
   assert.match(follow.stdout, /answer of run 0/, follow.stdout.slice(-1_000));
   assert.equal(faults.length, plan.length);
   // Work went on between faults: more model calls were answered before each fault than before the previous one.
   for (let index = 1; index < faults.length; index += 1)
-    assert.ok((faults[index]?.modelCallsBefore ?? 0) > (faults[index - 1]?.modelCallsBefore ?? 0), `no progress before "${faults[index]?.fault}"\n${context}`);
+    assert.ok(
+      (faults[index]?.modelCallsBefore ?? 0) > (faults[index - 1]?.modelCallsBefore ?? 0),
+      `no progress before "${faults[index]?.fault}"\n${context}`,
+    );
   // Every fault found all the runs in flight.
   assert.deepEqual(
     faults.map((fault) => fault.runsInFlight),
@@ -343,7 +461,11 @@ test('chaos at random moments across the stack while an evaluated batch with rol
     context,
   );
   // And after each, work resumed.
-  for (const fault of faults) assert.ok(Number.isFinite(fault.resumedSeconds), `no model call within 180 s of restoring after "${fault.fault}"\n${context}`);
+  for (const fault of faults)
+    assert.ok(
+      Number.isFinite(fault.resumedSeconds),
+      `no model call within 180 s of restoring after "${fault.fault}"\n${context}`,
+    );
   // After the faults the stack is whole again.
   const rows = await stack.status();
   for (const row of rows) assert.ok(row.health === 'ready' || row.health === 'running', `${row.name}: ${row.health}`);
@@ -367,7 +489,8 @@ async function chaosInvariants(chaos: {
   batchSettled: PromiseSettledResult<{ result: BatchSummary }> | undefined;
 }): Promise<InvariantCheck[]> {
   const expected = new Map<string, string>(chaos.runs.map((run) => [run.id, run.text]));
-  for (const { index, rollout } of batchPairs) expected.set(`${chaos.batchId}/q${index}-r${rollout}`, batchAnswer(index, rollout));
+  for (const { index, rollout } of batchPairs)
+    expected.set(`${chaos.batchId}/q${index}-r${rollout}`, batchAnswer(index, rollout));
   const terminations = new Map<string, number>();
   const ended: string[] = [];
   const answered: string[] = [];
@@ -376,7 +499,8 @@ async function chaosInvariants(chaos: {
   let transcripts = 0;
   for (const [workflowId, text] of expected) {
     const executions: string[] = [];
-    for await (const execution of cluster.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) executions.push(execution.status.name);
+    for await (const execution of cluster.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+      executions.push(execution.status.name);
     if (executions.join() !== 'COMPLETED') ended.push(`${workflowId}: executions ${executions.join(', ') || 'none'}`);
     let result: ResearchRunResult;
     try {
@@ -387,7 +511,9 @@ async function chaosInvariants(chaos: {
     }
     terminations.set(result.termination, (terminations.get(result.termination) ?? 0) + 1);
     if (result.termination !== 'answer' || result.prediction !== text)
-      ended.push(`${workflowId}: ${result.termination} ${JSON.stringify(result.prediction.slice(0, 100))}, expected answer ${JSON.stringify(text)}`);
+      ended.push(
+        `${workflowId}: ${result.termination} ${JSON.stringify(result.prediction.slice(0, 100))}, expected answer ${JSON.stringify(text)}`,
+      );
     // The result's by-reference part: the transcript, read back from S3 as `react-agent result` does.
     const whole = await materialiseResult(cluster.store, result).catch((error: unknown) => {
       materialised.push(`${workflowId}: transcript ${result.transcript}: ${(error as Error).message}`);
@@ -395,25 +521,40 @@ async function chaosInvariants(chaos: {
     });
     if (!whole) continue;
     transcripts += 1;
-    const answers = whole.messages.filter((message) => message.role === 'assistant' && message.content.includes('<answer>')).length;
+    const answers = whole.messages.filter(
+      (message) => message.role === 'assistant' && message.content.includes('<answer>'),
+    ).length;
     if (answers !== 1) ended.push(`${workflowId}: ${answers} answers in the transcript`);
     const tools = toolCallAnswers(whole.messages, /^(Facts about |Waited )/);
     toolCalls += tools.calls;
-    if (tools.calls !== result.toolCalls) answered.push(`${workflowId}: ${tools.calls} tool calls in the transcript, the result counts ${result.toolCalls}`);
+    if (tools.calls !== result.toolCalls)
+      answered.push(
+        `${workflowId}: ${tools.calls} tool calls in the transcript, the result counts ${result.toolCalls}`,
+      );
     answered.push(...tools.problems.map((problem) => `${workflowId}: ${problem}`));
   }
 
   const batch = chaos.batchSettled;
-  if (batch?.status !== 'fulfilled') materialised.push(`batch ${chaos.batchId}: ${batch?.status === 'rejected' ? String(batch.reason) : 'no result'}`);
+  if (batch?.status !== 'fulfilled')
+    materialised.push(`batch ${chaos.batchId}: ${batch?.status === 'rejected' ? String(batch.reason) : 'no result'}`);
   const summary = batch?.status === 'fulfilled' ? batch.value.result : undefined;
-  if (summary && summary.lines !== BATCH.questions * BATCH.rollouts) materialised.push(`batch ${chaos.batchId}: ${summary.lines} lines`);
-  const summaryFile = await cluster.objects.text(`${chaos.prefix}/summary.json`).catch((error: unknown) => (materialised.push(`summary.json: ${(error as Error).message}`), undefined));
-  if (summaryFile !== undefined && (JSON.parse(summaryFile) as BatchSummary).batchId !== chaos.batchId) materialised.push('summary.json is another batch’s');
+  if (summary && summary.lines !== BATCH.questions * BATCH.rollouts)
+    materialised.push(`batch ${chaos.batchId}: ${summary.lines} lines`);
+  const summaryFile = await cluster.objects
+    .text(`${chaos.prefix}/summary.json`)
+    .catch((error: unknown) => (materialised.push(`summary.json: ${(error as Error).message}`), undefined));
+  if (summaryFile !== undefined && (JSON.parse(summaryFile) as BatchSummary).batchId !== chaos.batchId)
+    materialised.push('summary.json is another batch’s');
   if (summary?.evaluation?.failed !== undefined) materialised.push(`evaluation failed: ${summary.evaluation.failed}`);
   let report: EvaluationReport | undefined;
   try {
-    const { result: outcome } = await cluster.resultOf<EvaluationOutcome>(cluster.client.workflow.getHandle(`${chaos.batchId}/evaluation`), 60_000);
-    report = JSON.parse(await cluster.objects.text(outcome.reportPath.replace(`s3://${STACK_TOPOLOGY.s3.bucket}/`, ''))) as EvaluationReport;
+    const { result: outcome } = await cluster.resultOf<EvaluationOutcome>(
+      cluster.client.workflow.getHandle(`${chaos.batchId}/evaluation`),
+      60_000,
+    );
+    report = JSON.parse(
+      await cluster.objects.text(outcome.reportPath.replace(`s3://${STACK_TOPOLOGY.s3.bucket}/`, '')),
+    ) as EvaluationReport;
   } catch (error) {
     materialised.push(`evaluation ${chaos.batchId}/evaluation: ${(error as Error).message}`);
   }
@@ -421,19 +562,31 @@ async function chaosInvariants(chaos: {
   const iterProblems: string[] = [];
   const iterCounts: string[] = [];
   for (let rollout = 1; rollout <= BATCH.rollouts; rollout += 1) {
-    const lines = await cluster.iterLines(chaos.prefix, rollout).catch((error: unknown) => (iterProblems.push(`iter${rollout}.jsonl: ${(error as Error).message}`), []));
+    const lines = await cluster
+      .iterLines(chaos.prefix, rollout)
+      .catch((error: unknown) => (iterProblems.push(`iter${rollout}.jsonl: ${(error as Error).message}`), []));
     iterProblems.push(...iterFileProblems(lines, BATCH.questions, rollout));
     lines.forEach((line) => {
-      if (line.prediction !== batchAnswer(line.index, rollout)) iterProblems.push(`iter${rollout} q${line.index}: ${JSON.stringify(line.prediction)}`);
+      if (line.prediction !== batchAnswer(line.index, rollout))
+        iterProblems.push(`iter${rollout} q${line.index}: ${JSON.stringify(line.prediction)}`);
     });
-    iterCounts.push(`iter${rollout}: ${new Set(lines.map((line) => line.index)).size}/${BATCH.questions} questions in ${lines.length} lines`);
+    iterCounts.push(
+      `iter${rollout}: ${new Set(lines.map((line) => line.index)).size}/${BATCH.questions} questions in ${lines.length} lines`,
+    );
   }
 
-  const sameEvaluation = report && referenceEvaluation ? differences(evaluationFigures(referenceEvaluation), evaluationFigures(report)) : ['no evaluation to compare'];
+  const sameEvaluation =
+    report && referenceEvaluation
+      ? differences(evaluationFigures(referenceEvaluation), evaluationFigures(report))
+      : ['no evaluation to compare'];
 
   // Nothing left running: visibility and the workers may lag the last close by a little.
   let left = await workLeftRunning(cluster.client, cluster.toolLog, cluster.model);
-  for (let waited = 0; waited < 60 && left.workflows.length + left.toolCalls.length + left.modelRequests.length > 0; waited += 1) {
+  for (
+    let waited = 0;
+    waited < 60 && left.workflows.length + left.toolCalls.length + left.modelRequests.length > 0;
+    waited += 1
+  ) {
     await delay(1_000);
     left = await workLeftRunning(cluster.client, cluster.toolLog, cluster.model);
   }
@@ -445,8 +598,16 @@ async function chaosInvariants(chaos: {
       detail: `${runCount} runs (${chaos.runs.length} alone, ${runCount - chaos.runs.length} of the batch), one execution each: ${[...terminations].map(([termination, count]) => `${termination} ${count}`).join(', ')}`,
       problems: ended,
     },
-    { invariant: 'every tool call answered by its tool', detail: `${toolCalls} tool calls in ${transcripts} transcripts, a response from the tool each`, problems: answered },
-    { invariant: 'each (question, rollout) once in its iter file', detail: iterCounts.join('; '), problems: iterProblems },
+    {
+      invariant: 'every tool call answered by its tool',
+      detail: `${toolCalls} tool calls in ${transcripts} transcripts, a response from the tool each`,
+      problems: answered,
+    },
+    {
+      invariant: 'each (question, rollout) once in its iter file',
+      detail: iterCounts.join('; '),
+      problems: iterProblems,
+    },
     {
       invariant: 'evaluation identical to the fault-free run',
       detail: report
@@ -462,7 +623,11 @@ async function chaosInvariants(chaos: {
     {
       invariant: 'nothing left running',
       detail: `${left.workflows.length} running workflows, ${left.toolCalls.length} tool calls on live workers, ${left.modelRequests.length} open model requests`,
-      problems: [...left.workflows.map((id) => `workflow ${id}`), ...left.toolCalls.map((call) => `tool ${call}`), ...left.modelRequests.map((request) => `model request ${request}`)],
+      problems: [
+        ...left.workflows.map((id) => `workflow ${id}`),
+        ...left.toolCalls.map((call) => `tool ${call}`),
+        ...left.modelRequests.map((request) => `model request ${request}`),
+      ],
     },
   ];
 }

@@ -25,7 +25,11 @@ afterAll(async () => {
 }, 120_000);
 
 function stackCli(args: string[], environment: Record<string, string>) {
-  return spawnSync(process.execPath, [join(root, 'bin/react-agent.js'), 'stack', ...args], { encoding: 'utf8', env: { ...process.env, ...environment }, timeout: 120_000 });
+  return spawnSync(process.execPath, [join(root, 'bin/react-agent.js'), 'stack', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...environment },
+    timeout: 120_000,
+  });
 }
 
 function listen(port: number): Promise<Server> {
@@ -37,13 +41,20 @@ function listen(port: number): Promise<Server> {
 }
 
 test('no Temporal build: up says to run npm run setup:temporal-server', () => {
-  const result = stackCli(['up', '--free-ports', '--dir', join(directory, 'no-build')], { REACT_AGENT_TEMPORAL_SERVER_DIR: join(directory, 'nothing-here') });
+  const result = stackCli(['up', '--free-ports', '--dir', join(directory, 'no-build')], {
+    REACT_AGENT_TEMPORAL_SERVER_DIR: join(directory, 'nothing-here'),
+  });
   assert.equal(result.status, 1, result.stdout);
-  assert.match(result.stderr, /react-agent stack: Temporal's server is not built: no .*nothing-here\/bin\/temporal-server\. Run 'npm run setup:temporal-server'/);
+  assert.match(
+    result.stderr,
+    /react-agent stack: Temporal's server is not built: no .*nothing-here\/bin\/temporal-server\. Run 'npm run setup:temporal-server'/,
+  );
 });
 
 test('no PostgreSQL: up names the missing initdb and how to install it', () => {
-  const result = stackCli(['up', '--free-ports', '--dir', join(directory, 'no-postgres')], { REACT_AGENT_PG_BIN: join(directory, 'no-postgres-bin') });
+  const result = stackCli(['up', '--free-ports', '--dir', join(directory, 'no-postgres')], {
+    REACT_AGENT_PG_BIN: join(directory, 'no-postgres-bin'),
+  });
   assert.equal(result.status, 1, result.stdout);
   assert.match(result.stderr, /REACT_AGENT_PG_BIN=.*no-postgres-bin has no initdb/);
 });
@@ -79,8 +90,14 @@ test('no ip on PATH: up --machines says iproute2 is missing, and makes no machin
   const folder = join(directory, 'no-ip');
   const result = stackCli(['up', '--free-ports', '--machines', '2', '--dir', folder], { PATH: emptyPath });
   assert.equal(result.status, 1, result.stdout);
-  assert.match(result.stderr, /react-agent stack: --machines needs network namespaces: 'ip' \(iproute2\) is not on PATH \(.*empty-path\); install it: apt-get install iproute2/);
-  const state = JSON.parse(readFileSync(join(folder, 'stack.json'), 'utf8')) as { processes: Record<string, unknown>; machines?: unknown[] };
+  assert.match(
+    result.stderr,
+    /react-agent stack: --machines needs network namespaces: 'ip' \(iproute2\) is not on PATH \(.*empty-path\); install it: apt-get install iproute2/,
+  );
+  const state = JSON.parse(readFileSync(join(folder, 'stack.json'), 'utf8')) as {
+    processes: Record<string, unknown>;
+    machines?: unknown[];
+  };
   assert.deepEqual(state.processes, {}, 'nothing started');
   assert.equal(state.machines, undefined, 'no machine recorded');
   assert.deepEqual(namespaces(), before, 'no namespace made');
@@ -91,7 +108,10 @@ test("ports in use: PostgreSQL's and then the history service's are named", asyn
   stacks.push(stack);
   const blocker = await listen(stack.ports.postgres);
   try {
-    await assert.rejects(stack.up({ workers: { workflows: 0, model: 0, tools: 0 }, ui: false }), new RegExp(`Cannot start PostgreSQL: port ${stack.ports.postgres} on 127\\.0\\.0\\.1 is in use`));
+    await assert.rejects(
+      stack.up({ workers: { workflows: 0, model: 0, tools: 0 }, ui: false }),
+      new RegExp(`Cannot start PostgreSQL: port ${stack.ports.postgres} on 127\\.0\\.0\\.1 is in use`),
+    );
   } finally {
     blocker.close();
   }
@@ -99,7 +119,9 @@ test("ports in use: PostgreSQL's and then the history service's are named", asyn
   try {
     await assert.rejects(
       stack.up({ workers: { workflows: 0, model: 0, tools: 0 }, ui: false }),
-      new RegExp(`Cannot start Temporal's history service: port ${stack.ports.temporal.history.grpcPort} on 127\\.0\\.0\\.1 is in use`),
+      new RegExp(
+        `Cannot start Temporal's history service: port ${stack.ports.temporal.history.grpcPort} on 127\\.0\\.0\\.1 is in use`,
+      ),
     );
   } finally {
     historyBlocker.close();

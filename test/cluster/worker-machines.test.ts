@@ -38,8 +38,13 @@ let cutOver = false;
 
 beforeAll(async () => {
   const reason = machineSupportProblem();
-  if (reason) throw new Error(`The worker-machine tests need network namespaces: ${reason}. Run the cluster tier as root on Linux with iproute2.`);
-  cluster = await ClusterEnvironment.start(scenarios.script, { workflows: 2, model: 2, tools: 3 }, log, { machines: 3 });
+  if (reason)
+    throw new Error(
+      `The worker-machine tests need network namespaces: ${reason}. Run the cluster tier as root on Linux with iproute2.`,
+    );
+  cluster = await ClusterEnvironment.start(scenarios.script, { workflows: 2, model: 2, tools: 3 }, log, {
+    machines: 3,
+  });
   machines = [...cluster.stack.machines];
 }, 600_000);
 
@@ -48,7 +53,9 @@ afterAll(async () => {
     await cluster?.close();
   } finally {
     // close() ran `stack down`; the exit hook of ClusterEnvironment deletes them should the test die first.
-    const left = machines.filter((machine) => namespaceListed(machine.namespace) || interfaceExists(machine.hostInterface));
+    const left = machines.filter(
+      (machine) => namespaceListed(machine.namespace) || interfaceExists(machine.hostInterface),
+    );
     assert.deepEqual(
       left.map((machine) => machine.name),
       [],
@@ -58,7 +65,11 @@ afterAll(async () => {
 }, 180_000);
 
 function stackCli(args: string[]) {
-  return spawnSync(process.execPath, [join(root, 'bin/react-agent.js'), 'stack', ...args, '--dir', cluster.stack.directory], { encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(
+    process.execPath,
+    [join(root, 'bin/react-agent.js'), 'stack', ...args, '--dir', cluster.stack.directory],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
 }
 
 function namespaceListed(namespace: string): boolean {
@@ -78,7 +89,11 @@ function namespaceOf(pid: number): string {
 
 /** Whether a TCP connection from inside the namespace to host:port is accepted. */
 function connectsFrom(namespace: string, host: string, port: number): boolean {
-  return spawnSync('ip', ['netns', 'exec', namespace, 'timeout', '10', 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`], { stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('ip', ['netns', 'exec', namespace, 'timeout', '10', 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`], {
+      stdio: 'ignore',
+    }).status === 0
+  );
 }
 
 function workersOn(machine: string): StackWorker[] {
@@ -107,9 +122,13 @@ function sameCall(a: ToolLogEntry, b: ToolLogEntry): boolean {
 /** The queue and kind of task a worker of `role` polls. */
 function pollsFor(role: WorkerRole): { queue: string; type: temporal.api.enums.v1.TaskQueueType } {
   const queues = STACK_TOPOLOGY.workers.environment;
-  const { TASK_QUEUE_TYPE_WORKFLOW: workflow, TASK_QUEUE_TYPE_ACTIVITY: activity } = temporal.api.enums.v1.TaskQueueType;
+  const { TASK_QUEUE_TYPE_WORKFLOW: workflow, TASK_QUEUE_TYPE_ACTIVITY: activity } =
+    temporal.api.enums.v1.TaskQueueType;
   if (role === 'workflows') return { queue: queues.REACT_AGENT_TASK_QUEUE as string, type: workflow };
-  return { queue: (role === 'model' ? queues.REACT_AGENT_MODEL_TASK_QUEUE : queues.REACT_AGENT_TOOL_TASK_QUEUE) as string, type: activity };
+  return {
+    queue: (role === 'model' ? queues.REACT_AGENT_MODEL_TASK_QUEUE : queues.REACT_AGENT_TOOL_TASK_QUEUE) as string,
+    type: activity,
+  };
 }
 
 test('each machine is its own network: its workers run in its namespace and reach the stack only through its link', async () => {
@@ -133,18 +152,39 @@ test('each machine is its own network: its workers run in its namespace and reac
 
   const status = stackCli(['status']);
   assert.equal(status.status, 0, `${status.stdout}${status.stderr}`);
-  for (const machine of machines) assert.match(status.stdout, new RegExp(`^${machine.name}\\s+\\d+\\s+ready\\s+${machine.address.replace(/\./g, '\\.')} \\(netns ${machine.namespace}`, 'm'));
+  for (const machine of machines)
+    assert.match(
+      status.stdout,
+      new RegExp(
+        `^${machine.name}\\s+\\d+\\s+ready\\s+${machine.address.replace(/\./g, '\\.')} \\(netns ${machine.namespace}`,
+        'm',
+      ),
+    );
   const frontend = cluster.stack.ports.temporal.frontend.grpcPort;
   for (const worker of cluster.stack.workers) {
     const machine = machines.find((candidate) => candidate.name === worker.machine);
     assert.ok(machine, `${worker.name} is on a machine`);
-    assert.match(status.stdout, new RegExp(`^${worker.name}\\s+${pidOf(worker)}\\s+running\\s+${machine.name} ${machine.address.replace(/\./g, '\\.')}$`, 'm'));
+    assert.match(
+      status.stdout,
+      new RegExp(
+        `^${worker.name}\\s+${pidOf(worker)}\\s+running\\s+${machine.name} ${machine.address.replace(/\./g, '\\.')}$`,
+        'm',
+      ),
+    );
     assert.equal(namespaceOf(pidOf(worker)), machine.namespace, `${worker.name} runs in ${machine.namespace}`);
     assert.ok(existsSync(join(cluster.stack.directory, 'workers', worker.name)), `${worker.name} has its data folder`);
   }
   for (const machine of machines) {
-    assert.equal(connectsFrom(machine.namespace, '127.0.0.1', frontend), false, `${machine.name}'s loopback is its own: no frontend there`);
-    assert.equal(connectsFrom(machine.namespace, machine.hostAddress, frontend), true, `${machine.name} reaches the frontend through its link`);
+    assert.equal(
+      connectsFrom(machine.namespace, '127.0.0.1', frontend),
+      false,
+      `${machine.name}'s loopback is its own: no frontend there`,
+    );
+    assert.equal(
+      connectsFrom(machine.namespace, machine.hostAddress, frontend),
+      true,
+      `${machine.name} reaches the frontend through its link`,
+    );
   }
   console.log(
     `cluster: worker machines\n${setupLog.join('\n')}\n${status.stdout}\n${machines.map((machine) => `${machine.name}: ${machine.namespace} ${machine.address} (host end ${machine.hostAddress})`).join('\n')}`,
@@ -156,19 +196,29 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   const cutWorkers = workersOn(CUT_MACHINE);
   const cutPids = new Set(cutWorkers.map(pidOf));
   const cutToolPid = pidOf(cutWorkers.find((worker) => worker.role === 'tools') as StackWorker);
-  const otherToolPids = new Set(stack.workers.filter((worker) => worker.role === 'tools' && worker.machine !== CUT_MACHINE).map(pidOf));
+  const otherToolPids = new Set(
+    stack.workers.filter((worker) => worker.role === 'tools' && worker.machine !== CUT_MACHINE).map(pidOf),
+  );
 
   const id = runId('machines-batch');
   const count = 8;
   for (let index = 0; index < count; index += 1) {
     scenarios.add(`${id}/q${index}-r1`, (turn) =>
       turn <= 4 || !cutOver
-        ? { ...(turn % 2 ? toolCall('lookup', { query: `m${index} ${turn}` }) : toolCall('wait', { seconds: 3 + turn / 100 })), delayBeforeFirstChunkMs: 300 }
+        ? {
+            ...(turn % 2
+              ? toolCall('lookup', { query: `m${index} ${turn}` })
+              : toolCall('wait', { seconds: 3 + turn / 100 })),
+            delayBeforeFirstChunkMs: 300,
+          }
         : answer(`machine answer ${index}`),
     );
   }
   const chaosStart = Date.now();
-  const batch = await cluster.startBatch(id, questions(count, 'Machine question'), { concurrency: count, run: { tools: ['lookup', 'wait'], limits: { maxModelCalls: 400 } } });
+  const batch = await cluster.startBatch(id, questions(count, 'Machine question'), {
+    concurrency: count,
+    run: { tools: ['lookup', 'wait'], limits: { maxModelCalls: 400 } },
+  });
   const batchResult = cluster.resultOf<BatchSummary>(batch.handle, 900_000);
   batchResult.catch(() => undefined);
 
@@ -178,7 +228,13 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   while (open === undefined) {
     assert.ok(Date.now() < deadline, 'machine 1 ran a tool within 3 minutes');
     const entries = toolLog();
-    open = entries.find((entry) => entry.pid === cutToolPid && entry.event === 'start' && entry.tool === 'wait' && !entries.some((other) => sameCall(other, entry) && other.event === 'stop'));
+    open = entries.find(
+      (entry) =>
+        entry.pid === cutToolPid &&
+        entry.event === 'start' &&
+        entry.tool === 'wait' &&
+        !entries.some((other) => sameCall(other, entry) && other.event === 'stop'),
+    );
     if (open === undefined) await delay(50);
   }
   const cutAt = Date.now();
@@ -190,14 +246,22 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   let movedAfter: number | undefined;
   let movedTo: number | undefined;
   while (Date.now() - cutAt < CUT_SECONDS * 1000) {
-    const moved = movedAfter === undefined ? toolLog().find((entry) => open !== undefined && sameCall(entry, open) && entry.event === 'start' && entry.pid !== cutToolPid) : undefined;
+    const moved =
+      movedAfter === undefined
+        ? toolLog().find(
+            (entry) =>
+              open !== undefined && sameCall(entry, open) && entry.event === 'start' && entry.pid !== cutToolPid,
+          )
+        : undefined;
     if (moved) {
       movedAfter = (Date.now() - cutAt) / 1000;
       movedTo = moved.pid;
     }
     await delay(250);
   }
-  const startsOnCutMachineDuringCut = toolLog().filter((entry) => cutPids.has(entry.pid) && entry.event === 'start' && entry.at > cutAt + 1_000 && entry.at < Date.now()).length;
+  const startsOnCutMachineDuringCut = toolLog().filter(
+    (entry) => cutPids.has(entry.pid) && entry.event === 'start' && entry.at > cutAt + 1_000 && entry.at < Date.now(),
+  ).length;
   // Back through the command a user types; the link is up before it returns.
   const restoredAt = Date.now();
   const restore = stackCli(['restore', CUT_MACHINE]);
@@ -211,7 +275,9 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
     for (const worker of cutWorkers) {
       if (pollingAgain.has(worker.name)) continue;
       const { queue, type } = pollsFor(worker.role);
-      const response = await client.workflowService.describeTaskQueue({ namespace: stack.namespace, taskQueue: { name: queue }, taskQueueType: type }).catch(() => undefined);
+      const response = await client.workflowService
+        .describeTaskQueue({ namespace: stack.namespace, taskQueue: { name: queue }, taskQueueType: type })
+        .catch(() => undefined);
       const poller = response?.pollers?.find((candidate) => candidate.identity?.startsWith(`${pidOf(worker)}@`));
       const lastAccess = Number(poller?.lastAccessTime?.seconds ?? 0) * 1000;
       if (poller && lastAccess >= restoredAt - 1_000) pollingAgain.set(worker.name, (Date.now() - restoredAt) / 1000);
@@ -234,7 +300,13 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
       },
     ],
     {
-      runs: [{ id, ok: settled?.status === 'fulfilled', ...(settled?.status === 'fulfilled' ? { closedAt: (settled.value.closedAt - chaosStart) / 1000 } : {}) }],
+      runs: [
+        {
+          id,
+          ok: settled?.status === 'fulfilled',
+          ...(settled?.status === 'fulfilled' ? { closedAt: (settled.value.closedAt - chaosStart) / 1000 } : {}),
+        },
+      ],
       faultsDone: (restoredAt - chaosStart) / 1000,
       modelCalls: cluster.model.requests.length,
     },
@@ -246,18 +318,32 @@ test(`machine 1 cut off for ${CUT_SECONDS} s during a batch: its activities run 
   console.log(`cluster: worker machines\n${summary}`);
 
   assert.equal(cutHealth, 'link cut', summary);
-  assert.equal(settled?.status, 'fulfilled', `${settled?.status === 'rejected' ? String(settled.reason) : ''}\n${summary}`);
-  if (settled?.status === 'fulfilled') assert.equal(settled.value.result.lines, count, JSON.stringify(settled.value.result));
+  assert.equal(
+    settled?.status,
+    'fulfilled',
+    `${settled?.status === 'rejected' ? String(settled.reason) : ''}\n${summary}`,
+  );
+  if (settled?.status === 'fulfilled')
+    assert.equal(settled.value.result.lines, count, JSON.stringify(settled.value.result));
   const lines = await cluster.iterLines(batch.prefix, 1);
   assert.deepEqual(iterFileProblems(lines, count, 1), [], summary);
   assert.deepEqual(
     lines.map((line) => line.prediction),
     Array.from({ length: count }, (_, index) => `machine answer ${index}`),
   );
-  assert.ok(movedAfter !== undefined && movedAfter < 30, `the call machine 1 was running ran on another machine within 30 s\n${summary}`);
-  assert.ok(movedTo !== undefined && otherToolPids.has(movedTo), `it ran on another machine's tools worker\n${summary}`);
+  assert.ok(
+    movedAfter !== undefined && movedAfter < 30,
+    `the call machine 1 was running ran on another machine within 30 s\n${summary}`,
+  );
+  assert.ok(
+    movedTo !== undefined && otherToolPids.has(movedTo),
+    `it ran on another machine's tools worker\n${summary}`,
+  );
   assert.equal(startsOnCutMachineDuringCut, 0, `machine 1 started no tool while cut off\n${summary}`);
-  assert.ok(pollsAgainAfter !== undefined, `each of machine 1's workers polled again after the link came back\n${summary}`);
+  assert.ok(
+    pollsAgainAfter !== undefined,
+    `each of machine 1's workers polled again after the link came back\n${summary}`,
+  );
   for (const worker of cutWorkers) assert.ok(stack.processOf(worker.name), `${worker.name} is still running`);
 }, 900_000);
 
@@ -277,8 +363,19 @@ test('down deletes the namespaces and veth pairs; up makes them again with the w
     stack.machines.map((machine) => machine.name),
     machines.map((machine) => machine.name),
   );
-  for (const machine of stack.machines) assert.ok(namespaceListed(machine.namespace) && interfaceExists(machine.hostInterface), `${machine.name} made again`);
-  for (const worker of stack.workers) assert.equal(namespaceOf(pidOf(worker)), stack.machine(worker.machine as string).namespace, `${worker.name} runs in its machine again`);
+  for (const machine of stack.machines)
+    assert.ok(
+      namespaceListed(machine.namespace) && interfaceExists(machine.hostInterface),
+      `${machine.name} made again`,
+    );
+  for (const worker of stack.workers)
+    assert.equal(
+      namespaceOf(pidOf(worker)),
+      stack.machine(worker.machine as string).namespace,
+      `${worker.name} runs in its machine again`,
+    );
   machines = [...stack.machines];
-  console.log(`cluster: worker machines\ndown ${downSeconds.toFixed(1)} s, up again ${upSeconds.toFixed(1)} s with ${stack.machines.length} machines and ${stack.workers.length} workers`);
+  console.log(
+    `cluster: worker machines\ndown ${downSeconds.toFixed(1)} s, up again ${upSeconds.toFixed(1)} s with ${stack.machines.length} machines and ${stack.workers.length} workers`,
+  );
 }, 600_000);

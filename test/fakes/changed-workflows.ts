@@ -14,4 +14,7 @@ export async function researchAgent(input: ResearchRunInput): Promise<ResearchRu
   await sleep(1);
   return unchangedResearchAgent(input);
 }
-setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), researchAgent);
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}),
+  researchAgent,
+);

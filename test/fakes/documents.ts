@@ -20,7 +20,10 @@ export async function makeDocx(heading: string, paragraphs: string[]): Promise<B
   const document = new Document({
     sections: [
       {
-        children: [new Paragraph({ text: heading, heading: HeadingLevel.HEADING_1 }), ...paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] }))],
+        children: [
+          new Paragraph({ text: heading, heading: HeadingLevel.HEADING_1 }),
+          ...paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] })),
+        ],
       },
     ],
   });
@@ -28,9 +31,17 @@ export async function makeDocx(heading: string, paragraphs: string[]): Promise<B
 }
 
 /** A tool context for calling a tool's `run` directly; records heartbeats. */
-export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext & { heartbeats: unknown[] } {
+export function toolContext(
+  signal: AbortSignal = new AbortController().signal,
+): ToolContext & { heartbeats: unknown[] } {
   const heartbeats: unknown[] = [];
-  return { signal, heartbeat: (details) => heartbeats.push(details), workflowId: 'wf-test', callId: 'call-1-1', heartbeats };
+  return {
+    signal,
+    heartbeat: (details) => heartbeats.push(details),
+    workflowId: 'wf-test',
+    callId: 'call-1-1',
+    heartbeats,
+  };
 }
 
 /** One file of {@link deflatedZip}. */
@@ -106,7 +117,11 @@ export function docxBomb(inflatedMegabytes: number, declaredSize?: number): Buff
         '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
       ),
     },
-    { name: 'word/document.xml', content: Buffer.from(document), ...(declaredSize !== undefined ? { declaredSize } : {}) },
+    {
+      name: 'word/document.xml',
+      content: Buffer.from(document),
+      ...(declaredSize !== undefined ? { declaredSize } : {}),
+    },
   ]);
 }
 
@@ -117,7 +132,11 @@ export function pdfBomb(inflatedMegabytes: number): Buffer {
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
     Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>'),
-    Buffer.concat([Buffer.from(`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`), stream, Buffer.from('\nendstream')]),
+    Buffer.concat([
+      Buffer.from(`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`),
+      stream,
+      Buffer.from('\nendstream'),
+    ]),
   ];
   const parts = [Buffer.from('%PDF-1.4\n')];
   const offsets: number[] = [];
@@ -129,6 +148,10 @@ export function pdfBomb(inflatedMegabytes: number): Buffer {
     length += object.length;
   });
   const entries = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  parts.push(Buffer.from(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
+  parts.push(
+    Buffer.from(
+      `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+    ),
+  );
   return Buffer.concat(parts);
 }

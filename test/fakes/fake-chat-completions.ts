@@ -30,7 +30,13 @@ export function fakeOpenAI(responder: ChatResponder): { openai: OpenAI; calls: R
 
 /** A `chat.completion.chunk` with one choice carrying `delta` (and a finish reason, if given). */
 export function deltaChunk(delta: Record<string, unknown>, finishReason: string | null = null) {
-  return { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  return {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'fake',
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
 }
 
 /** The usage chunk servers send last when asked to (`choices: []`). */
@@ -41,12 +47,19 @@ export function usageChunk(promptTokens: number, completionTokens: number) {
     created: 0,
     model: 'fake',
     choices: [],
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   };
 }
 
 /** Yields `chunks`, `delayMs` apart (and `firstDelayMs` before the first). */
-export async function* streamOf(chunks: unknown[], options: { delayMs?: number; firstDelayMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<unknown> {
+export async function* streamOf(
+  chunks: unknown[],
+  options: { delayMs?: number; firstDelayMs?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<unknown> {
   for (const [index, chunk] of chunks.entries()) {
     const delay = index === 0 ? (options.firstDelayMs ?? options.delayMs ?? 0) : (options.delayMs ?? 0);
     if (delay) await abortableSleep(delay, options.signal);

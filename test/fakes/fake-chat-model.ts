@@ -21,10 +21,14 @@ export interface RecordedChatModelCall {
  * reason (default `stop`, or `tool_calls` with calls), reasoning and the usage the server reports
  * (default: none).
  */
-export type FakeChatReply = Pick<ChatReply, 'content'> & Partial<Pick<ChatReply, 'toolCalls' | 'finishReason' | 'reasoning' | 'usage'>>;
+export type FakeChatReply = Pick<ChatReply, 'content'> &
+  Partial<Pick<ChatReply, 'toolCalls' | 'finishReason' | 'reasoning' | 'usage'>>;
 
 /** Answers a call: the reply's text (or a whole {@link FakeChatReply}), or an error to throw. */
-export type ChatModelScript = (request: ChatRequest, callIndex: number) => string | FakeChatReply | Error | Promise<string | FakeChatReply | Error>;
+export type ChatModelScript = (
+  request: ChatRequest,
+  callIndex: number,
+) => string | FakeChatReply | Error | Promise<string | FakeChatReply | Error>;
 
 export interface FakeChatModel extends ChatModel {
   calls: RecordedChatModelCall[];
@@ -46,7 +50,11 @@ export function fakeChatModel(script: ChatModelScript, window?: ContextWindow): 
       const reply = typeof answer === 'string' ? { content: answer } : answer;
       const toolCalls = reply.toolCalls ?? [];
       controls.onDelta?.({ kind: 'content', text: reply.content });
-      controls.onProgress?.({ chunks: 1, contentCharacters: reply.content.length, reasoningCharacters: reply.reasoning?.length ?? 0 });
+      controls.onProgress?.({
+        chunks: 1,
+        contentCharacters: reply.content.length,
+        reasoningCharacters: reply.reasoning?.length ?? 0,
+      });
       return {
         content: reply.content,
         reasoning: reply.reasoning ?? '',

@@ -1,4 +1,10 @@
-import { OutputLocationError, parseS3OutputUrl, type OpenLocation, type OutputLocation, type OutputWriter } from '../../src/storage/output-location';
+import {
+  OutputLocationError,
+  parseS3OutputUrl,
+  type OpenLocation,
+  type OutputLocation,
+  type OutputWriter,
+} from '../../src/storage/output-location';
 
 /**
  * In-memory S3 buckets for unit tests: `open` gives an `OutputLocation` for `s3://bucket/prefix`
@@ -45,7 +51,10 @@ export class MemoryOutputLocation implements OutputLocation {
 
   private requireBucket(): void {
     if (!this.buckets.buckets.includes(this.bucket)) {
-      throw new OutputLocationError(`The bucket "${this.bucket}" of the output ${this.url} does not exist (in memory).`, 'bucket-missing');
+      throw new OutputLocationError(
+        `The bucket "${this.bucket}" of the output ${this.url} does not exist (in memory).`,
+        'bucket-missing',
+      );
     }
   }
 
@@ -104,7 +113,8 @@ export class MemoryOutputLocation implements OutputLocation {
     this.buckets.operations.push(`list ${directory}`);
     const listed = `${this.keyOf(directory).replace(/\/+$/, '')}/`;
     const names = new Set<string>();
-    for (const key of this.buckets.objects.keys()) if (key.startsWith(listed)) names.add(key.slice(listed.length).split('/')[0] as string);
+    for (const key of this.buckets.objects.keys())
+      if (key.startsWith(listed)) names.add(key.slice(listed.length).split('/')[0] as string);
     return [...names];
   }
 }

@@ -1,4 +1,10 @@
-import { TranscriptMissingError, isReference, referenceOf, type ListableTranscriptStore, type StoredBlob } from '../../src/storage/transcript-store';
+import {
+  TranscriptMissingError,
+  isReference,
+  referenceOf,
+  type ListableTranscriptStore,
+  type StoredBlob,
+} from '../../src/storage/transcript-store';
 
 /**
  * An in-memory `TranscriptStore` for unit tests: the same `sha256:<hex>` content addresses as
@@ -29,7 +35,8 @@ export class MemoryTranscriptStore implements ListableTranscriptStore {
 
   async getText(reference: string): Promise<string> {
     this.gets.push(reference);
-    if (!isReference(reference)) throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
+    if (!isReference(reference))
+      throw new TypeError(`Not a transcript reference: ${JSON.stringify(reference).slice(0, 100)}`);
     const text = this.blobs.get(reference);
     if (text === undefined) throw new TranscriptMissingError(reference, 'the in-memory test store');
     return text;
@@ -37,7 +44,11 @@ export class MemoryTranscriptStore implements ListableTranscriptStore {
 
   async *listBlobs(): AsyncIterable<StoredBlob> {
     for (const [reference, text] of this.blobs) {
-      yield { reference, sizeBytes: Buffer.byteLength(text, 'utf8'), lastModified: this.writtenAt.get(reference) ?? new Date(0) };
+      yield {
+        reference,
+        sizeBytes: Buffer.byteLength(text, 'utf8'),
+        lastModified: this.writtenAt.get(reference) ?? new Date(0),
+      };
     }
   }
 

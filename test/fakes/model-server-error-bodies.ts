@@ -44,11 +44,13 @@ export function llamaServerInvalidToolArgumentsBody(parseError: string) {
 export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   {
     server: 'OpenAI chat completions',
-    source: 'api.openai.com, the classic wording with code context_length_exceeded (also copied by LiteLLM and other gateways)',
+    source:
+      'api.openai.com, the classic wording with code context_length_exceeded (also copied by LiteLLM and other gateways)',
     status: 400,
     body: {
       error: {
-        message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
+        message:
+          "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
         type: 'invalid_request_error',
         param: 'messages',
         code: 'context_length_exceeded',
@@ -70,11 +72,13 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'vLLM 0.10–0.11',
-    source: 'vllm/entrypoints/renderer.py `_create_tokens_prompt` (ValueError → 400 BadRequestError, nested ErrorResponse)',
+    source:
+      'vllm/entrypoints/renderer.py `_create_tokens_prompt` (ValueError → 400 BadRequestError, nested ErrorResponse)',
     status: 400,
     body: {
       error: {
-        message: "This model's maximum context length is 32768 tokens. However, your request has 40000 input tokens. Please reduce the length of the input messages.",
+        message:
+          "This model's maximum context length is 32768 tokens. However, your request has 40000 input tokens. Please reduce the length of the input messages.",
         type: 'BadRequestError',
         param: null,
         code: 400,
@@ -87,7 +91,8 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
     status: 400,
     body: {
       error: {
-        message: "'max_tokens' or 'max_completion_tokens' is too large: 10000. This model's maximum context length is 32768 tokens and your request has 30000 input tokens (10000 > 32768 - 30000).",
+        message:
+          "'max_tokens' or 'max_completion_tokens' is too large: 10000. This model's maximum context length is 32768 tokens and your request has 30000 input tokens (10000 > 32768 - 30000).",
         type: 'BadRequestError',
         param: null,
         code: 400,
@@ -111,13 +116,15 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'llama-server (llama.cpp, current)',
-    source: 'tools/server/server-context.cpp (ERROR_TYPE_EXCEED_CONTEXT_SIZE), server-task.cpp adds n_prompt_tokens and n_ctx; also sent for streaming requests',
+    source:
+      'tools/server/server-context.cpp (ERROR_TYPE_EXCEED_CONTEXT_SIZE), server-task.cpp adds n_prompt_tokens and n_ctx; also sent for streaming requests',
     status: 400,
     body: llamaServerContextOverflowBody(),
   },
   {
     server: 'llama-server (llama.cpp, without context shift)',
-    source: 'tools/server/server-context.cpp, "input (%d tokens) is larger than the max context size (%d tokens). skipping"',
+    source:
+      'tools/server/server-context.cpp, "input (%d tokens) is larger than the max context size (%d tokens). skipping"',
     status: 400,
     body: {
       error: {
@@ -131,7 +138,8 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'Ollama /v1 (context shift off)',
-    source: 'ollama llm/llama_server.go `completionPromptForRequest` (api.StatusError 400), wrapped by middleware/openai.go `writeError` with openai.NewError (type invalid_request_error for 400)',
+    source:
+      'ollama llm/llama_server.go `completionPromptForRequest` (api.StatusError 400), wrapped by middleware/openai.go `writeError` with openai.NewError (type invalid_request_error for 400)',
     status: 400,
     body: {
       error: {
@@ -145,7 +153,8 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
   },
   {
     server: 'Ollama /v1 (truncate off)',
-    source: "ollama passes llama-server's own refusal through as a string (measured against Ollama 0.33 on /api/chat with truncate:false), then middleware/openai.go wraps it",
+    source:
+      "ollama passes llama-server's own refusal through as a string (measured against Ollama 0.33 on /api/chat with truncate:false), then middleware/openai.go wraps it",
     status: 400,
     body: {
       error: {
@@ -160,14 +169,23 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
     server: 'Ollama /v1 (embedding-style input check)',
     source: 'ollama server/routes.go and llm/llama_server.go: "the input length exceeds the context length"',
     status: 400,
-    body: { error: { message: 'the input length exceeds the context length', type: 'invalid_request_error', param: null, code: null } },
+    body: {
+      error: {
+        message: 'the input length exceeds the context length',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    },
   },
   {
     server: 'TGI (text-generation-inference), total tokens',
-    source: 'router/src/validation.rs ValidationError::MaxTotalTokens, InferError::ValidationError → 422 with ErrorResponse { error, error_type: "validation" }',
+    source:
+      'router/src/validation.rs ValidationError::MaxTotalTokens, InferError::ValidationError → 422 with ErrorResponse { error, error_type: "validation" }',
     status: 422,
     body: {
-      error: 'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 1000 `max_new_tokens`',
+      error:
+        'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 1000 `max_new_tokens`',
       error_type: 'validation',
     },
   },
@@ -175,13 +193,23 @@ export const CONTEXT_OVERFLOW_RESPONSES: ServerErrorResponse[] = [
     server: 'TGI (text-generation-inference), input length',
     source: 'router/src/validation.rs ValidationError::InputLength → 422',
     status: 422,
-    body: { error: 'Input validation error: `inputs` must have less than 1024 tokens. Given: 1872', error_type: 'validation' },
+    body: {
+      error: 'Input validation error: `inputs` must have less than 1024 tokens. Given: 1872',
+      error_type: 'validation',
+    },
   },
   {
     server: 'SGLang / Together',
     source: "the wording these servers use, as quoted by several client libraries' overflow detectors",
     status: 400,
-    body: { error: { message: "The input (250000 tokens) is longer than the model's context length (200000 tokens).", type: 'BadRequestError', param: null, code: 400 } },
+    body: {
+      error: {
+        message: "The input (250000 tokens) is longer than the model's context length (200000 tokens).",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+    },
   },
 ];
 
@@ -191,13 +219,27 @@ export const OTHER_REJECTIONS: ServerErrorResponse[] = [
     server: 'OpenAI',
     source: 'api.openai.com, a bad sampling parameter',
     status: 400,
-    body: { error: { message: "Invalid value for 'temperature': must be between 0 and 2.", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } },
+    body: {
+      error: {
+        message: "Invalid value for 'temperature': must be between 0 and 2.",
+        type: 'invalid_request_error',
+        param: 'temperature',
+        code: 'invalid_value',
+      },
+    },
   },
   {
     server: 'vLLM',
     source: 'an unknown tool_choice; a BadRequestError that is not about length',
     status: 400,
-    body: { error: { message: 'Invalid tool_choice: "required" requires tools', type: 'BadRequestError', param: null, code: 400 } },
+    body: {
+      error: {
+        message: 'Invalid tool_choice: "required" requires tools',
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+    },
   },
   {
     server: 'TGI',
@@ -209,6 +251,12 @@ export const OTHER_REJECTIONS: ServerErrorResponse[] = [
     server: 'llama-server',
     source: 'a request the template cannot render',
     status: 400,
-    body: { error: { code: 400, message: 'Assistant response prefill is incompatible with enable_thinking.', type: 'invalid_request_error' } },
+    body: {
+      error: {
+        code: 400,
+        message: 'Assistant response prefill is incompatible with enable_thinking.',
+        type: 'invalid_request_error',
+      },
+    },
   },
 ];

@@ -5,7 +5,14 @@
  *
  * Only files under `test/` and `benchmarks/` may import this module.
  */
-import type { MetricCounter, MetricGauge, MetricHistogram, MetricMeter, MetricTags, NumericMetricValueType } from '@temporalio/common';
+import type {
+  MetricCounter,
+  MetricGauge,
+  MetricHistogram,
+  MetricMeter,
+  MetricTags,
+  NumericMetricValueType,
+} from '@temporalio/common';
 
 /** One value recorded: a counter's increment, a histogram's observation or a gauge's setting. */
 export interface RecordedMetric {
@@ -24,7 +31,8 @@ export class RecordingMetricMeter implements MetricMeter {
   ) {}
 
   createCounter(name: string, unit?: string, description?: string): MetricCounter {
-    const record = (value: number, tags: MetricTags) => this.records.push({ kind: 'counter', name, unit, description, value, tags });
+    const record = (value: number, tags: MetricTags) =>
+      this.records.push({ kind: 'counter', name, unit, description, value, tags });
     const counter = (base: MetricTags): MetricCounter => ({
       name,
       unit,
@@ -37,27 +45,53 @@ export class RecordingMetricMeter implements MetricMeter {
     return counter({});
   }
 
-  createHistogram(name: string, valueType: NumericMetricValueType = 'int', unit?: string, description?: string): MetricHistogram {
+  createHistogram(
+    name: string,
+    valueType: NumericMetricValueType = 'int',
+    unit?: string,
+    description?: string,
+  ): MetricHistogram {
     const histogram = (base: MetricTags): MetricHistogram => ({
       name,
       unit,
       description,
       kind: 'histogram',
       valueType,
-      record: (value, extraTags = {}) => this.records.push({ kind: 'histogram', name, unit, description, value, tags: { ...this.tags, ...base, ...extraTags } }),
+      record: (value, extraTags = {}) =>
+        this.records.push({
+          kind: 'histogram',
+          name,
+          unit,
+          description,
+          value,
+          tags: { ...this.tags, ...base, ...extraTags },
+        }),
       withTags: (tags) => histogram({ ...base, ...tags }),
     });
     return histogram({});
   }
 
-  createGauge(name: string, valueType: NumericMetricValueType = 'int', unit?: string, description?: string): MetricGauge {
+  createGauge(
+    name: string,
+    valueType: NumericMetricValueType = 'int',
+    unit?: string,
+    description?: string,
+  ): MetricGauge {
     const gauge = (base: MetricTags): MetricGauge => ({
       name,
       unit,
       description,
       kind: 'gauge',
       valueType,
-      set: (value, extraTags = {}) => this.records.push({ kind: 'gauge', name, unit, description, value, tags: { ...this.tags, ...base, ...extraTags } }),
+      set: (value, extraTags = {}) =>
+        this.records.push({
+          kind: 'gauge',
+          name,
+          unit,
+          description,
+          value,
+          tags: { ...this.tags, ...base, ...extraTags },
+        }),
       withTags: (tags) => gauge({ ...base, ...tags }),
     });
     return gauge({});

@@ -177,7 +177,8 @@ export interface WindowProbe {
 /** Number of messages with role 'assistant' in `messages` (0 for anything that is not an array). */
 export function countAssistantMessages(messages: ReadonlyArray<{ role?: unknown }> | undefined): number {
   if (!Array.isArray(messages)) return 0;
-  return messages.filter((message) => message !== null && typeof message === 'object' && message.role === 'assistant').length;
+  return messages.filter((message) => message !== null && typeof message === 'object' && message.role === 'assistant')
+    .length;
 }
 
 /**
@@ -187,7 +188,9 @@ export function countAssistantMessages(messages: ReadonlyArray<{ role?: unknown 
  * `modelCall = turn index + 1` (the 1-based model call number of a run in which every model call
  * appended one assistant message) and the request.
  */
-export function scriptFromTurns(turns: ScriptedReply[] | ((modelCall: number, request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>)): Script {
+export function scriptFromTurns(
+  turns: ScriptedReply[] | ((modelCall: number, request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>),
+): Script {
   if (typeof turns === 'function') {
     return (request) => turns(countAssistantMessages(request.messages) + 1, request);
   }
@@ -201,7 +204,9 @@ export function scriptFromTurns(turns: ScriptedReply[] | ((modelCall: number, re
 
 /** Cuts `content` at the first occurrence of any stop string (the stop string itself excluded). */
 export function applyStopSequences(content: string, stop: unknown): string {
-  const stopStrings = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter((candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0);
+  const stopStrings = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter(
+    (candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0,
+  );
   let cutAt = content.length;
   for (const stopString of stopStrings) {
     const index = content.indexOf(stopString);
@@ -227,7 +232,9 @@ function splitIntoPieces(text: string, count: number): string[] {
   const pieceCount = Math.max(1, Math.min(Math.floor(count), Math.max(1, text.length)));
   const pieces: string[] = [];
   for (let index = 0; index < pieceCount; index += 1) {
-    pieces.push(text.slice(Math.floor((index * text.length) / pieceCount), Math.floor(((index + 1) * text.length) / pieceCount)));
+    pieces.push(
+      text.slice(Math.floor((index * text.length) / pieceCount), Math.floor(((index + 1) * text.length) / pieceCount)),
+    );
   }
   return pieces;
 }
@@ -329,7 +336,13 @@ export class ScriptedModelServer {
   private readonly openResponses = new Map<ServerResponse, Promise<void>>();
   private closing: Promise<void> | undefined;
 
-  private constructor(server: Server, script: Script, host: string, port: number, acceptInvalidToolCallArguments: boolean) {
+  private constructor(
+    server: Server,
+    script: Script,
+    host: string,
+    port: number,
+    acceptInvalidToolCallArguments: boolean,
+  ) {
     this.server = server;
     this.script = script;
     this.acceptInvalidToolCallArguments = acceptInvalidToolCallArguments;
@@ -349,7 +362,11 @@ export class ScriptedModelServer {
       }
       instance.handle(request, response).catch((error: unknown) => {
         if (!response.headersSent && !response.destroyed) {
-          instance?.sendError(response, 500, `Scripted model server failed: ${error instanceof Error ? error.message : String(error)}`);
+          instance?.sendError(
+            response,
+            500,
+            `Scripted model server failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
         } else {
           response.destroy();
         }
@@ -367,7 +384,13 @@ export class ScriptedModelServer {
       });
     });
     const address = server.address() as AddressInfo;
-    instance = new ScriptedModelServer(server, options.script, host, address.port, options.acceptInvalidToolCallArguments ?? false);
+    instance = new ScriptedModelServer(
+      server,
+      options.script,
+      host,
+      address.port,
+      options.acceptInvalidToolCallArguments ?? false,
+    );
     instance.setContextWindow(options.contextWindow, options.windowEndpoint);
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
@@ -389,7 +412,10 @@ export class ScriptedModelServer {
    * and records are re-checked whenever they change (e.g. become completed or aborted). Rejects
    * after `timeoutMs` (default 30 s).
    */
-  waitForRequest(predicate: (record: ScriptedRequestRecord) => boolean, timeoutMs = 30_000): Promise<ScriptedRequestRecord> {
+  waitForRequest(
+    predicate: (record: ScriptedRequestRecord) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<ScriptedRequestRecord> {
     const existing = this.requests.find(predicate);
     if (existing) return Promise.resolve(existing);
     return new Promise((resolve, reject) => {
@@ -403,7 +429,11 @@ export class ScriptedModelServer {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`No matching request to the scripted model server within ${timeoutMs} ms (${this.requests.length} received).`));
+        reject(
+          new Error(
+            `No matching request to the scripted model server within ${timeoutMs} ms (${this.requests.length} received).`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
     });
@@ -494,17 +524,27 @@ export class ScriptedModelServer {
       sequence: this.requests.length + 1,
       ...(typeof workflowHeader === 'string' ? { workflowId: workflowHeader } : {}),
       ...(Number.isFinite(modelCall) ? { modelCall } : {}),
-      ...(typeof request.headers['x-react-agent-purpose'] === 'string' ? { purpose: request.headers['x-react-agent-purpose'] } : {}),
+      ...(typeof request.headers['x-react-agent-purpose'] === 'string'
+        ? { purpose: request.headers['x-react-agent-purpose'] }
+        : {}),
       body,
       messages: Array.isArray(body.messages) ? body.messages : [],
       ...(typeof request.headers.authorization === 'string' ? { authorization: request.headers.authorization } : {}),
     };
-    const currentRecord: ScriptedRequestRecord = { ...scriptedRequest, receivedAt: Date.now(), completed: false, aborted: disconnect.signal.aborted, status: 0 };
+    const currentRecord: ScriptedRequestRecord = {
+      ...scriptedRequest,
+      receivedAt: Date.now(),
+      completed: false,
+      aborted: disconnect.signal.aborted,
+      status: 0,
+    };
     record = currentRecord;
     this.requests.push(currentRecord);
     this.notifyWaiters(currentRecord);
 
-    const unparsableArguments = this.acceptInvalidToolCallArguments ? undefined : invalidToolCallArguments(scriptedRequest.messages);
+    const unparsableArguments = this.acceptInvalidToolCallArguments
+      ? undefined
+      : invalidToolCallArguments(scriptedRequest.messages);
     if (unparsableArguments !== undefined) {
       currentRecord.status = 500;
       this.sendJson(response, 500, llamaServerInvalidToolArgumentsBody(unparsableArguments));
@@ -525,8 +565,16 @@ export class ScriptedModelServer {
     await sleep(reply.delayBeforeFirstChunkMs ?? 0, disconnect.signal);
     if (disconnect.signal.aborted) return;
 
-    const countedPromptTokens = reply.promptTokens ?? Math.ceil(scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4);
-    if ((reply.status === undefined || reply.status === 200) && this.contextWindow !== undefined && countedPromptTokens > this.contextWindow) {
+    const countedPromptTokens =
+      reply.promptTokens ??
+      Math.ceil(
+        scriptedRequest.messages.reduce((total, message) => total + contentCharacters(message?.content), 0) / 4,
+      );
+    if (
+      (reply.status === undefined || reply.status === 200) &&
+      this.contextWindow !== undefined &&
+      countedPromptTokens > this.contextWindow
+    ) {
       // llama-server refuses a prompt longer than its context before generating anything.
       currentRecord.status = 400;
       this.sendJson(response, 400, llamaServerContextOverflowBody(countedPromptTokens, this.contextWindow));
@@ -537,7 +585,14 @@ export class ScriptedModelServer {
     if (reply.status !== undefined && reply.status !== 200) {
       currentRecord.status = reply.status;
       if (reply.errorBody !== undefined) this.sendJson(response, reply.status, reply.errorBody, reply.headers);
-      else this.sendError(response, reply.status, reply.errorMessage ?? `Scripted error ${reply.status}`, reply.errorCode, reply.headers);
+      else
+        this.sendError(
+          response,
+          reply.status,
+          reply.errorMessage ?? `Scripted error ${reply.status}`,
+          reply.errorCode,
+          reply.headers,
+        );
       this.finish(currentRecord, response);
       return;
     }
@@ -555,7 +610,9 @@ export class ScriptedModelServer {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
-      ...(reply.cachedPromptTokens !== undefined ? { prompt_tokens_details: { cached_tokens: reply.cachedPromptTokens } } : {}),
+      ...(reply.cachedPromptTokens !== undefined
+        ? { prompt_tokens_details: { cached_tokens: reply.cachedPromptTokens } }
+        : {}),
     };
     const identity = {
       id: `chatcmpl-scripted-${scriptedRequest.sequence}`,
@@ -582,7 +639,15 @@ export class ScriptedModelServer {
                 content: content === '' && toolCalls.length > 0 ? null : content,
                 ...(reasoning ? { [reasoningField]: reasoning } : {}),
                 refusal: null,
-                ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+                ...(toolCalls.length > 0
+                  ? {
+                      tool_calls: toolCalls.map((call) => ({
+                        id: call.id,
+                        type: 'function',
+                        function: { name: call.name, arguments: call.arguments },
+                      })),
+                    }
+                  : {}),
               },
               logprobs: null,
               finish_reason: finishReason,
@@ -612,10 +677,17 @@ export class ScriptedModelServer {
     });
     /** One choice of a chunk, in the dialect's shape. */
     const choice = (delta: Record<string, unknown>, finishReasonOfChunk: string | null = null) =>
-      llamaServer ? { index: 0, delta, finish_reason: finishReasonOfChunk } : { index: 0, delta, logprobs: null, finish_reason: finishReasonOfChunk };
-    const events: unknown[] = [chunk([choice(llamaServer ? { role: 'assistant', content: null } : { role: 'assistant', content: '', refusal: null })])];
+      llamaServer
+        ? { index: 0, delta, finish_reason: finishReasonOfChunk }
+        : { index: 0, delta, logprobs: null, finish_reason: finishReasonOfChunk };
+    const events: unknown[] = [
+      chunk([
+        choice(llamaServer ? { role: 'assistant', content: null } : { role: 'assistant', content: '', refusal: null }),
+      ]),
+    ];
     if (reasoning.length > 0) {
-      for (const piece of splitIntoPieces(reasoning, Math.ceil(reasoning.length / 20))) events.push(chunk([choice({ [reasoningField]: piece })]));
+      for (const piece of splitIntoPieces(reasoning, Math.ceil(reasoning.length / 20)))
+        events.push(chunk([choice({ [reasoningField]: piece })]));
     }
     if (content.length > 0) {
       for (const piece of splitIntoPieces(content, reply.chunks ?? Math.ceil(content.length / 20))) {
@@ -623,7 +695,13 @@ export class ScriptedModelServer {
       }
     }
     toolCalls.forEach((call, index) => {
-      events.push(chunk([choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] })]));
+      events.push(
+        chunk([
+          choice({
+            tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+          }),
+        ]),
+      );
       for (const piece of splitIntoPieces(call.arguments, call.arguments.length > 1 ? 2 : 1)) {
         if (piece === '') continue;
         events.push(chunk([choice({ tool_calls: [{ index, function: { arguments: piece } }] })]));
@@ -657,7 +735,9 @@ export class ScriptedModelServer {
       const line = `data: ${JSON.stringify(events[index])}\n\n`;
       if (reply.invalidUtf8 && line.includes(INVALID_UTF8_MARKER)) {
         const pieces = line.split(INVALID_UTF8_MARKER).map((piece) => Buffer.from(piece, 'utf8'));
-        response.write(Buffer.concat(pieces.flatMap((piece, position) => (position ? [Buffer.from([0xc3, 0x28]), piece] : [piece]))));
+        response.write(
+          Buffer.concat(pieces.flatMap((piece, position) => (position ? [Buffer.from([0xc3, 0x28]), piece] : [piece]))),
+        );
       } else {
         response.write(line);
       }
@@ -683,12 +763,25 @@ export class ScriptedModelServer {
     const endpoint = window === undefined ? 'none' : this.windowEndpoint;
     let answer: unknown;
     if (probe === 'GET /props') {
-      if (endpoint === 'llama-server') answer = { default_generation_settings: { n_ctx: window, params: { n_predict: -1 } }, total_slots: 1, model_path: `/models/${SCRIPTED_MODEL_NAME}.gguf` };
+      if (endpoint === 'llama-server')
+        answer = {
+          default_generation_settings: { n_ctx: window, params: { n_predict: -1 } },
+          total_slots: 1,
+          model_path: `/models/${SCRIPTED_MODEL_NAME}.gguf`,
+        };
     } else if (probe === 'GET /v1/models') {
       if (endpoint !== 'vllm') return false;
-      answer = { object: 'list', data: [{ id: SCRIPTED_MODEL_NAME, object: 'model', created: 0, owned_by: 'vllm', max_model_len: window }] };
+      answer = {
+        object: 'list',
+        data: [{ id: SCRIPTED_MODEL_NAME, object: 'model', created: 0, owned_by: 'vllm', max_model_len: window }],
+      };
     } else if (probe === 'GET /api/ps') {
-      if (endpoint === 'ollama') answer = { models: [{ name: `${SCRIPTED_MODEL_NAME}:latest`, model: `${SCRIPTED_MODEL_NAME}:latest`, context_length: window }] };
+      if (endpoint === 'ollama')
+        answer = {
+          models: [
+            { name: `${SCRIPTED_MODEL_NAME}:latest`, model: `${SCRIPTED_MODEL_NAME}:latest`, context_length: window },
+          ],
+        };
     } else if (probe === 'POST /api/show') {
       if (endpoint === 'ollama')
         answer = {
@@ -727,15 +820,35 @@ export class ScriptedModelServer {
     else response.once('finish', markCompleted);
   }
 
-  private sendJson(response: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+  private sendJson(
+    response: ServerResponse,
+    status: number,
+    payload: unknown,
+    headers: Record<string, string> = {},
+  ): void {
     if (response.destroyed || response.headersSent) return;
     const text = JSON.stringify(payload);
-    response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    response.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     response.end(text);
   }
 
-  private sendError(response: ServerResponse, status: number, message: string, code?: string, headers: Record<string, string> = {}): void {
-    this.sendJson(response, status, { error: { message, type: errorTypeForStatus(status), param: null, code: code ?? null } }, headers);
+  private sendError(
+    response: ServerResponse,
+    status: number,
+    message: string,
+    code?: string,
+    headers: Record<string, string> = {},
+  ): void {
+    this.sendJson(
+      response,
+      status,
+      { error: { message, type: errorTypeForStatus(status), param: null, code: code ?? null } },
+      headers,
+    );
   }
 }
 

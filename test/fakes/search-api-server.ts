@@ -39,12 +39,20 @@ export class SearchApiServer {
       request.on('data', (data: Buffer) => (body += data.toString()));
       request.on('end', () => {
         const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-        const recorded: RecordedSearchRequest = { method: request.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: request.headers, body };
+        const recorded: RecordedSearchRequest = {
+          method: request.method ?? 'GET',
+          path: url.pathname,
+          query: url.searchParams,
+          headers: request.headers,
+          body,
+        };
         instance?.requests.push(recorded);
         const answer = reply(recorded);
         const send = () => {
           if (response.destroyed) return;
-          response.writeHead(answer.status ?? 200, { 'content-type': answer.json === undefined ? 'text/plain' : 'application/json' });
+          response.writeHead(answer.status ?? 200, {
+            'content-type': answer.json === undefined ? 'text/plain' : 'application/json',
+          });
           response.end(answer.json === undefined ? (answer.text ?? '') : JSON.stringify(answer.json));
         };
         if (!answer.delayMs) return send();
@@ -73,7 +81,11 @@ export class SearchApiServer {
 }
 
 /** A SearXNG `/search?format=json` body as the real API shapes it. */
-export function searxngResponse(query: string, results: Array<{ title: string; url: string; content: string }>, unresponsiveEngines: unknown[] = []) {
+export function searxngResponse(
+  query: string,
+  results: Array<{ title: string; url: string; content: string }>,
+  unresponsiveEngines: unknown[] = [],
+) {
   return {
     query,
     number_of_results: 0,

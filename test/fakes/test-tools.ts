@@ -17,7 +17,12 @@ function log(event: Record<string, unknown>): void {
 export const lookup: ToolDefinition = {
   name: 'lookup',
   description: 'Look up a fact. Returns a short text about the query.',
-  parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { query: { type: 'string' } },
+    required: ['query'],
+    additionalProperties: false,
+  },
   // Six attempts, not the default three: while a worker machine is cut off, the server still hands
   // tasks to the polls it had open, and each such attempt is lost to its 5 s heartbeat timeout; the
   // chaos test (a 90 s cut, test/cluster/production-stack.test.ts) once saw all three go that way.

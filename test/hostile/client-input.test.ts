@@ -31,13 +31,20 @@ afterAll(async () => {
 });
 
 afterEach(() => {
-  for (const worker of environment.workers) assert.doesNotThrow(() => process.kill(worker.pid, 0), `worker ${worker.pid} is alive:\n${worker.log.slice(-2000)}`);
+  for (const worker of environment.workers)
+    assert.doesNotThrow(
+      () => process.kill(worker.pid, 0),
+      `worker ${worker.pid} is alive:\n${worker.log.slice(-2000)}`,
+    );
 });
 
 /** The ApplicationFailure a run failed with. */
 async function failureOf(handle: WorkflowHandle<typeof researchAgent>): Promise<ApplicationFailure> {
   const error = await handle.result().then(
-    (result) => assert.fail(`the run was not refused: it ended ${result.termination} with ${JSON.stringify(result.prediction).slice(0, 200)}`),
+    (result) =>
+      assert.fail(
+        `the run was not refused: it ended ${result.termination} with ${JSON.stringify(result.prediction).slice(0, 200)}`,
+      ),
     (caught: unknown) => caught,
   );
   assert.ok(error instanceof WorkflowFailedError, String(error));
@@ -65,31 +72,53 @@ async function refusal(update: Promise<unknown>): Promise<string> {
 }
 
 test("#4 a client's `resume` pointing at another run's conversation is refused, with limits beyond the schema; a genuine continue-as-new still resumes", async () => {
-  const victimId = scenarios.add(runId('victim'), [toolCall('lookup', { query: 'victim canary-7f3a' }), answer('The victim answer, canary-7f3a.')]);
-  const victim = await environment.startRun({ question: 'Victim question, canary-7f3a?', loop: { continueAsNewAfterModelCalls: 1, stuckDetection: false } }, victimId);
+  const victimId = scenarios.add(runId('victim'), [
+    toolCall('lookup', { query: 'victim canary-7f3a' }),
+    answer('The victim answer, canary-7f3a.'),
+  ]);
+  const victim = await environment.startRun(
+    { question: 'Victim question, canary-7f3a?', loop: { continueAsNewAfterModelCalls: 1, stuckDetection: false } },
+    victimId,
+  );
   const victimResult = (await victim.result()) as ResearchRunResult;
   assert.equal(victimResult.termination, 'answer');
-  assert.equal(victimResult.details.continuedAsNew, 1, 'the victim continued as new once and resumed from its own state');
+  assert.equal(
+    victimResult.details.continuedAsNew,
+    1,
+    'the victim continued as new once and resumed from its own state',
+  );
 
   // The state the victim's continued run started from, as a client with access to histories reads it.
   const started = (await victim.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
   const carried = defaultPayloadConverter.fromPayload(started?.input?.payloads?.[0] as never) as ResearchRunInput;
   assert.ok(carried.resume, 'the continued run carries the state it resumed from');
-  const resume = { ...carried.resume, limits: { ...carried.resume.limits, maxModelCalls: 1_000_000, maxDurationMinutes: 1_000_000 } };
+  const resume = {
+    ...carried.resume,
+    limits: { ...carried.resume.limits, maxModelCalls: 1_000_000, maxDurationMinutes: 1_000_000 },
+  };
 
   // Even with the id of the run the victim continued from: not the run the attacker's continued from (it has none).
-  for (const forged of [{ resume }, { resume, resumedFrom: carried.resumedFrom ?? started?.continuedExecutionRunId ?? '' }]) {
+  for (const forged of [
+    { resume },
+    { resume, resumedFrom: carried.resumedFrom ?? started?.continuedExecutionRunId ?? '' },
+  ]) {
     const attackerId = scenarios.add(runId('attacker'), [answer('Read the victim transcript.')]);
     const attacker = await environment.startRun({ question: 'Anything?', ...forged }, attackerId);
     const failure = await failureOf(attacker);
     assert.equal(failure.type, FailureTypes.invalidRunInput);
-    assert.match(failure.message, /resume and resumedFrom are internal: only the run's own continue-as-new sets them, never a client/);
+    assert.match(
+      failure.message,
+      /resume and resumedFrom are internal: only the run's own continue-as-new sets them, never a client/,
+    );
     assert.equal(environment.requestsOf(attackerId).length, 0, 'no model call was made with the victim transcript');
   }
 }, 240_000);
 
 test('#5 injected messages waiting for the next model call are bounded: the update past 60,000 characters is refused, the run answers', async () => {
-  const workflowId = scenarios.add(runId('inject-flood'), [toolCall('wait', { seconds: 6 }), answer('Done despite the flood.')]);
+  const workflowId = scenarios.add(runId('inject-flood'), [
+    toolCall('wait', { seconds: 6 }),
+    answer('Done despite the flood.'),
+  ]);
   const handle = await environment.startRun({ question: 'Wait, then answer?' }, workflowId);
   await waitFor(async () => ((await handle.query(progressQuery)).phase === 'running_tools' ? true : undefined));
   const text = 'y'.repeat(19_999);
@@ -115,17 +144,25 @@ test('#5 injected messages waiting for the next model call are bounded: the upda
 }, 240_000);
 
 test('#11 approveToolCall with a 1 MiB callId is refused at once without repeating it; the real approval goes through right after', async () => {
-  const workflowId = scenarios.add(runId('approve-mib'), [toolCall('guarded_lookup', { query: 'sensitive' }), answer('Approved and answered.')]);
+  const workflowId = scenarios.add(runId('approve-mib'), [
+    toolCall('guarded_lookup', { query: 'sensitive' }),
+    answer('Approved and answered.'),
+  ]);
   const handle = await environment.startRun({ question: 'Needs approval?' }, workflowId);
   const callId = await waitFor(async () => (await handle.query(progressQuery)).awaitingApproval[0]?.callId);
 
   const startedAt = Date.now();
-  const message = await refusal(handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: 'x'.repeat(1024 * 1024), approved: true }] }));
+  const message = await refusal(
+    handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: 'x'.repeat(1024 * 1024), approved: true }] }),
+  );
   assert.equal(message, 'callId is 1048576 characters; the most is 200');
   assert.ok(Date.now() - startedAt < 10_000, `refused in ${Date.now() - startedAt} ms`);
 
   const approvedAt = Date.now();
-  assert.deepEqual(await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId, approved: true }] }), { callId, approved: true });
+  assert.deepEqual(await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId, approved: true }] }), {
+    callId,
+    approved: true,
+  });
   assert.ok(Date.now() - approvedAt < 10_000, `the next update went through in ${Date.now() - approvedAt} ms`);
   const result = (await handle.result()) as ResearchRunResult;
   assert.equal(result.termination, 'answer');
@@ -133,8 +170,15 @@ test('#11 approveToolCall with a 1 MiB callId is refused at once without repeati
 }, 240_000);
 
 test('#13 a native reply with 100 tool calls runs the first 8; the ninth is answered that it and the 91 after it were not run', async () => {
-  const calls = Array.from({ length: 100 }, (_, index) => ({ id: `call_${index}`, name: 'lookup', arguments: JSON.stringify({ query: `flood ${index}` }) }));
-  const workflowId = scenarios.add(runId('native-flood'), [{ content: '', toolCalls: calls }, { content: 'Answered after the flood.' }]);
+  const calls = Array.from({ length: 100 }, (_, index) => ({
+    id: `call_${index}`,
+    name: 'lookup',
+    arguments: JSON.stringify({ query: `flood ${index}` }),
+  }));
+  const workflowId = scenarios.add(runId('native-flood'), [
+    { content: '', toolCalls: calls },
+    { content: 'Answered after the flood.' },
+  ]);
   const handle = await environment.startRun({ question: 'Flood the tools?', protocol: 'native' }, workflowId);
   const result = (await handle.result()) as ResearchRunResult;
   assert.equal(result.termination, 'answer');
@@ -142,7 +186,9 @@ test('#13 a native reply with 100 tool calls runs the first 8; the ninth is answ
 
   const ran = readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start');
   assert.equal(ran.length, 8, 'eight lookups ran');
-  const scheduled = ((await handle.fetchHistory()).events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'lookup');
+  const scheduled = ((await handle.fetchHistory()).events ?? []).filter(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'lookup',
+  );
   assert.equal(scheduled.length, 8, 'eight tool activities in history');
   const messages = await environment.transcript(result);
   const reply = messages.find((message) => message.role === 'assistant' && message.toolCalls?.length);
@@ -157,7 +203,10 @@ test('#13 a native reply with 100 tool calls runs the first 8; the ninth is answ
     calls.slice(0, 9).map((call) => call.id),
     'each kept call has its tool message, in order',
   );
-  assert.equal(answers[8]?.content, 'Error: at most 8 tool calls are run per turn; this one was not run, nor the 91 after it.');
+  assert.equal(
+    answers[8]?.content,
+    'Error: at most 8 tool calls are run per turn; this one was not run, nor the 91 after it.',
+  );
   // The model's next request is a valid conversation: every tool call it holds is answered.
   const next = environment.requestsOf(workflowId)[1]?.messages ?? [];
   const asked = next.flatMap((message) => ((message.tool_calls ?? []) as Array<{ id: string }>).map((call) => call.id));

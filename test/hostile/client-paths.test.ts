@@ -34,7 +34,8 @@ let elsewhere: string;
 beforeAll(async () => {
   environment = await AgentEnvironment.start({
     // A judge prompt that reached the model would be answered; research runs answer at once.
-    script: (request) => (String(request.messages[0]?.content ?? '').includes(canary) ? { content: 'Correct' } : answerReply('Paris')),
+    script: (request) =>
+      String(request.messages[0]?.content ?? '').includes(canary) ? { content: 'Correct' } : answerReply('Paris'),
   });
   worker = await environment.startWorker();
   outside = mkdtempSync(join(tmpdir(), 'react-agent-outside-'));
@@ -43,7 +44,10 @@ beforeAll(async () => {
   elsewhere = join(tmpdir(), `react-agent-elsewhere-${randomBytes(6).toString('hex')}`);
   // A batch's output inside the roots that the evaluations may read.
   mkdirSync(join(environment.directory, 'batch'), { recursive: true });
-  writeFileSync(join(environment.directory, 'batch', 'iter1.jsonl'), `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris', prediction: 'Paris', termination: 'answer' })}\n`);
+  writeFileSync(
+    join(environment.directory, 'batch', 'iter1.jsonl'),
+    `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris', prediction: 'Paris', termination: 'answer' })}\n`,
+  );
   // Links inside the roots that lead out of them.
   symlinkSync(join(outside, 'secret.jsonl'), join(environment.directory, 'escape.jsonl'));
   symlinkSync(outside, join(environment.directory, 'escape-folder'));
@@ -92,7 +96,9 @@ async function refusal(handle: WorkflowHandle, logFrom: number): Promise<Refusal
   while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error).cause;
   assert.ok(cause instanceof ApplicationFailure, `no application failure in ${String(error.cause)}`);
   const history = await handle.fetchHistory();
-  const text = JSON.stringify(history, (_key, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value));
+  const text = JSON.stringify(history, (_key, value: unknown) =>
+    value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
+  );
   return { type: cause.type ?? undefined, message: cause.message, history: text, log: worker.log.slice(logFrom) };
 }
 
@@ -111,16 +117,31 @@ function assertClearRefusal(refused: Refusal, type: string, path: string): void 
   }
   assert.equal(refused.type, type, refused.message);
   assert.ok(refused.message.includes(JSON.stringify(path)), `the message names the path: ${refused.message}`);
-  assert.ok(refused.message.includes(environment.directory) && refused.message.includes(PROJECT_ROOT), `the message names the roots: ${refused.message}`);
+  assert.ok(
+    refused.message.includes(environment.directory) && refused.message.includes(PROJECT_ROOT),
+    `the message names the roots: ${refused.message}`,
+  );
   assert.match(refused.message, /REACT_AGENT_DATA_ROOTS/);
   // One attempt: a refusal is not retried.
-  assert.equal((refused.history.match(/"activityTaskFailedEventAttributes"/g) ?? []).length, 1, 'the refused activity ran once');
+  assert.equal(
+    (refused.history.match(/"activityTaskFailedEventAttributes"/g) ?? []).length,
+    1,
+    'the refused activity ran once',
+  );
 }
 
 /** Evaluates `path` (exact match, output inside the roots) and returns the refusal. */
 async function refusedEvaluation(input: Partial<EvaluationWorkflowInput>): Promise<Refusal> {
   const logFrom = worker.log.length;
-  return refusal(await startEvaluation({ paths: [join(environment.directory, 'batch')], output: join(environment.directory, `evaluation-${sequence + 1}`), judge: 'exact_match', ...input }), logFrom);
+  return refusal(
+    await startEvaluation({
+      paths: [join(environment.directory, 'batch')],
+      output: join(environment.directory, `evaluation-${sequence + 1}`),
+      judge: 'exact_match',
+      ...input,
+    }),
+    logFrom,
+  );
 }
 
 const PATH_OUTSIDE = 'ReactAgent.Evaluation.PathOutsideDataRoots';
@@ -130,7 +151,10 @@ test('/etc/passwd as an evaluation input is refused without a character of it, t
   const missing = await refusedEvaluation({ paths: ['/etc/no-such-file-react-agent'] });
   assertClearRefusal(passwd, PATH_OUTSIDE, '/etc/passwd');
   assertClearRefusal(missing, PATH_OUTSIDE, '/etc/no-such-file-react-agent');
-  assert.equal(passwd.message.replace('/etc/passwd', 'PATH'), missing.message.replace('/etc/no-such-file-react-agent', 'PATH'));
+  assert.equal(
+    passwd.message.replace('/etc/passwd', 'PATH'),
+    missing.message.replace('/etc/no-such-file-react-agent', 'PATH'),
+  );
 }, 120_000);
 
 test('/etc/shadow, or a prompt file outside the roots, as the judge is refused before it is read or sent to the judge', async () => {
@@ -142,12 +166,19 @@ test('/etc/shadow, or a prompt file outside the roots, as the judge is refused b
   assertClearRefusal(missing, PATH_OUTSIDE, '/etc/no-such-judge');
   const prompt = join(outside, 'judge.txt');
   assertClearRefusal(await refusedEvaluation({ judge: prompt }), PATH_OUTSIDE, prompt);
-  assert.ok(!environment.model.requests.some((request) => JSON.stringify(request.messages).includes(canary)), 'the outside prompt file reached the judge');
+  assert.ok(
+    !environment.model.requests.some((request) => JSON.stringify(request.messages).includes(canary)),
+    'the outside prompt file reached the judge',
+  );
 }, 120_000);
 
 test('a link inside the roots that leads out (to a file, through a folder, or nowhere) is refused the same way, without telling where it leads', async () => {
   const messages: string[] = [];
-  for (const path of [join(environment.directory, 'escape.jsonl'), join(environment.directory, 'escape-folder', 'secret.jsonl'), join(environment.directory, 'dangling.jsonl')]) {
+  for (const path of [
+    join(environment.directory, 'escape.jsonl'),
+    join(environment.directory, 'escape-folder', 'secret.jsonl'),
+    join(environment.directory, 'dangling.jsonl'),
+  ]) {
     const refused = await refusedEvaluation({ paths: [path] });
     assertClearRefusal(refused, PATH_OUTSIDE, path);
     assert.ok(!refused.message.includes(outside), `the message tells where the link leads: ${refused.message}`);
@@ -160,7 +191,10 @@ test('a link inside the roots that leads out (to a file, through a folder, or no
 }, 120_000);
 
 test('`..` out of the data directory is refused', async () => {
-  for (const path of [`${environment.directory}/../../etc/passwd`, `${environment.directory}/batch/../../${outside.split('/').pop() as string}/secret.jsonl`]) {
+  for (const path of [
+    `${environment.directory}/../../etc/passwd`,
+    `${environment.directory}/batch/../../${outside.split('/').pop() as string}/secret.jsonl`,
+  ]) {
     assertClearRefusal(await refusedEvaluation({ paths: [path] }), PATH_OUTSIDE, path);
   }
 }, 120_000);
@@ -175,7 +209,11 @@ test("a batch's output in /tmp/elsewhere, directly or through a link, is refused
   const requestsBefore = environment.model.requests.length;
   for (const output of [elsewhere, join(environment.directory, 'output-link')]) {
     const logFrom = worker.log.length;
-    const handle = await startBatch(environment, batchId('hostile-output'), questions(2), { rollouts: 1, concurrency: 2, output });
+    const handle = await startBatch(environment, batchId('hostile-output'), questions(2), {
+      rollouts: 1,
+      concurrency: 2,
+      output,
+    });
     assertClearRefusal(await refusal(handle, logFrom), 'ReactAgent.Batch.OutputOutsideDataRoots', output);
     assert.equal(existsSync(elsewhere), false, `${elsewhere} was made`);
   }
@@ -185,7 +223,9 @@ test("a batch's output in /tmp/elsewhere, directly or through a link, is refused
 test('the worker is alive after every attack and still evaluates a batch inside the roots', async () => {
   process.kill(worker.pid, 0); // throws when the process is gone
   const output = join(environment.directory, 'evaluation-inside');
-  const outcome = await (await startEvaluation({ paths: [join(environment.directory, 'batch')], output, judge: 'exact_match' })).result();
+  const outcome = await (
+    await startEvaluation({ paths: [join(environment.directory, 'batch')], output, judge: 'exact_match' })
+  ).result();
   assert.equal(outcome.headline.meanPassAt1, 1);
   assert.ok(readdirSync(output).includes('report.json'));
 }, 120_000);

@@ -63,7 +63,10 @@ test('a docx bomb and a PDF bomb get "too large" observations; the worker lives 
     toolCall('visit', { url: `file://${join(workspace, 'bomb.pdf')}` }),
     answer('The documents were too large to read.'),
   ]);
-  const other = scenarios.add(runId('document-neighbour'), [toolCall('parse_file', { files: ['notes.md'] }), answer('BYD sold 4,272,145 vehicles in 2024.')]);
+  const other = scenarios.add(runId('document-neighbour'), [
+    toolCall('parse_file', { files: ['notes.md'] }),
+    answer('BYD sold 4,272,145 vehicles in 2024.'),
+  ]);
 
   const bombRun = await environment.startRun({ question: 'Summarise bomb.docx and bomb.pdf.' }, bombs);
   const startedAt = Date.now();
@@ -77,21 +80,32 @@ test('a docx bomb and a PDF bomb get "too large" observations; the worker lives 
   assert.doesNotMatch(worker.log, /heap out of memory|ERR_WORKER_OUT_OF_MEMORY|FATAL ERROR/);
 
   assert.equal(neighbour.termination, 'answer');
-  assert.ok(neighbourSeconds < 60, `the other run answered in ${neighbourSeconds.toFixed(1)} s, while the bombs were being read`);
+  assert.ok(
+    neighbourSeconds < 60,
+    `the other run answered in ${neighbourSeconds.toFixed(1)} s, while the bombs were being read`,
+  );
   assert.match((await environment.transcript(neighbour))[3]?.content ?? '', /4,272,145/);
 
   assert.equal(result.termination, 'answer');
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
   assert.match(messages[3]?.content ?? '', /bomb\.docx is too large to read: it inflates past 16 MB/);
-  assert.match(messages[5]?.content ?? '', /bomb\.pdf is too large to read: its content inflates past 32 MB of binary data/);
+  assert.match(
+    messages[5]?.content ?? '',
+    /bomb\.pdf is too large to read: its content inflates past 32 MB of binary data/,
+  );
   assert.match(messages[7]?.content ?? '', /could not visit file:\/\/\S+bomb\.pdf: bomb\.pdf is too large to read/);
 
   // Each refusal is one attempt: an observation, never retried.
   const history = await bombRun.fetchHistory();
-  const failedAttempts = (history.events ?? []).filter((event) => event.activityTaskFailedEventAttributes || event.activityTaskTimedOutEventAttributes);
+  const failedAttempts = (history.events ?? []).filter(
+    (event) => event.activityTaskFailedEventAttributes || event.activityTaskTimedOutEventAttributes,
+  );
   assert.equal(failedAttempts.length, 0, 'no tool attempt failed or timed out');
 
   const largest = filesUnder(join(environment.directory, 'transcripts')).sort((a, b) => b.bytes - a.bytes)[0];
-  assert.ok(!largest || largest.bytes < 1024 * 1024, `no stored blob is large; the largest is ${largest?.path} (${largest?.bytes} bytes)`);
+  assert.ok(
+    !largest || largest.bytes < 1024 * 1024,
+    `no stored blob is large; the largest is ${largest?.path} (${largest?.bytes} bytes)`,
+  );
 }, 300_000);

@@ -17,7 +17,10 @@ let worker: WorkerProcess;
 
 beforeAll(async () => {
   // As the issue's pass ran it: 12 attempts of a model call.
-  environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' } });
+  environment = await AgentEnvironment.start({
+    script: scenarios.script,
+    workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' },
+  });
   worker = await environment.startWorker();
 }, 180_000);
 
@@ -36,7 +39,12 @@ const alive = (pid: number) => {
 
 /** Rejects after `ms` saying what did not happen in time. */
 const within = <T>(ms: number, what: string, promise: Promise<T>) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms / 1000} s`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not happen within ${ms / 1000} s`)), ms).unref(),
+    ),
+  ]);
 
 /**
  * Starts a run whose first model call gets `attack`; once the server is sending it, starts an
@@ -49,7 +57,11 @@ async function attackedRun(label: string, attack: ScriptedReply) {
   await environment.model.waitForRequest((request) => request.workflowId === workflowId, 60_000);
   const bystanderId = scenarios.add(runId(`${label}-bystander`), [answer('still here')]);
   const bystander = await environment.startRun({ question: 'Is the worker still answering?' }, bystanderId);
-  const bystanderResult = (await within(60_000, 'the other run on the worker finishing', bystander.result())) as ResearchRunResult;
+  const bystanderResult = (await within(
+    60_000,
+    'the other run on the worker finishing',
+    bystander.result(),
+  )) as ResearchRunResult;
   assert.equal(bystanderResult.termination, 'answer');
   assert.equal(bystanderResult.prediction, 'still here');
   const result = (await within(120_000, 'the attacked run ending', handle.result())) as ResearchRunResult;
@@ -62,22 +74,36 @@ async function attackedRun(label: string, attack: ScriptedReply) {
 test('200 MB of stream without a newline: the run ends error, line too large, after one request', async () => {
   const { result, requests } = await attackedRun('endless-line', { endlessLineBytes: 200 * 1024 * 1024 });
   assert.equal(result.termination, 'error');
-  assert.match(result.error ?? '', /reply was too large: one line of its stream passed 4194304 bytes \(REACT_AGENT_MODEL_MAX_LINE_BYTES\)/);
+  assert.match(
+    result.error ?? '',
+    /reply was too large: one line of its stream passed 4194304 bytes \(REACT_AGENT_MODEL_MAX_LINE_BYTES\)/,
+  );
   assert.equal(requests.length, 1, 'one request, not retried');
   assert.equal(requests[0]?.aborted, true, 'the worker hung up');
 }, 300_000);
 
 test('a 50 MB native tool call: the run ends error, too large, after one request', async () => {
-  const { result, requests } = await attackedRun('huge-tool-call', { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: `{"query":"${'q'.repeat(50 * 1024 * 1024)}"}` }] });
+  const { result, requests } = await attackedRun('huge-tool-call', {
+    toolCalls: [{ id: 'call-1', name: 'lookup', arguments: `{"query":"${'q'.repeat(50 * 1024 * 1024)}"}` }],
+  });
   assert.equal(result.termination, 'error');
-  assert.match(result.error ?? '', /reply was too large: .*passed \d+ bytes \(REACT_AGENT_MODEL_MAX_(LINE|REPLY)_BYTES\)/);
+  assert.match(
+    result.error ?? '',
+    /reply was too large: .*passed \d+ bytes \(REACT_AGENT_MODEL_MAX_(LINE|REPLY)_BYTES\)/,
+  );
   assert.equal(requests.length, 1, 'one request, not retried');
 }, 300_000);
 
 test('a 3 MB reply without a space: the run ends error, text too large, after one request', async () => {
-  const { result, requests } = await attackedRun('no-spaces', { content: `<answer>${'a'.repeat(3 * 1024 * 1024)}</answer>`, chunks: 3_000 });
+  const { result, requests } = await attackedRun('no-spaces', {
+    content: `<answer>${'a'.repeat(3 * 1024 * 1024)}</answer>`,
+    chunks: 3_000,
+  });
   assert.equal(result.termination, 'error');
-  assert.match(result.error ?? '', /reply was too large: its text passed 1048576 bytes \(REACT_AGENT_MODEL_MAX_REPLY_BYTES\)/);
+  assert.match(
+    result.error ?? '',
+    /reply was too large: its text passed 1048576 bytes \(REACT_AGENT_MODEL_MAX_REPLY_BYTES\)/,
+  );
   assert.equal(requests.length, 1, 'one request, not retried');
 }, 300_000);
 

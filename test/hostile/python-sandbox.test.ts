@@ -64,7 +64,10 @@ afterAll(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-async function runPython(label: string, code: string): Promise<{ observation: string; termination: string; history: string }> {
+async function runPython(
+  label: string,
+  code: string,
+): Promise<{ observation: string; termination: string; history: string }> {
   const workflowId = scenarios.add(runId(label), [toolCall('python', { code }), answer('done')]);
   const result = await (await environment.startRun({ question: 'Compute something.' }, workflowId)).result();
   const observation = String(environment.requestsOf(workflowId)[1]?.messages.at(-1)?.content ?? '');
@@ -93,14 +96,23 @@ describe('python: total writes and inherited descriptors', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
-    const { observation, termination } = await runPython('hostile-python-fill', code).finally(() => (measuring = false));
+    const { observation, termination } = await runPython('hostile-python-fill', code).finally(
+      () => (measuring = false),
+    );
     await sampler;
 
     assert.equal(termination, 'answer');
     assert.doesNotMatch(observation, /wrote 512 MiB/);
     assert.match(observation, new RegExp(`write quota of ${QUOTA_MIB} MiB`), observation);
-    assert.ok(largestOnDisk <= (QUOTA_MIB + 64) * 1024 ** 2, `the call directories held ${(largestOnDisk / 1024 ** 2).toFixed(0)} MiB on the host's disk`);
-    assert.deepEqual([...readdirSync(workerTemporaryDirectory).filter((name) => name.startsWith('react-agent-python-'))], [], 'the call directory is removed');
+    assert.ok(
+      largestOnDisk <= (QUOTA_MIB + 64) * 1024 ** 2,
+      `the call directories held ${(largestOnDisk / 1024 ** 2).toFixed(0)} MiB on the host's disk`,
+    );
+    assert.deepEqual(
+      [...readdirSync(workerTemporaryDirectory).filter((name) => name.startsWith('react-agent-python-'))],
+      [],
+      'the call directory is removed',
+    );
     assert.ok(workerAlive(), 'the worker is alive');
   }, 180_000);
 

@@ -60,7 +60,11 @@ function filesText(directory: string): string {
 }
 
 /** Where a user would look, each as text: the decoded history, the result, the worker's log, the transcripts. */
-async function placesToLook(workflowId: string, result: ResearchRunResult, worker: WorkerProcess): Promise<Record<string, string>> {
+async function placesToLook(
+  workflowId: string,
+  result: ResearchRunResult,
+  worker: WorkerProcess,
+): Promise<Record<string, string>> {
   const history = await environment.client.workflow.getHandle(workflowId).fetchHistory();
   return {
     history: historyText(history),
@@ -73,12 +77,17 @@ async function placesToLook(workflowId: string, result: ResearchRunResult, worke
 }
 
 function assertNoLeak(places: Record<string, string>, secret: string): void {
-  const leaks = Object.entries(places).flatMap(([place, text]) => leakedForms(text, secret).map((form) => `${form} in ${place}`));
+  const leaks = Object.entries(places).flatMap(([place, text]) =>
+    leakedForms(text, secret).map((form) => `${form} in ${place}`),
+  );
   assert.deepEqual(leaks, [], `the secret leaked: ${leaks.join(', ')}`);
 }
 
 /** Runs `body` with a worker of this environment (with `extra` variables), stopped afterwards whatever happens, so the next test's runs do not reach it. */
-async function withWorker(extra: Record<string, string>, body: (worker: WorkerProcess) => Promise<void>): Promise<void> {
+async function withWorker(
+  extra: Record<string, string>,
+  body: (worker: WorkerProcess) => Promise<void>,
+): Promise<void> {
   const worker = await environment.startWorker(extra);
   try {
     await body(worker);
@@ -92,7 +101,10 @@ function assertAlive(worker: WorkerProcess): void {
 }
 
 beforeAll(async () => {
-  environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { OPENAI_API_KEY: MODEL_KEY } });
+  environment = await AgentEnvironment.start({
+    script: scenarios.script,
+    workerEnvironment: { OPENAI_API_KEY: MODEL_KEY },
+  });
 });
 
 afterAll(async () => {
@@ -103,20 +115,28 @@ test('a model server that echoes the key, in its 401 and in a reply: the first r
   await withWorker({}, async (worker) => {
     const basic = Buffer.from(`agent:${MODEL_KEY}`).toString('base64');
     const workflowId = scenarios.add(runId('echoed-key'), [
-      { status: 401, errorMessage: `Incorrect API key provided: ${MODEL_KEY}. (proxy: Authorization: ${basic}; key as base64: ${Buffer.from(MODEL_KEY).toString('base64')})` },
+      {
+        status: 401,
+        errorMessage: `Incorrect API key provided: ${MODEL_KEY}. (proxy: Authorization: ${basic}; key as base64: ${Buffer.from(MODEL_KEY).toString('base64')})`,
+      },
     ]);
     const handle = await environment.startRun({ question: 'Who am I?' }, workflowId);
     const result = await handle.result();
 
     assert.equal(result.termination, 'error');
-    assert.match(result.error ?? '', /rejected the request with 401: 401 Incorrect API key provided: \[redacted\]\. \(proxy: Authorization: YWdlbnQ6\[redacted\]; key as base64: \[redacted\]\)/);
+    assert.match(
+      result.error ?? '',
+      /rejected the request with 401: 401 Incorrect API key provided: \[redacted\]\. \(proxy: Authorization: YWdlbnQ6\[redacted\]; key as base64: \[redacted\]\)/,
+    );
     assert.match(result.error ?? '', /Check OPENAI_API_KEY/);
     assertNoLeak(await placesToLook(workflowId, result, worker), MODEL_KEY);
 
     // The worker lives on and serves the next run, whose reply echoes the key (in its reasoning and
     // its answer): the answer arrives with the key taken out.
     assertAlive(worker);
-    const next = scenarios.add(runId('echoed-key-in-reply'), [answer(`Your key is ${MODEL_KEY}.`, `The request came with ${MODEL_KEY}.`)]);
+    const next = scenarios.add(runId('echoed-key-in-reply'), [
+      answer(`Your key is ${MODEL_KEY}.`, `The request came with ${MODEL_KEY}.`),
+    ]);
     const nextResult = await (await environment.startRun({ question: 'What is my key?' }, next)).result();
     assert.equal(nextResult.termination, 'answer');
     assert.equal(nextResult.prediction, 'Your key is [redacted].');
@@ -130,44 +150,67 @@ test('an MCP server that sends its ${VAR} secret back encoded and in its tool de
     config,
     JSON.stringify({
       mcpServers: {
-        echo: { command: process.execPath, args: [join(__dirname, 'support/secret-echo-mcp-server.mjs')], env: { SECRET_ECHO_TOKEN: '${HOSTILE_MCP_TOKEN}' } },
+        echo: {
+          command: process.execPath,
+          args: [join(__dirname, 'support/secret-echo-mcp-server.mjs')],
+          env: { SECRET_ECHO_TOKEN: '${HOSTILE_MCP_TOKEN}' },
+        },
       },
     }),
   );
-  await withWorker({ REACT_AGENT_MCP_CONFIG: config, REACT_AGENT_TOOLS: 'mcp:echo', HOSTILE_MCP_TOKEN: MCP_TOKEN }, async (worker) => {
-    const workflowId = scenarios.add(runId('mcp-echo'), [toolCall('whoami', {}), answer('The server would not say.')]);
-    const handle = await environment.startRun({ question: 'Who am I to the echo server?' }, workflowId);
-    const result = await handle.result();
+  await withWorker(
+    { REACT_AGENT_MCP_CONFIG: config, REACT_AGENT_TOOLS: 'mcp:echo', HOSTILE_MCP_TOKEN: MCP_TOKEN },
+    async (worker) => {
+      const workflowId = scenarios.add(runId('mcp-echo'), [
+        toolCall('whoami', {}),
+        answer('The server would not say.'),
+      ]);
+      const handle = await environment.startRun({ question: 'Who am I to the echo server?' }, workflowId);
+      const result = await handle.result();
 
-    assert.equal(result.termination, 'answer');
-    const messages = await environment.transcript(result);
-    // The tool and its result reached the model, with every form of the secret taken out.
-    assert.match(messages[0]?.content ?? '', /Says who the agent is\. Token: \[redacted\]; as base64: \[redacted\]/);
-    assert.match(messages[3]?.content ?? '', /literal: \[redacted\]\nbase64: \[redacted\]/);
-    assertNoLeak(await placesToLook(workflowId, result, worker), MCP_TOKEN);
-    assertAlive(worker);
-  });
+      assert.equal(result.termination, 'answer');
+      const messages = await environment.transcript(result);
+      // The tool and its result reached the model, with every form of the secret taken out.
+      assert.match(messages[0]?.content ?? '', /Says who the agent is\. Token: \[redacted\]; as base64: \[redacted\]/);
+      assert.match(messages[3]?.content ?? '', /literal: \[redacted\]\nbase64: \[redacted\]/);
+      assertNoLeak(await placesToLook(workflowId, result, worker), MCP_TOKEN);
+      assertAlive(worker);
+    },
+  );
 });
 
 test('credentials in OPENAI_BASE_URL: masked in the worker banner, the run errors and the CLI error', async () => {
   const withCredentials = environment.model.baseUrl.replace('http://', `http://agent:${URL_PASSWORD}@`);
   const taskQueue = `${environment.taskQueue}-credentials`;
-  await withWorker({ OPENAI_BASE_URL: withCredentials, REACT_AGENT_TASK_QUEUE: taskQueue, REACT_AGENT_MODEL_MAX_ATTEMPTS: '2' }, async (worker) => {
-    assert.match(worker.log, /react-agent worker: .*model scripted-model at http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/v1;/);
+  await withWorker(
+    { OPENAI_BASE_URL: withCredentials, REACT_AGENT_TASK_QUEUE: taskQueue, REACT_AGENT_MODEL_MAX_ATTEMPTS: '2' },
+    async (worker) => {
+      assert.match(
+        worker.log,
+        /react-agent worker: .*model scripted-model at http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/v1;/,
+      );
 
-    // The openai client cannot send a URL's credentials (fetch refuses the URL, quoting it): the run ends with error.
-    const workflowId = runId('url-credentials');
-    const handle = await environment.client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue, workflowId, args: [{ question: 'Anyone there?' }] });
-    const result = await handle.result();
-    assert.equal(result.termination, 'error');
-    assert.match(result.error ?? '', /could not be reached/);
-    assertNoLeak(await placesToLook(workflowId, result, worker), URL_PASSWORD);
-    assertAlive(worker);
+      // The openai client cannot send a URL's credentials (fetch refuses the URL, quoting it): the run ends with error.
+      const workflowId = runId('url-credentials');
+      const handle = await environment.client.workflow.start<typeof researchAgent>('researchAgent', {
+        taskQueue,
+        workflowId,
+        args: [{ question: 'Anyone there?' }],
+      });
+      const result = await handle.result();
+      assert.equal(result.termination, 'error');
+      assert.match(result.error ?? '', /could not be reached/);
+      assertNoLeak(await placesToLook(workflowId, result, worker), URL_PASSWORD);
+      assertAlive(worker);
 
-    const cli = CliProcess.start(['run', 'Anyone there?'], { environment: { ...environment.environment, OPENAI_BASE_URL: withCredentials }, timeoutMs: 60_000 });
-    const exit = await cli.exited;
-    assert.equal(exit.code, 1);
-    assert.match(cli.stderr, /The model endpoint http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/v1 cannot be reached/);
-    assert.deepEqual(leakedForms(cli.stdout + cli.stderr, URL_PASSWORD), []);
-  });
+      const cli = CliProcess.start(['run', 'Anyone there?'], {
+        environment: { ...environment.environment, OPENAI_BASE_URL: withCredentials },
+        timeoutMs: 60_000,
+      });
+      const exit = await cli.exited;
+      assert.equal(exit.code, 1);
+      assert.match(cli.stderr, /The model endpoint http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/v1 cannot be reached/);
+      assert.deepEqual(leakedForms(cli.stdout + cli.stderr, URL_PASSWORD), []);
+    },
+  );
 });

@@ -46,11 +46,15 @@ let neighbourPort = 0;
 
 beforeAll(async () => {
   allowedServer = createServer((_request, response) =>
-    response.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Intranet</title></head><body><p>${ALLOWED_TEXT}</p></body></html>`),
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<html><head><title>Intranet</title></head><body><p>${ALLOWED_TEXT}</p></body></html>`),
   );
   neighbour = createServer((_request, response) => {
     neighbourRequests += 1;
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ namespaces: [NEIGHBOUR_SECRET] }));
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ namespaces: [NEIGHBOUR_SECRET] }));
   });
   allowedPort = await listen(allowedServer, '127.0.0.1');
   neighbourPort = await listen(neighbour, '0.0.0.0');
@@ -86,7 +90,10 @@ describe('visit: own addresses, TEST-NETs, IPv6 forms carrying IPv4, allowed hos
       `http://[2002:${hex(a, b)}:${hex(c, d)}::1]:${neighbourPort}/`,
       `http://[2001:0:7f00:1::1]:${neighbourPort}/`,
     ];
-    const workflowId = scenarios.add(runId('hostile-visit'), [toolCall('visit', { url: [`http://127.0.0.1:${allowedPort}/`, ...refused] }), answer('done')]);
+    const workflowId = scenarios.add(runId('hostile-visit'), [
+      toolCall('visit', { url: [`http://127.0.0.1:${allowedPort}/`, ...refused] }),
+      answer('done'),
+    ]);
     const result = await (await environment.startRun({ question: 'Read the intranet page.' }, workflowId)).result();
 
     assert.equal(result.termination, 'answer');
@@ -96,11 +103,18 @@ describe('visit: own addresses, TEST-NETs, IPv6 forms carrying IPv4, allowed hos
     for (const url of refused) {
       const line = observation.split('\n').find((text) => text.startsWith(`could not visit ${url}`));
       assert.ok(line, `no line for ${url} in:\n${observation}`);
-      assert.match(line, /is blocked: it is .*(loopback|private|documentation|special-purpose|own network interfaces|reserved)/, line);
+      assert.match(
+        line,
+        /is blocked: it is .*(loopback|private|documentation|special-purpose|own network interfaces|reserved)/,
+        line,
+      );
     }
     assert.match(observation, /127\.0\.0\.1:\d+ would allow this one/);
     const ownPattern = own.replace(/\./g, '\\.');
-    assert.match(observation, new RegExp(`it is ${ownPattern}, (an address of this machine's own network interfaces|a .+? address)`));
+    assert.match(
+      observation,
+      new RegExp(`it is ${ownPattern}, (an address of this machine's own network interfaces|a .+? address)`),
+    );
 
     // nothing reached the neighbour, and nothing of it reached the run
     assert.equal(neighbourRequests, 0);
@@ -108,6 +122,7 @@ describe('visit: own addresses, TEST-NETs, IPv6 forms carrying IPv4, allowed hos
     assert.match(history, /The allowed intranet page says 42/, 'the decoded history holds the observations');
     assert.ok(!history.includes(NEIGHBOUR_SECRET), 'the neighbour secret is not in the history');
     assert.ok(!JSON.stringify(result).includes(NEIGHBOUR_SECRET), 'nor in the result');
-    for (const worker of environment.workers) assert.doesNotThrow(() => process.kill(worker.pid, 0), 'the worker is alive');
+    for (const worker of environment.workers)
+      assert.doesNotThrow(() => process.kill(worker.pid, 0), 'the worker is alive');
   }, 180_000);
 });

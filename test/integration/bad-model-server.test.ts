@@ -15,7 +15,10 @@ let model: ScriptedModelServer;
 const earlierRequests: ScriptedRequestRecord[] = [];
 
 beforeAll(async () => {
-  environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' } });
+  environment = await AgentEnvironment.start({
+    script: scenarios.script,
+    workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' },
+  });
   model = environment.model;
   await environment.startWorker();
 });
@@ -25,7 +28,8 @@ afterAll(async () => {
   if (model !== environment?.model) await model?.close();
 });
 
-const requestsOf = (workflowId: string) => [...earlierRequests, ...model.requests].filter((request) => request.workflowId === workflowId);
+const requestsOf = (workflowId: string) =>
+  [...earlierRequests, ...model.requests].filter((request) => request.workflowId === workflowId);
 
 async function run(label: string, replies: Parameters<Scenarios['add']>[1]) {
   const workflowId = scenarios.add(runId(label), replies);
@@ -35,7 +39,12 @@ async function run(label: string, replies: Parameters<Scenarios['add']>[1]) {
 }
 
 /** Answers with `failure` on the first attempts of model call 1, then with the script. */
-function failingFirst(failures: Array<Parameters<Scenarios['add']>[1] extends infer R ? (R extends Array<infer Reply> ? Reply : never) : never>, then: ReturnType<typeof answer>) {
+function failingFirst(
+  failures: Array<
+    Parameters<Scenarios['add']>[1] extends infer R ? (R extends Array<infer Reply> ? Reply : never) : never
+  >,
+  then: ReturnType<typeof answer>,
+) {
   return (_turn: number, request: { workflowId?: string }) => {
     const attempt = requestsOf(request.workflowId as string).length;
     return failures[attempt - 1] ?? then;
@@ -61,14 +70,22 @@ test('500 and 502 from the model server are retried and the run finishes', async
 });
 
 test('403 ends the run error with a message naming the setting to fix, without retrying', async () => {
-  const { result, requests } = await run('forbidden', [{ status: 403, errorMessage: 'Project does not have access to model' }]);
+  const { result, requests } = await run('forbidden', [
+    { status: 403, errorMessage: 'Project does not have access to model' },
+  ]);
   assert.equal(result.termination, 'error');
   assert.match(result.error ?? '', /rejected the request with 403.*Check OPENAI_API_KEY/);
   assert.equal(requests.length, 1);
 });
 
 test('a stream that stalls longer than the stall limit is abandoned and retried', async () => {
-  const { result, requests } = await run('stall', failingFirst([{ content: '<think>thinking very slowly about this</think>', stallAfterChunks: 2, chunks: 4 }], answer('after a stall')));
+  const { result, requests } = await run(
+    'stall',
+    failingFirst(
+      [{ content: '<think>thinking very slowly about this</think>', stallAfterChunks: 2, chunks: 4 }],
+      answer('after a stall'),
+    ),
+  );
   assert.equal(result.termination, 'answer');
   assert.equal(requests.length, 2);
   assert.equal(requests[0]?.aborted, true, 'the stalled stream was abandoned');
@@ -77,7 +94,9 @@ test('a stream that stalls longer than the stall limit is abandoned and retried'
 });
 
 test('invalid UTF-8 from the server becomes replacement characters, not a failure', async () => {
-  const { result } = await run('invalid-utf8', [{ content: `<answer>BYD ${INVALID_UTF8_MARKER} wins</answer>`, invalidUtf8: true, chunks: 1 }]);
+  const { result } = await run('invalid-utf8', [
+    { content: `<answer>BYD ${INVALID_UTF8_MARKER} wins</answer>`, invalidUtf8: true, chunks: 1 },
+  ]);
   assert.equal(result.termination, 'answer');
   assert.match(result.prediction, /^BYD \uFFFD\( wins$/);
 });
@@ -89,7 +108,14 @@ test('no API key in history, memo, search attributes, results, the transcript st
   assert.ok(history.length > 1_000, 'the history was exported');
   assert.ok(!history.includes(SECRET), 'history');
   const description = await handle.describe();
-  assert.ok(!JSON.stringify({ memo: description.memo, attributes: description.typedSearchAttributes.getAll(), summary: description.staticSummary }).includes(SECRET), 'memo and search attributes');
+  assert.ok(
+    !JSON.stringify({
+      memo: description.memo,
+      attributes: description.typedSearchAttributes.getAll(),
+      summary: description.staticSummary,
+    }).includes(SECRET),
+    'memo and search attributes',
+  );
   assert.ok(!JSON.stringify(result).includes(SECRET), 'result');
   for (const worker of environment.workers) assert.ok(!worker.log.includes(SECRET), 'worker log');
   const transcripts = join(environment.directory, 'transcripts');
@@ -109,7 +135,10 @@ test('the model server down for 60 s: the run waits with backoff and finishes', 
   const port = model.port;
   earlierRequests.push(...model.requests);
   await model.close();
-  const workflowId = scenarios.add(runId('outage'), [toolCall('lookup', { query: 'during outage' }), answer('survived the outage')]);
+  const workflowId = scenarios.add(runId('outage'), [
+    toolCall('lookup', { query: 'during outage' }),
+    answer('survived the outage'),
+  ]);
   const started = Date.now();
   const handle = await environment.startRun({ question: 'Survive a model outage.' }, workflowId);
   await new Promise((resolve) => setTimeout(resolve, 60_000));

@@ -17,7 +17,9 @@ beforeAll(async () => {
       const question = String(request.messages[1]?.content ?? '');
       if (!pair) return { status: 500, errorMessage: 'not a batch run' };
       if (question.includes('slow') && turnOf(request) === 1) return toolReply('wait', { seconds: 60 });
-      return turnOf(request) === 1 ? toolReply('lookup', { query: question }) : answerReply(`A${pair.index}-r${pair.rollout}`);
+      return turnOf(request) === 1
+        ? toolReply('lookup', { query: question })
+        : answerReply(`A${pair.index}-r${pair.rollout}`);
     },
   });
   await environment.startWorker();
@@ -27,7 +29,10 @@ afterAll(async () => {
   await environment?.close();
 });
 
-async function cli(argumentsList: string[], timeoutMs = 180_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function cli(
+  argumentsList: string[],
+  timeoutMs = 180_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const process = CliProcess.start(argumentsList, { environment: environment.environment, timeoutMs });
   const { code } = await process.exited;
   return { code, stdout: process.stdout, stderr: process.stderr };
@@ -44,9 +49,26 @@ function file(name: string, text: string): string {
 }
 
 test('batch --wait runs a .csv file with 2 rollouts to the end: progress lines, the summary, complete iter files, exit 0', async () => {
-  const input = file('questions.csv', `question,answer\n${Array.from({ length: 6 }, (_, index) => `"Question ${index}, please?",ref-${index}`).join('\n')}\n`);
+  const input = file(
+    'questions.csv',
+    `question,answer\n${Array.from({ length: 6 }, (_, index) => `"Question ${index}, please?",ref-${index}`).join('\n')}\n`,
+  );
   const output = join(environment.directory, 'cli-wait');
-  const outcome = await cli(['batch', input, '--output', output, '--rollouts', '2', '--concurrency', '3', '--name', 'cli wait', '--max-calls', '5', '--wait']);
+  const outcome = await cli([
+    'batch',
+    input,
+    '--output',
+    output,
+    '--rollouts',
+    '2',
+    '--concurrency',
+    '3',
+    '--name',
+    'cli wait',
+    '--max-calls',
+    '5',
+    '--wait',
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   const [id] = outcome.stdout.trim().split('\n');
   assert.match(id as string, /^batch-cli-wait-\d{8}-\d{6}-[0-9a-z]+$/);
@@ -76,7 +98,12 @@ test('batch --wait runs a .csv file with 2 rollouts to the end: progress lines, 
 
 test('bad input exits 2 with every bad line and starts nothing; so do --rollouts 0, an unknown extension and an unusable output directory', async () => {
   const before = await batchCount();
-  const bad = file('bad.jsonl', ['{"question":"fine"}', 'not json at all', '{"answer":"no question"}', `{"question":"${'x'.repeat(20_001)}"}`].join('\n'));
+  const bad = file(
+    'bad.jsonl',
+    ['{"question":"fine"}', 'not json at all', '{"answer":"no question"}', `{"question":"${'x'.repeat(20_001)}"}`].join(
+      '\n',
+    ),
+  );
   const outcome = await cli(['batch', bad, '--output', join(environment.directory, 'never')]);
   assert.equal(outcome.code, 2);
   assert.match(outcome.stderr, /bad\.jsonl:2: not JSON/);
@@ -87,20 +114,43 @@ test('bad input exits 2 with every bad line and starts nothing; so do --rollouts
   const empty = await cli(['batch', file('empty.jsonl', ''), '--output', join(environment.directory, 'never')]);
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /empty\.jsonl: the file has no questions/);
-  const zero = await cli(['batch', file('ok.jsonl', '{"question":"q"}\n'), '--output', join(environment.directory, 'never'), '--rollouts', '0']);
+  const zero = await cli([
+    'batch',
+    file('ok.jsonl', '{"question":"q"}\n'),
+    '--output',
+    join(environment.directory, 'never'),
+    '--rollouts',
+    '0',
+  ]);
   assert.equal(zero.code, 2);
   assert.match(zero.stderr, /--rollouts must be a whole number from 1 to 100, got "0"/);
-  const extension = await cli(['batch', file('questions.yaml', 'question: q'), '--output', join(environment.directory, 'never')]);
+  const extension = await cli([
+    'batch',
+    file('questions.yaml', 'question: q'),
+    '--output',
+    join(environment.directory, 'never'),
+  ]);
   assert.equal(extension.code, 2);
   assert.match(extension.stderr, /unknown input format "\.yaml"; use \.jsonl, \.json, \.csv/);
-  const unusable = await cli(['batch', join(environment.directory, 'ok.jsonl'), '--output', join(environment.directory, 'ok.jsonl', 'below')]);
+  const unusable = await cli([
+    'batch',
+    join(environment.directory, 'ok.jsonl'),
+    '--output',
+    join(environment.directory, 'ok.jsonl', 'below'),
+  ]);
   assert.equal(unusable.code, 2);
-  assert.match(unusable.stderr, /Cannot create the output directory .*a part of the path is not a directory.*Nothing was started\./);
+  assert.match(
+    unusable.stderr,
+    /Cannot create the output directory .*a part of the path is not a directory.*Nothing was started\./,
+  );
   assert.equal(await batchCount(), before, 'no batch was started');
 }, 120_000);
 
 test('status, follow and cancel take a batch id: counts per rollout, then a clean cancel that follow reports', async () => {
-  const input = file('slow.jsonl', Array.from({ length: 5 }, (_, index) => JSON.stringify({ question: `slow question ${index}` })).join('\n'));
+  const input = file(
+    'slow.jsonl',
+    Array.from({ length: 5 }, (_, index) => JSON.stringify({ question: `slow question ${index}` })).join('\n'),
+  );
   const output = join(environment.directory, 'cli-cancel');
   const started = await cli(['batch', input, '--output', output, '--concurrency', '2']);
   assert.equal(started.code, 0, started.stderr);
@@ -110,7 +160,8 @@ test('status, follow and cancel take a batch id: counts per rollout, then a clea
     'two runs in their tool',
     async () =>
       ((await handle.query('progress')) as BatchProgress).totals.running === 2 &&
-      environment.model.requests.filter((request) => request.completed && request.workflowId?.startsWith(`${id}/`)).length === 2,
+      environment.model.requests.filter((request) => request.completed && request.workflowId?.startsWith(`${id}/`))
+        .length === 2,
   );
 
   const status = await cli(['status', id]);
@@ -118,7 +169,9 @@ test('status, follow and cancel take a batch id: counts per rollout, then a clea
   const described = JSON.parse(status.stdout);
   assert.equal(described.status, 'RUNNING');
   assert.equal(described.summary, `5 questions × 1 rollout → ${output}`);
-  assert.deepEqual(described.progress.perRollout, [{ rollout: 1, queued: 3, running: 2, done: {}, failed: 0, kept: 0 }]);
+  assert.deepEqual(described.progress.perRollout, [
+    { rollout: 1, queued: 3, running: 2, done: {}, failed: 0, kept: 0 },
+  ]);
 
   const following = CliProcess.start(['follow', id], { environment: environment.environment, timeoutMs: 120_000 });
   await following.waitForStderr(/\[[#-]{24}\] 0\/5 · running 2/);

@@ -25,7 +25,9 @@ beforeAll(async () => {
     script: (request) => {
       const pair = pairOf(request);
       if (!pair) return { status: 500, errorMessage: 'not a batch run' };
-      return turnOf(request) === 1 ? toolReply('lookup', { query: `q${pair.index}` }) : answerReply(`A${pair.index}-r${pair.rollout}`);
+      return turnOf(request) === 1
+        ? toolReply('lookup', { query: `q${pair.index}` })
+        : answerReply(`A${pair.index}-r${pair.rollout}`);
     },
   });
   seaweed = await environment.startS3([BUCKET]);
@@ -39,7 +41,10 @@ afterAll(async () => {
 }, 60_000);
 
 function cli(argumentsList: string[], extra: Record<string, string> = {}) {
-  return CliProcess.complete(argumentsList, { environment: { ...environment.environment, ...seaweed.environment(), ...extra }, timeoutMs: 180_000 });
+  return CliProcess.complete(argumentsList, {
+    environment: { ...environment.environment, ...seaweed.environment(), ...extra },
+    timeoutMs: 180_000,
+  });
 }
 
 const objectText = (key: string) => new S3Objects(s3, BUCKET).text(key);
@@ -53,12 +58,21 @@ async function iterLinesOnS3(prefix: string, rollout: number): Promise<ResultLin
 }
 
 function batchRunsOf(id: string): number {
-  return new Set(environment.model.requests.filter((request) => request.workflowId?.startsWith(`${id}/`)).map((request) => request.workflowId)).size;
+  return new Set(
+    environment.model.requests
+      .filter((request) => request.workflowId?.startsWith(`${id}/`))
+      .map((request) => request.workflowId),
+  ).size;
 }
 
 const questionsFile = () => {
   const path = join(environment.directory, 'questions.jsonl');
-  writeFileSync(path, Array.from({ length: 3 }, (_, index) => JSON.stringify({ question: `Question ${index}?`, answer: `ref-${index}` })).join('\n'));
+  writeFileSync(
+    path,
+    Array.from({ length: 3 }, (_, index) =>
+      JSON.stringify({ question: `Question ${index}?`, answer: `ref-${index}` }),
+    ).join('\n'),
+  );
   return path;
 };
 
@@ -66,14 +80,35 @@ test('a batch to s3:// writes batch.json, run lines, iter files and summary.json
   const input = questionsFile();
   const prefix = 'nightly/first';
   const output = `s3://${BUCKET}/${prefix}`;
-  const outcome = await cli(['batch', input, '--output', output, '--rollouts', '2', '--concurrency', '3', '--max-calls', '5', '--wait']);
+  const outcome = await cli([
+    'batch',
+    input,
+    '--output',
+    output,
+    '--rollouts',
+    '2',
+    '--concurrency',
+    '3',
+    '--max-calls',
+    '5',
+    '--wait',
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   const id = outcome.stdout.trim().split('\n')[0] as string;
-  assert.match(outcome.stderr, new RegExp(`Batch ${id} started: 3 questions × 2 rollouts → s3://${BUCKET}/nightly/first`));
+  assert.match(
+    outcome.stderr,
+    new RegExp(`Batch ${id} started: 3 questions × 2 rollouts → s3://${BUCKET}/nightly/first`),
+  );
   assert.match(outcome.stdout, /completed after .*: 6 lines in/);
 
   expect(await keysUnder(`${prefix}/`)).toEqual(
-    ['batch.json', 'iter1.jsonl', 'iter2.jsonl', ...[1, 2].flatMap((rollout) => [0, 1, 2].map((index) => `runs/iter${rollout}/q${index}.json`)), 'summary.json']
+    [
+      'batch.json',
+      'iter1.jsonl',
+      'iter2.jsonl',
+      ...[1, 2].flatMap((rollout) => [0, 1, 2].map((index) => `runs/iter${rollout}/q${index}.json`)),
+      'summary.json',
+    ]
       .map((name) => `${prefix}/${name}`)
       .sort(),
   );
@@ -101,17 +136,42 @@ test('a batch to s3:// writes batch.json, run lines, iter files and summary.json
 
   // Lose the run lines and question 2's line of rollout 1: a resume seeds run lines from the iter
   // files and reruns only (q2, r1).
-  for (const key of await keysUnder(`${prefix}/runs/`)) await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
+  for (const key of await keysUnder(`${prefix}/runs/`))
+    await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
   const kept = (await iterLinesOnS3(prefix, 1)).filter((line) => line.index !== 2);
-  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/iter1.jsonl`, Body: kept.map((line) => JSON.stringify(line)).join('\n') + '\n' }));
-  const resumed = await cli(['batch', input, '--output', output, '--rollouts', '2', '--concurrency', '3', '--max-calls', '5', '--resume', '--wait']);
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: BUCKET,
+      Key: `${prefix}/iter1.jsonl`,
+      Body: kept.map((line) => JSON.stringify(line)).join('\n') + '\n',
+    }),
+  );
+  const resumed = await cli([
+    'batch',
+    input,
+    '--output',
+    output,
+    '--rollouts',
+    '2',
+    '--concurrency',
+    '3',
+    '--max-calls',
+    '5',
+    '--resume',
+    '--wait',
+  ]);
   assert.equal(resumed.code, 0, resumed.stderr);
   const resumedId = resumed.stdout.trim().split('\n')[0] as string;
   assert.equal(batchRunsOf(resumedId), 1, 'only the missing pair ran again');
-  for (const rollout of [1, 2]) assert.deepEqual(iterFileProblems(await iterLinesOnS3(prefix, rollout), 3, rollout), []);
+  for (const rollout of [1, 2])
+    assert.deepEqual(iterFileProblems(await iterLinesOnS3(prefix, rollout), 3, rollout), []);
   const line = (await iterLinesOnS3(prefix, 1)).find((entry) => entry.index === 2);
   assert.equal(line?.runId, `${resumedId}/q2-r1`);
-  expect(JSON.parse(await objectText(`${prefix}/batch.json`))).toMatchObject({ id: resumedId, resumed: [id], status: 'completed' });
+  expect(JSON.parse(await objectText(`${prefix}/batch.json`))).toMatchObject({
+    id: resumedId,
+    resumed: [id],
+    status: 'completed',
+  });
 }, 300_000);
 
 test('the CLI checks an s3:// output before starting: a missing bucket, refused credentials and a malformed URL exit 2 naming the problem', async () => {
@@ -119,14 +179,26 @@ test('the CLI checks an s3:// output before starting: a missing bucket, refused 
   const before = (await environment.client.workflow.count(`WorkflowType = 'researchBatch'`)).count;
   const missing = await cli(['batch', input, '--output', 's3://no-such-bucket/x']);
   assert.equal(missing.code, 2, missing.stderr);
-  assert.match(missing.stderr, /The bucket "no-such-bucket" of the output s3:\/\/no-such-bucket\/x does not exist \(checking it\)\. Create it, or give another s3:\/\/ output\. Nothing was started\./);
-  const refused = await cli(['batch', input, '--output', `s3://${BUCKET}/x`], { AWS_SECRET_ACCESS_KEY: 'not-the-secret' });
+  assert.match(
+    missing.stderr,
+    /The bucket "no-such-bucket" of the output s3:\/\/no-such-bucket\/x does not exist \(checking it\)\. Create it, or give another s3:\/\/ output\. Nothing was started\./,
+  );
+  const refused = await cli(['batch', input, '--output', `s3://${BUCKET}/x`], {
+    AWS_SECRET_ACCESS_KEY: 'not-the-secret',
+  });
   assert.equal(refused.code, 2, refused.stderr);
-  assert.match(refused.stderr, /The output s3:\/\/batch-outputs\/x refused these credentials .*Check AWS_ACCESS_KEY_ID \/ AWS_SECRET_ACCESS_KEY/);
+  assert.match(
+    refused.stderr,
+    /The output s3:\/\/batch-outputs\/x refused these credentials .*Check AWS_ACCESS_KEY_ID \/ AWS_SECRET_ACCESS_KEY/,
+  );
   const malformed = await cli(['batch', input, '--output', 's3://Not_A_Bucket/x']);
   assert.equal(malformed.code, 2, malformed.stderr);
   assert.match(malformed.stderr, /"s3:\/\/Not_A_Bucket\/x" does not name a valid S3 bucket/);
-  assert.equal((await environment.client.workflow.count(`WorkflowType = 'researchBatch'`)).count, before, 'nothing was started');
+  assert.equal(
+    (await environment.client.workflow.count(`WorkflowType = 'researchBatch'`)).count,
+    before,
+    'nothing was started',
+  );
 }, 120_000);
 
 test('S3Output: a large file goes up in parts and appears only on close; abort leaves the old object; listing sees folders and files', async () => {
@@ -147,7 +219,11 @@ test('S3Output: a large file goes up in parts and appears only on close; abort l
   const abandoned = await output.openWriter('iter1.jsonl');
   for (let index = 0; index < lines; index += 1) await abandoned.write('x'.repeat(1024));
   await abandoned.abort();
-  assert.equal(await output.sizeOf('iter1.jsonl'), Buffer.byteLength(line) * lines, 'an aborted upload changes nothing');
+  assert.equal(
+    await output.sizeOf('iter1.jsonl'),
+    Buffer.byteLength(line) * lines,
+    'an aborted upload changes nothing',
+  );
 
   await output.writeText('runs/iter1/q0.json', '{}');
   expect((await output.list('')).sort()).toEqual(['iter1.jsonl', 'runs']);

@@ -18,9 +18,14 @@ afterAll(async () => {
 });
 
 test('cancelling through the client during a long tool call stops the tool and ends cancelled with every call answered', async () => {
-  const workflowId = scenarios.add(runId('cancel-tool'), [toolCall('lookup', { query: 'first' }), toolCall('wait', { seconds: 120 })]);
+  const workflowId = scenarios.add(runId('cancel-tool'), [
+    toolCall('lookup', { query: 'first' }),
+    toolCall('wait', { seconds: 120 }),
+  ]);
   const handle = await environment.startRun({ question: 'A long one.' }, workflowId);
-  await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'));
+  await waitForToolLog(environment.toolLog, workflowId, (entries) =>
+    entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'),
+  );
 
   const cancelledAt = Date.now();
   await handle.cancel();
@@ -29,20 +34,31 @@ test('cancelling through the client during a long tool call stops the tool and e
 
   assert.equal(result.termination, 'cancelled');
   assert.ok(endedAt - cancelledAt < TOOL_HEARTBEAT_MS + 1_500, `ended ${endedAt - cancelledAt} ms after the cancel`);
-  const stop = readToolLog(environment.toolLog, workflowId).find((entry) => entry.tool === 'wait' && entry.event === 'stop');
+  const stop = readToolLog(environment.toolLog, workflowId).find(
+    (entry) => entry.tool === 'wait' && entry.event === 'stop',
+  );
   assert.equal(stop?.reason, 'cancelled', 'the tool itself stopped');
   assert.ok((stop?.at ?? Infinity) <= endedAt, 'the tool stopped before the run reported its end');
 
   const messages = await environment.transcript(result);
   assert.deepEqual(protocolProblems(messages), []);
-  assert.match(messages.at(-1)?.content ?? '', /^<tool_response>\nNot completed: the run was cancelled while this tool call was open\.\n<\/tool_response>$/);
+  assert.match(
+    messages.at(-1)?.content ?? '',
+    /^<tool_response>\nNot completed: the run was cancelled while this tool call was open\.\n<\/tool_response>$/,
+  );
   const description = await handle.describe();
   assert.equal(description.status.name, 'COMPLETED');
-  assert.equal(description.typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')?.value, 'cancelled');
+  assert.equal(
+    description.typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')?.value,
+    'cancelled',
+  );
 });
 
 test('cancelling during a model call aborts the request and keeps the earlier observations', async () => {
-  const workflowId = scenarios.add(runId('cancel-model'), [toolCall('lookup', { query: 'kept' }), { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 }]);
+  const workflowId = scenarios.add(runId('cancel-model'), [
+    toolCall('lookup', { query: 'kept' }),
+    { content: 'never finished', chunks: 50, delayBetweenChunksMs: 500 },
+  ]);
   const handle = await environment.startRun({ question: 'Cancel me while thinking.' }, workflowId);
   await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
   await handle.cancel();
@@ -56,6 +72,9 @@ test('cancelling during a model call aborts the request and keeps the earlier ob
     ['system', 'user', 'assistant', 'user'],
   );
   assert.match(messages[3]?.content ?? '', /Facts about kept/);
-  const second = await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2 && request.aborted, 10_000);
+  const second = await environment.model.waitForRequest(
+    (request) => request.workflowId === workflowId && request.modelCall === 2 && request.aborted,
+    10_000,
+  );
   assert.equal(second.completed, false);
 });

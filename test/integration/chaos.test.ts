@@ -14,7 +14,10 @@ import { runChaos } from '../../scripts/chaos/run-chaos';
 // bookkeeping activity, which (without a heartbeat timeout) waits out its 2-minute start-to-close timeout.
 test('chaos: workers killed, the server restarted and runs cancelled, every run ends and no invariant breaks', async () => {
   const lines: string[] = [];
-  const report = await runChaos({ runs: 6, workers: 2, workerKills: 3, serverRestarts: 1, cancels: 2, seed: 7, settleSeconds: 180, verbose: true }, { log: (line) => lines.push(line) });
+  const report = await runChaos(
+    { runs: 6, workers: 2, workerKills: 3, serverRestarts: 1, cancels: 2, seed: 7, settleSeconds: 180, verbose: true },
+    { log: (line) => lines.push(line) },
+  );
   const table = formatChaosReport(report);
   const context = `${table}\n\n${lines.join('\n')}`;
 

@@ -24,7 +24,9 @@ afterAll(async () => {
 const compressingRun = (turn: number, request: ScriptedRequest): ScriptedReply => {
   if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
   const call = request.modelCall ?? turn;
-  return call <= 12 ? toolCall('big_output', { characters: 2_000 + call }, `step ${call}`) : answer('BYD, by about 2.48 million.');
+  return call <= 12
+    ? toolCall('big_output', { characters: 2_000 + call }, `step ${call}`)
+    : answer('BYD, by about 2.48 million.');
 };
 
 async function cli(argumentsList: string[], overrides: Record<string, string | undefined> = {}) {
@@ -55,10 +57,16 @@ describe('run and follow through a context compression', () => {
     // A task queue nobody polls: run starts a worker of its own for it.
     const taskQueue = `cli-own-worker-${process.pid}-${Date.now().toString(36)}`;
     const id = scenarios.add(runId('cli-compress-own-worker'), compressingRun);
-    const outcome = await cli(['run', 'Which company sold more cars in 2024?', '--id', id, '--max-tokens', '4000'], { REACT_AGENT_TASK_QUEUE: taskQueue });
+    const outcome = await cli(['run', 'Which company sold more cars in 2024?', '--id', id, '--max-tokens', '4000'], {
+      REACT_AGENT_TASK_QUEUE: taskQueue,
+    });
     assert.match(outcome.stderr, /Starting a worker/);
     const described = await environment.client.workflow.getHandle(id).describe();
-    assert.equal(described.status.name, 'COMPLETED', `the run is ${described.status.name} after run exited ${outcome.code}:\n${outcome.stderr}`);
+    assert.equal(
+      described.status.name,
+      'COMPLETED',
+      `the run is ${described.status.name} after run exited ${outcome.code}:\n${outcome.stderr}`,
+    );
     assert.equal(outcome.code, 0, outcome.stderr);
   }, 180_000);
 });

@@ -34,7 +34,10 @@ const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
 describe('follow while a model call streams', () => {
   test('prints the text before the call completes, a late follower continues from where the call is, and nothing is printed twice', async () => {
-    const thought = Array.from({ length: 40 }, (_, index) => `Sentence ${String(index + 1).padStart(2, '0')} of a slow thought.`).join(' ');
+    const thought = Array.from(
+      { length: 40 },
+      (_, index) => `Sentence ${String(index + 1).padStart(2, '0')} of a slow thought.`,
+    ).join(' ');
     const content = `<think>${thought}</think>\n<answer>Streamed answer.</answer>`;
     // About 15 s of streaming: heartbeats reach the server every 4 s (0.8 × the 5 s heartbeat timeout).
     const id = scenarios.add(runId('cli-follow-stream'), [{ content, chunks: 75, delayBetweenChunksMs: 200 }]);
@@ -45,10 +48,16 @@ describe('follow while a model call streams', () => {
       await early.waitForStderr(/┆ .*Sentence \d\d of a slow/, 60_000);
       // The text is on screen: the call that streams it has not completed yet.
       const history = await handle.fetchHistory();
-      const callModels = new Set((history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').map((event) => String(event.eventId)));
+      const callModels = new Set(
+        (history.events ?? [])
+          .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+          .map((event) => String(event.eventId)),
+      );
       assert.equal(callModels.size, 1, 'the model call was scheduled');
       const completedCalls = (history.events ?? []).filter(
-        (event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && callModels.has(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)),
+        (event) =>
+          event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
+          callModels.has(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)),
       );
       assert.equal(completedCalls.length, 0, 'follow printed the text before the call completed');
       assert.match(early.stderr, /\[call 1\] calling the model/);
@@ -67,15 +76,25 @@ describe('follow while a model call streams', () => {
       ] as const) {
         const shown = streamedText(follower.stderr);
         assert.ok(whole.includes(shown), `${name}: the streamed text in order, nothing twice:\n${follower.stderr}`);
-        assert.equal(occurrences(follower.stdout, 'Answer:\nStreamed answer.'), 1, `${name} stdout: ${follower.stdout}`);
+        assert.equal(
+          occurrences(follower.stdout, 'Answer:\nStreamed answer.'),
+          1,
+          `${name} stdout: ${follower.stdout}`,
+        );
         assert.equal(occurrences(follower.stderr, '[call 1] calling the model'), 1, follower.stderr);
         assert.equal((follower.stderr.match(/\[call 1\] [\d,]+ context tokens/g) ?? []).length, 1, follower.stderr);
         assert.equal(occurrences(follower.stderr, '  thought: Sentence 01'), 1, follower.stderr);
         assert.match(follower.stdout, /Ended: answer after 1 model calls/);
         // The streamed lines come before the completed call's lines.
-        assert.ok(follower.stderr.lastIndexOf(STREAM_LINE_PREFIX) < follower.stderr.indexOf('context tokens'), follower.stderr);
+        assert.ok(
+          follower.stderr.lastIndexOf(STREAM_LINE_PREFIX) < follower.stderr.indexOf('context tokens'),
+          follower.stderr,
+        );
       }
-      assert.ok(streamedText(early.stderr).length >= 200, `the early follower saw much of the stream:\n${early.stderr}`);
+      assert.ok(
+        streamedText(early.stderr).length >= 200,
+        `the early follower saw much of the stream:\n${early.stderr}`,
+      );
       assert.ok(streamedText(late.stderr).length > 0, `the late follower saw some of it:\n${late.stderr}`);
       const result = await handle.result();
       assert.equal(result.prediction, 'Streamed answer.');
@@ -86,10 +105,15 @@ describe('follow while a model call streams', () => {
   }, 180_000);
 
   test('run, which follows the run it starts, prints the streaming text too, and the answer once', async () => {
-    const thought = Array.from({ length: 24 }, (_, index) => `Step ${String(index + 1).padStart(2, '0')} of thinking it over.`).join(' ');
+    const thought = Array.from(
+      { length: 24 },
+      (_, index) => `Step ${String(index + 1).padStart(2, '0')} of thinking it over.`,
+    ).join(' ');
     const content = `<think>${thought}</think>\n<answer>Run streamed.</answer>`;
     const id = scenarios.add(runId('cli-run-stream'), [{ content, chunks: 50, delayBetweenChunksMs: 200 }]);
-    const outcome = await CliProcess.complete(['run', 'Think it over, then answer.', '--id', id], { environment: environment.environment });
+    const outcome = await CliProcess.complete(['run', 'Think it over, then answer.', '--id', id], {
+      environment: environment.environment,
+    });
     assert.equal(outcome.code, 0, outcome.stderr);
     const shown = streamedText(outcome.stderr);
     assert.ok(shown.length > 0 && content.replace(/\s+/g, '').includes(shown), outcome.stderr);

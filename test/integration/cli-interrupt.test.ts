@@ -34,14 +34,28 @@ describe('Ctrl-C during run with a local stack', () => {
     assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
     const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-interrupt-'));
     directories.push(dataDirectory);
-    const id = scenarios.add(runId('cli-interrupt'), [toolCall('wait', { seconds: 90 }, 'Wait for the data.'), answer('Too late.')]);
+    const id = scenarios.add(runId('cli-interrupt'), [
+      toolCall('wait', { seconds: 90 }, 'Wait for the data.'),
+      answer('Too late.'),
+    ]);
     const cli = CliProcess.start(['run', 'Wait for the data, then answer.', '--id', id], {
       ownProcessGroup: true,
-      environment: { ...environment.environment, TEMPORAL_ADDRESS: undefined, REACT_AGENT_DATA_DIR: dataDirectory, REACT_AGENT_TRANSCRIPT_DIR: undefined, REACT_AGENT_TASK_QUEUE: undefined },
+      environment: {
+        ...environment.environment,
+        TEMPORAL_ADDRESS: undefined,
+        REACT_AGENT_DATA_DIR: dataDirectory,
+        REACT_AGENT_TRANSCRIPT_DIR: undefined,
+        REACT_AGENT_TASK_QUEUE: undefined,
+      },
     });
     try {
       await cli.waitForStderr(/Starting a worker/);
-      await waitForToolLog(environment.toolLog, id, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'), 120_000);
+      await waitForToolLog(
+        environment.toolLog,
+        id,
+        (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'),
+        120_000,
+      );
       const started = descendantsOf(cli.pid);
       assert.ok(started.length >= 2, `run started a dev server and a worker (descendants: ${started.join(', ')})`);
 
@@ -50,13 +64,18 @@ describe('Ctrl-C during run with a local stack', () => {
       assert.equal(code, 130, cli.stderr);
       assert.match(cli.stderr, new RegExp(`Cancelling run ${id}`));
       assert.match(cli.stdout, /Ended: cancelled after 1 model calls, 1 tool calls/);
-      assert.match(cli.stderr, /Stopping the worker this command started[\s\S]*Stopping the dev server this command started/);
+      assert.match(
+        cli.stderr,
+        /Stopping the worker this command started[\s\S]*Stopping the dev server this command started/,
+      );
 
       const deadline = Date.now() + 10_000;
       while (started.some(isAlive) && Date.now() < deadline) await delay(100);
       assert.deepEqual(started.filter(isAlive), [], 'no process run started survives it');
       assert.ok(
-        readToolLog(environment.toolLog, id).some((entry) => entry.tool === 'wait' && entry.event === 'stop' && entry.reason === 'cancelled'),
+        readToolLog(environment.toolLog, id).some(
+          (entry) => entry.tool === 'wait' && entry.event === 'stop' && entry.reason === 'cancelled',
+        ),
         'the running tool was cancelled through Temporal, not killed',
       );
 

@@ -28,9 +28,18 @@ describe('the CLI output', () => {
     assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
     const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-output-'));
     directories.push(dataDirectory);
-    const id = scenarios.add(runId('cli-closed-output'), [toolCall('wait', { seconds: 3 }, 'Wait a little.'), answer('Done waiting.')]);
+    const id = scenarios.add(runId('cli-closed-output'), [
+      toolCall('wait', { seconds: 3 }, 'Wait a little.'),
+      answer('Done waiting.'),
+    ]);
     const cli = CliProcess.start(['run', 'Wait a little, then answer.', '--id', id], {
-      environment: { ...environment.environment, TEMPORAL_ADDRESS: undefined, REACT_AGENT_DATA_DIR: dataDirectory, REACT_AGENT_TRANSCRIPT_DIR: undefined, REACT_AGENT_TASK_QUEUE: undefined },
+      environment: {
+        ...environment.environment,
+        TEMPORAL_ADDRESS: undefined,
+        REACT_AGENT_DATA_DIR: dataDirectory,
+        REACT_AGENT_TRANSCRIPT_DIR: undefined,
+        REACT_AGENT_TASK_QUEUE: undefined,
+      },
     });
     try {
       await cli.waitForStderr(new RegExp(`Run ${id} started`));

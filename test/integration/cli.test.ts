@@ -30,11 +30,22 @@ interface CliOutcome {
 }
 
 /** Runs `react-agent` as a user would, in its own process. */
-function cli(argumentsList: string[], environmentOverrides: Record<string, string | undefined> = {}, timeoutMs = 120_000): Promise<CliOutcome> {
+function cli(
+  argumentsList: string[],
+  environmentOverrides: Record<string, string | undefined> = {},
+  timeoutMs = 120_000,
+): Promise<CliOutcome> {
   const started = Date.now();
-  const variables: Record<string, string | undefined> = { ...process.env, ...environment.environment, ...environmentOverrides };
+  const variables: Record<string, string | undefined> = {
+    ...process.env,
+    ...environment.environment,
+    ...environmentOverrides,
+  };
   for (const [name, value] of Object.entries(variables)) if (value === undefined) delete variables[name];
-  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], { cwd: root, env: variables as NodeJS.ProcessEnv });
+  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], {
+    cwd: root,
+    env: variables as NodeJS.ProcessEnv,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -49,9 +60,19 @@ function cli(argumentsList: string[], environmentOverrides: Record<string, strin
 }
 
 test('run answers a question, printing progress lines and then the answer', async () => {
-  const id = scenarios.add(runId('cli-run'), [toolCall('lookup', { query: 'BYD 2024' }, 'Look up BYD first.'), answer('BYD sold more, by about 2.48 million.')]);
+  const id = scenarios.add(runId('cli-run'), [
+    toolCall('lookup', { query: 'BYD 2024' }, 'Look up BYD first.'),
+    answer('BYD sold more, by about 2.48 million.'),
+  ]);
   const output = join(environment.directory, 'cli-run.json');
-  const outcome = await cli(['run', 'Which company sold more cars in 2024, BYD or Tesla?', '--id', id, '--output', output]);
+  const outcome = await cli([
+    'run',
+    'Which company sold more cars in 2024, BYD or Tesla?',
+    '--id',
+    id,
+    '--output',
+    output,
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   assert.match(outcome.stderr, new RegExp(`Run ${id} started`));
   assert.match(outcome.stderr, /thought: Look up BYD first\./);
@@ -88,7 +109,17 @@ test('start, status, result, list and cancel work on a run by its id', async () 
   const result = await cli(['result', id]);
   assert.equal(result.code, 0, result.stderr);
   const parsed = JSON.parse(result.stdout);
-  for (const field of ['question', 'answer', 'messages', 'prediction', 'termination', 'usage', 'iterations', 'durationMs']) assert.ok(field in parsed, `result has ${field}`);
+  for (const field of [
+    'question',
+    'answer',
+    'messages',
+    'prediction',
+    'termination',
+    'usage',
+    'iterations',
+    'durationMs',
+  ])
+    assert.ok(field in parsed, `result has ${field}`);
   assert.equal(parsed.termination, 'cancelled');
   assert.match(parsed.messages.at(-1).content, /Not completed: the run was cancelled/);
 
@@ -98,12 +129,22 @@ test('start, status, result, list and cancel work on a run by its id', async () 
 });
 
 test('without a model endpoint, run says how to configure one and exits non-zero at once', async () => {
-  const outcome = await cli(['run', 'anything'], { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, REACT_AGENT_MODEL: undefined, OPENAI_MODEL: undefined });
+  const outcome = await cli(['run', 'anything'], {
+    OPENAI_BASE_URL: undefined,
+    OPENAI_API_KEY: undefined,
+    REACT_AGENT_MODEL: undefined,
+    OPENAI_MODEL: undefined,
+  });
   assert.equal(outcome.code, 1);
   assert.match(outcome.stderr, /No model endpoint is configured.*OPENAI_BASE_URL.*REACT_AGENT_MODEL.*llama-server/s);
   const lines = outcome.stderr.trim().split('\n');
   for (const line of lines) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
-  for (const server of ['OpenAI', 'vLLM', 'Ollama', 'llama-server']) assert.equal(lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length, 1, `one line with the ${server} example`);
+  for (const server of ['OpenAI', 'vLLM', 'Ollama', 'llama-server'])
+    assert.equal(
+      lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length,
+      1,
+      `one line with the ${server} example`,
+    );
   assert.ok(outcome.milliseconds < 15_000);
 });
 
@@ -111,19 +152,40 @@ test('with an unreachable model endpoint, run says so and exits non-zero without
   const outcome = await cli(['run', 'anything'], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
   assert.equal(outcome.code, 1);
   assert.match(outcome.stderr, /The model endpoint http:\/\/127\.0\.0\.1:9\/v1 cannot be reached .*OPENAI_BASE_URL/s);
-  for (const line of outcome.stderr.trim().split('\n')) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
+  for (const line of outcome.stderr.trim().split('\n'))
+    assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
   assert.ok(outcome.milliseconds < 15_000);
 });
 
 test('every command has --help, and bad usage exits 2 with the help', async () => {
-  for (const command of ['run', 'start', 'follow', 'status', 'result', 'cancel', 'inject', 'finish', 'limits', 'approve', 'list', 'kb', 'server']) {
+  for (const command of [
+    'run',
+    'start',
+    'follow',
+    'status',
+    'result',
+    'cancel',
+    'inject',
+    'finish',
+    'limits',
+    'approve',
+    'list',
+    'kb',
+    'server',
+  ]) {
     const outcome = await cli([command, '--help']);
     assert.equal(outcome.code, 0);
     assert.match(outcome.stdout, new RegExp(`^Usage: react-agent ${command}`));
-    assert.ok(outcome.stdout.endsWith('\n') && !outcome.stdout.endsWith('\n\n'), `${command} --help ends with ${JSON.stringify(outcome.stdout.slice(-20))}`);
+    assert.ok(
+      outcome.stdout.endsWith('\n') && !outcome.stdout.endsWith('\n\n'),
+      `${command} --help ends with ${JSON.stringify(outcome.stdout.slice(-20))}`,
+    );
   }
   const overview = await cli(['--help']);
-  assert.ok(overview.stdout.startsWith('Usage: react-agent <command>') && overview.stdout.endsWith('.\n'), JSON.stringify(overview.stdout.slice(-20)));
+  assert.ok(
+    overview.stdout.startsWith('Usage: react-agent <command>') && overview.stdout.endsWith('.\n'),
+    JSON.stringify(overview.stdout.slice(-20)),
+  );
   const bad = await cli(['run', 'q', '--max-calls', '0']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);

@@ -21,7 +21,9 @@ let environment: AgentEnvironment;
 beforeAll(async () => {
   if (!existsSync(binary)) {
     const unavailable = join(root, '.tools/go-client/unavailable.txt');
-    const reason = existsSync(unavailable) ? readFileSync(unavailable, 'utf8').trim() : 'scripts/setup-go-client.mjs has not run';
+    const reason = existsSync(unavailable)
+      ? readFileSync(unavailable, 'utf8').trim()
+      : 'scripts/setup-go-client.mjs has not run';
     throw new Error(`The Go client sample is not built (${binary} is missing): ${reason}`);
   }
   environment = await AgentEnvironment.start({ script: scenarios.script });
@@ -38,11 +40,22 @@ function researchClient(args: string[], timeoutMs = 60_000): Promise<ClientOutco
 
 test('Go: starts researchAgent by type name, shows its progress while it works, prints the result as JSON', async () => {
   const workflowId = scenarios.add(runId('go-run'), [
-    { ...toolCall('lookup', { query: 'BYD 2024 sales' }, 'I should look up BYD first.'), delayBeforeFirstChunkMs: 1_500 },
+    {
+      ...toolCall('lookup', { query: 'BYD 2024 sales' }, 'I should look up BYD first.'),
+      delayBeforeFirstChunkMs: 1_500,
+    },
     { ...toolCall('lookup', { query: 'Tesla 2024 deliveries' }), delayBeforeFirstChunkMs: 1_500 },
     answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.'),
   ]);
-  const outcome = await researchClient(['-id', workflowId, '-max-calls', '5', '-poll', '200ms', 'Which company sold more cars in 2024, BYD or Tesla?']);
+  const outcome = await researchClient([
+    '-id',
+    workflowId,
+    '-max-calls',
+    '5',
+    '-poll',
+    '200ms',
+    'Which company sold more cars in 2024, BYD or Tesla?',
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
 
   const result = JSON.parse(outcome.stdout);
@@ -56,7 +69,9 @@ test('Go: starts researchAgent by type name, shows its progress while it works, 
 
   // The progress lines it printed while the run worked: the budget from -max-calls, model calls counting up.
   assert.match(outcome.stderr, new RegExp(`^started ${workflowId} \\(run [0-9a-f-]{36}\\)$`, 'm'));
-  const progress = [...outcome.stderr.matchAll(/^progress: phase=(\w+) modelCalls=(\d+) toolCalls=(\d+) remainingModelCalls=(\d+)/gm)].map((match) => ({
+  const progress = [
+    ...outcome.stderr.matchAll(/^progress: phase=(\w+) modelCalls=(\d+) toolCalls=(\d+) remainingModelCalls=(\d+)/gm),
+  ].map((match) => ({
     phase: match[1],
     modelCalls: Number(match[2]),
     remaining: Number(match[4]),

@@ -30,12 +30,15 @@ beforeAll(async () => {
     const reason = existsSync(`${join(root, '.tools/python-client-venv')}.unavailable`)
       ? readFileSync(`${join(root, '.tools/python-client-venv')}.unavailable`, 'utf8').trim()
       : 'scripts/setup-python-client.mjs has not run';
-    throw new Error(`The Python client sample is not installed (${python} is missing): ${reason}. Run 'npm run setup' (it needs python3 with venv).`);
+    throw new Error(
+      `The Python client sample is not installed (${python} is missing): ${reason}. Run 'npm run setup' (it needs python3 with venv).`,
+    );
   }
   environment = await AgentEnvironment.start({
     script: (request: ScriptedRequest) => {
       const pair = pairOf(request);
-      if (pair && batches.has(pair.batchId)) return answerReply(`Answer ${pair.index}`, { delayBeforeFirstChunkMs: 2_500 });
+      if (pair && batches.has(pair.batchId))
+        return answerReply(`Answer ${pair.index}`, { delayBeforeFirstChunkMs: 2_500 });
       return scenarios.script(request);
     },
   });
@@ -48,13 +51,21 @@ afterAll(async () => {
 
 /** Runs the sample with the environment's TEMPORAL_ADDRESS, task queue and transcript directory. */
 function researchClient(args: string[], timeoutMs = 60_000): Promise<ClientOutcome> {
-  return runClient(python, [sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs });
+  return runClient(python, [sample, ...args], {
+    cwd: root,
+    env: { ...process.env, ...environment.environment },
+    timeoutMs,
+  });
 }
 
 /** Runs the sample and parses the JSON it prints; fails with its stderr when it did not exit 0. */
 async function json(args: string[]): Promise<any> {
   const outcome = await researchClient(args);
-  assert.equal(outcome.code, 0, `research_client.py ${args.join(' ')} exited ${outcome.code}${outcome.timedOut ? ' (timed out)' : ''}:\n${outcome.stderr}${outcome.stdout}`);
+  assert.equal(
+    outcome.code,
+    0,
+    `research_client.py ${args.join(' ')} exited ${outcome.code}${outcome.timedOut ? ' (timed out)' : ''}:\n${outcome.stderr}${outcome.stdout}`,
+  );
   return JSON.parse(outcome.stdout);
 }
 
@@ -62,9 +73,18 @@ const lastMessage = (request: ScriptedRequest | undefined) => String(request?.me
 
 test('Python: start by type name, query progress, inject a message, finishNow, then the result', async () => {
   const workflowId = scenarios.add(runId('python-steer'), (turn, request) =>
-    lastMessage(request).includes('Stop calling tools now') ? answer('BYD sold more cars in 2024: 4,272,145 against Tesla’s 1,789,226.') : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
+    lastMessage(request).includes('Stop calling tools now')
+      ? answer('BYD sold more cars in 2024: 4,272,145 against Tesla’s 1,789,226.')
+      : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
   );
-  const started = await json(['start', 'Which company sold more cars in 2024, BYD or Tesla?', '--id', workflowId, '--max-calls', '7']);
+  const started = await json([
+    'start',
+    'Which company sold more cars in 2024, BYD or Tesla?',
+    '--id',
+    workflowId,
+    '--max-calls',
+    '7',
+  ]);
   assert.equal(started.workflowId, workflowId);
   assert.match(started.runId, /^[0-9a-f-]{36}$/);
 
@@ -78,10 +98,19 @@ test('Python: start by type name, query progress, inject a message, finishNow, t
 
   assert.deepEqual(await json(['inject', workflowId, 'Count deliveries, not production.']), { modelCall: 2 });
   // The injected text reaches the model with the next call, after the tool's observation.
-  const second = await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
-  assert.match(lastMessage(second), /Waited 5 seconds[\s\S]*\[Message from the user\] Count deliveries, not production\./);
+  const second = await environment.model.waitForRequest(
+    (request) => request.workflowId === workflowId && request.modelCall === 2,
+  );
+  assert.match(
+    lastMessage(second),
+    /Waited 5 seconds[\s\S]*\[Message from the user\] Count deliveries, not production\./,
+  );
 
-  await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.filter((entry) => entry.event === 'start').length === 2);
+  await waitForToolLog(
+    environment.toolLog,
+    workflowId,
+    (entries) => entries.filter((entry) => entry.event === 'start').length === 2,
+  );
   assert.deepEqual(await json(['finish', workflowId, '--reason', 'the user has enough']), { modelCalls: 2 });
 
   const result = await json(['result', workflowId]);
@@ -91,11 +120,19 @@ test('Python: start by type name, query progress, inject a message, finishNow, t
   assert.equal(result.iterations, 3, 'two research calls and the final answer call');
   assert.equal(result.details.finishRequested, true);
   assert.match(lastMessage(environment.requestsOf(workflowId).at(-1)), /the user has enough/);
-  assert.equal(readToolLog(environment.toolLog, workflowId).find((entry) => entry.event === 'stop' && entry.reason === 'cancelled')?.tool, 'wait', 'finishNow stopped the 60 s tool');
+  assert.equal(
+    readToolLog(environment.toolLog, workflowId).find((entry) => entry.event === 'stop' && entry.reason === 'cancelled')
+      ?.tool,
+    'wait',
+    'finishNow stopped the 60 s tool',
+  );
 }, 120_000);
 
 test('Python: `run` waits for the answer; `cancel` ends a second run cancelled, its tool stopped', async () => {
-  const answered = scenarios.add(runId('python-run'), [toolCall('lookup', { query: 'BYD 2024 sales' }), answer('BYD, by about 2.48 million vehicles.')]);
+  const answered = scenarios.add(runId('python-run'), [
+    toolCall('lookup', { query: 'BYD 2024 sales' }),
+    answer('BYD, by about 2.48 million vehicles.'),
+  ]);
   const cancelled = scenarios.add(runId('python-cancel'), [toolCall('wait', { seconds: 120 })]);
 
   const run = await json(['run', 'Who sold more cars in 2024?', '--id', answered]);
@@ -110,7 +147,10 @@ test('Python: `run` waits for the answer; `cancel` ends a second run cancelled, 
   const result = await json(['cancel', cancelled]);
   assert.equal(result.termination, 'cancelled');
   assert.equal(result.iterations, 1);
-  assert.equal(readToolLog(environment.toolLog, cancelled).find((entry) => entry.event === 'stop')?.reason, 'cancelled');
+  assert.equal(
+    readToolLog(environment.toolLog, cancelled).find((entry) => entry.event === 'stop')?.reason,
+    'cancelled',
+  );
 }, 120_000);
 
 test('Python: start a researchBatch over a JSONL file, query its progress, read its summary and lines', async () => {
@@ -118,7 +158,10 @@ test('Python: start a researchBatch over a JSONL file, query its progress, read 
   batches.add(id);
   const questionsFile = join(environment.directory, 'python-questions.jsonl');
   const questions = ['Who makes the Seal?', 'Who makes the Model Y?', 'Who makes the Dolphin?'];
-  writeFileSync(questionsFile, questions.map((question, index) => JSON.stringify({ question, answer: `ref ${index}` })).join('\n') + '\n');
+  writeFileSync(
+    questionsFile,
+    questions.map((question, index) => JSON.stringify({ question, answer: `ref ${index}` })).join('\n') + '\n',
+  );
   const output = join(environment.directory, 'python-batch-out');
 
   const started = await json(['batch', questionsFile, '--output', output, '--concurrency', '2', '--id', id]);
@@ -165,7 +208,10 @@ test.each(invalidInputs)(
     const workflowId = runId(`python-invalid-${label.replace(/\W+/g, '-')}`);
     const outcome = await researchClient(['run', '--input', JSON.stringify(input), '--id', workflowId], 30_000);
     const description = await environment.client.workflow.getHandle(workflowId).describe();
-    assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
+    assert.ok(
+      !outcome.timedOut,
+      `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`,
+    );
     assert.equal(description.status.name, 'FAILED');
     assert.equal(outcome.code, 1, outcome.stderr);
     const printed = JSON.parse(outcome.stdout);

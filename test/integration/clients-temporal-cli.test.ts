@@ -27,17 +27,27 @@ afterAll(async () => {
 
 /** `temporal ARGS` against the environment's dev server (TEMPORAL_ADDRESS), as a user types it. */
 function temporal(args: string[], timeoutMs = 60_000): Promise<ClientOutcome> {
-  return runClient(temporalCli, args, { env: { ...process.env, TEMPORAL_ADDRESS: environment.server.address, TEMPORAL_NAMESPACE: 'default' }, timeoutMs });
+  return runClient(temporalCli, args, {
+    env: { ...process.env, TEMPORAL_ADDRESS: environment.server.address, TEMPORAL_NAMESPACE: 'default' },
+    timeoutMs,
+  });
 }
 
 async function succeeds(args: string[]): Promise<string> {
   const outcome = await temporal(args);
-  assert.equal(outcome.code, 0, `temporal ${args.join(' ')} exited ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`);
+  assert.equal(
+    outcome.code,
+    0,
+    `temporal ${args.join(' ')} exited ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`,
+  );
   return outcome.stdout;
 }
 
 test('temporal CLI: workflow start --type researchAgent, query progress, update injectMessage, workflow result', async () => {
-  const workflowId = scenarios.add(runId('cli-run'), [toolCall('wait', { seconds: 4 }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')]);
+  const workflowId = scenarios.add(runId('cli-run'), [
+    toolCall('wait', { seconds: 4 }),
+    answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.'),
+  ]);
   const question = 'Which company sold more cars in 2024, BYD or Tesla?';
   const started = await succeeds([
     'workflow',
@@ -54,7 +64,9 @@ test('temporal CLI: workflow start --type researchAgent, query progress, update 
   assert.match(started, new RegExp(`WorkflowId\\s+${workflowId}`));
 
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
-  const queried = JSON.parse(await succeeds(['workflow', 'query', '--workflow-id', workflowId, '--name', 'progress', '-o', 'json']));
+  const queried = JSON.parse(
+    await succeeds(['workflow', 'query', '--workflow-id', workflowId, '--name', 'progress', '-o', 'json']),
+  );
   const progress = queried.queryResult[0];
   assert.equal(progress.phase, 'running_tools');
   assert.equal(progress.modelCalls, 1);
@@ -62,7 +74,19 @@ test('temporal CLI: workflow start --type researchAgent, query progress, update 
   assert.deepEqual(progress.openToolCalls, ['wait({"seconds":4})']);
 
   const updated = JSON.parse(
-    await succeeds(['workflow', 'update', 'execute', '--workflow-id', workflowId, '--name', 'injectMessage', '--input', '{"text": "Count deliveries, not production."}', '-o', 'json']),
+    await succeeds([
+      'workflow',
+      'update',
+      'execute',
+      '--workflow-id',
+      workflowId,
+      '--name',
+      'injectMessage',
+      '--input',
+      '{"text": "Count deliveries, not production."}',
+      '-o',
+      'json',
+    ]),
   );
   assert.deepEqual(updated.result, { modelCall: 2 }, JSON.stringify(updated));
 
@@ -73,7 +97,10 @@ test('temporal CLI: workflow start --type researchAgent, query progress, update 
   assert.equal(result.prediction, 'BYD sold about 2.48 million more vehicles than Tesla in 2024.');
   assert.equal(result.termination, 'answer');
   assert.equal(result.iterations, 2);
-  assert.match(String(environment.requestsOf(workflowId)[1]?.messages.at(-1)?.content), /\[Message from the user\] Count deliveries, not production\./);
+  assert.match(
+    String(environment.requestsOf(workflowId)[1]?.messages.at(-1)?.content),
+    /\[Message from the user\] Count deliveries, not production\./,
+  );
 }, 120_000);
 
 // Inputs the workflow refuses: the run fails at once with a non-retryable ApplicationFailure
@@ -89,10 +116,24 @@ test.each(invalidInputs)(
   'temporal CLI: a run started with %s fails fast with ReactAgent.Run.InvalidInput naming the field',
   async (label, input, field) => {
     const workflowId = runId(`cli-invalid-${label.replace(/\W+/g, '-')}`);
-    await succeeds(['workflow', 'start', '--type', 'researchAgent', '--task-queue', environment.taskQueue, '--workflow-id', workflowId, '--input', input]);
+    await succeeds([
+      'workflow',
+      'start',
+      '--type',
+      'researchAgent',
+      '--task-queue',
+      environment.taskQueue,
+      '--workflow-id',
+      workflowId,
+      '--input',
+      input,
+    ]);
     const outcome = await temporal(['workflow', 'result', '--workflow-id', workflowId, '-o', 'json'], 30_000);
     const description = await environment.client.workflow.getHandle(workflowId).describe();
-    assert.ok(!outcome.timedOut, `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`);
+    assert.ok(
+      !outcome.timedOut,
+      `the run did not end within 30 s (status ${description.status.name}): a workflow task failing and retrying?`,
+    );
     assert.equal(description.status.name, 'FAILED');
     assert.equal(outcome.code, 1, outcome.stderr);
     const failure = JSON.parse(outcome.stdout).closeEvent.workflowExecutionFailedEventAttributes.failure;

@@ -23,11 +23,17 @@ const SEAL_QUESTION = 'Who makes the Seal electric sedan?';
 let environment: AgentEnvironment;
 
 beforeAll(async () => {
-  if (!existsSync(join(root, 'dist/src/client/index.js'))) throw new Error('dist/src/client/index.js is missing: `npm run build` (npm ci runs it) compiles the client library.');
+  if (!existsSync(join(root, 'dist/src/client/index.js')))
+    throw new Error(
+      'dist/src/client/index.js is missing: `npm run build` (npm ci runs it) compiles the client library.',
+    );
   environment = await AgentEnvironment.start({
     script: (request: ScriptedRequest) => {
-      if (!request.messages.some((message) => message.role === 'user' && message.content === SEAL_QUESTION)) return scenarios.script(request);
-      return countAssistantMessages(request.messages) === 0 ? toolCall('lookup', { query: 'Seal maker' }) : answer('BYD makes the Seal.');
+      if (!request.messages.some((message) => message.role === 'user' && message.content === SEAL_QUESTION))
+        return scenarios.script(request);
+      return countAssistantMessages(request.messages) === 0
+        ? toolCall('lookup', { query: 'Seal maker' })
+        : answer('BYD makes the Seal.');
     },
   });
   await environment.startWorker();
@@ -38,8 +44,15 @@ afterAll(async () => {
 });
 
 async function sampleJson(args: string[], expectedCode = 0): Promise<any> {
-  const outcome = await runClient(process.execPath, ['--import', 'tsx', sample, ...args], { cwd: root, env: { ...process.env, ...environment.environment } });
-  assert.equal(outcome.code, expectedCode, `research.ts ${args.join(' ')} exited ${outcome.code}${outcome.timedOut ? ' (timed out)' : ''}:\n${outcome.stderr}${outcome.stdout}`);
+  const outcome = await runClient(process.execPath, ['--import', 'tsx', sample, ...args], {
+    cwd: root,
+    env: { ...process.env, ...environment.environment },
+  });
+  assert.equal(
+    outcome.code,
+    expectedCode,
+    `research.ts ${args.join(' ')} exited ${outcome.code}${outcome.timedOut ? ' (timed out)' : ''}:\n${outcome.stderr}${outcome.stdout}`,
+  );
   return JSON.parse(outcome.stdout);
 }
 
@@ -47,9 +60,21 @@ const lastMessage = (request: ScriptedRequest | undefined) => String(request?.me
 
 test('TypeScript: startResearch, progress, injectMessage, finishNow and the result through durable-react-agent/client', async () => {
   const workflowId = scenarios.add(runId('typescript-steer'), (turn, request) =>
-    lastMessage(request).includes('Stop calling tools now') ? answer('BYD sold more cars in 2024.') : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
+    lastMessage(request).includes('Stop calling tools now')
+      ? answer('BYD sold more cars in 2024.')
+      : toolCall('wait', { seconds: turn === 1 ? 5 : 60 }),
   );
-  assert.deepEqual(await sampleJson(['start', 'Which company sold more cars in 2024, BYD or Tesla?', '--id', workflowId, '--max-calls', '6']), { workflowId });
+  assert.deepEqual(
+    await sampleJson([
+      'start',
+      'Which company sold more cars in 2024, BYD or Tesla?',
+      '--id',
+      workflowId,
+      '--max-calls',
+      '6',
+    ]),
+    { workflowId },
+  );
 
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
   const progress = await sampleJson(['progress', workflowId]);
@@ -58,10 +83,16 @@ test('TypeScript: startResearch, progress, injectMessage, finishNow and the resu
   assert.equal(progress.limits.maxModelCalls, 6);
 
   assert.deepEqual(await sampleJson(['inject', workflowId, 'Count deliveries, not production.']), { modelCall: 2 });
-  const second = await environment.model.waitForRequest((request) => request.workflowId === workflowId && request.modelCall === 2);
+  const second = await environment.model.waitForRequest(
+    (request) => request.workflowId === workflowId && request.modelCall === 2,
+  );
   assert.match(lastMessage(second), /\[Message from the user\] Count deliveries, not production\./);
 
-  await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.filter((entry) => entry.event === 'start').length === 2);
+  await waitForToolLog(
+    environment.toolLog,
+    workflowId,
+    (entries) => entries.filter((entry) => entry.event === 'start').length === 2,
+  );
   assert.deepEqual(await sampleJson(['finish', workflowId, 'enough']), { modelCalls: 2 });
   const result = await sampleJson(['result', workflowId]);
   assert.equal(result.prediction, 'BYD sold more cars in 2024.');
@@ -78,9 +109,15 @@ test('TypeScript: the default id carries the question; `run` waits for the answe
 
 test('TypeScript: a request the contract refuses is not started; each problem names its field', async () => {
   const before = (await environment.client.workflow.count()).count;
-  const refused = await sampleJson(['start', '--input', JSON.stringify({ question: 'q', limits: { maxModelCalls: 'ten' }, colour: 'red' })], 1);
+  const refused = await sampleJson(
+    ['start', '--input', JSON.stringify({ question: 'q', limits: { maxModelCalls: 'ten' }, colour: 'red' })],
+    1,
+  );
   assert.deepEqual(refused, {
-    refused: ['limits.maxModelCalls must be an integer, got "ten"', 'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)'],
+    refused: [
+      'limits.maxModelCalls must be an integer, got "ten"',
+      'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+    ],
   });
   assert.equal((await environment.client.workflow.count()).count, before, 'no workflow was started');
 }, 60_000);

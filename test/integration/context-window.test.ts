@@ -4,7 +4,12 @@ import { progressQuery } from '../../src/core/message-definitions';
 import type { ChatMessage } from '../../src/core/messages';
 import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
-import type { ScriptedReply, ScriptedRequest, ScriptedRequestRecord, WindowEndpoint } from '../fakes/scripted-model-server';
+import type {
+  ScriptedReply,
+  ScriptedRequest,
+  ScriptedRequestRecord,
+  WindowEndpoint,
+} from '../fakes/scripted-model-server';
 import { AgentEnvironment, protocolProblems } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 
@@ -40,16 +45,26 @@ type Replies = (turn: number, request: ScriptedRequest) => ScriptedReply;
 
 async function run(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}) {
   const workflowId = scenarios.add(runId(label), replies);
-  const handle = await environment.startRun({ question: `Which company sold more cars in 2024 (${label})?`, ...input }, workflowId);
+  const handle = await environment.startRun(
+    { question: `Which company sold more cars in 2024 (${label})?`, ...input },
+    workflowId,
+  );
   const result = (await handle.result()) as ResearchRunResult;
-  return { workflowId, handle, result, messages: await environment.transcript(result), requests: environment.requestsOf(workflowId) };
+  return {
+    workflowId,
+    handle,
+    result,
+    messages: await environment.transcript(result),
+    requests: environment.requestsOf(workflowId),
+  };
 }
 
 const lastText = (request: ScriptedRequest) => String(request.messages.at(-1)?.content ?? '');
 const asksForFinalAnswer = (request: ScriptedRequest) => /Stop calling tools now/.test(lastText(request));
 const isSummary = (request: ScriptedRequest) => request.purpose === 'summary';
 /** The prompt as the scripted server counts it: a token per 4 characters of the messages' text. */
-const promptTokens = (request: { messages: Array<{ content: unknown }> }) => Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
+const promptTokens = (request: { messages: Array<{ content: unknown }> }) =>
+  Math.ceil(request.messages.reduce((total, message) => total + String(message.content ?? '').length, 0) / 4);
 
 /** A model that never stops researching: another big_output each turn (arguments differ, so it is not stuck); the answer when asked for it. */
 const researcher =
@@ -60,43 +75,53 @@ const researcher =
     return toolCall('big_output', { characters: characters + turn }, thought(request));
   };
 
-const SOURCES: Record<Exclude<WindowEndpoint, 'none'>, RegExp> = { 'llama-server': /llama-server \/props/, vllm: /vLLM \/v1\/models/, ollama: /Ollama \/api\/(ps|show)/ };
+const SOURCES: Record<Exclude<WindowEndpoint, 'none'>, RegExp> = {
+  'llama-server': /llama-server \/props/,
+  vllm: /vLLM \/v1\/models/,
+  ollama: /Ollama \/api\/(ps|show)/,
+};
 
-describe.each(Object.keys(SOURCES) as Array<keyof typeof SOURCES>)('a %s server says its 4,096-token window', (endpoint) => {
-  test('the run learns it at its start, never sends a prompt past it, and ends token_limit with the final answer', async () => {
-    environment.model.setContextWindow(WINDOW, endpoint);
-    const probesBefore = environment.model.windowProbes.length;
-    const { handle, result, messages, requests } = await run(`window-${endpoint}`, researcher(3_000));
+describe.each(Object.keys(SOURCES) as Array<keyof typeof SOURCES>)(
+  'a %s server says its 4,096-token window',
+  (endpoint) => {
+    test('the run learns it at its start, never sends a prompt past it, and ends token_limit with the final answer', async () => {
+      environment.model.setContextWindow(WINDOW, endpoint);
+      const probesBefore = environment.model.windowProbes.length;
+      const { handle, result, messages, requests } = await run(`window-${endpoint}`, researcher(3_000));
 
-    assert.equal(result.termination, 'token_limit', `${result.termination}: ${result.error ?? result.prediction}`);
-    assert.equal(result.prediction, 'BYD sold more cars in 2024.');
-    assert.equal(result.error, undefined);
-    assert.equal(result.details.finalAnswerPhase, 'token_limit');
-    assert.equal(result.details.contextWindow?.tokens, WINDOW);
-    assert.equal(result.details.contextWindow?.promptBudget, PROMPT_BUDGET);
-    assert.match(result.details.contextWindow?.source ?? '', SOURCES[endpoint]);
-    assert.ok(environment.model.windowProbes.length > probesBefore, 'the server was asked');
+      assert.equal(result.termination, 'token_limit', `${result.termination}: ${result.error ?? result.prediction}`);
+      assert.equal(result.prediction, 'BYD sold more cars in 2024.');
+      assert.equal(result.error, undefined);
+      assert.equal(result.details.finalAnswerPhase, 'token_limit');
+      assert.equal(result.details.contextWindow?.tokens, WINDOW);
+      assert.equal(result.details.contextWindow?.promptBudget, PROMPT_BUDGET);
+      assert.match(result.details.contextWindow?.source ?? '', SOURCES[endpoint]);
+      assert.ok(environment.model.windowProbes.length > probesBefore, 'the server was asked');
 
-    // No request was refused: every prompt fitted the window, the final answer's too.
-    assert.deepEqual(
-      requests.map((request) => request.status).filter((status) => status !== 200),
-      [],
-    );
-    assert.ok(requests.every((request) => promptTokens(request) <= WINDOW));
-    assert.ok(asksForFinalAnswer(requests.at(-1) as ScriptedRequest));
-    assert.deepEqual(protocolProblems(messages), []);
+      // No request was refused: every prompt fitted the window, the final answer's too.
+      assert.deepEqual(
+        requests.map((request) => request.status).filter((status) => status !== 200),
+        [],
+      );
+      assert.ok(requests.every((request) => promptTokens(request) <= WINDOW));
+      assert.ok(asksForFinalAnswer(requests.at(-1) as ScriptedRequest));
+      assert.deepEqual(protocolProblems(messages), []);
 
-    const progress = await handle.query(progressQuery);
-    assert.equal(progress.contextBudget, PROMPT_BUDGET);
-    assert.deepEqual(progress.contextWindow, result.details.contextWindow);
-  });
-});
+      const progress = await handle.query(progressQuery);
+      assert.equal(progress.contextBudget, PROMPT_BUDGET);
+      assert.deepEqual(progress.contextWindow, result.details.contextWindow);
+    });
+  },
+);
 
 test("the final answer call's prompt is compressed until it fits the window (the loop's own compression off)", async () => {
   environment.model.setContextWindow(WINDOW);
   // Short observations until the prompt is large, then a long thought: the reply itself takes the context past the budget.
-  const longThought = (request: ScriptedRequest) => (promptTokens(request) > 1_800 ? `Thinking hard. ${'A long train of thought. '.repeat(400)}` : 'More.');
-  const { result, messages, requests } = await run('final-fit', researcher(1_500, longThought), { loop: { compressAtFraction: 0, keepRecentTurns: 1 } });
+  const longThought = (request: ScriptedRequest) =>
+    promptTokens(request) > 1_800 ? `Thinking hard. ${'A long train of thought. '.repeat(400)}` : 'More.';
+  const { result, messages, requests } = await run('final-fit', researcher(1_500, longThought), {
+    loop: { compressAtFraction: 0, keepRecentTurns: 1 },
+  });
 
   assert.equal(result.termination, 'token_limit', `${result.termination}: ${result.error ?? result.prediction}`);
   assert.equal(result.prediction, 'BYD sold more cars in 2024.');
@@ -115,7 +140,8 @@ test("the final answer call's prompt is compressed until it fits the window (the
   assert.ok(requests.every((request) => request.status === 200));
   // The transcript holds what the model saw: stubs, the request for the answer last, the answer.
   assert.deepEqual(protocolProblems(messages), []);
-  if (compression?.summarizedTurns) assert.match(messages[1]?.content ?? '', /\[Summary of the research so far[^\n]*\]\nSUMMARY: /);
+  if (compression?.summarizedTurns)
+    assert.match(messages[1]?.content ?? '', /\[Summary of the research so far[^\n]*\]\nSUMMARY: /);
   else assert.ok(messages.some((message) => message.content.includes('[Observation omitted to save context:')));
   assert.match(messages.at(-2)?.content ?? '', /You have reached the maximum context length you can handle\./);
   assert.match(messages.at(-1)?.content ?? '', /<answer>BYD sold more cars in 2024\.<\/answer>/);
@@ -128,7 +154,11 @@ test("a server that does not say its window: its context-length 400 names it, an
   assert.equal(result.termination, 'token_limit', `${result.termination}: ${result.error ?? result.prediction}`);
   assert.equal(result.prediction, 'BYD sold more cars in 2024.');
   assert.equal(result.error, undefined);
-  assert.deepEqual(result.details.contextWindow, { tokens: WINDOW, source: "the server's context-length error", promptBudget: PROMPT_BUDGET });
+  assert.deepEqual(result.details.contextWindow, {
+    tokens: WINDOW,
+    source: "the server's context-length error",
+    promptBudget: PROMPT_BUDGET,
+  });
   // One refusal (the loop's call past the window), then a final answer call that fits.
   const refused = requests.filter((request) => request.status === 400);
   assert.equal(refused.length, 1);
@@ -156,7 +186,9 @@ test('only when even the question does not fit does the run end without an answe
 });
 
 test('a server that says nothing and refuses nothing: the run goes as before (no window, maxContextTokens the budget)', async () => {
-  const { result, handle } = await run('no-window', (turn, request) => (turn === 1 && !isSummary(request) ? toolCall('lookup', { query: 'BYD' }) : answer('BYD')));
+  const { result, handle } = await run('no-window', (turn, request) =>
+    turn === 1 && !isSummary(request) ? toolCall('lookup', { query: 'BYD' }) : answer('BYD'),
+  );
   assert.equal(result.termination, 'answer');
   assert.equal(result.details.contextWindow, undefined);
   assert.equal((await handle.query(progressQuery)).contextBudget, 110_000);

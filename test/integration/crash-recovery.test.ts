@@ -50,7 +50,11 @@ test('a worker SIGKILLed during a model call: a new worker finishes the run and 
     [3, 1],
   ]);
   assert.deepEqual(protocolProblems(await environment.transcript(result)), []);
-  assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start').length, 2, 'each tool ran once');
+  assert.equal(
+    readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'start').length,
+    2,
+    'each tool ran once',
+  );
 }, 300_000);
 
 test('a worker SIGKILLed during a tool call: the tool is retried on a new worker and no model call is repeated', async () => {
@@ -82,7 +86,11 @@ test('a worker SIGKILLed during a tool call: the tool is retried on a new worker
 test('the dev server SIGKILLed mid-run and restarted on the same database file: the run finishes', async () => {
   await environment.crashAllWorkers();
   await environment.startWorker();
-  const workflowId = scenarios.add(runId('kill-server'), [toolCall('wait', { seconds: 2 }), toolCall('lookup', { query: 'after restart' }), answer('survived')]);
+  const workflowId = scenarios.add(runId('kill-server'), [
+    toolCall('wait', { seconds: 2 }),
+    toolCall('lookup', { query: 'after restart' }),
+    answer('survived'),
+  ]);
   const handle = await environment.startRun({ question: 'Survive a server crash.' }, workflowId);
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
   await environment.server.kill();
@@ -99,7 +107,10 @@ test('the dev server SIGKILLed mid-run and restarted on the same database file: 
 test('a worker stopped with SIGTERM gives the running tool its grace time, exits, and another worker finishes the run', async () => {
   await environment.crashAllWorkers();
   const first = await environment.startWorker();
-  const workflowId = scenarios.add(runId('sigterm'), [toolCall('wait', { seconds: 4 }), answer('after a graceful stop')]);
+  const workflowId = scenarios.add(runId('sigterm'), [
+    toolCall('wait', { seconds: 4 }),
+    answer('after a graceful stop'),
+  ]);
   const handle = await environment.startRun({ question: 'Stop gracefully.' }, workflowId);
   await waitForToolLog(environment.toolLog, workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
   const stoppedAt = Date.now();
@@ -111,5 +122,9 @@ test('a worker stopped with SIGTERM gives the running tool its grace time, exits
   await environment.startWorker();
   const result = await handle.result();
   assert.equal(result.termination, 'answer');
-  assert.equal(readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'stop' && entry.reason === 'done').length, 1);
+  assert.equal(
+    readToolLog(environment.toolLog, workflowId).filter((entry) => entry.event === 'stop' && entry.reason === 'done')
+      .length,
+    1,
+  );
 }, 300_000);

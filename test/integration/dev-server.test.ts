@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { afterAll, test } from '@jest/globals';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DevServer, DevServerStartError, findFreePort, isServerReachable, PROJECT_SEARCH_ATTRIBUTES } from '../../src/processes/dev-server';
+import {
+  DevServer,
+  DevServerStartError,
+  findFreePort,
+  isServerReachable,
+  PROJECT_SEARCH_ATTRIBUTES,
+} from '../../src/processes/dev-server';
 
 const directory = mkdtempSync(join(tmpdir(), 'react-agent-dev-server-'));
 const servers: DevServer[] = [];
@@ -90,7 +96,12 @@ test('dev server: start, search attributes, SIGKILL, restart on the same file, s
 
 test('a database from before an attribute was added gets it at the next start (start-dev registers attributes only in a new database)', async () => {
   const databaseFile = join(directory, 'upgrade', 'temporal.sqlite');
-  const before = await DevServer.start({ databaseFile, port: 0, uiPort: false, searchAttributes: { ReactTermination: 'Keyword', ReactIterations: 'Int' } });
+  const before = await DevServer.start({
+    databaseFile,
+    port: 0,
+    uiPort: false,
+    searchAttributes: { ReactTermination: 'Keyword', ReactIterations: 'Int' },
+  });
   servers.push(before);
   assert.deepEqual(
     Object.keys(await customSearchAttributes(before.address))
@@ -131,6 +142,9 @@ test('start fails with the log tail when the server exits early', async () => {
       // An executable that exits at once with a message, standing in for a broken CLI.
       temporalCli: '/bin/false',
     }),
-    (error: unknown) => error instanceof DevServerStartError && /exited with code 1/.test(error.message) && /Last lines of/.test(error.message),
+    (error: unknown) =>
+      error instanceof DevServerStartError &&
+      /exited with code 1/.test(error.message) &&
+      /Last lines of/.test(error.message),
   );
 }, 60_000);

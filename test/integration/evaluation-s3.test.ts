@@ -33,7 +33,8 @@ function script(request: ScriptedRequest): ScriptedReply {
   const prompt = String(request.messages[0]?.content ?? '');
   const reference = /Reference answer: (.*)/.exec(prompt)?.[1];
   const prediction = /Predicted answer: (.*)/.exec(prompt)?.[1];
-  if (reference === undefined || prediction === undefined) return { status: 400, errorMessage: 'unexpected judge prompt' };
+  if (reference === undefined || prediction === undefined)
+    return { status: 400, errorMessage: 'unexpected judge prompt' };
   return { content: reference.trim() === prediction.trim() ? 'Correct' : 'Incorrect' };
 }
 
@@ -50,7 +51,10 @@ afterAll(async () => {
 }, 60_000);
 
 function cli(argumentsList: string[]) {
-  return CliProcess.complete(argumentsList, { environment: { ...environment.environment, ...seaweed.environment() }, timeoutMs: 240_000 });
+  return CliProcess.complete(argumentsList, {
+    environment: { ...environment.environment, ...seaweed.environment() },
+    timeoutMs: 240_000,
+  });
 }
 
 const objectText = (key: string) => new S3Objects(s3, BUCKET).text(key);
@@ -64,16 +68,34 @@ const jsonLines = async (key: string) =>
 
 test('batch --output s3://… --evaluate --wait: the evaluation child reads the iter files from S3 and writes report.json, scored/ and summary.jsonl there, and report.html (the worker renders it); the CLI prints its URL', async () => {
   const input = join(environment.directory, 'questions.jsonl');
-  writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
+  writeFileSync(
+    input,
+    `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`,
+  );
   const prefix = 'nightly/evaluated';
   const output = `s3://${BUCKET}/${prefix}`;
-  const outcome = await cli(['batch', input, '--output', output, '--rollouts', '2', '--evaluate', '--wait', '--max-calls', '3']);
+  const outcome = await cli([
+    'batch',
+    input,
+    '--output',
+    output,
+    '--rollouts',
+    '2',
+    '--evaluate',
+    '--wait',
+    '--max-calls',
+    '3',
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   const [batchId] = outcome.stdout.trim().split('\n');
   assert.match(outcome.stdout, /mean_pass_at_1\s+50\.00% \(Avg\. Pass@2\)/);
   assert.match(outcome.stdout, new RegExp(`Report: ${output}/evaluation/report\\.html`));
 
-  expect(await keysUnder(`${prefix}/evaluation/`)).toEqual(['report.html', 'report.json', 'scored/iter1.jsonl', 'scored/iter2.jsonl', 'summary.jsonl'].map((name) => `${prefix}/evaluation/${name}`));
+  expect(await keysUnder(`${prefix}/evaluation/`)).toEqual(
+    ['report.html', 'report.json', 'scored/iter1.jsonl', 'scored/iter2.jsonl', 'summary.jsonl'].map(
+      (name) => `${prefix}/evaluation/${name}`,
+    ),
+  );
   const report = JSON.parse(await objectText(`${prefix}/evaluation/report.json`)) as EvaluationReport;
   assert.equal(report.method, 'exact_match');
   assert.equal(report.source.batchId, batchId);
@@ -108,7 +130,15 @@ test('batch --output s3://… --evaluate --wait: the evaluation child reads the 
   assert.equal((await jsonLines(`${prefix}/evaluation/summary.jsonl`)).length, 2, 'appended on S3');
 
   // The gaia judge in an evaluation workflow over explicit s3:// iter files, written to another s3:// folder.
-  const judged = await cli(['eval', `${output}/iter1.jsonl`, `${output}/iter2.jsonl`, '--judge', 'gaia', '--output', `${output}/judged`]);
+  const judged = await cli([
+    'eval',
+    `${output}/iter1.jsonl`,
+    `${output}/iter2.jsonl`,
+    '--judge',
+    'gaia',
+    '--output',
+    `${output}/judged`,
+  ]);
   assert.equal(judged.code, 0, judged.stderr);
   assert.match(judged.stdout, /mean_pass_at_1\s+50\.00%/);
   const judgedReport = JSON.parse(await objectText(`${prefix}/judged/report.json`)) as EvaluationReport;
@@ -130,10 +160,16 @@ test('batch --output s3://… --evaluate --wait: the evaluation child reads the 
 test('bad s3:// input exits 2 naming the location: a prefix with no iter files, a missing bucket, a missing evaluation', async () => {
   const empty = await cli(['eval', `s3://${BUCKET}/no/such/batch`]);
   assert.equal(empty.code, 2, empty.stderr);
-  assert.match(empty.stderr, /react-agent eval: s3:\/\/evaluations\/no\/such\/batch holds no iter\*\.jsonl files \(no batch output under that prefix\)\./);
+  assert.match(
+    empty.stderr,
+    /react-agent eval: s3:\/\/evaluations\/no\/such\/batch holds no iter\*\.jsonl files \(no batch output under that prefix\)\./,
+  );
   const bucket = await cli(['eval', 's3://no-such-bucket/batch']);
   assert.equal(bucket.code, 2, bucket.stderr);
-  assert.match(bucket.stderr, /react-agent eval: s3:\/\/no-such-bucket\/batch cannot be evaluated: its bucket "no-such-bucket" does not exist/);
+  assert.match(
+    bucket.stderr,
+    /react-agent eval: s3:\/\/no-such-bucket\/batch cannot be evaluated: its bucket "no-such-bucket" does not exist/,
+  );
   const compare = await cli(['eval', 'compare', `s3://${BUCKET}/none/a`, `s3://${BUCKET}/none/b`]);
   assert.equal(compare.code, 2, compare.stderr);
   assert.match(compare.stderr, /s3:\/\/evaluations\/none\/a holds no report\.json and is no object/);

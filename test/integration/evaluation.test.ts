@@ -33,28 +33,40 @@ function judgeReply(request: ScriptedRequest): ScriptedReply {
     const response = /\[response\]: (.*)/.exec(prompt)?.[1] ?? '';
     const reference = /\[correct_answer\]: (.*)/.exec(prompt)?.[1] ?? '';
     const correct = response.toLowerCase().includes(reference.toLowerCase());
-    return { content: `\`\`\`json\n${JSON.stringify({ extracted_final_answer: response, reasoning: 'compared', correct: correct ? 'yes' : 'no', confidence: '90%' })}\n\`\`\`` };
+    return {
+      content: `\`\`\`json\n${JSON.stringify({ extracted_final_answer: response, reasoning: 'compared', correct: correct ? 'yes' : 'no', confidence: '90%' })}\n\`\`\``,
+    };
   }
   if (prompt.includes('clean question')) return { content: 'Correct' };
   if (prompt.includes('decorated question')) return { content: 'Verdict: **Incorrect.**' };
   if (prompt.includes('answer-prefixed question')) return { content: 'Answer: Incorrect' };
-  if (prompt.includes('reminded question')) return { content: reminded ? 'Correct' : 'The prediction looks right to me.' };
-  if (prompt.includes('unparseable question')) return { content: reminded ? 'I still cannot decide.' : 'Hmm, hard to say.' };
+  if (prompt.includes('reminded question'))
+    return { content: reminded ? 'Correct' : 'The prediction looks right to me.' };
+  if (prompt.includes('unparseable question'))
+    return { content: reminded ? 'I still cannot decide.' : 'Hmm, hard to say.' };
   return { status: 400, errorMessage: 'unexpected judge prompt' };
 }
 
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: judgeReply });
   // The research runs' model has a price, so batches have a cost (issue 19); the judge's calls are not priced.
-  await environment.startWorker({ REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'scripted-model': { input: 1, output: 5 } }) });
+  await environment.startWorker({
+    REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'scripted-model': { input: 1, output: 5 } }),
+  });
 }, 180_000);
 
 afterAll(async () => {
   await environment?.close();
 });
 
-async function cli(argumentsList: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return CliProcess.complete(argumentsList, { environment: { ...environment.environment, ...extra }, timeoutMs: 240_000 });
+async function cli(
+  argumentsList: string[],
+  extra: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return CliProcess.complete(argumentsList, {
+    environment: { ...environment.environment, ...extra },
+    timeoutMs: 240_000,
+  });
 }
 
 function ourLine(question: string, answer: string, prediction: string, extra: Record<string, unknown> = {}): string {
@@ -138,7 +150,9 @@ test('a gaia judge run: clean, decorated and unparseable verdicts; a second run 
   assert.deepEqual(firstReport.judgeCalls, { made: 7, stored: 0 });
   assert.deepEqual(firstReport.statistics.all.toolCallsPerQuestion, { lookup: 1 });
   // The judge prompt carried the question, reference and prediction.
-  const cleanPrompt = environment.model.requests.find((request) => String(request.messages[0]?.content).includes('The clean question?'));
+  const cleanPrompt = environment.model.requests.find((request) =>
+    String(request.messages[0]?.content).includes('The clean question?'),
+  );
   assert.match(String(cleanPrompt?.messages[0]?.content), /Reference answer: Paris\nPredicted answer: Paris/);
   assert.match(first.stdout, /mean_pass_at_1\s+40\.00% \(Avg\. Pass@1\)/);
   assert.match(first.stdout, /unparsed verdicts \(counted as not correct\): 1/);
@@ -183,12 +197,29 @@ test("DeepResearch's own result files: its termination strings, error lines and 
     JSON.stringify({
       question: 'Capital of France?',
       answer: 'Paris',
-      messages: [{ role: 'assistant', content: '<tool_call>{"name": "search", "arguments": {"query": ["capital"]}}</tool_call>' }],
+      messages: [
+        {
+          role: 'assistant',
+          content: '<tool_call>{"name": "search", "arguments": {"query": ["capital"]}}</tool_call>',
+        },
+      ],
       prediction: rollout === 1 ? 'Paris' : 'Lyon',
       termination: 'answer',
     }),
-    JSON.stringify({ question: 'Largest animal?', answer: 'Blue whale', error: 'Timeout', prediction: '[Failed]', messages: [] }),
-    JSON.stringify({ question: 'Largest animal?', answer: 'Blue whale', messages: [], prediction: 'The blue whale', termination: 'exceed available llm calls' }),
+    JSON.stringify({
+      question: 'Largest animal?',
+      answer: 'Blue whale',
+      error: 'Timeout',
+      prediction: '[Failed]',
+      messages: [],
+    }),
+    JSON.stringify({
+      question: 'Largest animal?',
+      answer: 'Blue whale',
+      messages: [],
+      prediction: 'The blue whale',
+      termination: 'exceed available llm calls',
+    }),
   ];
   const files = [1, 2].map((rollout) => {
     const path = join(directory, `run${rollout}.jsonl`);
@@ -235,7 +266,9 @@ test('bad input: not JSON lines names the file and line; no reference answers re
   assert.equal(outcome.code, 2);
   assert.match(outcome.stderr, new RegExp(`${join(broken, 'iter1.jsonl')} line 2 is not JSON`));
 
-  const unreferenced = batchDirectory('unreferenced', [[ourLine('q1?', '', 'x'), ourLine('q2?', '', 'y'), JSON.stringify({ answer: 'no question here' })]]);
+  const unreferenced = batchDirectory('unreferenced', [
+    [ourLine('q1?', '', 'x'), ourLine('q2?', '', 'y'), JSON.stringify({ answer: 'no question here' })],
+  ]);
   const refused = await cli(['eval', unreferenced, '--judge', 'gaia']);
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /No line has a reference answer/);
@@ -251,29 +284,65 @@ test('bad input: not JSON lines names the file and line; no reference answers re
 test('a judge endpoint that is down: retried, then the evaluation fails naming the variable', async () => {
   const queue = `${environment.taskQueue}-judge-down`;
   const port = await closedPort();
-  await environment.startWorker({ REACT_AGENT_TASK_QUEUE: queue, REACT_AGENT_JUDGE_BASE_URL: `http://127.0.0.1:${port}/v1`, REACT_AGENT_JUDGE_MODEL: 'judge-model' });
-  const directory = batchDirectory('judge-down', [[ourLine('The clean question, judged by nobody?', 'Paris', 'Paris')]]);
-  const outcome = await cli(['eval', directory, '--judge', 'gaia'], { REACT_AGENT_TASK_QUEUE: queue, REACT_AGENT_JUDGE_MAX_ATTEMPTS: '2' });
+  await environment.startWorker({
+    REACT_AGENT_TASK_QUEUE: queue,
+    REACT_AGENT_JUDGE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    REACT_AGENT_JUDGE_MODEL: 'judge-model',
+  });
+  const directory = batchDirectory('judge-down', [
+    [ourLine('The clean question, judged by nobody?', 'Paris', 'Paris')],
+  ]);
+  const outcome = await cli(['eval', directory, '--judge', 'gaia'], {
+    REACT_AGENT_TASK_QUEUE: queue,
+    REACT_AGENT_JUDGE_MAX_ATTEMPTS: '2',
+  });
   assert.equal(outcome.code, 1, outcome.stdout);
-  assert.match(outcome.stderr, new RegExp(`failed: The judge endpoint http://127\\.0\\.0\\.1:${port}/v1 could not be reached .*Check REACT_AGENT_JUDGE_BASE_URL`));
+  assert.match(
+    outcome.stderr,
+    new RegExp(
+      `failed: The judge endpoint http://127\\.0\\.0\\.1:${port}/v1 could not be reached .*Check REACT_AGENT_JUDGE_BASE_URL`,
+    ),
+  );
   const [evaluation] = await (async () => {
     const found = [];
-    for await (const workflow of environment.client.workflow.list({ query: `WorkflowType = 'evaluation' AND TaskQueue = '${queue}'` })) found.push(workflow);
+    for await (const workflow of environment.client.workflow.list({
+      query: `WorkflowType = 'evaluation' AND TaskQueue = '${queue}'`,
+    }))
+      found.push(workflow);
     return found;
   })();
   assert.equal(evaluation?.status.name, 'FAILED');
   const history = await environment.client.workflow.getHandle(evaluation?.workflowId as string).fetchHistory();
   const failed = history.events?.find((event) => event.activityTaskFailedEventAttributes);
   assert.equal(failed?.activityTaskFailedEventAttributes?.retryState, 4 /* RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED */);
-  const started = history.events?.find((event) => String(event.eventId) === String(failed?.activityTaskFailedEventAttributes?.startedEventId));
-  assert.equal(started?.activityTaskStartedEventAttributes?.attempt, 2, 'retried once (REACT_AGENT_JUDGE_MAX_ATTEMPTS=2)');
+  const started = history.events?.find(
+    (event) => String(event.eventId) === String(failed?.activityTaskFailedEventAttributes?.startedEventId),
+  );
+  assert.equal(
+    started?.activityTaskStartedEventAttributes?.attempt,
+    2,
+    'retried once (REACT_AGENT_JUDGE_MAX_ATTEMPTS=2)',
+  );
 }, 240_000);
 
 test('eval compare on two evaluations: deltas, flipped questions, termination shifts, and an HTML page', async () => {
-  const baseline = batchDirectory('compare-a', [[ourLine('Alpha?', 'a', 'a'), ourLine('Beta?', 'b', 'b'), ourLine('Gamma?', 'c', 'x')]]);
-  const candidate = batchDirectory('compare-b', [[ourLine('Alpha?', 'a', 'a'), ourLine('Beta?', 'b', 'wrong', { termination: 'max_calls' }), ourLine('Gamma?', 'c', 'c')]]);
+  const baseline = batchDirectory('compare-a', [
+    [ourLine('Alpha?', 'a', 'a'), ourLine('Beta?', 'b', 'b'), ourLine('Gamma?', 'c', 'x')],
+  ]);
+  const candidate = batchDirectory('compare-b', [
+    [
+      ourLine('Alpha?', 'a', 'a'),
+      ourLine('Beta?', 'b', 'wrong', { termination: 'max_calls' }),
+      ourLine('Gamma?', 'c', 'c'),
+    ],
+  ]);
   for (const directory of [baseline, candidate]) assert.equal((await cli(['eval', directory])).code, 0);
-  const outcome = await cli(['eval', 'compare', join(baseline, 'evaluation'), join(candidate, 'evaluation', 'report.json')]);
+  const outcome = await cli([
+    'eval',
+    'compare',
+    join(baseline, 'evaluation'),
+    join(candidate, 'evaluation', 'report.json'),
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   assert.match(outcome.stdout, /mean_pass_at_1\s+66\.67%\s+66\.67%\s+\+0\.00 pt/);
   assert.match(outcome.stdout, /right → wrong: 1\n {2}Beta\?/);
@@ -286,9 +355,23 @@ test('eval compare on two evaluations: deltas, flipped questions, termination sh
 
 test('batch --evaluate --wait: the batch evaluates itself when it ends (an evaluation child; exact match), the CLI prints the table and the path of the report.html the worker wrote', async () => {
   const input = join(environment.directory, 'evaluate-questions.jsonl');
-  writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
+  writeFileSync(
+    input,
+    `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`,
+  );
   const output = join(environment.directory, 'evaluated-batch');
-  const outcome = await cli(['batch', input, '--output', output, '--rollouts', '2', '--evaluate', '--wait', '--max-calls', '3']);
+  const outcome = await cli([
+    'batch',
+    input,
+    '--output',
+    output,
+    '--rollouts',
+    '2',
+    '--evaluate',
+    '--wait',
+    '--max-calls',
+    '3',
+  ]);
   assert.equal(outcome.code, 0, outcome.stderr);
   const [batchId] = outcome.stdout.trim().split('\n');
   const evaluated = report(join(output, 'evaluation'));
@@ -311,21 +394,42 @@ test('batch --evaluate --wait: the batch evaluates itself when it ends (an evalu
   );
   const rolloutCost = lineCosts.map((costs) => costs.reduce((sum, cost) => sum + cost, 0));
   const totalCost = (rolloutCost[0] ?? 0) + (rolloutCost[1] ?? 0);
-  assert.ok(totalCost > 0 && lineCosts.flat().every((cost) => cost > 0), `every run has a cost: ${JSON.stringify(lineCosts)}`);
-  const near = (actual: number | undefined, expected: number, what: string) => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${what}: ${actual}, expected ${expected}`);
+  assert.ok(
+    totalCost > 0 && lineCosts.flat().every((cost) => cost > 0),
+    `every run has a cost: ${JSON.stringify(lineCosts)}`,
+  );
+  const near = (actual: number | undefined, expected: number, what: string) =>
+    assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${what}: ${actual}, expected ${expected}`);
   near(evaluated.metrics.cost?.totalUsd, totalCost, 'the report’s cost');
   near(evaluated.metrics.cost?.perRolloutUsd, totalCost / 4, 'per rollout: 2 questions × 2 rollouts');
   near(evaluated.metrics.cost?.perCorrectAnswerUsd, totalCost / 2, 'per correct answer: rollout 1 answered both');
-  near(evaluated.metrics.perRollout[0]?.cost?.perCorrectAnswerUsd, (rolloutCost[0] ?? Number.NaN) / 2, 'rollout 1 per correct answer: its cost over its 2 correct answers');
-  assert.equal(evaluated.metrics.perRollout[1]?.cost?.perCorrectAnswerUsd, undefined, 'rollout 2 answered nothing right: no figure');
+  near(
+    evaluated.metrics.perRollout[0]?.cost?.perCorrectAnswerUsd,
+    (rolloutCost[0] ?? Number.NaN) / 2,
+    'rollout 1 per correct answer: its cost over its 2 correct answers',
+  );
+  assert.equal(
+    evaluated.metrics.perRollout[1]?.cost?.perCorrectAnswerUsd,
+    undefined,
+    'rollout 2 answered nothing right: no figure',
+  );
   const summary = (await environment.client.workflow.getHandle(batchId as string).result()) as BatchSummary;
   near(summary.cost?.totalUsd, totalCost, 'the batch summary’s cost');
   near(summary.perRollout[1]?.cost?.perRolloutUsd, (rolloutCost[1] ?? 0) / 2, 'the summary’s rollout 2 per rollout');
   near(summary.evaluation?.headline?.cost?.perCorrectAnswerUsd, totalCost / 2, 'the summary’s evaluation headline');
   const perCorrect = formatUsd(totalCost / 2).replace(/[$.]/g, '\\$&');
-  assert.match(outcome.stdout, new RegExp(`\n {2}cost: \\$[0-9.]+ in all · \\$[0-9.]+ per rollout · ${perCorrect} per correct answer`), outcome.stdout);
+  assert.match(
+    outcome.stdout,
+    new RegExp(`\n {2}cost: \\$[0-9.]+ in all · \\$[0-9.]+ per rollout · ${perCorrect} per correct answer`),
+    outcome.stdout,
+  );
   const html = readFileSync(join(output, 'evaluation', 'report.html'), 'utf8');
-  assert.match(html, new RegExp(`<tr data-metric="cost per correct answer"><th scope="row">cost per correct answer</th><td class="number">${perCorrect}</td>`));
+  assert.match(
+    html,
+    new RegExp(
+      `<tr data-metric="cost per correct answer"><th scope="row">cost per correct answer</th><td class="number">${perCorrect}</td>`,
+    ),
+  );
   assert.match(outcome.stdout, new RegExp(`Report: ${join(output, 'evaluation', 'report.html')}`));
   const child = await environment.client.workflow.getHandle(`${batchId}/evaluation`).describe();
   assert.equal(child.type, 'evaluation');
@@ -334,17 +438,24 @@ test('batch --evaluate --wait: the batch evaluates itself when it ends (an evalu
 
 test('batch --evaluate without --wait (as a schedule starts it): the worker alone writes report.html with the per-question table, no CLI renders it', async () => {
   const input = join(environment.directory, 'unwaited-questions.jsonl');
-  writeFileSync(input, `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`);
+  writeFileSync(
+    input,
+    `${JSON.stringify({ question: 'Capital of France?', answer: 'Paris' })}\n${JSON.stringify({ question: 'What is 2+2?', answer: '4' })}\n`,
+  );
   const output = join(environment.directory, 'unwaited-batch');
   const started = await cli(['batch', input, '--output', output, '--rollouts', '2', '--evaluate', '--max-calls', '3']);
   assert.equal(started.code, 0, started.stderr);
   const [batchId] = started.stdout.trim().split('\n');
   assert.ok(batchId);
   // The CLI has exited; the batch and its evaluation child finish in the worker.
-  const summary = (await environment.client.workflow.getHandle(batchId).result()) as { evaluation?: { reportPath?: string; failed?: string } };
+  const summary = (await environment.client.workflow.getHandle(batchId).result()) as {
+    evaluation?: { reportPath?: string; failed?: string };
+  };
   assert.equal(summary.evaluation?.failed, undefined);
   assert.equal(summary.evaluation?.reportPath, join(output, 'evaluation', 'report.json'));
-  const evaluation = (await environment.client.workflow.getHandle(`${batchId}/evaluation`).result()) as EvaluationOutcome;
+  const evaluation = (await environment.client.workflow
+    .getHandle(`${batchId}/evaluation`)
+    .result()) as EvaluationOutcome;
   assert.equal(evaluation.htmlPath, join(output, 'evaluation', 'report.html'));
   assert.equal(evaluation.htmlProblem, undefined);
   const html = readFileSync(join(output, 'evaluation', 'report.html'), 'utf8');

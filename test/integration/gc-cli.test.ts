@@ -43,7 +43,10 @@ function blobFiles(): string[] {
 }
 
 async function finishedRun(label: string, question: string): Promise<ResearchRunResult> {
-  const workflowId = scenarios.add(runId(label), [toolCall('lookup', { query: `${label} facts` }), answer(`${label} answer`)]);
+  const workflowId = scenarios.add(runId(label), [
+    toolCall('lookup', { query: `${label} facts` }),
+    answer(`${label} answer`),
+  ]);
   return (await environment.startRun({ question }, workflowId)).result();
 }
 
@@ -71,26 +74,37 @@ test("gc removes old closed runs' transcripts, keeps an open run's, a newer run'
   const newerClosedAt = Date.now();
   const openId = scenarios.add(runId('gc-open-gamma'), [toolCall('wait', { seconds: 120 })]);
   const open = await environment.startRun({ question: 'Alpha: which blobs are old?' }, openId);
-  await waitForToolLog(environment.toolLog, openId, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'));
+  await waitForToolLog(environment.toolLog, openId, (entries) =>
+    entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'),
+  );
   const anHourAgo = new Date(Date.now() - 3_600_000);
   for (const file of blobFiles()) utimesSync(file, anHourAgo, anHourAgo);
   const before = blobFiles();
 
   const dryRun = await cli(['gc', '--older-than', WINDOW, '--dry-run']);
   assert.equal(dryRun.code, 0, dryRun.stderr);
-  assert.match(dryRun.stdout, /^Dry run: nothing was removed\. Closed runs older than 20s \(closed before .*\): 2; open or newer runs: 2$/m);
+  assert.match(
+    dryRun.stdout,
+    /^Dry run: nothing was removed\. Closed runs older than 20s \(closed before .*\): 2; open or newer runs: 2$/m,
+  );
   // Kept: the open run's first manifest (system prompt + the same question) is alpha's first one.
   assert.match(dryRun.stdout, /^Manifests: [1-9]\d* would be removed, 1 kept$/m);
   assert.match(dryRun.stdout, /^Would free: /m);
   assert.deepEqual(blobFiles(), before, '--dry-run removed nothing');
 
-  assert.ok(Date.now() - newerClosedAt < WINDOW_MS - 5_000, 'the newer run is still inside the window when gc runs (machine too slow otherwise)');
+  assert.ok(
+    Date.now() - newerClosedAt < WINDOW_MS - 5_000,
+    'the newer run is still inside the window when gc runs (machine too slow otherwise)',
+  );
   const outcome = await cli(['gc', '--older-than', WINDOW, '--json']);
   assert.equal(outcome.code, 0, outcome.stderr);
   const summary = JSON.parse(outcome.stdout);
   expect(summary).toMatchObject({ dryRun: false, oldRuns: 2, keptRuns: 2, keptBecause: { recent: 0 } });
   assert.ok(summary.manifests.removed >= 2 && summary.blobs.removed >= 4, outcome.stdout);
-  assert.ok(summary.keptBecause.referenced >= 3, "the system prompt, alpha's question and the first manifest are kept for the open run");
+  assert.ok(
+    summary.keptBecause.referenced >= 3,
+    "the system prompt, alpha's question and the first manifest are kept for the open run",
+  );
   assert.ok(new Date(summary.cutoff).getTime() > oldClosedAt);
   assert.equal(blobFiles().length, before.length - summary.manifests.removed - summary.blobs.removed);
 
@@ -100,13 +114,21 @@ test("gc removes old closed runs' transcripts, keeps an open run's, a newer run'
   assert.equal(await stored(systemPrompt), true, 'the shared system prompt stays');
   assert.equal(await stored(alphaQuestion), true, "alpha's question stays: the open run asked it again");
   const deltaMessages = await environment.transcript(delta);
-  assert.equal(deltaMessages.at(-1)?.content.includes('gc-newer-delta answer'), true, "the newer run's transcript reads whole");
+  assert.equal(
+    deltaMessages.at(-1)?.content.includes('gc-newer-delta answer'),
+    true,
+    "the newer run's transcript reads whole",
+  );
 
   await open.cancel();
   const openResult = await open.result();
   assert.equal(openResult.termination, 'cancelled');
   const openMessages = await environment.transcript(openResult);
-  assert.equal(openMessages[1]?.content.includes('Alpha: which blobs are old?'), true, 'the open run finishes with a whole transcript');
+  assert.equal(
+    openMessages[1]?.content.includes('Alpha: which blobs are old?'),
+    true,
+    'the open run finishes with a whole transcript',
+  );
 
   const again = await cli(['gc', '--older-than', WINDOW, '--json']);
   assert.equal(again.code, 0, again.stderr);

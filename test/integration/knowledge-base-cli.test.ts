@@ -19,7 +19,10 @@ interface CliOutcome {
 function kb(...argumentsList: string[]): Promise<CliOutcome> {
   const variables: NodeJS.ProcessEnv = { ...process.env, REACT_AGENT_DATA_DIR: dataDirectory };
   delete variables.REACT_AGENT_KNOWLEDGE_BASE;
-  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), 'kb', ...argumentsList], { cwd: root, env: variables });
+  const child = spawn(process.execPath, [join(root, 'bin/react-agent.js'), 'kb', ...argumentsList], {
+    cwd: root,
+    env: variables,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -37,12 +40,18 @@ test('kb add, list, search and remove, run as processes on the sample corpus', a
   const empty = await kb('list');
   assert.equal(empty.code, 0, empty.stderr);
   assert.match(empty.stdout, /is empty\. Add files with: react-agent kb add/);
-  assert.ok(existsSync(join(dataDirectory, 'knowledge-base.sqlite')), 'the knowledge base is created in REACT_AGENT_DATA_DIR');
+  assert.ok(
+    existsSync(join(dataDirectory, 'knowledge-base.sqlite')),
+    'the knowledge base is created in REACT_AGENT_DATA_DIR',
+  );
 
   const added = await kb('add', 'samples/knowledge-base');
   assert.equal(added.code, 0, added.stderr);
   assert.match(added.stdout, /^added {5}samples\/knowledge-base\/byd-2024-sales\.md \(\d+ chunks?\)$/m);
-  assert.match(added.stdout, /5 added, 0 updated, 0 unchanged, 0 failed; \d+ chunks written\. The knowledge base .* holds 5 documents/);
+  assert.match(
+    added.stdout,
+    /5 added, 0 updated, 0 unchanged, 0 failed; \d+ chunks written\. The knowledge base .* holds 5 documents/,
+  );
 
   const again = await kb('add', 'samples/knowledge-base/tesla-2024-deliveries.md');
   assert.match(again.stdout, /^unchanged samples\/knowledge-base\/tesla-2024-deliveries\.md/m);
@@ -50,7 +59,10 @@ test('kb add, list, search and remove, run as processes on the sample corpus', a
   const listed = await kb('list');
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, /^ID\tCHUNKS\tFORMAT\tTITLE\tPATH$/m);
-  assert.match(listed.stdout, /^\d+\t\d+\tmarkdown\tTesla deliveries in 2024\tsamples\/knowledge-base\/tesla-2024-deliveries\.md$/m);
+  assert.match(
+    listed.stdout,
+    /^\d+\t\d+\tmarkdown\tTesla deliveries in 2024\tsamples\/knowledge-base\/tesla-2024-deliveries\.md$/m,
+  );
   assert.match(listed.stdout, /5 documents, \d+ chunks/);
 
   const found = await kb('search', 'how many vehicles did Tesla deliver in 2024?', '--limit', '2');
@@ -67,7 +79,10 @@ test('kb add, list, search and remove, run as processes on the sample corpus', a
   assert.ok(id);
   const removedById = await kb('remove', id);
   assert.equal(removedById.code, 0, removedById.stderr);
-  assert.match(removedById.stdout, /removed {3}\d+\tsamples\/knowledge-base\/tesla-2024-deliveries\.md\n\n1 document removed\./);
+  assert.match(
+    removedById.stdout,
+    /removed {3}\d+\tsamples\/knowledge-base\/tesla-2024-deliveries\.md\n\n1 document removed\./,
+  );
   const removedByPath = await kb('remove', 'samples/knowledge-base/byd-2024-sales.md');
   assert.match(removedByPath.stdout, /1 document removed\./);
   assert.match((await kb('list')).stdout, /3 documents/);
@@ -79,7 +94,10 @@ test('kb add, list, search and remove, run as processes on the sample corpus', a
 test('kb add with no arguments prints the usage and exits 2; --help prints it and exits 0', async () => {
   const bare = await kb('add');
   assert.equal(bare.code, 2);
-  assert.match(bare.stderr, /kb add needs files or folders to add\.\n\nUsage: react-agent kb <add\|list\|remove\|search>/);
+  assert.match(
+    bare.stderr,
+    /kb add needs files or folders to add\.\n\nUsage: react-agent kb <add\|list\|remove\|search>/,
+  );
   const help = await kb('--help');
   assert.equal(help.code, 0);
   assert.match(help.stdout, /react-agent kb search "QUERY" \[--limit N\]/);

@@ -32,10 +32,17 @@ function writeConfig(name: string, servers: Record<string, unknown>): string {
 
 /** server-everything over stdio behind the tap, as the server "guarded" whose every call needs approval. */
 function guardedServer(tools: string[], log = tapLog): Record<string, unknown> {
-  return { command: process.execPath, args: [MCP_STDIO_TAP, log, process.execPath, MCP_SERVER_ENTRIES.everything, 'stdio'], tools, requiresApproval: true, timeoutSeconds: 30 };
+  return {
+    command: process.execPath,
+    args: [MCP_STDIO_TAP, log, process.execPath, MCP_SERVER_ENTRIES.everything, 'stdio'],
+    tools,
+    requiresApproval: true,
+    timeoutSeconds: 30,
+  };
 }
 
-const toolCalls = (name: string) => tappedMessages(tapLog).filter((message) => message.method === 'tools/call' && message.params?.name === name);
+const toolCalls = (name: string) =>
+  tappedMessages(tapLog).filter((message) => message.method === 'tools/call' && message.params?.name === name);
 
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
@@ -52,7 +59,8 @@ async function awaitingApproval(handle: WorkflowHandle, timeoutMs = 60_000): Pro
   for (;;) {
     const progress = await handle.query(progressQuery).catch(() => undefined);
     if (progress && progress.awaitingApproval.length > 0) return progress;
-    if (Date.now() > deadline) throw new Error(`no call awaited approval within ${timeoutMs} ms: ${JSON.stringify(progress)}`);
+    if (Date.now() > deadline)
+      throw new Error(`no call awaited approval within ${timeoutMs} ms: ${JSON.stringify(progress)}`);
     await new Promise((done) => setTimeout(done, 200));
   }
 }
@@ -63,7 +71,10 @@ function observations(messages: ChatMessage[]): string[] {
 }
 
 test('requiresApproval: the run waits, an approved call reaches the MCP server and its result lands in the transcript; a denied one never reaches it', async () => {
-  const worker = await environment.startWorker({ REACT_AGENT_MCP_CONFIG: writeConfig('guarded.json', { guarded: guardedServer(['echo', 'get-sum']) }), REACT_AGENT_TOOLS: 'mcp:guarded' });
+  const worker = await environment.startWorker({
+    REACT_AGENT_MCP_CONFIG: writeConfig('guarded.json', { guarded: guardedServer(['echo', 'get-sum']) }),
+    REACT_AGENT_TOOLS: 'mcp:guarded',
+  });
   try {
     assert.match(worker.log, /mcp guarded \(stdio: .*mcp-stdio-tap\.mjs.*\): echo, get-sum/);
     assert.match(worker.log, /react-agent worker: .*tools: .*echo \(mcp guarded\), get-sum \(mcp guarded\)/);
@@ -81,7 +92,9 @@ test('requiresApproval: the run waits, an approved call reaches the MCP server a
     await new Promise((done) => setTimeout(done, 3_000));
     assert.equal((await approvedRun.query(progressQuery)).awaitingApproval.length, 1);
     assert.equal(toolCalls('get-sum').length, 0, 'no call before the approval');
-    const decided = await approvedRun.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting.awaitingApproval[0]?.callId as string, approved: true, reviewer: 'alice' }] });
+    const decided = await approvedRun.executeUpdate(approveToolCallUpdate, {
+      args: [{ callId: waiting.awaitingApproval[0]?.callId as string, approved: true, reviewer: 'alice' }],
+    });
     assert.deepEqual(decided, { callId: waiting.awaitingApproval[0]?.callId, approved: true });
     const approved = await approvedRun.result();
     assert.equal(approved.termination, 'answer');
@@ -92,11 +105,23 @@ test('requiresApproval: the run waits, an approved call reaches the MCP server a
     assert.deepEqual(toolCalls('get-sum')[0]?.params?.arguments, { a: 19, b: 23 });
 
     // Denied: answered with the refusal, never sent.
-    const deniedId = scenarios.add(runId('mcp-denied'), [toolCall('echo', { message: 'never sent 7c1f' }), answer('denied')]);
+    const deniedId = scenarios.add(runId('mcp-denied'), [
+      toolCall('echo', { message: 'never sent 7c1f' }),
+      answer('denied'),
+    ]);
     const deniedRun = await environment.startRun({ question: 'Echo something.' }, deniedId);
     const asked = await awaitingApproval(deniedRun);
     assert.equal(asked.awaitingApproval[0]?.tool, 'echo');
-    await deniedRun.executeUpdate(approveToolCallUpdate, { args: [{ callId: asked.awaitingApproval[0]?.callId as string, approved: false, reviewer: 'bob', reason: 'not this one' }] });
+    await deniedRun.executeUpdate(approveToolCallUpdate, {
+      args: [
+        {
+          callId: asked.awaitingApproval[0]?.callId as string,
+          approved: false,
+          reviewer: 'bob',
+          reason: 'not this one',
+        },
+      ],
+    });
     const denied = await deniedRun.result();
     assert.equal(denied.termination, 'answer');
     const deniedMessages = await environment.transcript(denied);
@@ -104,7 +129,9 @@ test('requiresApproval: the run waits, an approved call reaches the MCP server a
     assert.match(observations(deniedMessages)[0] ?? '', /Not run: the call of "echo" was denied by bob: not this one/);
     assert.ok(!readFileSync(tapLog, 'utf8').includes('never sent 7c1f'), 'the denied call never reached the server');
     // No `echo` activity was scheduled at all.
-    const scheduled = ((await deniedRun.fetchHistory()).events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    const scheduled = ((await deniedRun.fetchHistory()).events ?? [])
+      .map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
     assert.ok(!scheduled.includes('echo'), `scheduled: ${scheduled.join(', ')}`);
   } finally {
     await worker.crash();
@@ -116,7 +143,10 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
   const after = writeConfig('after.json', { guarded: guardedServer(['echo', 'get-env']) });
   const sumCallsBefore = toolCalls('get-sum').length;
   const first = await environment.startWorker({ REACT_AGENT_MCP_CONFIG: before, REACT_AGENT_TOOLS: 'mcp:guarded' });
-  const workflowId = scenarios.add(runId('mcp-tool-gone'), [{ toolCalls: [{ id: 'call_sum', name: 'get-sum', arguments: '{"a": 1, "b": 2}' }] }, { content: 'get-sum has gone.' }]);
+  const workflowId = scenarios.add(runId('mcp-tool-gone'), [
+    { toolCalls: [{ id: 'call_sum', name: 'get-sum', arguments: '{"a": 1, "b": 2}' }] },
+    { content: 'get-sum has gone.' },
+  ]);
   const handle = await environment.startRun({ question: 'What is 1 + 2?', protocol: 'native' }, workflowId);
   const waiting = await awaitingApproval(handle);
   assert.equal(waiting.awaitingApproval[0]?.tool, 'get-sum');
@@ -125,7 +155,9 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
   const second = await environment.startWorker({ REACT_AGENT_MCP_CONFIG: after, REACT_AGENT_TOOLS: 'mcp:guarded' });
   assert.match(second.log, /mcp guarded \(stdio: .*\): echo, get-env/);
   try {
-    await handle.executeUpdate(approveToolCallUpdate, { args: [{ callId: waiting.awaitingApproval[0]?.callId as string, approved: true }] });
+    await handle.executeUpdate(approveToolCallUpdate, {
+      args: [{ callId: waiting.awaitingApproval[0]?.callId as string, approved: true }],
+    });
     const result = await handle.result();
     assert.equal(result.termination, 'answer');
     assert.equal(result.prediction, 'get-sum has gone.');
@@ -147,7 +179,11 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     // Both model calls, on either worker, were shown the tools the run started with: get-sum, not get-env.
     const requests = environment.requestsOf(workflowId);
     assert.equal(requests.length, 2);
-    const shown = requests.map((request) => (request.body.tools as Array<{ function: { name: string; description: string; parameters: unknown } }>).map((tool) => tool.function));
+    const shown = requests.map((request) =>
+      (request.body.tools as Array<{ function: { name: string; description: string; parameters: unknown } }>).map(
+        (tool) => tool.function,
+      ),
+    );
     // The test modules' tools first, then the server's: get-sum still there, get-env never.
     assert.deepEqual(
       shown.map((tools) => tools.map((tool) => tool.name).slice(-2)),
@@ -167,8 +203,13 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     assert.ok(/toolSpecs\\":\\"sha256:[0-9a-f]{64}/.test(text), "the stored list's reference is in history");
     assert.ok(!text.includes('Returns the sum of two numbers'), 'no tool description in history');
     assert.ok(text.includes('tool-specs-by-reference'), 'the patch marker is recorded');
-    const attempts = (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : []));
-    assert.ok(Math.max(...attempts) > 1, 'the missing tool was retried (another worker might have had it) before the run gave up on it');
+    const attempts = (history.events ?? []).flatMap((event) =>
+      event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : [],
+    );
+    assert.ok(
+      Math.max(...attempts) > 1,
+      'the missing tool was retried (another worker might have had it) before the run gave up on it',
+    );
   } finally {
     await second.crash();
   }
@@ -178,9 +219,18 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
   const listTap = join(environment.directory, 'list-tap.log');
   const config = writeConfig('list.json', {
     guarded: guardedServer(['echo', 'get-sum'], listTap),
-    web: { command: process.execPath, args: [MCP_SERVER_ENTRIES.everything, 'stdio'], tools: ['echo'], toolPrefix: 'web_' },
+    web: {
+      command: process.execPath,
+      args: [MCP_SERVER_ENTRIES.everything, 'stdio'],
+      tools: ['echo'],
+      toolPrefix: 'web_',
+    },
   });
-  const cliEnvironment = { ...environment.environment, REACT_AGENT_MCP_CONFIG: config, REACT_AGENT_TOOLS: 'search,mcp:guarded,mcp:web' };
+  const cliEnvironment = {
+    ...environment.environment,
+    REACT_AGENT_MCP_CONFIG: config,
+    REACT_AGENT_TOOLS: 'search,mcp:guarded,mcp:web',
+  };
   const table = await CliProcess.complete(['tools'], { environment: cliEnvironment });
   assert.equal(table.code, 0, table.stderr);
   const lines = table.stdout.trim().split('\n');
@@ -210,7 +260,10 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
     lines.some((line) => /^web_echo +mcp web, its echo +- +Echoes back the input string$/.test(line)),
     table.stdout,
   );
-  assert.match(lines.at(-1) ?? '', /^\d+ tools: \d+ built-in or from modules, 3 from 2 MCP servers; 3 need approval\.$/);
+  assert.match(
+    lines.at(-1) ?? '',
+    /^\d+ tools: \d+ built-in or from modules, 3 from 2 MCP servers; 3 need approval\.$/,
+  );
 
   const json = await CliProcess.complete(['tools', '--json'], { environment: cliEnvironment });
   assert.equal(json.code, 0, json.stderr);
@@ -218,9 +271,28 @@ test('react-agent tools lists the tools a worker would offer, each with its serv
   assert.deepEqual(
     listing.tools.filter((tool) => tool.source === 'mcp'),
     [
-      { name: 'echo', source: 'mcp', server: 'guarded', requiresApproval: true, description: 'Echoes back the input string' },
-      { name: 'get-sum', source: 'mcp', server: 'guarded', requiresApproval: true, description: 'Returns the sum of two numbers' },
-      { name: 'web_echo', source: 'mcp', server: 'web', serverToolName: 'echo', requiresApproval: false, description: 'Echoes back the input string' },
+      {
+        name: 'echo',
+        source: 'mcp',
+        server: 'guarded',
+        requiresApproval: true,
+        description: 'Echoes back the input string',
+      },
+      {
+        name: 'get-sum',
+        source: 'mcp',
+        server: 'guarded',
+        requiresApproval: true,
+        description: 'Returns the sum of two numbers',
+      },
+      {
+        name: 'web_echo',
+        source: 'mcp',
+        server: 'web',
+        serverToolName: 'echo',
+        requiresApproval: false,
+        description: 'Echoes back the input string',
+      },
     ],
   );
   assert.deepEqual(listing.skippedServers, []);
@@ -244,13 +316,21 @@ test('react-agent tools refuses a bad configuration as the worker does, exit cod
       /MCP server "broken" \(stdio: .*\) did not start: [\s\S]*fatal: no graph here[\s\S]*mark it "optional": true/,
     ],
     [
-      { memory: { command: process.execPath, args: [MCP_SERVER_ENTRIES.memory], env: { TOKEN: '${MCP_UNSET_VARIABLE}' } } },
+      {
+        memory: {
+          command: process.execPath,
+          args: [MCP_SERVER_ENTRIES.memory],
+          env: { TOKEN: '${MCP_UNSET_VARIABLE}' },
+        },
+      },
       /env\.TOKEN uses \$\{MCP_UNSET_VARIABLE\}, but MCP_UNSET_VARIABLE is not set/,
     ],
   ];
   for (const [index, [servers, message]] of cases.entries()) {
     const config = writeConfig(`bad-${index}.json`, servers);
-    const listed = await CliProcess.complete(['tools'], { environment: { ...environment.environment, REACT_AGENT_MCP_CONFIG: config, REACT_AGENT_TOOLS: 'none' } });
+    const listed = await CliProcess.complete(['tools'], {
+      environment: { ...environment.environment, REACT_AGENT_MCP_CONFIG: config, REACT_AGENT_TOOLS: 'none' },
+    });
     assert.equal(listed.code, 2, `${config}: ${listed.stderr}`);
     assert.match(listed.stderr, message);
     assert.match(listed.stderr, /^REACT_AGENT_MCP_CONFIG \(/);
@@ -263,7 +343,10 @@ test('react-agent tools refuses a bad configuration as the worker does, exit cod
       },
       (error: Error) => error.message,
     );
-    assert.ok(refused.includes(listed.stderr.trim().split('\n')[0] as string), `worker: ${refused}\ntools: ${listed.stderr}`);
+    assert.ok(
+      refused.includes(listed.stderr.trim().split('\n')[0] as string),
+      `worker: ${refused}\ntools: ${listed.stderr}`,
+    );
   }
   const usage = await CliProcess.complete(['tools', '--jsn'], { environment: environment.environment });
   assert.equal(usage.code, 2);

@@ -9,7 +9,15 @@ import type { ResearchRunResult } from '../../src/core/run-result';
 import { AgentEnvironment } from './support/agent-environment';
 import { parseMetricsText, sumOf, type ExposedSample } from './support/metrics-text';
 import { PrometheusServer, prometheusMissing } from './support/prometheus-server';
-import { agentMetricNames, ALERTS_FILE, dashboardExpressions, metricNamesIn, readDashboard, ruleExpressions, scrapedMetricNames } from './support/promql-metric-names';
+import {
+  agentMetricNames,
+  ALERTS_FILE,
+  dashboardExpressions,
+  metricNamesIn,
+  readDashboard,
+  ruleExpressions,
+  scrapedMetricNames,
+} from './support/promql-metric-names';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { testWhen } from './support/test-when';
 import type { WorkerProcess } from './support/worker-process';
@@ -37,7 +45,11 @@ beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   ports.push(await findFreePort(), await findFreePort());
   if (!prometheusUnavailable) {
-    prometheus = await PrometheusServer.start({ directory: join(environment.directory, 'prometheus'), targets: [instance(0), instance(1)], ruleFiles: [ALERTS_FILE] });
+    prometheus = await PrometheusServer.start({
+      directory: join(environment.directory, 'prometheus'),
+      targets: [instance(0), instance(1)],
+      ruleFiles: [ALERTS_FILE],
+    });
   }
 }, 120_000);
 
@@ -56,7 +68,11 @@ async function metricsText(index: number): Promise<string> {
 }
 
 /** Polls a worker's /metrics until `accept` holds for its samples; returns them either way after `timeoutMs`. */
-async function metricsWhen(index: number, accept: (samples: ExposedSample[]) => boolean, timeoutMs = 20_000): Promise<ExposedSample[]> {
+async function metricsWhen(
+  index: number,
+  accept: (samples: ExposedSample[]) => boolean,
+  timeoutMs = 20_000,
+): Promise<ExposedSample[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const samples = parseMetricsText(await metricsText(index));
@@ -73,7 +89,9 @@ async function scrapedAfter(server: PrometheusServer, target: string, since: num
     if (up && up.value * 1000 > since) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`Prometheus did not scrape ${target} after ${new Date(since).toISOString()}: ${JSON.stringify(await server.targets())}`);
+  throw new Error(
+    `Prometheus did not scrape ${target} after ${new Date(since).toISOString()}: ${JSON.stringify(await server.targets())}`,
+  );
 }
 
 /** The first worker's prices (USD per million tokens): its calls have a cost, `react_agent_cost_usd_total`. */
@@ -81,7 +99,10 @@ const PRICES = { 'scripted-model': { input: 3, output: 15 } };
 
 /** Equal as floating-point sums of the same costs may be, to a billionth of their size. */
 function assertCost(actual: number | undefined, expected: number, what: string): void {
-  assert.ok(actual !== undefined && Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected), `${what}: ${actual}, the run's cost ${expected}`);
+  assert.ok(
+    actual !== undefined && Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected),
+    `${what}: ${actual}, the run's cost ${expected}`,
+  );
 }
 
 const EXPECTED_TOOL_CALLS = { 'lookup/ok': 1, 'lookup/error': 1, 'broken/failed': 2, 'hang/timed_out': 1 };
@@ -93,7 +114,10 @@ let workerMetrics = '';
 let replayedAt = 0;
 
 test("a worker's /metrics counts the run's model calls, tokens, tool calls and its end as its result has them", async () => {
-  first = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: instance(0), REACT_AGENT_MODEL_PRICES: JSON.stringify(PRICES) });
+  first = await environment.startWorker({
+    REACT_AGENT_METRICS_ADDRESS: instance(0),
+    REACT_AGENT_MODEL_PRICES: JSON.stringify(PRICES),
+  });
   assert.match(first.log, new RegExp(`Prometheus metrics on http://${instance(0)}/metrics`));
   let rateLimited = false;
   workflowId = scenarios.add(runId('metrics'), (turn) => {
@@ -114,21 +138,37 @@ test("a worker's /metrics counts the run's model calls, tokens, tool calls and i
 
   // The run's end is counted by the workflow task that completes it, and `hang` ignores its
   // cancellation: its attempt is counted when the activity stops waiting for it, after the run moved on.
-  const samples = await metricsWhen(0, (now) => sumOf(now, 'react_agent_runs_finished_total') === 1 && sumOf(now, 'react_agent_tool_calls_total', { tool: 'hang' }) === 1);
+  const samples = await metricsWhen(
+    0,
+    (now) =>
+      sumOf(now, 'react_agent_runs_finished_total') === 1 &&
+      sumOf(now, 'react_agent_tool_calls_total', { tool: 'hang' }) === 1,
+  );
   workerMetrics = await metricsText(0);
   if (process.env.METRICS_DUMP) writeFileSync(process.env.METRICS_DUMP, workerMetrics);
 
   assert.equal(sumOf(samples, 'react_agent_runs_finished_total', { termination: 'answer' }), 1);
-  assert.equal(sumOf(samples, 'react_agent_model_calls_total', { outcome: 'ok', model: 'scripted-model' }), result.iterations);
+  assert.equal(
+    sumOf(samples, 'react_agent_model_calls_total', { outcome: 'ok', model: 'scripted-model' }),
+    result.iterations,
+  );
   assert.equal(sumOf(samples, 'react_agent_model_calls_total', { outcome: 'rate_limited' }), 1);
   assert.equal(sumOf(samples, 'react_agent_model_calls_total'), result.iterations + 1);
   assert.equal(sumOf(samples, 'react_agent_tokens_total', { kind: 'prompt' }), result.usage.promptTokens);
   assert.equal(sumOf(samples, 'react_agent_tokens_total', { kind: 'completion' }), result.usage.completionTokens);
   assert.equal(sumOf(samples, 'react_agent_model_call_seconds_count'), result.iterations + 1);
-  assert.equal(sumOf(samples, 'react_agent_model_first_token_seconds_count'), result.iterations, 'the 429 sent no chunk');
+  assert.equal(
+    sumOf(samples, 'react_agent_model_first_token_seconds_count'),
+    result.iterations,
+    'the 429 sent no chunk',
+  );
   // The cost in USD, a float gauge holding the process's running total: what the run's result says it cost.
   assert.ok((result.usage.costUsd ?? 0) > 0, `the run has a cost: ${JSON.stringify(result.usage)}`);
-  assertCost(sumOf(samples, 'react_agent_cost_usd_total', { model: 'scripted-model' }), result.usage.costUsd ?? Number.NaN, 'react_agent_cost_usd_total on /metrics');
+  assertCost(
+    sumOf(samples, 'react_agent_cost_usd_total', { model: 'scripted-model' }),
+    result.usage.costUsd ?? Number.NaN,
+    'react_agent_cost_usd_total on /metrics',
+  );
   assert.match(workerMetrics, /# TYPE react_agent_cost_usd_total gauge/);
   const toolCalls: Record<string, number> = {};
   for (const sample of samples.filter((each) => each.name === 'react_agent_tool_calls_total')) {
@@ -142,30 +182,56 @@ test("a worker's /metrics counts the run's model calls, tokens, tool calls and i
   const runs = samples.find((sample) => sample.name === 'react_agent_runs_finished_total');
   assert.equal(runs?.labels.workflowType, 'researchAgent');
   assert.equal(runs?.labels.taskQueue, environment.taskQueue);
-  assert.equal(samples.find((sample) => sample.name === 'react_agent_model_calls_total')?.labels.activityType, 'callModel');
+  assert.equal(
+    samples.find((sample) => sample.name === 'react_agent_model_calls_total')?.labels.activityType,
+    'callModel',
+  );
   // The SDK's own worker metrics are on the same page (Core's labels: task_queue, workflow_type, …).
   assert.ok(sumOf(samples, 'temporal_activity_schedule_to_start_latency_count') >= 10);
-  assert.equal(sumOf(samples, 'temporal_workflow_completed', { workflow_type: 'researchAgent', task_queue: environment.taskQueue }), 1);
+  assert.equal(
+    sumOf(samples, 'temporal_workflow_completed', {
+      workflow_type: 'researchAgent',
+      task_queue: environment.taskQueue,
+    }),
+    1,
+  );
 }, 120_000);
 
 withPrometheus("what Prometheus stored from scraping the worker matches the run's result", async (server) => {
   assert.ok(result, 'the first test ran');
-  assert.equal(await server.waitForValue('sum(react_agent_tool_calls_total{tool="hang"})', (value) => value === 1), 1, server.log());
+  assert.equal(
+    await server.waitForValue('sum(react_agent_tool_calls_total{tool="hang"})', (value) => value === 1),
+    1,
+    server.log(),
+  );
   await scrapedAfter(server, instance(0), Date.now());
   const value = (expression: string) => server.value(expression);
   assert.equal(await value('sum(react_agent_runs_finished_total{termination="answer"})'), 1);
-  assert.equal(await value('sum(react_agent_model_calls_total{outcome="ok", model="scripted-model"})'), result.iterations);
+  assert.equal(
+    await value('sum(react_agent_model_calls_total{outcome="ok", model="scripted-model"})'),
+    result.iterations,
+  );
   assert.equal(await value('sum(react_agent_model_calls_total{outcome="rate_limited"})'), 1);
   assert.equal(await value('sum(react_agent_tokens_total{kind="prompt"})'), result.usage.promptTokens);
   assert.equal(await value('sum(react_agent_tokens_total{kind="completion"})'), result.usage.completionTokens);
   assert.equal(await value('sum(react_agent_model_call_seconds_count)'), result.iterations + 1);
   assert.equal(await value('sum(react_agent_model_first_token_seconds_count)'), result.iterations);
   assert.ok((await value('sum(react_agent_model_call_seconds_sum)')) > 0);
-  assertCost(await value('sum(react_agent_cost_usd_total{model="scripted-model"})'), result.usage.costUsd ?? Number.NaN, 'react_agent_cost_usd_total in Prometheus');
+  assertCost(
+    await value('sum(react_agent_cost_usd_total{model="scripted-model"})'),
+    result.usage.costUsd ?? Number.NaN,
+    'react_agent_cost_usd_total in Prometheus',
+  );
   const toolCalls = await server.query('sum by (tool, outcome) (react_agent_tool_calls_total)');
-  assert.deepEqual(Object.fromEntries(toolCalls.map((sample) => [`${sample.labels.tool}/${sample.labels.outcome}`, sample.value])), EXPECTED_TOOL_CALLS);
+  assert.deepEqual(
+    Object.fromEntries(toolCalls.map((sample) => [`${sample.labels.tool}/${sample.labels.outcome}`, sample.value])),
+    EXPECTED_TOOL_CALLS,
+  );
   assert.ok((await value('sum(temporal_activity_schedule_to_start_latency_count)')) >= 10);
-  assert.equal(await value(`sum(temporal_workflow_completed{workflow_type="researchAgent", instance="${instance(0)}"})`), 1);
+  assert.equal(
+    await value(`sum(temporal_workflow_completed{workflow_type="researchAgent", instance="${instance(0)}"})`),
+    1,
+  );
 });
 
 test('a replay of the finished run on a second worker records nothing', async () => {
@@ -176,8 +242,14 @@ test('a replay of the finished run on a second worker records nothing', async ()
   const progress = await environment.client.workflow.getHandle(workflowId).query(progressQuery);
   assert.equal(progress.modelCalls, result.iterations);
   replayedAt = Date.now();
-  const samples = await metricsWhen(1, (now) => sumOf(now, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0);
-  assert.ok(sumOf(samples, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0, 'the second worker ran the replay');
+  const samples = await metricsWhen(
+    1,
+    (now) => sumOf(now, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0,
+  );
+  assert.ok(
+    sumOf(samples, 'temporal_workflow_task_execution_latency_count', { workflow_type: 'researchAgent' }) > 0,
+    'the second worker ran the replay',
+  );
   assert.deepEqual(
     samples.filter((sample) => sample.name.startsWith('react_agent_')).map((sample) => sample.name),
     [],
@@ -185,27 +257,47 @@ test('a replay of the finished run on a second worker records nothing', async ()
   );
 }, 120_000);
 
-withPrometheus('in Prometheus, the run was counted once, by the first worker, and the replay added nothing', async (server) => {
-  assert.ok(replayedAt, 'the replay test ran');
-  await scrapedAfter(server, instance(1), replayedAt);
-  assert.equal((await server.query(`count_over_time(react_agent_runs_finished_total{instance="${instance(1)}"}[10m])`)).length, 0);
-  assert.equal(await server.value('sum(max_over_time(react_agent_runs_finished_total[10m]))'), 1);
-  assert.equal(await server.value('sum(max_over_time(react_agent_model_calls_total{outcome="ok"}[10m]))'), result.iterations);
-  assertCost(await server.value('sum(max_over_time(react_agent_cost_usd_total[10m]))'), result.usage.costUsd ?? Number.NaN, 'the cost after the replay');
-});
+withPrometheus(
+  'in Prometheus, the run was counted once, by the first worker, and the replay added nothing',
+  async (server) => {
+    assert.ok(replayedAt, 'the replay test ran');
+    await scrapedAfter(server, instance(1), replayedAt);
+    assert.equal(
+      (await server.query(`count_over_time(react_agent_runs_finished_total{instance="${instance(1)}"}[10m])`)).length,
+      0,
+    );
+    assert.equal(await server.value('sum(max_over_time(react_agent_runs_finished_total[10m]))'), 1);
+    assert.equal(
+      await server.value('sum(max_over_time(react_agent_model_calls_total{outcome="ok"}[10m]))'),
+      result.iterations,
+    );
+    assertCost(
+      await server.value('sum(max_over_time(react_agent_cost_usd_total[10m]))'),
+      result.usage.costUsd ?? Number.NaN,
+      'the cost after the replay',
+    );
+  },
+);
 
-withPrometheus('the alert rules of ops/prometheus/alerts.yml load into Prometheus and evaluate without errors on these metrics', async (server) => {
-  const rules = await server.rules();
-  assert.equal(rules.length, ruleExpressions(ALERTS_FILE).length, JSON.stringify(rules));
-  for (const rule of rules) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''} (${rule.query})`);
-});
+withPrometheus(
+  'the alert rules of ops/prometheus/alerts.yml load into Prometheus and evaluate without errors on these metrics',
+  async (server) => {
+    const rules = await server.rules();
+    assert.equal(rules.length, ruleExpressions(ALERTS_FILE).length, JSON.stringify(rules));
+    for (const rule of rules) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''} (${rule.query})`);
+  },
+);
 
 test('every metric the alert rules and the Grafana dashboard query is one a worker serves or the agent defines', () => {
   assert.ok(workerMetrics, "the first test kept the worker's /metrics");
   const known = new Set([...scrapedMetricNames(workerMetrics), ...agentMetricNames()]);
   const queried = [...ruleExpressions(ALERTS_FILE), ...dashboardExpressions(readDashboard())].flatMap(metricNamesIn);
   assert.ok(queried.length > 20);
-  assert.deepEqual([...new Set(queried.filter((name) => !known.has(name)))], [], `served: ${[...known].sort().join(' ')}`);
+  assert.deepEqual(
+    [...new Set(queried.filter((name) => !known.has(name)))],
+    [],
+    `served: ${[...known].sort().join(' ')}`,
+  );
 });
 
 test('a worker whose metrics address is taken, or is no address, stops at start naming REACT_AGENT_METRICS_ADDRESS', async () => {
@@ -214,8 +306,14 @@ test('a worker whose metrics address is taken, or is no address, stops at start 
   await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
   try {
     for (const [address, message] of [
-      [`127.0.0.1:${port}`, /REACT_AGENT_METRICS_ADDRESS=127\.0\.0\.1:\d+: the worker cannot serve Prometheus metrics there \(.*Address already in use/],
-      ['metrics.example:9464', /REACT_AGENT_METRICS_ADDRESS must be an address to serve Prometheus metrics on.*the host must be an IP address/],
+      [
+        `127.0.0.1:${port}`,
+        /REACT_AGENT_METRICS_ADDRESS=127\.0\.0\.1:\d+: the worker cannot serve Prometheus metrics there \(.*Address already in use/,
+      ],
+      [
+        'metrics.example:9464',
+        /REACT_AGENT_METRICS_ADDRESS must be an address to serve Prometheus metrics on.*the host must be an IP address/,
+      ],
     ] as const) {
       const error = await environment.startWorker({ REACT_AGENT_METRICS_ADDRESS: address }).then(
         () => assert.fail('the worker started'),

@@ -47,7 +47,12 @@ function measure(workflowIds: string[]): Measured {
     .filter((request) => request.workflowId !== undefined && ids.has(request.workflowId))
     .map((request) => request.receivedAt)
     .sort((left, right) => left - right);
-  const mostInWindow = new Map(WINDOWS.map((seconds) => [seconds, Math.max(...times.map((start) => times.filter((time) => time >= start && time < start + seconds * 1_000).length))]));
+  const mostInWindow = new Map(
+    WINDOWS.map((seconds) => [
+      seconds,
+      Math.max(...times.map((start) => times.filter((time) => time >= start && time < start + seconds * 1_000).length)),
+    ]),
+  );
   const seconds = ((times[times.length - 1] as number) - (times[0] as number)) / 1000;
   return { calls: times.length, overallPerSecond: (times.length - 1) / seconds, mostInWindow, seconds };
 }
@@ -60,14 +65,22 @@ function measure(workflowIds: string[]): Measured {
  */
 const allowed = (seconds: number) => LIMIT * seconds + 2 * LIMIT;
 
-const describeWindows = (measured: Measured) => WINDOWS.map((seconds) => `${measured.mostInWindow.get(seconds)} in ${seconds} s`).join(', ');
+const describeWindows = (measured: Measured) =>
+  WINDOWS.map((seconds) => `${measured.mostInWindow.get(seconds)} in ${seconds} s`).join(', ');
 
 /** Starts RUNS runs of CALLS_PER_RUN model calls each at once (every call but the last asks a tool) and waits for them all. */
 async function runMany(label: string): Promise<string[]> {
   const ids = Array.from({ length: RUNS }, (_, run) =>
-    scenarios.add(runId(`${label}-${run}`), [...Array.from({ length: CALLS_PER_RUN - 1 }, (_, call) => toolCall('lookup', { query: `run ${run} step ${call}` })), answer(`Answer ${run}.`)]),
+    scenarios.add(runId(`${label}-${run}`), [
+      ...Array.from({ length: CALLS_PER_RUN - 1 }, (_, call) =>
+        toolCall('lookup', { query: `run ${run} step ${call}` }),
+      ),
+      answer(`Answer ${run}.`),
+    ]),
   );
-  const handles = await Promise.all(ids.map((id) => environment.startRun({ question: `Rate-limited question ${id}?` }, id)));
+  const handles = await Promise.all(
+    ids.map((id) => environment.startRun({ question: `Rate-limited question ${id}?` }, id)),
+  );
   const results = (await Promise.all(handles.map((handle) => handle.result()))) as ResearchRunResult[];
   for (const result of results) {
     assert.equal(result.termination, 'answer');
@@ -81,11 +94,16 @@ test(`${RUNS} runs x ${CALLS_PER_RUN} model calls in flight: the model queue's l
     REACT_AGENT_MODEL_TASK_QUEUE: `${environment.taskQueue}-model-limited`,
     REACT_AGENT_MODEL_CALLS_PER_SECOND: String(LIMIT),
   });
-  assert.match(limitedWorker.log, new RegExp(`"${environment.taskQueue}-model-limited" \\(model calls; 200 activity slots, ${LIMIT}/s\\)`));
+  assert.match(
+    limitedWorker.log,
+    new RegExp(`"${environment.taskQueue}-model-limited" \\(model calls; 200 activity slots, ${LIMIT}/s\\)`),
+  );
   const limited = measure(await runMany('limited'));
   await limitedWorker.stop();
 
-  const unlimitedWorker = await environment.startWorker({ REACT_AGENT_MODEL_TASK_QUEUE: `${environment.taskQueue}-model-unlimited` });
+  const unlimitedWorker = await environment.startWorker({
+    REACT_AGENT_MODEL_TASK_QUEUE: `${environment.taskQueue}-model-unlimited`,
+  });
   const unlimited = measure(await runMany('unlimited'));
   await unlimitedWorker.stop();
 
@@ -96,10 +114,16 @@ test(`${RUNS} runs x ${CALLS_PER_RUN} model calls in flight: the model queue's l
   );
   assert.equal(limited.calls, RUNS * CALLS_PER_RUN);
   assert.equal(unlimited.calls, RUNS * CALLS_PER_RUN);
-  assert.ok(limited.overallPerSecond <= LIMIT * 1.15, `limited rate ${limited.overallPerSecond.toFixed(2)}/s is above ${LIMIT} x 1.15`);
+  assert.ok(
+    limited.overallPerSecond <= LIMIT * 1.15,
+    `limited rate ${limited.overallPerSecond.toFixed(2)}/s is above ${LIMIT} x 1.15`,
+  );
   for (const seconds of WINDOWS) {
     const most = limited.mostInWindow.get(seconds) as number;
-    assert.ok(most <= allowed(seconds), `${most} calls in ${seconds} s with a limit of ${LIMIT}/s (a token bucket allows ${allowed(seconds)})`);
+    assert.ok(
+      most <= allowed(seconds),
+      `${most} calls in ${seconds} s with a limit of ${LIMIT}/s (a token bucket allows ${allowed(seconds)})`,
+    );
   }
   assert.ok(
     unlimited.overallPerSecond >= LIMIT * 1.5,

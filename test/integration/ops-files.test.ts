@@ -3,7 +3,16 @@ import { describe, test } from '@jest/globals';
 import { AgentMetrics } from '../../src/core/agent-metrics';
 import { promtool, promtoolMissing } from './support/prometheus-server';
 import { testWhen } from './support/test-when';
-import { agentMetricNames, ALERT_TESTS_FILE, ALERTS_FILE, dashboardExpressions, dashboardPanels, metricNamesIn, readDashboard, ruleExpressions } from './support/promql-metric-names';
+import {
+  agentMetricNames,
+  ALERT_TESTS_FILE,
+  ALERTS_FILE,
+  dashboardExpressions,
+  dashboardPanels,
+  metricNamesIn,
+  readDashboard,
+  ruleExpressions,
+} from './support/promql-metric-names';
 
 /**
  * The operations files of issue 19 checked by the real tools: the alert rules by `promtool check
@@ -21,7 +30,11 @@ describe('ops/prometheus/alerts.yml', () => {
     const { status, output } = promtool(['check', 'rules', ALERTS_FILE]);
     assert.equal(status, 0, output);
     assert.match(output, /SUCCESS: \d+ rules found/);
-    assert.match(output, new RegExp(`SUCCESS: ${ruleExpressions(ALERTS_FILE).length} rules found`), 'every rule is read by ruleExpressions too');
+    assert.match(
+      output,
+      new RegExp(`SUCCESS: ${ruleExpressions(ALERTS_FILE).length} rules found`),
+      'every rule is read by ruleExpressions too',
+    );
   });
 
   withPromtool('its unit tests pass (promtool test rules alerts.test.yml)', () => {
@@ -41,15 +54,20 @@ describe('ops/grafana/react-agent.json', () => {
     assert.ok(graphs.length >= 10);
     for (const panel of graphs) {
       assert.ok(panel.targets?.length, `${panel.title} has targets`);
-      for (const target of panel.targets ?? []) assert.ok(target.expr && metricNamesIn(target.expr).length > 0, `${panel.title}: ${target.expr}`);
+      for (const target of panel.targets ?? [])
+        assert.ok(target.expr && metricNamesIn(target.expr).length > 0, `${panel.title}: ${target.expr}`);
     }
-    assert.ok(dashboard.templating.list.some((variable) => variable.type === 'datasource' && variable.name === 'datasource'));
+    assert.ok(
+      dashboard.templating.list.some((variable) => variable.type === 'datasource' && variable.name === 'datasource'),
+    );
   });
 
   test('every agent metric it or the alert rules query is defined in src/core/agent-metrics.ts, and it shows each of them', () => {
     const defined = agentMetricNames();
     const queried = dashboardExpressions(readDashboard()).flatMap(metricNamesIn);
-    for (const name of [...queried, ...ruleExpressions(ALERTS_FILE).flatMap(metricNamesIn)].filter((name) => name.startsWith('react_agent_')))
+    for (const name of [...queried, ...ruleExpressions(ALERTS_FILE).flatMap(metricNamesIn)].filter((name) =>
+      name.startsWith('react_agent_'),
+    ))
       assert.ok(defined.has(name), `${name} is not an agent metric`);
     for (const metric of Object.values(AgentMetrics)) {
       assert.ok(

@@ -38,7 +38,10 @@ let serverPort = 0;
 let serverConnections = 0;
 
 beforeAll(async () => {
-  secretHolder = spawn('sleep', ['300'], { env: { ...process.env, REACT_AGENT_PYTHON_TEST_SECRET: SECRET }, stdio: 'ignore' });
+  secretHolder = spawn('sleep', ['300'], {
+    env: { ...process.env, REACT_AGENT_PYTHON_TEST_SECRET: SECRET },
+    stdio: 'ignore',
+  });
   server = createServer((socket) => {
     serverConnections += 1;
     socket.end('hello from the host\n');
@@ -65,8 +68,16 @@ function sandboxedPythonProcesses(): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const isProgram = commandLine.includes('main.py') && (commandLine.includes('/sandbox/main.py') || commandLine.includes(callParent));
-      if (isProgram && !commandLine.includes('prlimit') && !commandLine.includes('bwrap') && !commandLine.includes('unshare') && isAlive(Number(entry))) {
+      const isProgram =
+        commandLine.includes('main.py') &&
+        (commandLine.includes('/sandbox/main.py') || commandLine.includes(callParent));
+      if (
+        isProgram &&
+        !commandLine.includes('prlimit') &&
+        !commandLine.includes('bwrap') &&
+        !commandLine.includes('unshare') &&
+        isAlive(Number(entry))
+      ) {
         pids.push(Number(entry));
       }
     } catch {
@@ -119,12 +130,16 @@ function toolFor(level: Level, overrides: PythonToolOptions = {}): PythonTool | 
   if (level.name === 'bubblewrap' && !findExecutable('bwrap', systemToolDirectoriesFrom(process.env.PATH))) {
     return 'bwrap (bubblewrap) is not installed (`apt-get install bubblewrap`); the unshare and rlimits-only levels were tested instead';
   }
-  const attempts: PythonToolOptions[] = [{}, ...(level.name === 'rlimits-only' ? [{ pythonExecutable: '/usr/bin/python3' }] : [])];
+  const attempts: PythonToolOptions[] = [
+    {},
+    ...(level.name === 'rlimits-only' ? [{ pythonExecutable: '/usr/bin/python3' }] : []),
+  ];
   const problems: string[] = [];
   for (const attempt of attempts) {
     try {
       const tool = createPythonTool({ ...level.options, ...attempt, ...overrides });
-      if (tool.sandbox.level !== level.name) return `${level.name} is not what namespaces picked (${tool.sandbox.level})`;
+      if (tool.sandbox.level !== level.name)
+        return `${level.name} is not what namespaces picked (${tool.sandbox.level})`;
       return tool;
     } catch (error) {
       if (!(error instanceof IsolationUnavailableError)) throw error;
@@ -150,7 +165,12 @@ test('auto picks the strongest level that works and describeIsolation says which
 
 test('requiring namespaces where none work fails at creation with a clear error', () => {
   assert.throws(
-    () => createPythonTool({ isolation: 'namespaces', temporaryDirectory: callParent, systemToolDirectories: ['/nonexistent-directory'] }),
+    () =>
+      createPythonTool({
+        isolation: 'namespaces',
+        temporaryDirectory: callParent,
+        systemToolDirectories: ['/nonexistent-directory'],
+      }),
     (error: unknown) => {
       assert.ok(error instanceof IsolationUnavailableError);
       assert.match(error.message, /needs isolation "namespaces"/);
@@ -162,7 +182,10 @@ test('requiring namespaces where none work fails at creation with a clear error'
 });
 
 test('a missing interpreter fails at creation and names it', () => {
-  assert.throws(() => createPythonTool({ pythonExecutable: '/nonexistent/python3', temporaryDirectory: callParent }), /cannot run the interpreter "\/nonexistent\/python3"/);
+  assert.throws(
+    () => createPythonTool({ pythonExecutable: '/nonexistent/python3', temporaryDirectory: callParent }),
+    /cannot run the interpreter "\/nonexistent\/python3"/,
+  );
 });
 
 for (const level of availableLevels()) {
@@ -179,7 +202,11 @@ for (const level of availableLevels()) {
     /** The level's tool with other limits (each combination detected once). */
     const limited = (overrides: PythonToolOptions): PythonTool => {
       const key = JSON.stringify(overrides);
-      if (!tools.has(key)) tools.set(key, createPythonTool({ ...level.options, pythonExecutable: tool.sandbox.python.configured, ...overrides }));
+      if (!tools.has(key))
+        tools.set(
+          key,
+          createPythonTool({ ...level.options, pythonExecutable: tool.sandbox.python.configured, ...overrides }),
+        );
       return tools.get(key) as PythonTool;
     };
 
@@ -204,7 +231,9 @@ for (const level of availableLevels()) {
     });
 
     test('a syntax error is an observation with the traceback, not a thrown error', async () => {
-      const { stdout, stderr, status } = sections(await tool.run({ code: 'print("before")\ndef broken(:\n    pass\n' }, context()));
+      const { stdout, stderr, status } = sections(
+        await tool.run({ code: 'print("before")\ndef broken(:\n    pass\n' }, context()),
+      );
       assert.equal(stdout, '(empty)');
       assert.match(stderr, /File ".*main\.py", line 2/);
       assert.match(stderr, /SyntaxError/);
@@ -215,27 +244,32 @@ for (const level of availableLevels()) {
       await assert.rejects(tool.run({ code: '  \n' }, context()), ToolInputError);
     });
 
-    test(namespaces ? 'no network: a host loopback port and DNS are unreachable' : 'rlimits-only: the network IS reachable (documented)', async () => {
-      const before = serverConnections;
-      const code = [
-        'import socket',
-        'try:',
-        `    with socket.create_connection(("127.0.0.1", ${serverPort}), timeout=3) as s: print("connect: reached", s.recv(100))`,
-        'except OSError as error: print("connect: blocked", type(error).__name__)',
-        'try:',
-        '    socket.setdefaulttimeout(3); socket.getaddrinfo("example.com", 443); print("dns: resolved")',
-        'except OSError as error: print("dns: blocked", type(error).__name__)',
-      ].join('\n');
-      const { stdout } = sections(await tool.run({ code }, context()));
-      if (namespaces) {
-        assert.match(stdout, /^connect: blocked/m);
-        assert.match(stdout, /^dns: blocked/m);
-        assert.equal(serverConnections, before, 'the host server saw no connection');
-      } else {
-        assert.match(stdout, /^connect: reached b'hello from the host/m);
-        assert.equal(serverConnections, before + 1);
-      }
-    });
+    test(
+      namespaces
+        ? 'no network: a host loopback port and DNS are unreachable'
+        : 'rlimits-only: the network IS reachable (documented)',
+      async () => {
+        const before = serverConnections;
+        const code = [
+          'import socket',
+          'try:',
+          `    with socket.create_connection(("127.0.0.1", ${serverPort}), timeout=3) as s: print("connect: reached", s.recv(100))`,
+          'except OSError as error: print("connect: blocked", type(error).__name__)',
+          'try:',
+          '    socket.setdefaulttimeout(3); socket.getaddrinfo("example.com", 443); print("dns: resolved")',
+          'except OSError as error: print("dns: blocked", type(error).__name__)',
+        ].join('\n');
+        const { stdout } = sections(await tool.run({ code }, context()));
+        if (namespaces) {
+          assert.match(stdout, /^connect: blocked/m);
+          assert.match(stdout, /^dns: blocked/m);
+          assert.equal(serverConnections, before, 'the host server saw no connection');
+        } else {
+          assert.match(stdout, /^connect: reached b'hello from the host/m);
+          assert.equal(serverConnections, before + 1);
+        }
+      },
+    );
 
     test("the worker's environment is not passed on and other processes' environments are not readable", async () => {
       const code = [
@@ -265,15 +299,20 @@ for (const level of availableLevels()) {
       }
     });
 
-    test(namespaces ? "/etc/passwd is a synthetic one, not the host's" : "rlimits-only: /etc/passwd is the host's (documented)", async () => {
-      const { stdout } = sections(await tool.run({ code: 'print(open("/etc/passwd").read(), end="")' }, context()));
-      if (namespaces) {
-        assert.notEqual(`${stdout}\n`, HOST_PASSWD);
-        assert.match(stdout, /^sandbox:x:\d+:\d+:sandbox:\/sandbox:\/usr\/sbin\/nologin$/);
-      } else {
-        assert.equal(`${stdout}\n`, HOST_PASSWD);
-      }
-    });
+    test(
+      namespaces
+        ? "/etc/passwd is a synthetic one, not the host's"
+        : "rlimits-only: /etc/passwd is the host's (documented)",
+      async () => {
+        const { stdout } = sections(await tool.run({ code: 'print(open("/etc/passwd").read(), end="")' }, context()));
+        if (namespaces) {
+          assert.notEqual(`${stdout}\n`, HOST_PASSWD);
+          assert.match(stdout, /^sandbox:x:\d+:\d+:sandbox:\/sandbox:\/usr\/sbin\/nologin$/);
+        } else {
+          assert.equal(`${stdout}\n`, HOST_PASSWD);
+        }
+      },
+    );
 
     // rlimits-only under the worker's own uid can write wherever the worker can (documented), so there is nothing to assert there.
     const writesConfined = namespaces || tool.sandbox.dropsToUnprivilegedUser;
@@ -293,7 +332,11 @@ for (const level of availableLevels()) {
         const { stdout } = sections(await tool.run({ code }, context()));
         const [newFile, existingFile, temporaryFile] = stdout.split('\n');
         assert.ok(!existsSync(join(PROJECT_ROOT, name)), 'nothing was created in the project');
-        assert.equal(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'), packageJson, 'no project file was changed');
+        assert.equal(
+          readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'),
+          packageJson,
+          'no project file was changed',
+        );
         if (namespaces) {
           // The project does not exist inside; /tmp is the call's own, so the host's stays untouched.
           assert.equal(newFile, 'refused FileNotFoundError');
@@ -318,7 +361,10 @@ for (const level of availableLevels()) {
       const started = performance.now();
       let observation: string;
       try {
-        observation = await bombTool.run({ code: 'import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n' }, context());
+        observation = await bombTool.run(
+          { code: 'import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n' },
+          context(),
+        );
       } finally {
         clearInterval(sampler);
       }
@@ -335,14 +381,21 @@ for (const level of availableLevels()) {
     }, 20_000);
 
     test('a memory bomb fails with MemoryError', async () => {
-      const { stderr, status } = sections(await tool.run({ code: 'data = bytearray(4 * 1024 ** 3)\nprint(len(data))' }, context()));
+      const { stderr, status } = sections(
+        await tool.run({ code: 'data = bytearray(4 * 1024 ** 3)\nprint(len(data))' }, context()),
+      );
       assert.match(stderr, /MemoryError/);
-      assert.match(status, /^Exit code 1: out of memory \(MemoryError\); each process may use at most 1 GiB of address space\./);
+      assert.match(
+        status,
+        /^Exit code 1: out of memory \(MemoryError\); each process may use at most 1 GiB of address space\./,
+      );
     });
 
     test('an infinite loop is cut by the CPU time limit', async () => {
       const started = performance.now();
-      const { status } = sections(await limited({ cpuSeconds: 1, wallTimeSeconds: 8 }).run({ code: 'while True:\n    pass\n' }, context()));
+      const { status } = sections(
+        await limited({ cpuSeconds: 1, wallTimeSeconds: 8 }).run({ code: 'while True:\n    pass\n' }, context()),
+      );
       assert.match(status, /CPU time limit of 1 s/);
       assert.ok(performance.now() - started < 5_000);
     }, 15_000);
@@ -374,7 +427,10 @@ for (const level of availableLevels()) {
 
     test('huge output is capped and the program stopped', async () => {
       const started = performance.now();
-      const observation = await limited({ maxOutputBytes: 64 * 1024 }).run({ code: 'import sys\nwhile True:\n    sys.stdout.write("x" * 10000)\n' }, context());
+      const observation = await limited({ maxOutputBytes: 64 * 1024 }).run(
+        { code: 'import sys\nwhile True:\n    sys.stdout.write("x" * 10000)\n' },
+        context(),
+      );
       const { stdout, status } = sections(observation);
       assert.ok(performance.now() - started < 5_000);
       assert.match(stdout, /^x{65536}\n\[stdout cut at the limit of 65,536 bytes; the program was stopped\]$/);
@@ -382,7 +438,8 @@ for (const level of availableLevels()) {
     }, 15_000);
 
     test('a file larger than maxFileBytes cannot be written', async () => {
-      const code = 'try:\n    open("big.bin", "wb").write(b"x" * (2 * 1024 * 1024))\n    print("written")\nexcept OSError as error:\n    print("refused", error.strerror)\n';
+      const code =
+        'try:\n    open("big.bin", "wb").write(b"x" * (2 * 1024 * 1024))\n    print("written")\nexcept OSError as error:\n    print("refused", error.strerror)\n';
       const { stdout } = sections(await limited({ maxFileBytes: 1024 * 1024 }).run({ code }, context()));
       assert.equal(stdout, 'refused File too large');
     });
@@ -399,17 +456,25 @@ for (const level of availableLevels()) {
         '    print(written, file=sys.stderr, flush=True)',
         'print("wrote all 256 MiB")',
       ].join('\n');
-      const { stdout, stderr, status } = sections(await limited({ maxWriteBytes: 32 * 1024 ** 2 }).run({ code }, context()));
+      const { stdout, stderr, status } = sections(
+        await limited({ maxWriteBytes: 32 * 1024 ** 2 }).run({ code }, context()),
+      );
       assert.doesNotMatch(stdout, /wrote all/);
       const written = Math.max(0, ...stderr.split('\n').map((line) => (/^\d+$/.test(line) ? Number(line) : 0)));
       if (namespaces) {
-        assert.match(status, /^Exit code 1: the write quota of 32 MiB for \/sandbox and \/tmp is full \(No space left on device\)/);
+        assert.match(
+          status,
+          /^Exit code 1: the write quota of 32 MiB for \/sandbox and \/tmp is full \(No space left on device\)/,
+        );
         // one tmpfs for both; bubblewrap under a non-root worker: one each
         const bound = level.name === 'bubblewrap' && process.getuid?.() !== 0 ? 64 : 32;
         assert.ok(written <= bound, `wrote ${written} MiB`);
       } else {
         // measured every 100 ms: the program gets some way past the quota before it is killed
-        assert.match(status, /^Stopped: the files written to the working directory and the temporary directory passed the write quota of 32 MiB/);
+        assert.match(
+          status,
+          /^Stopped: the files written to the working directory and the temporary directory passed the write quota of 32 MiB/,
+        );
         assert.ok(written < 256, `wrote ${written} MiB`);
       }
       assertNoCallDirectoryLeft();
@@ -417,7 +482,10 @@ for (const level of availableLevels()) {
 
     test('cancellation through the AbortSignal kills the program promptly', async () => {
       const controller = new AbortController();
-      const running = tool.run({ code: 'import time\nprint("started", flush=True)\ntime.sleep(60)\n' }, context(controller.signal));
+      const running = tool.run(
+        { code: 'import time\nprint("started", flush=True)\ntime.sleep(60)\n' },
+        context(controller.signal),
+      );
       let pids: number[] = [];
       for (let attempt = 0; attempt < 100 && pids.length === 0; attempt += 1) {
         await delay(50);

@@ -20,7 +20,11 @@ const directory = join(__dirname, '..', 'fixtures', 'histories');
 /** The researchAgent histories (a batch's history holds child runs, not the activities this compares). */
 const fixtures = readdirSync(directory)
   .filter((name) => name.endsWith('.json'))
-  .filter((name) => /"workflowType":\s*\{\s*"name":\s*"researchAgent"/.test(readFileSync(join(directory, name), 'utf8').slice(0, 4_000)));
+  .filter((name) =>
+    /"workflowType":\s*\{\s*"name":\s*"researchAgent"/.test(
+      readFileSync(join(directory, name), 'utf8').slice(0, 4_000),
+    ),
+  );
 
 type History = temporal.api.history.v1.IHistory;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -31,7 +35,8 @@ interface Outputs {
   result?: unknown;
 }
 
-const decode = (payloads: Payloads): unknown[] => (payloads?.payloads ?? []).map((payload) => defaultPayloadConverter.fromPayload(payload));
+const decode = (payloads: Payloads): unknown[] =>
+  (payloads?.payloads ?? []).map((payload) => defaultPayloadConverter.fromPayload(payload));
 /** A value as it crosses a payload: JSON, so undefined fields are gone. */
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));
 
@@ -39,7 +44,8 @@ function recorded(history: History): Outputs {
   const outputs: Outputs = { activities: [] };
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled) outputs.activities.push({ type: scheduled.activityType?.name ?? '', input: asJson(decode(scheduled.input)) });
+    if (scheduled)
+      outputs.activities.push({ type: scheduled.activityType?.name ?? '', input: asJson(decode(scheduled.input)) });
     const continued = event.workflowExecutionContinuedAsNewEventAttributes;
     if (continued) outputs.continuedAsNew = asJson(decode(continued.input));
     const completed = event.workflowExecutionCompletedEventAttributes;
@@ -51,11 +57,17 @@ function recorded(history: History): Outputs {
 /** Where `actual` differs from `expected` in a field `expected` has (fields only `actual` has are allowed). */
 function changedFields(actual: unknown, expected: unknown, path = '$'): string[] {
   if (expected !== null && typeof expected === 'object') {
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual) !== Array.isArray(expected)) return [`${path}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`];
-    if (Array.isArray(expected) && (actual as unknown[]).length !== expected.length) return [`${path}: ${(actual as unknown[]).length} items instead of ${expected.length}`];
-    return Object.entries(expected).flatMap(([key, value]) => changedFields((actual as Record<string, unknown>)[key], value, `${path}.${key}`));
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual) !== Array.isArray(expected))
+      return [`${path}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`];
+    if (Array.isArray(expected) && (actual as unknown[]).length !== expected.length)
+      return [`${path}: ${(actual as unknown[]).length} items instead of ${expected.length}`];
+    return Object.entries(expected).flatMap(([key, value]) =>
+      changedFields((actual as Record<string, unknown>)[key], value, `${path}.${key}`),
+    );
   }
-  return Object.is(actual, expected) ? [] : [`${path}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`];
+  return Object.is(actual, expected)
+    ? []
+    : [`${path}: ${JSON.stringify(actual)} instead of ${JSON.stringify(expected)}`];
 }
 
 let bundle: string;
@@ -117,8 +129,18 @@ for (const fixture of fixtures) {
       actual.activities.map((activity) => activity.type),
       expected.activities.map((activity) => activity.type),
     );
-    expected.activities.forEach((activity, index) => assert.deepEqual(actual.activities[index]?.input, activity.input, `input of activity ${index + 1} (${activity.type})`));
-    assert.equal(actual.continuedAsNew === undefined, expected.continuedAsNew === undefined, 'continues as new when the history did');
+    expected.activities.forEach((activity, index) =>
+      assert.deepEqual(
+        actual.activities[index]?.input,
+        activity.input,
+        `input of activity ${index + 1} (${activity.type})`,
+      ),
+    );
+    assert.equal(
+      actual.continuedAsNew === undefined,
+      expected.continuedAsNew === undefined,
+      'continues as new when the history did',
+    );
     assert.deepEqual(changedFields(actual.continuedAsNew, expected.continuedAsNew), [], 'continue-as-new input');
     assert.equal(actual.result === undefined, expected.result === undefined, 'returns a result when the history did');
     assert.deepEqual(changedFields(actual.result, expected.result), [], 'result');

@@ -32,7 +32,11 @@ for (const fixture of fixtures) {
 
 test('replay notices an incompatible change', async () => {
   await assert.rejects(
-    Worker.runReplayHistory({ workflowsPath: require.resolve('../fixtures/incompatible-workflow') }, history(fixtures[0] as string), 'incompatible'),
+    Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../fixtures/incompatible-workflow') },
+      history(fixtures[0] as string),
+      'incompatible',
+    ),
     (error: Error) => error instanceof DeterminismViolationError || /nondetermin/i.test(error.message),
   );
 });

@@ -3,7 +3,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
-import { answerReply, batchId, iterFileProblems, iterLines, pairOf, questions, runLinesWritten, startBatch, toolReply, turnOf, waitFor } from './support/batch-helpers';
+import {
+  answerReply,
+  batchId,
+  iterFileProblems,
+  iterLines,
+  pairOf,
+  questions,
+  runLinesWritten,
+  startBatch,
+  toolReply,
+  turnOf,
+  waitFor,
+} from './support/batch-helpers';
 
 /**
  * A batch through process failures: a worker SIGKILLed, the dev server SIGKILLed and restarted.
@@ -12,7 +24,10 @@ import { answerReply, batchId, iterFileProblems, iterLines, pairOf, questions, r
  */
 
 /** Each batch's model behaviour, by batch id: the reply to a run's model call. */
-const behaviours = new Map<string, (pair: { index: number; rollout: number }, turn: number, request: ScriptedRequest) => ScriptedReply>();
+const behaviours = new Map<
+  string,
+  (pair: { index: number; rollout: number }, turn: number, request: ScriptedRequest) => ScriptedReply
+>();
 let environment: AgentEnvironment;
 
 beforeAll(async () => {
@@ -40,7 +55,8 @@ const lookupThenAnswer =
 function completedRequestsPerRun(id: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const request of environment.model.requests) {
-    if (request.completed && request.workflowId?.startsWith(`${id}/`)) counts.set(request.workflowId, (counts.get(request.workflowId) ?? 0) + 1);
+    if (request.completed && request.workflowId?.startsWith(`${id}/`))
+      counts.set(request.workflowId, (counts.get(request.workflowId) ?? 0) + 1);
   }
   return counts;
 }
@@ -51,7 +67,12 @@ test('a worker SIGKILLed mid-batch: a new worker finishes it, with no duplicate 
   const id = batchId('batch-kill');
   behaviours.set(id, lookupThenAnswer({ delayBeforeFirstChunkMs: 300 }));
   const output = join(environment.directory, 'out-kill');
-  const handle = await startBatch(environment, id, questions(12), { rollouts: 2, concurrency: 4, output, runsPerContinuation: 10 });
+  const handle = await startBatch(environment, id, questions(12), {
+    rollouts: 2,
+    concurrency: 4,
+    output,
+    runsPerContinuation: 10,
+  });
   await waitFor('a few lines', () => runLinesWritten(output) >= 6);
   await first.crash();
   await environment.startWorker();

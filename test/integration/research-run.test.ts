@@ -21,7 +21,11 @@ afterAll(async () => {
   await environment?.close();
 });
 
-async function run(label: string, replies: Parameters<Scenarios['add']>[1], input: Partial<Parameters<AgentEnvironment['startRun']>[0]> = {}) {
+async function run(
+  label: string,
+  replies: Parameters<Scenarios['add']>[1],
+  input: Partial<Parameters<AgentEnvironment['startRun']>[0]> = {},
+) {
   const workflowId = scenarios.add(runId(label), replies);
   const handle = await environment.startRun({ question: `Question of ${label}?`, ...input }, workflowId);
   const result = (await handle.result()) as ResearchRunResult;
@@ -35,7 +39,11 @@ test('a context-length error from the model server leads to the final answer, no
       ? answer('short answer')
       : turn === 1
         ? toolCall('lookup', { query: 'a' })
-        : { status: 400, errorCode: 'context_length_exceeded', errorMessage: "This model's maximum context length is 8192 tokens." },
+        : {
+            status: 400,
+            errorCode: 'context_length_exceeded',
+            errorMessage: "This model's maximum context length is 8192 tokens.",
+          },
   );
   assert.equal(result.termination, 'token_limit');
   assert.equal(result.prediction, 'short answer');

@@ -38,7 +38,13 @@ const runs: Record<'byd' | 'capital' | 'everest' | 'jupiter', Ran> = {} as never
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
   await environment.startWorker();
-  const start = async (key: keyof typeof runs, question: string, model: string, replies: Parameters<Scenarios['add']>[1], extra: Record<string, unknown> = {}) => {
+  const start = async (
+    key: keyof typeof runs,
+    question: string,
+    model: string,
+    replies: Parameters<Scenarios['add']>[1],
+    extra: Record<string, unknown> = {},
+  ) => {
     const id = scenarios.add(runId(`attributes-${key}`), replies);
     // Started the way any client (Python, Go, the temporal CLI) starts a run: no search attributes given.
     const handle = await environment.startRun({ question, model: { model }, ...extra }, id);
@@ -46,13 +52,28 @@ beforeAll(async () => {
   };
   await Promise.all([
     // 12 model calls: the tokens are recorded at the 10th and at the end, not after each call.
-    start('byd', BYD, 'model-alpha', (turn) => (turn < 12 ? toolCall('lookup', { query: `BYD step ${turn}` }) : answer('BYD, by about 2.48 million.')), { loop: { stuckDetection: false } }),
-    start('capital', CAPITAL, 'model-beta', [toolCall('lookup', { query: 'capital' })], { limits: { maxModelCalls: 1 }, loop: { finalAnswerPhase: false } }),
-    start('everest', EVEREST, 'model-alpha', [{ status: 401, errorMessage: 'Incorrect API key provided' }]),
-    start('jupiter', JUPITER, 'model-beta', (turn) => (turn < 5 ? toolCall('lookup', { query: `moons ${turn}` }) : answer('95 moons.')), {
-      protocol: 'deep-research',
-      loop: { continueAsNewAfterModelCalls: 2, stuckDetection: false },
+    start(
+      'byd',
+      BYD,
+      'model-alpha',
+      (turn) => (turn < 12 ? toolCall('lookup', { query: `BYD step ${turn}` }) : answer('BYD, by about 2.48 million.')),
+      { loop: { stuckDetection: false } },
+    ),
+    start('capital', CAPITAL, 'model-beta', [toolCall('lookup', { query: 'capital' })], {
+      limits: { maxModelCalls: 1 },
+      loop: { finalAnswerPhase: false },
     }),
+    start('everest', EVEREST, 'model-alpha', [{ status: 401, errorMessage: 'Incorrect API key provided' }]),
+    start(
+      'jupiter',
+      JUPITER,
+      'model-beta',
+      (turn) => (turn < 5 ? toolCall('lookup', { query: `moons ${turn}` }) : answer('95 moons.')),
+      {
+        protocol: 'deep-research',
+        loop: { continueAsNewAfterModelCalls: 2, stuckDetection: false },
+      },
+    ),
   ]);
 }, 300_000);
 
@@ -74,14 +95,18 @@ async function eventuallyListed(query: string, expected: string[], deadlineMs = 
   for (;;) {
     const last = await listIds(query);
     if (JSON.stringify(last) === JSON.stringify(wanted)) return;
-    if (Date.now() > deadline) assert.deepEqual(last, wanted, `${query} did not return the expected runs within ${deadlineMs} ms`);
+    if (Date.now() > deadline)
+      assert.deepEqual(last, wanted, `${query} did not return the expected runs within ${deadlineMs} ms`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 250));
   }
 }
 
 /** The closed execution of a workflow id that ended the chain (not the ones that continued as new). */
 async function lastExecution(id: string): Promise<WorkflowExecutionInfo> {
-  for await (const execution of environment.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Completed'` })) return execution;
+  for await (const execution of environment.client.workflow.list({
+    query: `WorkflowId = '${id}' AND ExecutionStatus = 'Completed'`,
+  }))
+    return execution;
   throw new Error(`no completed execution of ${id}`);
 }
 
@@ -90,7 +115,11 @@ function attributesOf(execution: WorkflowExecutionInfo): Record<string, unknown>
 }
 
 function cli(argumentsList: string[]): Promise<ClientOutcome> {
-  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], { cwd: root, env: { ...process.env, ...environment.environment }, timeoutMs: 120_000 });
+  return runClient(process.execPath, [join(root, 'bin/react-agent.js'), ...argumentsList], {
+    cwd: root,
+    env: { ...process.env, ...environment.environment },
+    timeoutMs: 120_000,
+  });
 }
 
 describe('runs found by what they ask, which model ran them and how they ended', () => {
@@ -100,7 +129,10 @@ describe('runs found by what they ask, which model ran them and how they ended',
     assert.equal(runs.capital.result.termination, 'max_calls');
     assert.equal(runs.everest.result.termination, 'error');
     assert.equal(runs.jupiter.result.termination, 'answer');
-    assert.ok(runs.jupiter.result.details.continuedAsNew >= 2, `continued as new ${runs.jupiter.result.details.continuedAsNew} times`);
+    assert.ok(
+      runs.jupiter.result.details.continuedAsNew >= 2,
+      `continued as new ${runs.jupiter.result.details.continuedAsNew} times`,
+    );
     for (const ran of Object.values(runs)) {
       const models = new Set(environment.requestsOf(ran.id).map((request) => request.body.model));
       assert.deepEqual([...models], [ran.model], ran.id);
@@ -109,7 +141,10 @@ describe('runs found by what they ask, which model ran them and how they ended',
 
   test('each run carries its question, model, protocol and final tokens', async () => {
     for (const ran of Object.values(runs)) {
-      await eventuallyListed(`WorkflowId = '${ran.id}' AND ExecutionStatus = 'Completed' AND ReactTermination = '${ran.result.termination}'`, [ran.id]);
+      await eventuallyListed(
+        `WorkflowId = '${ran.id}' AND ExecutionStatus = 'Completed' AND ReactTermination = '${ran.result.termination}'`,
+        [ran.id],
+      );
       const attributes = attributesOf(await lastExecution(ran.id));
       assert.equal(attributes.ReactQuestion, ran.question, ran.id);
       assert.equal(attributes.ReactModel, ran.model, ran.id);
@@ -137,14 +172,26 @@ describe('runs found by what they ask, which model ran them and how they ended',
       `ReactProtocol = 'deep-research' AND ExecutionStatus = 'Completed'`,
       Object.values(runs).map((ran) => ran.id),
     );
-    await eventuallyListed(`ReactTokens > ${runs.capital.result.usage.totalTokens} AND ExecutionStatus = 'Completed'`, [runs.byd.id, runs.jupiter.id]);
+    await eventuallyListed(`ReactTokens > ${runs.capital.result.usage.totalTokens} AND ExecutionStatus = 'Completed'`, [
+      runs.byd.id,
+      runs.jupiter.id,
+    ]);
   });
 
   test('through react-agent list --query: the same queries, with the columns', async () => {
     const listed = await cli(['list', '--query', `ReactQuestion = 'BYD'`]);
     assert.equal(listed.code, 0, listed.stderr);
     const lines = listed.stdout.trim().split('\n');
-    assert.deepEqual(lines[0]?.split('\t'), ['RUN ID', 'STATUS', 'TERMINATION', 'CALLS', 'TOKENS', 'MODEL', 'STARTED', 'QUESTION']);
+    assert.deepEqual(lines[0]?.split('\t'), [
+      'RUN ID',
+      'STATUS',
+      'TERMINATION',
+      'CALLS',
+      'TOKENS',
+      'MODEL',
+      'STARTED',
+      'QUESTION',
+    ]);
     assert.equal(lines.length, 2, listed.stdout);
     const [id, status, termination, calls, tokens, model, started, question] = lines[1]?.split('\t') ?? [];
     assert.deepEqual(
@@ -175,7 +222,13 @@ describe('runs found by what they ask, which model ran them and how they ended',
 
     const byTermination = await cli(['list', '--query', `ReactTermination = 'error'`]);
     assert.equal(byTermination.code, 0, byTermination.stderr);
-    assert.match(byTermination.stdout, new RegExp(`^${runs.everest.id}\\tCOMPLETED\\terror\\t1\\t0\\tmodel-alpha\\t\\S+\\tHow tall is Mount Everest in metres\\?$`, 'm'));
+    assert.match(
+      byTermination.stdout,
+      new RegExp(
+        `^${runs.everest.id}\\tCOMPLETED\\terror\\t1\\t0\\tmodel-alpha\\t\\S+\\tHow tall is Mount Everest in metres\\?$`,
+        'm',
+      ),
+    );
 
     // Most tokens first, sorted by the CLI (SQL visibility refuses ORDER BY).
     const sorted = await cli(['list', '--sort', 'tokens', '--limit', '3']);

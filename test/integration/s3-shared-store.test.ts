@@ -35,7 +35,10 @@ function machine(name: string): Record<string, string> {
 
 beforeAll(async () => {
   // Model attempts cover the store outage too (the model activity reads the conversation first).
-  environment = await AgentEnvironment.start({ script: scenarios.script, workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' } });
+  environment = await AgentEnvironment.start({
+    script: scenarios.script,
+    workerEnvironment: { REACT_AGENT_MODEL_MAX_ATTEMPTS: '12' },
+  });
   seaweed = await environment.startS3([BUCKET]);
 }, 120_000);
 
@@ -76,7 +79,12 @@ test('two workers share only Temporal and S3: the store down for 10 s and a work
   while (failedOnStore === undefined) {
     assert.ok(Date.now() < outageDeadline, 'an activity of the run failed on the store while it was down');
     const pending = (await handle.describe()).raw.pendingActivities ?? [];
-    failedOnStore = pending.flatMap((activity) => [activity.lastFailure?.message ?? '', ...heartbeatTexts(activity.heartbeatDetails?.payloads)]).find((message) => storeFailure.test(message));
+    failedOnStore = pending
+      .flatMap((activity) => [
+        activity.lastFailure?.message ?? '',
+        ...heartbeatTexts(activity.heartbeatDetails?.payloads),
+      ])
+      .find((message) => storeFailure.test(message));
     if (failedOnStore === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await new Promise((resolve) => setTimeout(resolve, 10_000));
@@ -87,24 +95,45 @@ test('two workers share only Temporal and S3: the store down for 10 s and a work
   assert.equal(result.prediction, 'BYD sold about 2.48 million more.');
   assert.match(second.log, /react-agent worker:/);
 
-  const location = { bucket: BUCKET, prefix: 'team-a', endpoint: seaweed.endpoint, region: 'us-east-1', forcePathStyle: true };
-  const store = new S3TranscriptStore(location, createS3Client(location, { credentials: { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey } }));
+  const location = {
+    bucket: BUCKET,
+    prefix: 'team-a',
+    endpoint: seaweed.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+  };
+  const store = new S3TranscriptStore(
+    location,
+    createS3Client(location, {
+      credentials: { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey },
+    }),
+  );
   const messages = await loadConversation(store, result.transcript);
   assert.equal(messages.length, 9, 'system, question, 4 replies, 3 observations');
 
   assert.match(failedOnStore, /Temporal retries; the run resumes when the store is back/);
 
   const third = machine('machine-3');
-  const cli = CliProcess.start(['result', id], { environment: { ...environment.environment, ...third }, timeoutMs: 60_000 });
+  const cli = CliProcess.start(['result', id], {
+    environment: { ...environment.environment, ...third },
+    timeoutMs: 60_000,
+  });
   const exit = await cli.exited;
   assert.equal(exit.code, 0, cli.stderr);
   const printed = JSON.parse(cli.stdout) as { messages: Array<{ role: string; content: string }>; termination: string };
   assert.equal(printed.termination, 'answer');
   expect(printed.messages.map((message) => message.role)).toEqual(messages.map((message) => message.role));
-  assert.match(printed.messages.map((message) => message.content).join('\n'), /Facts about Tesla 2024: BYD sold 4,272,145/);
+  assert.match(
+    printed.messages.map((message) => message.content).join('\n'),
+    /Facts about Tesla 2024: BYD sold 4,272,145/,
+  );
 
   for (const name of ['machine-1', 'machine-2', 'machine-3']) {
-    assert.equal(existsSync(join(environment.directory, name, 'transcripts')), false, `${name} wrote no local transcripts`);
+    assert.equal(
+      existsSync(join(environment.directory, name, 'transcripts')),
+      false,
+      `${name} wrote no local transcripts`,
+    );
   }
   assert.equal(existsSync(join(environment.directory, 'transcripts')), false, 'nor the shared test directory');
 }, 240_000);
@@ -112,12 +141,19 @@ test('two workers share only Temporal and S3: the store down for 10 s and a work
 test('a worker with wrong S3 credentials or a missing bucket stops at start, naming the variable', async () => {
   for (const [extra, variable, pattern] of [
     [{ AWS_SECRET_ACCESS_KEY: 'wrong-secret' }, 'AWS_ACCESS_KEY_ID', /refused this worker's credentials/],
-    [{ REACT_AGENT_TRANSCRIPT_STORE: 's3://no-such-bucket/x' }, 'REACT_AGENT_TRANSCRIPT_STORE', /bucket "no-such-bucket".*does not exist/],
+    [
+      { REACT_AGENT_TRANSCRIPT_STORE: 's3://no-such-bucket/x' },
+      'REACT_AGENT_TRANSCRIPT_STORE',
+      /bucket "no-such-bucket".*does not exist/,
+    ],
   ] as const) {
-    await assert.rejects(WorkerProcess.start({ ...environment.environment, ...machine('bad'), ...extra }, 60_000), (error: unknown) => {
-      assert.match((error as Error).message, new RegExp(variable));
-      assert.match((error as Error).message, pattern);
-      return true;
-    });
+    await assert.rejects(
+      WorkerProcess.start({ ...environment.environment, ...machine('bad'), ...extra }, 60_000),
+      (error: unknown) => {
+        assert.match((error as Error).message, new RegExp(variable));
+        assert.match((error as Error).message, pattern);
+        return true;
+      },
+    );
   }
 }, 120_000);

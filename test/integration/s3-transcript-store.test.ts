@@ -22,9 +22,16 @@ const BUCKET = 'transcripts-test';
 let directory: string;
 let seaweed: SeaweedServer;
 
-function storeWith(credentials: { accessKeyId: string; secretAccessKey: string }, prefix = 'runs', bucket = BUCKET): S3TranscriptStore {
+function storeWith(
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  prefix = 'runs',
+  bucket = BUCKET,
+): S3TranscriptStore {
   const location = { bucket, prefix, endpoint: seaweed.endpoint, region: 'us-east-1', forcePathStyle: true };
-  return new S3TranscriptStore(location, createS3Client(location, { credentials, requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 } }));
+  return new S3TranscriptStore(
+    location,
+    createS3Client(location, { credentials, requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 } }),
+  );
 }
 const store = () => storeWith({ accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey });
 
@@ -41,7 +48,13 @@ afterAll(async () => {
 describe('S3TranscriptStore on SeaweedFS', () => {
   test('put, get and exists round trip CJK, emoji, the empty string and 5 MB', async () => {
     const s3 = store();
-    for (const text of ['深度研究：日本語のテキスト', 'emoji 🧪🚀👩🏽‍🔬', '', 'line\r\n\ttab\u0000nul', '研究🧪 research data '.repeat(270_000)]) {
+    for (const text of [
+      '深度研究：日本語のテキスト',
+      'emoji 🧪🚀👩🏽‍🔬',
+      '',
+      'line\r\n\ttab\u0000nul',
+      '研究🧪 research data '.repeat(270_000),
+    ]) {
       const reference = await s3.putText(text);
       assert.equal(reference, sha256(text));
       assert.equal(await s3.exists(reference), true);
@@ -96,7 +109,10 @@ describe('S3TranscriptStore on SeaweedFS', () => {
       assert.match((error as Error).message, new RegExp(`${missing}.*s3://${BUCKET}/runs`));
       const failure = transcriptFailure(error);
       assert.ok(failure instanceof ApplicationFailure);
-      expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({ type: FailureTypes.transcriptMissing, nonRetryable: true });
+      expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({
+        type: FailureTypes.transcriptMissing,
+        nonRetryable: true,
+      });
       return true;
     });
   }, 30_000);
@@ -107,33 +123,55 @@ describe('S3TranscriptStore on SeaweedFS', () => {
       await assert.rejects(attempt, (error: unknown) => {
         assert.equal((error as Error).name, 'TranscriptStoreUnavailableError');
         assert.equal((error as { variable?: string }).variable, 'AWS_ACCESS_KEY_ID');
-        assert.match((error as Error).message, /refused this worker's credentials.*AWS_ACCESS_KEY_ID \/ AWS_SECRET_ACCESS_KEY/);
+        assert.match(
+          (error as Error).message,
+          /refused this worker's credentials.*AWS_ACCESS_KEY_ID \/ AWS_SECRET_ACCESS_KEY/,
+        );
         return true;
       });
     }
     const unknownKey = storeWith({ accessKeyId: 'AKNOBODY', secretAccessKey: 'x' });
-    await assert.rejects(unknownKey.checkAccess(), (error: unknown) => (error as { variable?: string }).variable === 'AWS_ACCESS_KEY_ID');
+    await assert.rejects(
+      unknownKey.checkAccess(),
+      (error: unknown) => (error as { variable?: string }).variable === 'AWS_ACCESS_KEY_ID',
+    );
   }, 30_000);
 
   test('a missing bucket: checkAccess names REACT_AGENT_TRANSCRIPT_STORE', async () => {
     await store().checkAccess();
-    await assert.rejects(storeWith({ accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey }, 'p', 'no-such-bucket').checkAccess(), (error: unknown) => {
-      assert.equal((error as { variable?: string }).variable, 'REACT_AGENT_TRANSCRIPT_STORE');
-      assert.match((error as Error).message, /bucket "no-such-bucket".*does not exist/);
-      return true;
-    });
+    await assert.rejects(
+      storeWith(
+        { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey },
+        'p',
+        'no-such-bucket',
+      ).checkAccess(),
+      (error: unknown) => {
+        assert.equal((error as { variable?: string }).variable, 'REACT_AGENT_TRANSCRIPT_STORE');
+        assert.match((error as Error).message, /bucket "no-such-bucket".*does not exist/);
+        return true;
+      },
+    );
   }, 30_000);
 
   test('listBlobs pages through more than 1,000 blobs under the prefix only, skipping other keys; deleteBlob removes one, twice is fine', async () => {
     const credentials = { accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey };
     const s3 = storeWith(credentials, 'gc-listing');
     const texts = Array.from({ length: 1_050 }, (_, index) => `listed blob ${index}`);
-    for (let start = 0; start < texts.length; start += 25) await Promise.all(texts.slice(start, start + 25).map((text) => s3.putText(text)));
+    for (let start = 0; start < texts.length; start += 25)
+      await Promise.all(texts.slice(start, start + 25).map((text) => s3.putText(text)));
     await storeWith(credentials, 'gc-other').putText('a blob under another prefix');
     const client = seaweed.client();
     try {
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'gc-listing/batches/batch-1/batch.json', Body: '{}' }));
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `gc-listing/00/${'1'.repeat(64)}`, Body: 'a key whose shard does not match its hash' }));
+      await client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'gc-listing/batches/batch-1/batch.json', Body: '{}' }),
+      );
+      await client.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `gc-listing/00/${'1'.repeat(64)}`,
+          Body: 'a key whose shard does not match its hash',
+        }),
+      );
     } finally {
       client.destroy();
     }
@@ -147,7 +185,10 @@ describe('S3TranscriptStore on SeaweedFS', () => {
     await s3.deleteBlob(sha256('listed blob 0'));
     await s3.deleteBlob(sha256('listed blob 0'));
     await s3.deleteBlob(sha256('never stored anywhere'));
-    await assert.rejects(s3.getText(sha256('listed blob 0')), (error: unknown) => (error as Error).name === 'TranscriptMissingError');
+    await assert.rejects(
+      s3.getText(sha256('listed blob 0')),
+      (error: unknown) => (error as Error).name === 'TranscriptMissingError',
+    );
     assert.equal(await s3.getText(sha256('listed blob 1')), 'listed blob 1');
     let count = 0;
     for await (const blob of s3.listBlobs()) if (blob.reference) count += 1;
@@ -156,7 +197,9 @@ describe('S3TranscriptStore on SeaweedFS', () => {
 
   test('listBlobs and deleteBlob with wrong credentials fail as TranscriptStoreUnavailableError naming AWS_ACCESS_KEY_ID', async () => {
     const wrong = storeWith({ accessKeyId: seaweed.accessKeyId, secretAccessKey: 'not-the-secret' }, 'gc-listing');
-    const isCredentialError = (error: unknown) => (error as Error).name === 'TranscriptStoreUnavailableError' && (error as { variable?: string }).variable === 'AWS_ACCESS_KEY_ID';
+    const isCredentialError = (error: unknown) =>
+      (error as Error).name === 'TranscriptStoreUnavailableError' &&
+      (error as { variable?: string }).variable === 'AWS_ACCESS_KEY_ID';
     await assert.rejects(async () => {
       for await (const blob of wrong.listBlobs()) void blob;
     }, isCredentialError);
@@ -187,7 +230,10 @@ describe('S3TranscriptStore on SeaweedFS', () => {
         read = await s3.getText(kept);
       } catch (error) {
         assert.equal((error as Error).name, 'TranscriptStoreUnavailableError');
-        assert.ok(transcriptFailure(error) instanceof ApplicationFailure && (transcriptFailure(error) as ApplicationFailure).nonRetryable === false);
+        assert.ok(
+          transcriptFailure(error) instanceof ApplicationFailure &&
+            (transcriptFailure(error) as ApplicationFailure).nonRetryable === false,
+        );
         if (Date.now() > deadline) throw error;
         await new Promise((resolveSleep) => setTimeout(resolveSleep, 250));
       }

@@ -1,10 +1,20 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { MODEL_CALL_HEADER, ScriptedModelServer, WORKFLOW_ID_HEADER, countAssistantMessages, scriptFromTurns, type Script } from '../fakes/scripted-model-server';
+import {
+  MODEL_CALL_HEADER,
+  ScriptedModelServer,
+  WORKFLOW_ID_HEADER,
+  countAssistantMessages,
+  scriptFromTurns,
+  type Script,
+} from '../fakes/scripted-model-server';
 import { llamaServerContextOverflowBody } from '../fakes/model-server-error-bodies';
 
-async function withServer(script: Script, body: (server: ScriptedModelServer, client: OpenAI) => Promise<void>): Promise<void> {
+async function withServer(
+  script: Script,
+  body: (server: ScriptedModelServer, client: OpenAI) => Promise<void>,
+): Promise<void> {
   const server = await ScriptedModelServer.start({ script });
   const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'test-key', maxRetries: 0, timeout: 5_000 });
   try {
@@ -48,7 +58,11 @@ test('streaming content is assembled from several chunks and usage is reported w
       assert.equal(content, longContent);
       assert.equal(contentChunks, Math.ceil(longContent.length / 20));
       assert.equal(finishReason, 'stop');
-      assert.deepEqual(usage, { prompt_tokens: 2, completion_tokens: Math.ceil(longContent.length / 4), total_tokens: 2 + Math.ceil(longContent.length / 4) });
+      assert.deepEqual(usage, {
+        prompt_tokens: 2,
+        completion_tokens: Math.ceil(longContent.length / 4),
+        total_tokens: 2 + Math.ceil(longContent.length / 4),
+      });
       const record = await server.waitForRequest((candidate) => candidate.completed, 1_000);
       assert.equal(record.sequence, 1);
       assert.equal(record.status, 200);
@@ -63,7 +77,11 @@ test('streaming without include_usage sends no usage chunk; explicit chunk count
   await withServer(
     () => ({ content: 'abcdef', chunks: 3, promptTokens: 7, completionTokens: 9 }),
     async (_server, client) => {
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
       const pieces: string[] = [];
       for await (const chunk of stream) {
         assert.ok(!chunk.usage);
@@ -79,7 +97,10 @@ test('non-streaming completion carries content, usage and tool calls', async () 
   await withServer(
     () => ({ content: 'hello there', promptTokens: 11, completionTokens: 3 }),
     async (_server, client) => {
-      const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.equal(completion.object, 'chat.completion');
       assert.equal(completion.choices[0]?.message.content, 'hello there');
       assert.equal(completion.choices[0]?.finish_reason, 'stop');
@@ -89,11 +110,16 @@ test('non-streaming completion carries content, usage and tool calls', async () 
   await withServer(
     () => ({ toolCalls: [{ id: 'call_1', name: 'search', arguments: '{"query":"x"}' }] }),
     async (_server, client) => {
-      const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       const message = completion.choices[0]?.message;
       assert.equal(message?.content, null);
       // Parsed by Node's fetch, outside jest's sandbox realm: compare a copy.
-      assert.deepEqual(JSON.parse(JSON.stringify(message?.tool_calls)), [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"query":"x"}' } }]);
+      assert.deepEqual(JSON.parse(JSON.stringify(message?.tool_calls)), [
+        { id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"query":"x"}' } },
+      ]);
       assert.equal(completion.choices[0]?.finish_reason, 'tool_calls');
     },
   );
@@ -107,7 +133,11 @@ test('streamed tool call deltas reassemble into the scripted calls', async () =>
   await withServer(
     () => ({ content: 'Let me look.', toolCalls }),
     async (_server, client) => {
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
       const assembled: Array<{ id: string; name: string; arguments: string }> = [];
       let content = '';
       let finishReason: string | null = null;
@@ -135,11 +165,20 @@ test('stop sequences cut the content at the first occurrence, stop string exclud
     () => ({ content: scripted, chunks: 5 }),
     async (_server, client) => {
       const stop = ['\n<tool_response>', '<tool_response>'];
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stop });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        stop,
+      });
       let content = '';
       for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';
       assert.equal(content, 'Thinking.\n<code>search("x")</code>');
-      const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stop: 'search' });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stop: 'search',
+      });
       assert.equal(completion.choices[0]?.message.content, 'Thinking.\n<code>');
     },
   );
@@ -147,12 +186,19 @@ test('stop sequences cut the content at the first occurrence, stop string exclud
 
 test('429 with retry-after reaches the client as an APIError with the header', async () => {
   await withServer(
-    () => ({ status: 429, errorMessage: 'Slow down', errorCode: 'rate_limit_exceeded', headers: { 'retry-after': '2' } }),
+    () => ({
+      status: 429,
+      errorMessage: 'Slow down',
+      errorCode: 'rate_limit_exceeded',
+      headers: { 'retry-after': '2' },
+    }),
     async (server, client) => {
-      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
       assert.ok(error instanceof OpenAI.APIError, `expected APIError, got ${String(error)}`);
       assert.ok(error instanceof OpenAI.RateLimitError);
       assert.equal(error.status, 429);
@@ -167,12 +213,18 @@ test('429 with retry-after reaches the client as an APIError with the header', a
 
 test('a context-length 400 has code context_length_exceeded', async () => {
   await withServer(
-    () => ({ status: 400, errorCode: 'context_length_exceeded', errorMessage: "This model's maximum context length is 8192 tokens." }),
+    () => ({
+      status: 400,
+      errorCode: 'context_length_exceeded',
+      errorMessage: "This model's maximum context length is 8192 tokens.",
+    }),
     async (_server, client) => {
-      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.status, 400);
       assert.equal(error.code, 'context_length_exceeded');
@@ -186,7 +238,10 @@ test('a stalled stream can be aborted by the client; the record shows aborted, n
     () => ({ content: longContent, stallAfterChunks: 2 }),
     async (server, client) => {
       const abort = new AbortController();
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal });
+      const stream = await client.chat.completions.create(
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
+        { signal: abort.signal },
+      );
       let received = 0;
       for await (const _chunk of stream) {
         received += 1;
@@ -205,7 +260,10 @@ test('a stalled stream can be aborted by the client; the record shows aborted, n
 test('workflow id and model call headers are recorded; waitForRequest waits for future requests', async () => {
   await withServer(scriptFromTurns([{ content: 'first' }, { content: 'second' }]), async (server, client) => {
     const waiting = server.waitForRequest((record) => record.modelCall === 2, 2_000);
-    const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'q' }] }, { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '1' } });
+    const first = await client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'q' }] },
+      { headers: { [WORKFLOW_ID_HEADER]: 'run-42', [MODEL_CALL_HEADER]: '1' } },
+    );
     assert.equal(first.choices[0]?.message.content, 'first');
     const second = await client.chat.completions.create(
       {
@@ -239,8 +297,13 @@ test('scriptFromTurns repeats the last turn; setScript swaps the script; functio
       { role: 'assistant', content: 'b' },
     ];
     assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'only');
-    server.setScript(scriptFromTurns((modelCall, request) => ({ content: `call ${modelCall} seq ${request.sequence}` })));
-    assert.equal((await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content, 'call 3 seq 2');
+    server.setScript(
+      scriptFromTurns((modelCall, request) => ({ content: `call ${modelCall} seq ${request.sequence}` })),
+    );
+    assert.equal(
+      (await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content,
+      'call 3 seq 2',
+    );
   });
 });
 
@@ -254,7 +317,11 @@ test('models list, 404 and invalid JSON', async () => {
       const notFound = await fetch(`${server.baseUrl}/embeddings`, { method: 'POST', body: '{}' });
       assert.equal(notFound.status, 404);
       assert.ok(((await notFound.json()) as { error?: unknown }).error);
-      const invalid = await fetch(`${server.baseUrl}/chat/completions`, { method: 'POST', body: '{not json', headers: { 'content-type': 'application/json' } });
+      const invalid = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: 'POST',
+        body: '{not json',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(invalid.status, 400);
       assert.equal(server.requests.length, 0);
     },
@@ -266,16 +333,21 @@ test('a delayed reply and a throwing script', async () => {
     () => ({ content: 'late', delayBeforeFirstChunkMs: 100 }),
     async (server, client) => {
       const started = Date.now();
-      const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.equal(completion.choices[0]?.message.content, 'late');
       assert.ok(Date.now() - started >= 90);
       server.setScript(() => {
         throw new Error('script broke');
       });
-      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
       assert.ok(error instanceof OpenAI.InternalServerError);
       assert.match(error.message, /script broke/);
     },
@@ -285,7 +357,11 @@ test('a delayed reply and a throwing script', async () => {
 test('close() returns promptly while a stalled stream is open', async () => {
   const server = await ScriptedModelServer.start({ script: () => ({ content: longContent, stallAfterChunks: 1 }) });
   const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'test-key', maxRetries: 0, timeout: 5_000 });
-  const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+  const stream = await client.chat.completions.create({
+    model: 'm',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+  });
   const consumed = (async () => {
     for await (const _chunk of stream) {
       // keep reading until the server goes away
@@ -307,12 +383,21 @@ test('close() returns promptly while a stalled stream is open', async () => {
 });
 
 /** The raw SSE text of a streamed reply, for shapes the openai client hides (pings, nulls). */
-async function rawStream(server: ScriptedModelServer, body: Record<string, unknown> = {}): Promise<{ text: string; events: string[]; firstDataAfterMs: number }> {
+async function rawStream(
+  server: ScriptedModelServer,
+  body: Record<string, unknown> = {},
+): Promise<{ text: string; events: string[]; firstDataAfterMs: number }> {
   const started = Date.now();
   const response = await fetch(`${server.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, ...body }),
+    body: JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      ...body,
+    }),
   });
   let text = '';
   let firstDataAfterMs = -1;
@@ -324,7 +409,8 @@ async function rawStream(server: ScriptedModelServer, body: Record<string, unkno
   return { text, events: text.split('\n\n').filter(Boolean), firstDataAfterMs };
 }
 
-const dataOf = (events: string[]) => events.filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice('data: '.length)));
+const dataOf = (events: string[]) =>
+  events.filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice('data: '.length)));
 
 test("llama-server's stream shape: first chunk role + content null, no refusal/logprobs, usage chunk with choices [] after the finish chunk", async () => {
   await withServer(
@@ -332,19 +418,27 @@ test("llama-server's stream shape: first chunk role + content null, no refusal/l
     async (server, client) => {
       const { events } = await rawStream(server);
       const chunks = dataOf(events);
-      assert.deepEqual(chunks[0].choices, [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }]);
+      assert.deepEqual(chunks[0].choices, [
+        { index: 0, delta: { role: 'assistant', content: null }, finish_reason: null },
+      ]);
       assert.ok(
         chunks.every((chunk) => !('usage' in chunk) || chunk.choices.length === 0),
         'no usage: null on content chunks',
       );
-      assert.ok(chunks.every((chunk) => chunk.choices.every((choice: Record<string, unknown>) => !('logprobs' in choice))));
+      assert.ok(
+        chunks.every((chunk) => chunk.choices.every((choice: Record<string, unknown>) => !('logprobs' in choice))),
+      );
       assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
       assert.deepEqual(chunks.at(-1).choices, []);
       assert.equal(typeof chunks.at(-1).usage.prompt_tokens, 'number');
       assert.equal(events.at(-1), 'data: [DONE]');
 
       // The openai client reads it as any other stream.
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
       let content = '';
       for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';
       assert.equal(content, 'Hello there, world.');
@@ -364,7 +458,10 @@ test('reasoning streams apart from the content, in reasoning_content (default) o
         const firstContent = chunks.findIndex((chunk) => chunk.choices[0]?.delta?.content);
         const reasoningAfterContent = chunks.slice(firstContent).some((chunk) => chunk.choices[0]?.delta?.[field]);
         assert.ok(firstContent > 0 && !reasoningAfterContent, 'the reasoning comes before the content');
-        const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+        const completion = await client.chat.completions.create({
+          model: 'm',
+          messages: [{ role: 'user', content: 'hi' }],
+        });
         assert.equal((completion.choices[0]?.message as unknown as Record<string, unknown>)[field], reasoning);
         assert.equal(completion.choices[0]?.message.content, 'Hi!');
       },
@@ -386,7 +483,11 @@ test('while it "processes the prompt" the server sends only SSE comment pings, w
       assert.ok(firstDataAfterMs >= 650, `first data after ${firstDataAfterMs} ms`);
 
       const started = Date.now();
-      const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
       const headersAfterMs = Date.now() - started;
       let firstChunkAfterMs = -1;
       for await (const _chunk of stream) if (firstChunkAfterMs < 0) firstChunkAfterMs = Date.now() - started;
@@ -400,10 +501,12 @@ test("errorBody answers with a server's own body: llama-server's context overflo
   await withServer(
     () => ({ status: 400, errorBody: llamaServerContextOverflowBody(8199, 8192) }),
     async (_server, client) => {
-      const error = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
+      const error = await client.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.type, 'exceed_context_size_error');
       assert.equal(error.code, 400);
@@ -416,7 +519,11 @@ test('a history tool call whose arguments are not JSON is refused with HTTP 500 
   let scriptCalls = 0;
   const history: OpenAI.ChatCompletionMessageParam[] = [
     { role: 'user', content: 'Look it up.' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"query": "BYD 20' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"query": "BYD 20' } }],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: 'Error: the arguments are not valid JSON.' },
   ];
   await withServer(
@@ -436,13 +543,21 @@ test('a history tool call whose arguments are not JSON is refused with HTTP 500 
       assert.equal(server.requests[0]?.status, 500);
 
       const fixed = history.map((message) =>
-        message.role === 'assistant' ? { ...message, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }] } : message,
+        message.role === 'assistant'
+          ? {
+              ...message,
+              tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }],
+            }
+          : message,
       );
       const completion = await client.chat.completions.create({ model: 'm', messages: fixed });
       assert.equal(completion.choices[0]?.message.content, 'ok');
     },
   );
-  const lenient = await ScriptedModelServer.start({ script: () => ({ content: 'accepted' }), acceptInvalidToolCallArguments: true });
+  const lenient = await ScriptedModelServer.start({
+    script: () => ({ content: 'accepted' }),
+    acceptInvalidToolCallArguments: true,
+  });
   try {
     const client = new OpenAI({ baseURL: lenient.baseUrl, apiKey: 'k', maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: 'm', messages: history });

@@ -7,7 +7,13 @@ import { createSearxngSearchBackend } from '../../activities/tools/search/searxn
 import { createSerperSearchBackend } from '../../activities/tools/search/serper-search-backend';
 import { FailureTypes } from '../../src/core/failure-types';
 import { toolContext } from '../fakes/documents';
-import { SearchApiServer, searxngResponse, serperResponse, type RecordedSearchRequest, type SearchApiReply } from '../fakes/search-api-server';
+import {
+  SearchApiServer,
+  searxngResponse,
+  serperResponse,
+  type RecordedSearchRequest,
+  type SearchApiReply,
+} from '../fakes/search-api-server';
 
 /** A port nothing listens on: one the system handed out and that was closed again. */
 async function freePort(): Promise<number> {
@@ -47,7 +53,10 @@ async function assertRejected(promise: Promise<unknown>, pattern: RegExp): Promi
 /** Asserts a plain Error (Temporal retries it), not an ApplicationFailure. */
 async function assertRetryable(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof Error && !(error instanceof ApplicationFailure), `expected a plain Error, got ${String(error)}`);
+    assert.ok(
+      error instanceof Error && !(error instanceof ApplicationFailure),
+      `expected a plain Error, got ${String(error)}`,
+    );
     assert.match(error.message, pattern);
     return true;
   });
@@ -67,7 +76,12 @@ describe('SearXNG backend', () => {
     const results = await backend().search('BYD 2024 "sales"', 2, signal());
     assert.deepEqual(results, [
       { title: 'BYD 2024 sales', url: 'https://example.com/byd', snippet: 'BYD sold 4,272,145 vehicles.', score: 1 },
-      { title: 'https://example.com/untitled', url: 'https://example.com/untitled', snippet: 'No title here.', score: 0.5 },
+      {
+        title: 'https://example.com/untitled',
+        url: 'https://example.com/untitled',
+        snippet: 'No title here.',
+        score: 0.5,
+      },
     ]);
     const request = server.requests.at(-1) as RecordedSearchRequest;
     assert.equal(request.method, 'GET');
@@ -79,16 +93,28 @@ describe('SearXNG backend', () => {
 
   test('through the search tool: several queries, one markdown section each', async () => {
     reply = (request) => ({
-      json: searxngResponse('', [{ title: `About ${request.query.get('q')}`, url: `https://example.com/${encodeURIComponent(request.query.get('q') ?? '')}`, content: 'Snippet.' }]),
+      json: searxngResponse('', [
+        {
+          title: `About ${request.query.get('q')}`,
+          url: `https://example.com/${encodeURIComponent(request.query.get('q') ?? '')}`,
+          content: 'Snippet.',
+        },
+      ]),
     });
     const output = await createSearchTool(backend()).run({ query: ['BYD', 'Tesla'] }, toolContext());
-    assert.match(output, /## Search: "BYD" \(SearXNG, 1 result\)\n\n1\. \*\*About BYD\*\* — https:\/\/example\.com\/BYD\n {3}Snippet\./);
+    assert.match(
+      output,
+      /## Search: "BYD" \(SearXNG, 1 result\)\n\n1\. \*\*About BYD\*\* — https:\/\/example\.com\/BYD\n {3}Snippet\./,
+    );
     assert.match(output, /## Search: "Tesla" \(SearXNG, 1 result\)/);
   });
 
   test('403 (JSON format disabled) and 401 are not retried and say what to fix', async () => {
     reply = () => ({ status: 403, text: 'Forbidden' });
-    await assertRejected(backend().search('x', 5, signal()), /SearXNG refused the search with 403: Forbidden\. Check SEARXNG_URL.*"json" to search\.formats/);
+    await assertRejected(
+      backend().search('x', 5, signal()),
+      /SearXNG refused the search with 403: Forbidden\. Check SEARXNG_URL.*"json" to search\.formats/,
+    );
     reply = () => ({ status: 401, text: '' });
     await assertRejected(backend().search('x', 5, signal()), /401.*SEARXNG_URL/);
     reply = () => ({ status: 404, text: 'Not Found' });
@@ -97,7 +123,10 @@ describe('SearXNG backend', () => {
 
   test('500, 429, a timeout, a body that is not JSON and silent engines are retried', async () => {
     reply = () => ({ status: 500, text: 'Internal Server Error' });
-    await assertRetryable(backend().search('x', 5, signal()), /SearXNG answered 500 Internal Server Error: Internal Server Error; retrying/);
+    await assertRetryable(
+      backend().search('x', 5, signal()),
+      /SearXNG answered 500 Internal Server Error: Internal Server Error; retrying/,
+    );
     reply = () => ({ status: 429, text: 'Too Many Requests' });
     await assertRetryable(backend().search('x', 5, signal()), /429/);
     reply = () => ({ json: searxngResponse('x', []), delayMs: 3_000 });
@@ -114,7 +143,11 @@ describe('SearXNG backend', () => {
     reply = () => ({ json: searxngResponse('x', []), delayMs: 5_000 });
     const controller = new AbortController();
     const started = Date.now();
-    const pending = createSearxngSearchBackend({ baseUrl: server.baseUrl, timeoutMs: 10_000 }).search('x', 5, controller.signal);
+    const pending = createSearxngSearchBackend({ baseUrl: server.baseUrl, timeoutMs: 10_000 }).search(
+      'x',
+      5,
+      controller.signal,
+    );
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(pending, { name: 'AbortError' });
     assert.ok(Date.now() - started < 2_000);
@@ -127,18 +160,27 @@ describe('SearXNG backend', () => {
 });
 
 describe('Serper backend', () => {
-  const backend = () => createSerperSearchBackend({ apiKey: API_KEY, baseUrl: server.baseUrl, country: 'us', timeoutMs: 1_000 });
+  const backend = () =>
+    createSerperSearchBackend({ apiKey: API_KEY, baseUrl: server.baseUrl, country: 'us', timeoutMs: 1_000 });
 
   test('POST /search with X-API-KEY; organic results mapped', async () => {
     reply = (request) => ({
       json: serperResponse(JSON.parse(request.body).q, [
-        { title: 'Tesla Q4 2024 deliveries', link: 'https://example.com/tesla', snippet: 'Tesla delivered 1,789,226 vehicles in 2024.' },
+        {
+          title: 'Tesla Q4 2024 deliveries',
+          link: 'https://example.com/tesla',
+          snippet: 'Tesla delivered 1,789,226 vehicles in 2024.',
+        },
         { title: 'BYD sales', link: 'https://example.com/byd', snippet: 'BYD sold 4,272,145.' },
       ]),
     });
     const results = await backend().search('Tesla 2024 deliveries', 5, signal());
     assert.deepEqual(results, [
-      { title: 'Tesla Q4 2024 deliveries', url: 'https://example.com/tesla', snippet: 'Tesla delivered 1,789,226 vehicles in 2024.' },
+      {
+        title: 'Tesla Q4 2024 deliveries',
+        url: 'https://example.com/tesla',
+        snippet: 'Tesla delivered 1,789,226 vehicles in 2024.',
+      },
       { title: 'BYD sales', url: 'https://example.com/byd', snippet: 'BYD sold 4,272,145.' },
     ]);
     const request = server.requests.at(-1) as RecordedSearchRequest;
@@ -151,7 +193,10 @@ describe('Serper backend', () => {
 
   test('401 and 403 name SERPER_API_KEY, are not retried and never show the key', async () => {
     reply = () => ({ status: 401, json: { message: 'Unauthorized.', statusCode: 401 } });
-    await assertRejected(backend().search('x', 5, signal()), /Serper refused the search with 401: \{"message":"Unauthorized\.","statusCode":401\}\. Check SERPER_API_KEY/);
+    await assertRejected(
+      backend().search('x', 5, signal()),
+      /Serper refused the search with 401: \{"message":"Unauthorized\.","statusCode":401\}\. Check SERPER_API_KEY/,
+    );
     reply = () => ({ status: 403, json: { message: 'Not enough credits' } });
     await assertRejected(backend().search('x', 5, signal()), /403.*Not enough credits.*SERPER_API_KEY/);
   });

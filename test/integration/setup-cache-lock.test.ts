@@ -19,7 +19,10 @@ function setupProcess(cache: string, log: string, id: string, exitInside = false
       if (${exitInside}) process.exit(0);
     });`;
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, REACT_AGENT_CACHE_DIR: cache }, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, REACT_AGENT_CACHE_DIR: cache },
+      stdio: 'ignore',
+    });
     child.on('exit', (code) => done(code));
   });
 }

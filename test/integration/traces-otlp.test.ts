@@ -43,7 +43,8 @@ function valueOf(value: Record<string, unknown>): unknown {
   if ('intValue' in value) return Number(value.intValue);
   if ('doubleValue' in value) return value.doubleValue;
   if ('boolValue' in value) return value.boolValue;
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: Array<Record<string, unknown>> }).values ?? []).map(valueOf);
+  if ('arrayValue' in value)
+    return ((value.arrayValue as { values?: Array<Record<string, unknown>> }).values ?? []).map(valueOf);
   return undefined;
 }
 
@@ -64,11 +65,23 @@ class OtlpReceiver {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
           resourceSpans?: Array<{
             resource?: { attributes?: OtlpAttribute[] };
-            scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttribute[] }> }>;
+            scopeSpans?: Array<{
+              spans?: Array<{
+                traceId: string;
+                spanId: string;
+                parentSpanId?: string;
+                name: string;
+                attributes?: OtlpAttribute[];
+              }>;
+            }>;
           }>;
         };
         for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = String(valueOf(resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value ?? {}));
+          const service = String(
+            valueOf(
+              resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value ?? {},
+            ),
+          );
           for (const scope of resourceSpans.scopeSpans ?? []) {
             for (const span of scope.spans ?? []) {
               receiver.spans.push({
@@ -77,7 +90,9 @@ class OtlpReceiver {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId ?? '',
                 name: span.name,
-                attributes: Object.fromEntries((span.attributes ?? []).map((attribute) => [attribute.key, valueOf(attribute.value)])),
+                attributes: Object.fromEntries(
+                  (span.attributes ?? []).map((attribute) => [attribute.key, valueOf(attribute.value)]),
+                ),
               });
             }
           }
@@ -111,7 +126,12 @@ let environment: AgentEnvironment;
 let receiver: OtlpReceiver;
 const clientSpans = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(clientSpans)] });
-const tracing = (extra: Record<string, string> = {}) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'react-agent-test-worker', OTEL_BSP_SCHEDULE_DELAY: '200', ...extra });
+const tracing = (extra: Record<string, string> = {}) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+  OTEL_SERVICE_NAME: 'react-agent-test-worker',
+  OTEL_BSP_SCHEDULE_DELAY: '200',
+  ...extra,
+});
 
 beforeAll(async () => {
   // The client's half, as an application (or the CLI) would have it: a registered provider, the client interceptor.
@@ -134,9 +154,17 @@ let result: ResearchRunResult;
 
 test('a run is one trace from the client start through the workflow to each model call and tool call, with GenAI attributes and no prompt text', async () => {
   const first = await environment.startWorker(tracing());
-  assert.match(first.log, /Traces: OTLP\/HTTP to http:\/\/127\.0\.0\.1:\d+\/v1\/traces as service "react-agent-test-worker"/);
-  workflowId = scenarios.add(runId('traces'), (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD 2024' }) : answer('BYD sold more.')));
-  const client = new Client({ connection: environment.client.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
+  assert.match(
+    first.log,
+    /Traces: OTLP\/HTTP to http:\/\/127\.0\.0\.1:\d+\/v1\/traces as service "react-agent-test-worker"/,
+  );
+  workflowId = scenarios.add(runId('traces'), (turn) =>
+    turn === 1 ? toolCall('lookup', { query: 'BYD 2024' }) : answer('BYD sold more.'),
+  );
+  const client = new Client({
+    connection: environment.client.connection,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
   const handle = await client.workflow.start<typeof researchAgent>('researchAgent', {
     taskQueue: environment.taskQueue,
     workflowId,
@@ -150,8 +178,17 @@ test('a run is one trace from the client start through the workflow to each mode
   assert.ok(start, 'the client interceptor made the StartWorkflow span');
   const traceId = start.spanContext().traceId;
   const ofRun = () => receiver.spans.filter((span) => span.traceId === traceId);
-  await waitFor(() => ofRun().some((span) => span.name === 'RunWorkflow:researchAgent') && ofRun().filter((span) => span.name.startsWith('chat ')).length === 2, "the run's spans");
-  assert.ok(receiver.requests.every((request) => request.path === '/v1/traces' && request.contentType.startsWith('application/json')));
+  await waitFor(
+    () =>
+      ofRun().some((span) => span.name === 'RunWorkflow:researchAgent') &&
+      ofRun().filter((span) => span.name.startsWith('chat ')).length === 2,
+    "the run's spans",
+  );
+  assert.ok(
+    receiver.requests.every(
+      (request) => request.path === '/v1/traces' && request.contentType.startsWith('application/json'),
+    ),
+  );
   const spans = ofRun();
   assert.ok(spans.every((span) => span.service === 'react-agent-test-worker'));
   const byId = new Map(spans.map((span) => [span.spanId, span]));
@@ -210,23 +247,53 @@ test('a run is one trace from the client start through the workflow to each mode
     [],
     'no span of the run is exported twice',
   );
-  for (const name of ['RunWorkflow:researchAgent', 'chat scripted-model', 'execute_tool lookup', 'StartActivity:callModel', 'RunActivity:callModel']) {
-    assert.equal(receiver.spans.filter((span) => span.traceId === traceId && span.name === name).length, spans.filter((span) => span.name === name).length, name);
+  for (const name of [
+    'RunWorkflow:researchAgent',
+    'chat scripted-model',
+    'execute_tool lookup',
+    'StartActivity:callModel',
+    'RunActivity:callModel',
+  ]) {
+    assert.equal(
+      receiver.spans.filter((span) => span.traceId === traceId && span.name === name).length,
+      spans.filter((span) => span.name === name).length,
+      name,
+    );
   }
   assert.equal(await second.stop(), 0);
 }, 60_000);
 
 test('a worker killed mid-run: the run finishes on another worker as one trace, each span once, the workflow span the same parent throughout', async () => {
   const killed = await environment.startWorker(tracing());
-  const id = scenarios.add(runId('traces-killed'), (turn) => (turn === 1 ? toolCall('lookup', { query: 'first' }) : turn === 2 ? toolCall('wait', { seconds: 2 }) : answer('Done after a crash.')));
-  const client = new Client({ connection: environment.client.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
-  const handle = await client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: environment.taskQueue, workflowId: id, args: [{ question: 'Survive a crash?' }] });
-  await waitForToolLog(environment.toolLog, id, (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'), 30_000);
+  const id = scenarios.add(runId('traces-killed'), (turn) =>
+    turn === 1
+      ? toolCall('lookup', { query: 'first' })
+      : turn === 2
+        ? toolCall('wait', { seconds: 2 })
+        : answer('Done after a crash.'),
+  );
+  const client = new Client({
+    connection: environment.client.connection,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
+  const handle = await client.workflow.start<typeof researchAgent>('researchAgent', {
+    taskQueue: environment.taskQueue,
+    workflowId: id,
+    args: [{ question: 'Survive a crash?' }],
+  });
+  await waitForToolLog(
+    environment.toolLog,
+    id,
+    (entries) => entries.some((entry) => entry.tool === 'wait' && entry.event === 'start'),
+    30_000,
+  );
   await new Promise((resolve) => setTimeout(resolve, 800)); // the finished attempts' spans leave the batch
   await killed.crash();
   const second = await environment.startWorker(tracing());
   assert.equal((await handle.result()).termination, 'answer');
-  const start = clientSpans.getFinishedSpans().find((span) => span.name === 'StartWorkflow:researchAgent' && span.attributes.temporalWorkflowId === id);
+  const start = clientSpans
+    .getFinishedSpans()
+    .find((span) => span.name === 'StartWorkflow:researchAgent' && span.attributes.temporalWorkflowId === id);
   assert.ok(start);
   const traceId = start.spanContext().traceId;
   const ofRun = () => receiver.spans.filter((span) => span.traceId === traceId);
@@ -242,7 +309,8 @@ test('a worker killed mid-run: the run finishes on another worker as one trace, 
   const workflow = spans.find((span) => span.name === 'RunWorkflow:researchAgent') as ReceivedSpan;
   assert.equal(workflow.parentSpanId, start.spanContext().spanId);
   const byId = new Map(spans.map((span) => [span.spanId, span]));
-  for (const span of spans.filter((each) => each.name.startsWith('StartActivity:'))) assert.equal(span.parentSpanId, workflow.spanId, `${span.name} under the one workflow span, on either worker`);
+  for (const span of spans.filter((each) => each.name.startsWith('StartActivity:')))
+    assert.equal(span.parentSpanId, workflow.spanId, `${span.name} under the one workflow span, on either worker`);
   for (const span of spans.filter((each) => each.name.startsWith('chat ') || each.name.startsWith('execute_tool '))) {
     assert.equal(byId.get(byId.get(span.parentSpanId)?.parentSpanId ?? '')?.parentSpanId, workflow.spanId, span.name);
   }
@@ -250,10 +318,15 @@ test('a worker killed mid-run: the run finishes on another worker as one trace, 
 }, 60_000);
 
 test('with REACT_AGENT_TRACE_CONTENT=true model spans carry the prompt and completion, truncated; with no endpoint nothing is exported', async () => {
-  const withContent = await environment.startWorker(tracing({ REACT_AGENT_TRACE_CONTENT: 'true', REACT_AGENT_TRACE_CONTENT_CHARACTERS: '60' }));
+  const withContent = await environment.startWorker(
+    tracing({ REACT_AGENT_TRACE_CONTENT: 'true', REACT_AGENT_TRACE_CONTENT_CHARACTERS: '60' }),
+  );
   const id = scenarios.add(runId('traces-content'), () => answer('The answer is CONTENT-OF-COMPLETION.'));
   await (await environment.startRun({ question: 'CONTENT-OF-PROMPT?' }, id)).result();
-  const chatOf = () => receiver.spans.find((span) => span.name === 'chat scripted-model' && span.attributes['gen_ai.input.messages'] !== undefined);
+  const chatOf = () =>
+    receiver.spans.find(
+      (span) => span.name === 'chat scripted-model' && span.attributes['gen_ai.input.messages'] !== undefined,
+    );
   await waitFor(() => chatOf() !== undefined, 'a chat span with content');
   const chat = chatOf() as ReceivedSpan;
   assert.match(String(chat.attributes['gen_ai.input.messages']), /more characters\]$/);
@@ -265,7 +338,9 @@ test('with REACT_AGENT_TRACE_CONTENT=true model spans carry the prompt and compl
   const requests = receiver.requests.length;
   const untraced = await environment.startWorker();
   assert.doesNotMatch(untraced.log, /Traces:/);
-  const quiet = scenarios.add(runId('traces-off'), (turn) => (turn === 1 ? toolCall('lookup', { query: 'x' }) : answer('Done.')));
+  const quiet = scenarios.add(runId('traces-off'), (turn) =>
+    turn === 1 ? toolCall('lookup', { query: 'x' }) : answer('Done.'),
+  );
   assert.equal((await (await environment.startRun({ question: 'Untraced?' }, quiet)).result()).termination, 'answer');
   assert.equal(await untraced.stop(), 0);
   assert.equal(receiver.spans.length, before);
@@ -275,12 +350,17 @@ test('with REACT_AGENT_TRACE_CONTENT=true model spans carry the prompt and compl
 test('react-agent run with OTEL_EXPORTER_OTLP_ENDPOINT starts the trace: its StartWorkflow span is the parent of the workflow run', async () => {
   const worker = await environment.startWorker(tracing());
   const id = scenarios.add(runId('traces-cli'), () => answer('From the CLI.'));
-  const outcome = await CliProcess.complete(['run', 'Traced from the CLI?', '--id', id], { environment: { ...environment.environment, ...tracing({ OTEL_SERVICE_NAME: '' }) } });
+  const outcome = await CliProcess.complete(['run', 'Traced from the CLI?', '--id', id], {
+    environment: { ...environment.environment, ...tracing({ OTEL_SERVICE_NAME: '' }) },
+  });
   assert.equal(outcome.code, 0, outcome.stderr);
   // The CLI flushed its span before exiting; the worker's arrive within its batch delay.
-  const start = receiver.spans.find((span) => span.service === 'react-agent' && span.name === 'StartWorkflow:researchAgent');
+  const start = receiver.spans.find(
+    (span) => span.service === 'react-agent' && span.name === 'StartWorkflow:researchAgent',
+  );
   assert.ok(start, 'the CLI exported its StartWorkflow span as service react-agent');
-  const run = () => receiver.spans.find((span) => span.name === 'RunWorkflow:researchAgent' && span.traceId === start.traceId);
+  const run = () =>
+    receiver.spans.find((span) => span.name === 'RunWorkflow:researchAgent' && span.traceId === start.traceId);
   await waitFor(() => run() !== undefined, 'the run traced from the CLI');
   assert.equal(run()?.parentSpanId, start.spanId);
   assert.equal(await worker.stop(), 0);

@@ -22,7 +22,10 @@ const ARTICLE_SENTENCES = [
 ];
 
 function articlePage(title: string): string {
-  const paragraphs = ARTICLE_SENTENCES.map((sentence) => `<p>${sentence} ${'Industry observers noted the shift in market share across several regions and segments. '.repeat(3)}</p>`).join('\n');
+  const paragraphs = ARTICLE_SENTENCES.map(
+    (sentence) =>
+      `<p>${sentence} ${'Industry observers noted the shift in market share across several regions and segments. '.repeat(3)}</p>`,
+  ).join('\n');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -127,7 +130,9 @@ async function startServer(pdf: Uint8Array): Promise<TestServer> {
         return redirect('ftp://files.example/secret');
       case '/huge': {
         response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        const paragraph = Buffer.from(`<p>${'Huge page filler sentence about nothing in particular. '.repeat(18)}</p>\n`);
+        const paragraph = Buffer.from(
+          `<p>${'Huge page filler sentence about nothing in particular. '.repeat(18)}</p>\n`,
+        );
         let written = 0;
         response.write('<html><head><title>Huge page</title></head><body><article><h1>Huge page</h1>');
         const pump = () => {
@@ -154,7 +159,14 @@ async function startServer(pdf: Uint8Array): Promise<TestServer> {
         return response.end(Buffer.from(pdf));
       case '/api/sales.json':
         response.writeHead(200, { 'content-type': 'application/json' });
-        return response.end(JSON.stringify({ company: 'BYD', year: 2024, deliveries: 4272145, segments: { battery: 1764992, hybrid: 2485378 } }));
+        return response.end(
+          JSON.stringify({
+            company: 'BYD',
+            year: 2024,
+            deliveries: 4272145,
+            segments: { battery: 1764992, hybrid: 2485378 },
+          }),
+        );
       case '/notes.txt':
         response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
         return response.end('Plain notes: deliveries were counted at the end of December.');
@@ -163,7 +175,9 @@ async function startServer(pdf: Uint8Array): Promise<TestServer> {
         return response.end('<h1>Not found</h1>');
     }
   };
-  const server = createServer((request, response) => handle(request, response, `http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  const server = createServer((request, response) =>
+    handle(request, response, `http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return { server, port, origin: `http://127.0.0.1:${port}`, hugeBytesWritten };
@@ -171,7 +185,13 @@ async function startServer(pdf: Uint8Array): Promise<TestServer> {
 
 function context(signal = new AbortController().signal): ToolContext & { heartbeats: unknown[] } {
   const heartbeats: unknown[] = [];
-  return { signal, heartbeat: (details) => heartbeats.push(details), workflowId: 'wf-visit', callId: 'call-1', heartbeats };
+  return {
+    signal,
+    heartbeat: (details) => heartbeats.push(details),
+    workflowId: 'wf-visit',
+    callId: 'call-1',
+    heartbeats,
+  };
 }
 
 async function failure(promise: Promise<string>): Promise<string> {
@@ -186,7 +206,8 @@ async function failure(promise: Promise<string>): Promise<string> {
 
 describe('visit tool against a local HTTP server', () => {
   let site: TestServer;
-  const loopbackAllowed = (options: VisitToolOptions = {}) => createVisitTool({ allowedHosts: [`127.0.0.1:${site.port}`], ...options });
+  const loopbackAllowed = (options: VisitToolOptions = {}) =>
+    createVisitTool({ allowedHosts: [`127.0.0.1:${site.port}`], ...options });
 
   beforeAll(async () => {
     site = await startServer(await makePdf());
@@ -199,11 +220,23 @@ describe('visit tool against a local HTTP server', () => {
   test('a news article becomes readable markdown without the boilerplate', async () => {
     const run = context();
     const output = await loopbackAllowed().run({ url: `${site.origin}/news/ev-sales` }, run);
-    assert.match(output, new RegExp(`^## Electric vehicle sales surge as prices fall.*\\nURL: ${site.origin}/news/ev-sales\\n\\n`));
+    assert.match(
+      output,
+      new RegExp(`^## Electric vehicle sales surge as prices fall.*\\nURL: ${site.origin}/news/ev-sales\\n\\n`),
+    );
     for (const sentence of ARTICLE_SENTENCES) assert.ok(output.includes(sentence), `missing: ${sentence}`);
     assert.match(output, /## What comes next/);
     assert.match(output, /^-\s+New models in Europe$/m);
-    for (const boilerplate of ['TRACKING-SCRIPT-CONTENT', 'ACCEPT-ALL-COOKIES', 'NAV-OPINION-LINK', 'SIDEBAR-MOST-READ', 'ADVERTISEMENT-BLOCK', 'FOOTER-COPYRIGHT', '<p>', 'cookie-banner']) {
+    for (const boilerplate of [
+      'TRACKING-SCRIPT-CONTENT',
+      'ACCEPT-ALL-COOKIES',
+      'NAV-OPINION-LINK',
+      'SIDEBAR-MOST-READ',
+      'ADVERTISEMENT-BLOCK',
+      'FOOTER-COPYRIGHT',
+      '<p>',
+      'cookie-banner',
+    ]) {
       assert.ok(!output.includes(boilerplate), `boilerplate left in: ${boilerplate}`);
     }
     assert.ok(run.heartbeats.length >= 1);
@@ -222,14 +255,21 @@ describe('visit tool against a local HTTP server', () => {
   });
 
   test('too many redirects stop the visit', async () => {
-    const message = await failure(loopbackAllowed({ maxRedirects: 3 }).run({ url: `${site.origin}/loop/0` }, context()));
+    const message = await failure(
+      loopbackAllowed({ maxRedirects: 3 }).run({ url: `${site.origin}/loop/0` }, context()),
+    );
     assert.match(message, new RegExp(`^could not visit ${site.origin}/loop/0: too many redirects \\(more than 3\\)`));
   });
 
   test('a redirect from an allowed host to another loopback name or IP, or to the metadata address, is refused', async () => {
     const tool = loopbackAllowed();
     const toLocalhost = await failure(tool.run({ url: `${site.origin}/to-localhost` }, context()));
-    assert.match(toLocalhost, new RegExp(`it redirected to http://localhost:${site.port}/news/ev-sales, and access to localhost is blocked: it resolves to (127\\.0\\.0\\.1|::1), a loopback address`));
+    assert.match(
+      toLocalhost,
+      new RegExp(
+        `it redirected to http://localhost:${site.port}/news/ev-sales, and access to localhost is blocked: it resolves to (127\\.0\\.0\\.1|::1), a loopback address`,
+      ),
+    );
     assert.match(toLocalhost, /REACT_AGENT_VISIT_ALLOW_PRIVATE/);
     assert.match(
       await failure(tool.run({ url: `${site.origin}/to-loopback-ip` }, context())),
@@ -239,9 +279,15 @@ describe('visit tool against a local HTTP server', () => {
       await failure(tool.run({ url: `${site.origin}/to-metadata` }, context())),
       /redirected to http:\/\/169\.254\.169\.254\/latest\/meta-data\/iam\/security-credentials\/, and access to 169\.254\.169\.254 is blocked: .*link-local address \(the cloud metadata service\)/,
     );
-    assert.match(await failure(tool.run({ url: `${site.origin}/to-ftp` }, context())), /only http and https addresses can be visited, not ftp/);
+    assert.match(
+      await failure(tool.run({ url: `${site.origin}/to-ftp` }, context())),
+      /only http and https addresses can be visited, not ftp/,
+    );
     // with private networks allowed, the same redirect is followed
-    const followed = await createVisitTool({ allowPrivateNetworks: true }).run({ url: `${site.origin}/to-localhost` }, context());
+    const followed = await createVisitTool({ allowPrivateNetworks: true }).run(
+      { url: `${site.origin}/to-localhost` },
+      context(),
+    );
     assert.match(followed, new RegExp(`\\nURL: http://localhost:${site.port}/news/ev-sales\\n`));
   });
 
@@ -253,7 +299,10 @@ describe('visit tool against a local HTTP server', () => {
         'Internal, loopback and link-local destinations are blocked to protect internal services; ' +
         'an operator can allow them with REACT_AGENT_VISIT_ALLOW_PRIVATE=true or allow this host with REACT_AGENT_VISIT_ALLOWED_HOSTS.',
     );
-    assert.match(await failure(createVisitTool().run({ url: `http://localhost:${site.port}/` }, context())), /access to localhost is blocked/);
+    assert.match(
+      await failure(createVisitTool().run({ url: `http://localhost:${site.port}/` }, context())),
+      /access to localhost is blocked/,
+    );
   });
 
   test('a 20 MB page is capped at maxBytes, noted, and not downloaded whole', async () => {
@@ -261,7 +310,10 @@ describe('visit tool against a local HTTP server', () => {
     const output = await loopbackAllowed({ maxBytes: 2 * 1024 * 1024 }).run({ url: `${site.origin}/huge` }, context());
     const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
     assert.match(output, /^## Huge page\n/);
-    assert.match(output, /\[Truncated: only the first 2 MB \(2,097,152 bytes\) were read; the rest was not downloaded\.\]$/);
+    assert.match(
+      output,
+      /\[Truncated: only the first 2 MB \(2,097,152 bytes\) were read; the rest was not downloaded\.\]$/,
+    );
     assert.ok(output.length < 2.2 * 1024 * 1024, `output is ${output.length} characters`);
     const written = await site.hugeBytesWritten;
     assert.ok(written < HUGE_BYTES / 2, `the server wrote ${written} bytes before the client hung up`);
@@ -277,19 +329,35 @@ describe('visit tool against a local HTTP server', () => {
 
   test('binary content is refused by its content type', async () => {
     const message = await failure(loopbackAllowed().run({ url: `${site.origin}/image.png` }, context()));
-    assert.match(message, /content type image\/png cannot be read as text \(readable types: text\/html, .*application\/pdf\)/);
+    assert.match(
+      message,
+      /content type image\/png cannot be read as text \(readable types: text\/html, .*application\/pdf\)/,
+    );
   });
 
   test('a slow page times out (body or headers), and the others in the call still arrive', async () => {
     const tool = loopbackAllowed({ timeoutMs: 300 });
     const started = Date.now();
-    const output = await tool.run({ url: [`${site.origin}/slow`, `${site.origin}/slow-headers`, `${site.origin}/gzip-slow`, `${site.origin}/notes.txt`] }, context());
+    const output = await tool.run(
+      {
+        url: [
+          `${site.origin}/slow`,
+          `${site.origin}/slow-headers`,
+          `${site.origin}/gzip-slow`,
+          `${site.origin}/notes.txt`,
+        ],
+      },
+      context(),
+    );
     assert.ok(Date.now() - started < 3_000, 'the timeouts fired');
     const sections = output.split('\n\n=======\n\n');
     assert.equal(sections[0], `could not visit ${site.origin}/slow: timed out after 0.3 s.`);
     assert.equal(sections[1], `could not visit ${site.origin}/slow-headers: timed out after 0.3 s.`);
     assert.equal(sections[2], `could not visit ${site.origin}/gzip-slow: timed out after 0.3 s.`);
-    assert.equal(sections[3], `## notes.txt\nURL: ${site.origin}/notes.txt\n\nPlain notes: deliveries were counted at the end of December.`);
+    assert.equal(
+      sections[3],
+      `## notes.txt\nURL: ${site.origin}/notes.txt\n\nPlain notes: deliveries were counted at the end of December.`,
+    );
   });
 
   test('cancellation aborts a fetch in flight and rejects with the abort reason', async () => {
@@ -297,23 +365,42 @@ describe('visit tool against a local HTTP server', () => {
     const reason = new Error('activity cancelled');
     setTimeout(() => abort.abort(reason), 200);
     const started = Date.now();
-    await assert.rejects(loopbackAllowed().run({ url: [`${site.origin}/slow`, `${site.origin}/notes.txt`] }, context(abort.signal)), (error: unknown) => error === reason);
+    await assert.rejects(
+      loopbackAllowed().run({ url: [`${site.origin}/slow`, `${site.origin}/notes.txt`] }, context(abort.signal)),
+      (error: unknown) => error === reason,
+    );
     assert.ok(Date.now() - started < 3_000);
   });
 
   test('a PDF becomes its text, titled from its metadata', async () => {
     const output = await loopbackAllowed().run({ url: `${site.origin}/report.pdf` }, context());
-    assert.equal(output, `## Annual Report 2024\nURL: ${site.origin}/report.pdf\n\nRevenue rose 12 percent to 4.2 billion euros.\n\nOutlook: the board expects further growth in 2025.`);
+    assert.equal(
+      output,
+      `## Annual Report 2024\nURL: ${site.origin}/report.pdf\n\nRevenue rose 12 percent to 4.2 billion euros.\n\nOutlook: the board expects further growth in 2025.`,
+    );
   });
 
   test('a JSON response is pretty-printed', async () => {
     const output = await loopbackAllowed().run({ url: `${site.origin}/api/sales.json` }, context());
-    assert.match(output, new RegExp(`^## sales\\.json\\nURL: ${site.origin}/api/sales\\.json\\n\\n\`\`\`json\\n\\{\\n  "company": "BYD",`));
+    assert.match(
+      output,
+      new RegExp(`^## sales\\.json\\nURL: ${site.origin}/api/sales\\.json\\n\\n\`\`\`json\\n\\{\\n  "company": "BYD",`),
+    );
     assert.match(output, /"deliveries": 4272145/);
   });
 
   test('one call with good and bad URLs reports each inline', async () => {
-    const output = await loopbackAllowed().run({ url: [`${site.origin}/news/ev-sales`, `${site.origin}/missing`, `${site.origin}/image.png`, `${site.origin}/api/sales.json`] }, context());
+    const output = await loopbackAllowed().run(
+      {
+        url: [
+          `${site.origin}/news/ev-sales`,
+          `${site.origin}/missing`,
+          `${site.origin}/image.png`,
+          `${site.origin}/api/sales.json`,
+        ],
+      },
+      context(),
+    );
     const sections = output.split('\n\n=======\n\n');
     assert.equal(sections.length, 4);
     assert.match(sections[0] ?? '', /^## Electric vehicle sales/);

@@ -28,11 +28,23 @@ test('one run is served by three single-role workers on three task queues', asyn
     environment.startWorker({ ...queues, REACT_AGENT_WORKER_ROLE: 'model' }),
     environment.startWorker({ ...queues, REACT_AGENT_WORKER_ROLE: 'tools' }),
   ]);
-  assert.match(workflows.log, new RegExp(`role workflows, task queue "${environment.taskQueue}" \\(workflows; 20 activity slots\\)`));
-  assert.match(model.log, new RegExp(`role model, task queue "${environment.taskQueue}-model" \\(model calls; 200 activity slots, 50/s\\)`));
-  assert.match(tools.log, new RegExp(`role tools, task queue "${environment.taskQueue}-tools" \\(tools; 8 activity slots\\)`));
+  assert.match(
+    workflows.log,
+    new RegExp(`role workflows, task queue "${environment.taskQueue}" \\(workflows; 20 activity slots\\)`),
+  );
+  assert.match(
+    model.log,
+    new RegExp(`role model, task queue "${environment.taskQueue}-model" \\(model calls; 200 activity slots, 50/s\\)`),
+  );
+  assert.match(
+    tools.log,
+    new RegExp(`role tools, task queue "${environment.taskQueue}-tools" \\(tools; 8 activity slots\\)`),
+  );
 
-  const workflowId = scenarios.add(runId('roles'), [toolCall('lookup', { query: 'BYD 2024 sales' }), answer('BYD sold more.')]);
+  const workflowId = scenarios.add(runId('roles'), [
+    toolCall('lookup', { query: 'BYD 2024 sales' }),
+    answer('BYD sold more.'),
+  ]);
   const handle = await environment.startRun({ question: 'Who sold more cars?' }, workflowId);
   const result = (await handle.result()) as ResearchRunResult;
   assert.equal(result.termination, 'answer');
@@ -75,7 +87,9 @@ test('one run is served by three single-role workers on three task queues', asyn
     assert.equal(activity.queue, want.queue, `${activity.type} queue`);
     assert.match(activity.identity, new RegExp(`^${want.worker.pid}@`), `${activity.type} worker`);
   }
-  const workflowTaskIdentities = events.flatMap((event) => (event.workflowTaskCompletedEventAttributes ? [event.workflowTaskCompletedEventAttributes.identity ?? ''] : []));
+  const workflowTaskIdentities = events.flatMap((event) =>
+    event.workflowTaskCompletedEventAttributes ? [event.workflowTaskCompletedEventAttributes.identity ?? ''] : [],
+  );
   assert.ok(workflowTaskIdentities.length > 0);
   for (const identity of workflowTaskIdentities) assert.match(identity, new RegExp(`^${workflows.pid}@`));
 
@@ -96,7 +110,9 @@ test('role all with distinct queues runs one Worker per queue in one process', a
     ),
   );
   const workflowId = scenarios.add(runId('all'), [toolCall('lookup', { query: 'Tesla' }), answer('Tesla sold fewer.')]);
-  const result = (await (await environment.startRun({ question: 'And Tesla?' }, workflowId)).result()) as ResearchRunResult;
+  const result = (await (
+    await environment.startRun({ question: 'And Tesla?' }, workflowId)
+  ).result()) as ResearchRunResult;
   assert.equal(result.termination, 'answer');
   assert.equal(result.toolCalls, 1);
   await worker.stop();
@@ -104,5 +120,7 @@ test('role all with distinct queues runs one Worker per queue in one process', a
 
 test('a bad role value stops the worker at start, naming the variable', async () => {
   const started = WorkerProcess.start({ ...environment.environment, REACT_AGENT_WORKER_ROLE: 'gpu' }, 60_000);
-  await expect(started).rejects.toThrow(/REACT_AGENT_WORKER_ROLE must be one of workflows, model, tools, all, got "gpu"/);
+  await expect(started).rejects.toThrow(
+    /REACT_AGENT_WORKER_ROLE must be one of workflows, model, tools, all, got "gpu"/,
+  );
 }, 90_000);

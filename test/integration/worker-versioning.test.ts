@@ -64,9 +64,23 @@ afterAll(async () => {
 
 /** `temporal worker deployment …` against the test's server, as docs/deploys.md writes it; its JSON output. */
 async function deployment(...args: string[]): Promise<string> {
-  const { stdout } = await run(resolveTemporalCli().path, ['worker', 'deployment', ...args, '--address', environment.server.address, '--namespace', 'default', '--output', 'json'], {
-    timeout: 30_000,
-  });
+  const { stdout } = await run(
+    resolveTemporalCli().path,
+    [
+      'worker',
+      'deployment',
+      ...args,
+      '--address',
+      environment.server.address,
+      '--namespace',
+      'default',
+      '--output',
+      'json',
+    ],
+    {
+      timeout: 30_000,
+    },
+  );
   return stdout;
 }
 
@@ -92,16 +106,22 @@ function buildIdOf(worker: WorkerProcess, deploymentName = DEPLOYMENT): string {
 
 /** `drainageInfo.drainageStatus` of a version (`draining` while pinned runs of it are open, then `drained`). */
 async function drainageOf(buildId: string, deploymentName = DEPLOYMENT): Promise<string | undefined> {
-  const version = JSON.parse(await deployment('describe-version', '--deployment-name', deploymentName, '--build-id', buildId)) as { drainageInfo?: { drainageStatus?: string } };
+  const version = JSON.parse(
+    await deployment('describe-version', '--deployment-name', deploymentName, '--build-id', buildId),
+  ) as { drainageInfo?: { drainageStatus?: string } };
   return version.drainageInfo?.drainageStatus;
 }
 
 async function makeCurrent(buildId: string, deploymentName = DEPLOYMENT): Promise<void> {
-  await eventually(() => deployment('set-current-version', '--deployment-name', deploymentName, '--build-id', buildId, '--yes'));
+  await eventually(() =>
+    deployment('set-current-version', '--deployment-name', deploymentName, '--build-id', buildId, '--yes'),
+  );
 }
 
 /** Every workflow task and activity of the run: the process that ran it and the build recorded with each completed workflow task. */
-async function executedBy(handle: WorkflowHandle): Promise<{ identities: Set<string>; builds: Set<string>; timers: number }> {
+async function executedBy(
+  handle: WorkflowHandle,
+): Promise<{ identities: Set<string>; builds: Set<string>; timers: number }> {
   const events = (await handle.fetchHistory()).events ?? [];
   const identities = new Set<string>();
   const builds = new Set<string>();
@@ -109,7 +129,8 @@ async function executedBy(handle: WorkflowHandle): Promise<{ identities: Set<str
   for (const event of events) {
     const timeout = event.timerStartedEventAttributes?.startToFireTimeout;
     if (timeout && Number(timeout.seconds ?? 0) === 0 && timeout.nanos === 1_000_000) timers += 1;
-    const identity = event.workflowTaskStartedEventAttributes?.identity ?? event.activityTaskStartedEventAttributes?.identity;
+    const identity =
+      event.workflowTaskStartedEventAttributes?.identity ?? event.activityTaskStartedEventAttributes?.identity;
     if (identity) identities.add(identity.split('@')[0] as string);
     const completed = event.workflowTaskCompletedEventAttributes;
     if (completed) builds.add(completed.deploymentVersion?.buildId ?? '(none)');
@@ -134,15 +155,23 @@ test('runs started on build A finish on A while new runs go to build B; A drains
   assert.equal(buildA, createHash('sha256').update(readFileSync(bundleA)).digest('hex').slice(0, 16));
   await makeCurrent(buildA);
 
-  const runsA = await Promise.all([1, 2, 3].map(() => environment.startRun({ question: 'Who sold more cars in 2024?' }, runId('build-a'))));
+  const runsA = await Promise.all(
+    [1, 2, 3].map(() => environment.startRun({ question: 'Who sold more cars in 2024?' }, runId('build-a'))),
+  );
   // In flight on A: each has asked for its second reply, which waits at the gate.
-  await eventually(async () => assert.equal(runsA.filter((handle) => environment.requestsOf(handle.workflowId).length >= 2).length, 3), 60_000);
+  await eventually(
+    async () => assert.equal(runsA.filter((handle) => environment.requestsOf(handle.workflowId).length >= 2).length, 3),
+    60_000,
+  );
 
   // The runs pinned to A, as docs/deploys.md finds them.
   const pinnedToA = `TemporalWorkerDeploymentVersion = '${DEPLOYMENT}:${buildA}' AND ExecutionStatus = 'Running'`;
   await eventually(async () => assert.equal((await environment.client.workflow.count(pinnedToA)).count, 3), 30_000);
 
-  const workerB = await environment.startWorker({ REACT_AGENT_DEPLOYMENT_NAME: DEPLOYMENT, REACT_AGENT_WORKFLOW_BUNDLE: bundleB });
+  const workerB = await environment.startWorker({
+    REACT_AGENT_DEPLOYMENT_NAME: DEPLOYMENT,
+    REACT_AGENT_WORKFLOW_BUNDLE: bundleB,
+  });
   const buildB = buildIdOf(workerB);
   // The default build id is the bundle's hash: the changed workflow code is a new build.
   assert.equal(buildB, createHash('sha256').update(readFileSync(bundleB)).digest('hex').slice(0, 16));
@@ -151,7 +180,9 @@ test('runs started on build A finish on A while new runs go to build B; A drains
   const described = await deployment('describe', '--name', DEPLOYMENT);
   assert.equal(described.includes(buildB), true);
 
-  const runsB = await Promise.all([1, 2, 3].map(() => environment.startRun({ question: 'Who sold more cars in 2024?' }, runId('build-b'))));
+  const runsB = await Promise.all(
+    [1, 2, 3].map(() => environment.startRun({ question: 'Who sold more cars in 2024?' }, runId('build-b'))),
+  );
   const resultsB = (await Promise.all(runsB.map((handle) => handle.result()))) as ResearchRunResult[];
   for (const result of resultsB) assert.equal(result.termination, 'answer');
   // B answered while A's runs were still waiting on A: A is draining, not drained.
@@ -173,7 +204,11 @@ test('runs started on build A finish on A while new runs go to build B; A drains
     for (const handle of handles) {
       assert.deepEqual(await versioningOf(handle), { behavior: 'VERSIONING_BEHAVIOR_PINNED', buildId });
       const { identities, builds, timers } = await executedBy(handle);
-      assert.deepEqual([...identities], [String(worker.pid)], `${handle.workflowId} ran on ${[...identities].join(', ')}`);
+      assert.deepEqual(
+        [...identities],
+        [String(worker.pid)],
+        `${handle.workflowId} ran on ${[...identities].join(', ')}`,
+      );
       assert.deepEqual([...builds], [buildId]);
       // B's changed code ran B's runs (its 1 ms timer), never A's.
       assert.equal(timers, worker === workerB ? 1 : 0, handle.workflowId);
@@ -189,14 +224,19 @@ test('runs started on build A finish on A while new runs go to build B; A drains
   const last = await environment.startRun({ question: 'Who sold more cars in 2024?' }, runId('build-b-last'));
   assert.equal(((await last.result()) as ResearchRunResult).termination, 'answer');
   assert.deepEqual([...(await executedBy(last)).identities], [String(workerB.pid)]);
-  console.log(`worker versioning: 7 runs across builds ${buildA} → ${buildB} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  console.log(
+    `worker versioning: 7 runs across builds ${buildA} → ${buildB} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
 }, 300_000);
 
 test('a batch started on build A moves to build B (AUTO_UPGRADE); its run in flight finishes on A, the next ones start on B', async () => {
   // A deployment and task queue of its own (a task queue belongs to one deployment).
   const deploymentName = 'react-agent-test-batch';
   const taskQueue = `${environment.taskQueue}-nightly`;
-  const workerA = await environment.startWorker({ REACT_AGENT_DEPLOYMENT_NAME: deploymentName, REACT_AGENT_TASK_QUEUE: taskQueue });
+  const workerA = await environment.startWorker({
+    REACT_AGENT_DEPLOYMENT_NAME: deploymentName,
+    REACT_AGENT_TASK_QUEUE: taskQueue,
+  });
   const buildA = buildIdOf(workerA, deploymentName);
   await makeCurrent(buildA, deploymentName);
 
@@ -205,12 +245,24 @@ test('a batch started on build A moves to build B (AUTO_UPGRADE); its run in fli
   const batch = await environment.client.workflow.start<ResearchBatchWorkflow>(WorkflowTypes.researchBatch, {
     taskQueue,
     workflowId: id,
-    args: [{ input: await storeBatchInput(environment.store, items), questions: items.length, rollouts: 1, concurrency: 1, output: join(environment.directory, 'nightly') }],
+    args: [
+      {
+        input: await storeBatchInput(environment.store, items),
+        questions: items.length,
+        rollouts: 1,
+        concurrency: 1,
+        output: join(environment.directory, 'nightly'),
+      },
+    ],
   });
   const first = `${id}/q0-r1`;
   await eventually(async () => assert.ok(environment.requestsOf(first).length >= 2), 60_000);
 
-  const workerB = await environment.startWorker({ REACT_AGENT_DEPLOYMENT_NAME: deploymentName, REACT_AGENT_TASK_QUEUE: taskQueue, REACT_AGENT_WORKFLOW_BUNDLE: bundleB });
+  const workerB = await environment.startWorker({
+    REACT_AGENT_DEPLOYMENT_NAME: deploymentName,
+    REACT_AGENT_TASK_QUEUE: taskQueue,
+    REACT_AGENT_WORKFLOW_BUNDLE: bundleB,
+  });
   const buildB = buildIdOf(workerB, deploymentName);
   assert.notEqual(buildB, buildA);
   await makeCurrent(buildB, deploymentName);

@@ -34,7 +34,10 @@ afterAll(async () => {
 
 /** llama-server's slot: whether it is generating, and how many tokens it has decoded for the current request. */
 async function slot(): Promise<{ processing: boolean; decoded: number }> {
-  const slots = (await (await fetch(`${environment.llama.origin}/slots`)).json()) as Array<{ is_processing: boolean; next_token?: Array<{ n_decoded?: number }> }>;
+  const slots = (await (await fetch(`${environment.llama.origin}/slots`)).json()) as Array<{
+    is_processing: boolean;
+    next_token?: Array<{ n_decoded?: number }>;
+  }>;
   return { processing: slots[0]?.is_processing ?? false, decoded: slots[0]?.next_token?.[0]?.n_decoded ?? 0 };
 }
 
@@ -48,8 +51,11 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
-async function terminationAttribute(handle: { describe(): Promise<{ typedSearchAttributes: { getAll(): Array<{ key: { name: string }; value: unknown }> } }> }): Promise<unknown> {
-  return (await handle.describe()).typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')?.value;
+async function terminationAttribute(handle: {
+  describe(): Promise<{ typedSearchAttributes: { getAll(): Array<{ key: { name: string }; value: unknown }> } }>;
+}): Promise<unknown> {
+  return (await handle.describe()).typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')
+    ?.value;
 }
 
 describe.each([
@@ -58,8 +64,15 @@ describe.each([
 ])('$protocol', ({ protocol, grammar }) => {
   test('cancelling during a tool call stops the tool and ends cancelled with the call answered', async () => {
     await environment.llama.restart({ grammar });
-    const handle = await environment.startRun({ question: QUESTION, protocol, tools: ['lookup'], limits: { maxModelCalls: 6 } });
-    await waitForToolLog(environment.toolLog, handle.workflowId, (entries) => entries.some((entry) => entry.event === 'start'));
+    const handle = await environment.startRun({
+      question: QUESTION,
+      protocol,
+      tools: ['lookup'],
+      limits: { maxModelCalls: 6 },
+    });
+    await waitForToolLog(environment.toolLog, handle.workflowId, (entries) =>
+      entries.some((entry) => entry.event === 'start'),
+    );
 
     const cancelledAt = Date.now();
     await handle.cancel();
@@ -90,7 +103,10 @@ describe.each([
         messages.map((message) => message.role),
         ['system', 'user', 'assistant', 'user'],
       );
-      assert.equal(last.content, '<tool_response>\nNot completed: the run was cancelled while this tool call was open.\n</tool_response>');
+      assert.equal(
+        last.content,
+        '<tool_response>\nNot completed: the run was cancelled while this tool call was open.\n</tool_response>',
+      );
     }
     assert.equal((await handle.describe()).status.name, 'COMPLETED');
     assert.equal(await terminationAttribute(handle), 'cancelled');
@@ -100,7 +116,12 @@ describe.each([
 test('cancelling during a streaming model call ends cancelled at once, and llama-server stops generating', async () => {
   // No grammar and no tools: the tiny model writes <tool_call> lines until max_tokens, tens of seconds.
   await environment.llama.restart({ grammar: undefined });
-  const handle = await environment.startRun({ question: QUESTION, tools: ['lookup'], model: { maxOutputTokens: 30_000 }, limits: { maxModelCalls: 6 } });
+  const handle = await environment.startRun({
+    question: QUESTION,
+    tools: ['lookup'],
+    model: { maxOutputTokens: 30_000 },
+    limits: { maxModelCalls: 6 },
+  });
   await waitFor('generation', async () => {
     const now = await slot();
     return now.processing && now.decoded > 200 ? now : undefined;
@@ -122,7 +143,14 @@ test('cancelling during a streaming model call ends cancelled at once, and llama
   );
 
   // The model activity aborts its request once the cancel reaches it (its next heartbeat), and the server stops.
-  const stopped = await waitFor('the server stopping', async () => ((await slot()).processing ? undefined : Date.now()), 30_000);
-  assert.ok(stopped - cancelledAt < HEARTBEAT_THROTTLE_SECONDS * 1000 + 2_000, `llama-server generated for ${stopped - cancelledAt} ms after the cancel`);
+  const stopped = await waitFor(
+    'the server stopping',
+    async () => ((await slot()).processing ? undefined : Date.now()),
+    30_000,
+  );
+  assert.ok(
+    stopped - cancelledAt < HEARTBEAT_THROTTLE_SECONDS * 1000 + 2_000,
+    `llama-server generated for ${stopped - cancelledAt} ms after the cancel`,
+  );
   assert.equal(await terminationAttribute(handle), 'cancelled');
 });

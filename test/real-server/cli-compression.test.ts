@@ -19,7 +19,8 @@ const LOOKUP_CHARACTERS = 4_000;
  */
 const MAX_TOKENS = 3_600;
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
-const COMPRESSION_LINES = /compressing the context \(target [\d,]+ tokens[^)]*\) \.\.\.\n\s*context compressed: \d+ observations? stubbed, \d+ turns? summarised; now [\d,]+ tokens/;
+const COMPRESSION_LINES =
+  /compressing the context \(target [\d,]+ tokens[^)]*\) \.\.\.\n\s*context compressed: \d+ observations? stubbed, \d+ turns? summarised; now [\d,]+ tokens/;
 
 let environment: RealServerEnvironment;
 
@@ -34,9 +35,12 @@ afterAll(async () => {
 
 test('run shows the compression step and the answer, exits 0; follow shows the same run the same way', async () => {
   const id = `real-cli-compression-${Date.now().toString(36)}`;
-  const ran = await CliProcess.complete(['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-tokens', String(MAX_TOKENS), '--max-calls', '6'], {
-    environment: environment.environment,
-  });
+  const ran = await CliProcess.complete(
+    ['run', QUESTION, '--id', id, '--tools', 'lookup', '--max-tokens', String(MAX_TOKENS), '--max-calls', '6'],
+    {
+      environment: environment.environment,
+    },
+  );
   assert.equal(ran.code, 0, `run exited ${ran.code}:\n${ran.stderr}`);
   assert.doesNotMatch(ran.stderr, /Starting a worker|starting the local dev server/, 'run used the running stack');
   assert.match(ran.stderr, /\[call 1\][\s\S]*tool call: lookup \{"query":"BYD"\}[\s\S]*lookup → Facts about BYD/);

@@ -39,7 +39,11 @@ test("SIGINT to run's process group cancels the run, which ends cancelled with i
   // Another test's local stack (test/integration/cli-interrupt.test.ts) may hold the port for a while: wait for it.
   const portDeadline = Date.now() + 120_000;
   while ((await isServerReachable('127.0.0.1:7233', 1_000)) && Date.now() < portDeadline) await delay(1_000);
-  assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free (run starts its own dev server there)');
+  assert.equal(
+    await isServerReachable('127.0.0.1:7233', 1_000),
+    false,
+    'this test needs port 7233 free (run starts its own dev server there)',
+  );
   const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-real-cli-interrupt-'));
   directories.push(dataDirectory);
   const id = `real-cli-interrupt-${Date.now().toString(36)}`;
@@ -63,9 +67,17 @@ test("SIGINT to run's process group cancels the run, which ends cancelled with i
       assert.fail(`run did not start a dev server of its own (port 7233 was taken meanwhile):\n${cli.stderr}`);
     }
     await cli.waitForStderr(/Starting a worker/);
-    await waitForToolLog(environment.toolLog, id, (entries) => entries.some((entry) => entry.event === 'start'), 120_000);
+    await waitForToolLog(
+      environment.toolLog,
+      id,
+      (entries) => entries.some((entry) => entry.event === 'start'),
+      120_000,
+    );
     const started = descendantsOf(cli.pid);
-    assert.ok(started.length >= 2, `run started a dev server and a worker (its descendants: ${started.map(commandLine).join('; ')})`);
+    assert.ok(
+      started.length >= 2,
+      `run started a dev server and a worker (its descendants: ${started.map(commandLine).join('; ')})`,
+    );
 
     cli.kill('SIGINT');
     const { code } = await cli.exited;
@@ -85,9 +97,15 @@ test("SIGINT to run's process group cancels the run, which ends cancelled with i
     const stored = await runFromDatabase(join(dataDirectory, 'temporal.sqlite'), id);
     assert.equal(stored.status, 'COMPLETED');
     assert.equal(stored.result?.termination, 'cancelled');
-    const messages = await loadConversation(new LocalDirectoryTranscriptStore(join(dataDirectory, 'transcripts')), stored.result?.transcript ?? '');
+    const messages = await loadConversation(
+      new LocalDirectoryTranscriptStore(join(dataDirectory, 'transcripts')),
+      stored.result?.transcript ?? '',
+    );
     assert.deepEqual(transcriptProblems(messages, 'deep-research'), []);
-    assert.equal(messages.at(-1)?.content, '<tool_response>\nNot completed: the run was cancelled while this tool call was open.\n</tool_response>');
+    assert.equal(
+      messages.at(-1)?.content,
+      '<tool_response>\nNot completed: the run was cancelled while this tool call was open.\n</tool_response>',
+    );
   } finally {
     cli.kill('SIGKILL');
   }

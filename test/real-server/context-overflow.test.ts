@@ -30,7 +30,10 @@ let proxy: OpenAIOnlyProxy;
 beforeAll(async () => {
   environment = await RealServerEnvironment.start({ llamaServer: { contextSize: CONTEXT_SIZE } });
   proxy = await OpenAIOnlyProxy.start(environment.llama.origin);
-  await environment.startWorker({ ...realServerToolsEnvironment({ lookupCharacters: LOOKUP_CHARACTERS }), OPENAI_BASE_URL: proxy.baseUrl });
+  await environment.startWorker({
+    ...realServerToolsEnvironment({ lookupCharacters: LOOKUP_CHARACTERS }),
+    OPENAI_BASE_URL: proxy.baseUrl,
+  });
 });
 
 afterAll(async () => {
@@ -41,7 +44,9 @@ afterAll(async () => {
 /** The tool-result message the second call would have sent: the whole observation. */
 function fullObservation(protocol: ProtocolName, callId: string): ChatMessage {
   const text = lookupObservation('BYD', LOOKUP_CHARACTERS);
-  return protocol === 'native' ? { role: 'tool', toolCallId: callId, content: text } : { role: 'user', content: `<tool_response>\n${text}\n</tool_response>` };
+  return protocol === 'native'
+    ? { role: 'tool', toolCallId: callId, content: text }
+    : { role: 'user', content: `<tool_response>\n${text}\n</tool_response>` };
 }
 
 /** What llama-server counts for a request of these messages (with the lookup schema for native). */
@@ -58,16 +63,29 @@ describe.each([
 ])('$protocol', ({ protocol, grammar }) => {
   test("a prompt past llama-server's context ends token_limit with the final answer call's answer, not error", async () => {
     await environment.llama.restart({ grammar });
-    const { handle, result, messages } = await environment.run({ question: QUESTION, protocol, tools: ['lookup'], limits: { maxModelCalls: 6 } });
+    const { handle, result, messages } = await environment.run({
+      question: QUESTION,
+      protocol,
+      tools: ['lookup'],
+      limits: { maxModelCalls: 6 },
+    });
 
-    assert.equal(result.termination, 'token_limit', `ended ${result.termination}: ${result.error ?? result.prediction}`);
+    assert.equal(
+      result.termination,
+      'token_limit',
+      `ended ${result.termination}: ${result.error ?? result.prediction}`,
+    );
     assert.equal(result.error, undefined);
     assert.equal(result.details.finalAnswerPhase, 'token_limit');
     assert.equal(result.prediction, 'The answer is above.');
     assert.equal(result.toolCalls, 1);
     // The window was asked for and not said; the refusal named it.
     assert.ok(proxy.refused.includes('GET /props'), proxy.refused.join(', '));
-    assert.deepEqual(result.details.contextWindow, { tokens: CONTEXT_SIZE, source: "the server's context-length error", promptBudget: CONTEXT_SIZE - 256 - 32 });
+    assert.deepEqual(result.details.contextWindow, {
+      tokens: CONTEXT_SIZE,
+      source: "the server's context-length error",
+      promptBudget: CONTEXT_SIZE - 256 - 32,
+    });
 
     // The second call was refused once by the server as a context overflow (not retried), then the final answer call answered.
     const modelCalls = (await activityOutcomes(handle)).filter((outcome) => outcome.activity === 'callModel');
@@ -75,7 +93,10 @@ describe.each([
       modelCalls.map((outcome) => (outcome.failure === undefined ? 'completed' : outcome.failureType)),
       ['completed', FailureTypes.modelContextLengthExceeded, 'completed'],
     );
-    assert.match(modelCalls[1]?.failure ?? '', new RegExp(`exceeds the available context size \\(${CONTEXT_SIZE} tokens\\)`));
+    assert.match(
+      modelCalls[1]?.failure ?? '',
+      new RegExp(`exceeds the available context size \\(${CONTEXT_SIZE} tokens\\)`),
+    );
     assert.equal(result.iterations, 3);
 
     // What the model saw at the end: its lookup, the observation withheld, the final answer request, its answer.
@@ -101,6 +122,9 @@ describe.each([
 
     const description = await handle.describe();
     assert.equal(description.status.name, 'COMPLETED');
-    assert.equal(description.typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')?.value, 'token_limit');
+    assert.equal(
+      description.typedSearchAttributes.getAll().find((pair) => pair.key.name === 'ReactTermination')?.value,
+      'token_limit',
+    );
   });
 });

@@ -34,7 +34,11 @@ let environment: RealServerEnvironment;
 
 beforeAll(async () => {
   environment = await RealServerEnvironment.start({
-    llamaServer: { contextSize: CONTEXT_SIZE, grammar: 'deep-research.gbnf', extraArguments: ['--chat-template-file', TEMPLATE] },
+    llamaServer: {
+      contextSize: CONTEXT_SIZE,
+      grammar: 'deep-research.gbnf',
+      extraArguments: ['--chat-template-file', TEMPLATE],
+    },
   });
   await environment.startWorker(realServerToolsEnvironment({ lookupCharacters: LOOKUP_CHARACTERS }));
 });
@@ -44,7 +48,8 @@ afterAll(async () => {
 });
 
 /** What llama-server counts for a request of these messages. */
-const serverTokens = (messages: ChatMessage[]) => environment.llama.promptTokens({ messages: messages.map(toOpenAIMessage) });
+const serverTokens = (messages: ChatMessage[]) =>
+  environment.llama.promptTokens({ messages: messages.map(toOpenAIMessage) });
 
 test("a 2,048-token llama-server and a model that keeps calling tools: token_limit with the final answer's text, no prompt refused", async () => {
   const { handle, result, messages } = await environment.run({
@@ -64,7 +69,11 @@ test("a 2,048-token llama-server and a model that keeps calling tools: token_lim
   assert.equal(result.toolCalls, LOOKUP_CHARACTERS.length);
 
   // The window came from /props, once, at the start.
-  assert.deepEqual(result.details.contextWindow, { tokens: CONTEXT_SIZE, source: 'llama-server /props (default_generation_settings.n_ctx)', promptBudget: PROMPT_BUDGET });
+  assert.deepEqual(result.details.contextWindow, {
+    tokens: CONTEXT_SIZE,
+    source: 'llama-server /props (default_generation_settings.n_ctx)',
+    promptBudget: PROMPT_BUDGET,
+  });
   assert.equal(outcomes.filter((outcome) => outcome.activity === 'learnContextWindow').length, 1);
   assert.equal((await handle.query(progressQuery)).contextBudget, PROMPT_BUDGET);
 
@@ -84,6 +93,12 @@ test("a 2,048-token llama-server and a model that keeps calling tools: token_lim
   const final = result.details.compressions.at(-1);
   assert.equal(final?.atModelCall, result.iterations);
   assert.equal(final?.stubbedObservations, 1);
-  assert.ok((final?.contextTokensAfter ?? Number.POSITIVE_INFINITY) <= FINAL_PROMPT_LIMIT, `${final?.contextTokensAfter} tokens after compression`);
-  assert.match(messages.at(-2)?.content ?? '', /^<tool_response>\n\[Observation omitted to save context: 2,5\d\d characters beginning "Facts about BYD/);
+  assert.ok(
+    (final?.contextTokensAfter ?? Number.POSITIVE_INFINITY) <= FINAL_PROMPT_LIMIT,
+    `${final?.contextTokensAfter} tokens after compression`,
+  );
+  assert.match(
+    messages.at(-2)?.content ?? '',
+    /^<tool_response>\n\[Observation omitted to save context: 2,5\d\d characters beginning "Facts about BYD/,
+  );
 });

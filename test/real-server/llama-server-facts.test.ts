@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { LlamaServer } from './support/llama-server';
 
 // What llama.cpp's server does, checked against the real thing: the facts the model activity,
@@ -11,7 +15,16 @@ import { LlamaServer } from './support/llama-server';
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 const LOOKUP: ChatCompletionTool = {
   type: 'function',
-  function: { name: 'lookup', description: 'Look up a fact.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false } },
+  function: {
+    name: 'lookup',
+    description: 'Look up a fact.',
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string' } },
+      required: ['query'],
+      additionalProperties: false,
+    },
+  },
 };
 /** A conversation holding a tool result: the tiny model answers "The answer is above." to it. */
 const AFTER_A_TOOL_RESULT: ChatCompletionMessageParam[] = [
@@ -31,7 +44,9 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 }
 
 /** The HTTP status and error body of a request the server refuses. */
-async function refusal(request: Promise<unknown>): Promise<{ status: number | undefined; error: Record<string, unknown> }> {
+async function refusal(
+  request: Promise<unknown>,
+): Promise<{ status: number | undefined; error: Record<string, unknown> }> {
   try {
     await request;
   } catch (error) {
@@ -56,7 +71,13 @@ describe('llama-server with the ChatML tools model', () => {
 
   test('a stream: a role chunk with content null, a chunk per piece of text, a finish chunk, a usage chunk without choices, then [DONE]', async () => {
     const chunks = await collect(
-      await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, stream: true, stream_options: { include_usage: true }, max_tokens: 50 }),
+      await openai.chat.completions.create({
+        model: server.modelName,
+        messages: AFTER_A_TOOL_RESULT,
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: 50,
+      }),
     );
     const [first, ...rest] = chunks;
     assert.deepEqual(first?.choices[0]?.delta, { role: 'assistant', content: null });
@@ -86,21 +107,37 @@ describe('llama-server with the ChatML tools model', () => {
   });
 
   test('a stop string ends the reply with finish_reason stop and is cut from the content; max_tokens ends it with length', async () => {
-    const stopped = await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, stop: [' above'], max_tokens: 50 });
+    const stopped = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: AFTER_A_TOOL_RESULT,
+      stop: [' above'],
+      max_tokens: 50,
+    });
     assert.equal(stopped.choices[0]?.finish_reason, 'stop');
     assert.equal(stopped.choices[0]?.message.content, 'The answer is');
 
-    const cut = await collect(await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, stream: true, max_tokens: 2 }));
+    const cut = await collect(
+      await openai.chat.completions.create({
+        model: server.modelName,
+        messages: AFTER_A_TOOL_RESULT,
+        stream: true,
+        max_tokens: 2,
+      }),
+    );
     assert.equal(cut.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), 'The answer');
     assert.equal(cut.at(-1)?.choices[0]?.finish_reason, 'length');
   });
 
   test('a prompt longer than the context is refused with HTTP 400 exceed_context_size_error, streaming or not', async () => {
-    const tooLong: ChatCompletionMessageParam[] = [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(300) }];
+    const tooLong: ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(300) },
+    ];
     const promptTokens = await server.promptTokens({ messages: tooLong });
     assert.ok(promptTokens > 2048);
     for (const stream of [false, true]) {
-      const { status, error } = await refusal(openai.chat.completions.create({ model: server.modelName, messages: tooLong, stream, max_tokens: 5 }));
+      const { status, error } = await refusal(
+        openai.chat.completions.create({ model: server.modelName, messages: tooLong, stream, max_tokens: 5 }),
+      );
       assert.equal(status, 400);
       assert.deepEqual(error, {
         code: 400,
@@ -114,7 +151,14 @@ describe('llama-server with the ChatML tools model', () => {
 
   test('native tool calls: parsed from <tool_call> into streamed tool_calls deltas, finish_reason tool_calls', async () => {
     const chunks = await collect(
-      await openai.chat.completions.create({ model: server.modelName, messages: [{ role: 'user', content: QUESTION }], tools: [LOOKUP], tool_choice: 'auto', stream: true, max_tokens: 100 }),
+      await openai.chat.completions.create({
+        model: server.modelName,
+        messages: [{ role: 'user', content: QUESTION }],
+        tools: [LOOKUP],
+        tool_choice: 'auto',
+        stream: true,
+        max_tokens: 100,
+      }),
     );
     const deltas = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
     assert.ok(deltas.length >= 2, 'the arguments arrive in pieces');
@@ -138,7 +182,11 @@ describe('llama-server with the ChatML tools model', () => {
         max_tokens: 5,
         messages: [
           { role: 'user', content: QUESTION },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call-1', type: 'function', function: { name: 'lookup', arguments: '{"query": "BY' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call-1', type: 'function', function: { name: 'lookup', arguments: '{"query": "BY' } }],
+          },
           { role: 'tool', tool_call_id: 'call-1', content: 'Error: the arguments are not valid JSON.' },
         ],
       }),
@@ -162,7 +210,8 @@ describe('llama-server with the ChatML tools model', () => {
       (async () => {
         for await (const chunk of stream) chunks.push(chunk);
       })(),
-      (error: unknown) => error instanceof OpenAI.APIError && /does not match the expected .* format/.test(error.message),
+      (error: unknown) =>
+        error instanceof OpenAI.APIError && /does not match the expected .* format/.test(error.message),
     );
     assert.deepEqual(
       chunks.map((chunk) => chunk.choices[0]?.delta),
@@ -180,7 +229,13 @@ describe('llama-server with the ChatML tools model', () => {
     assert.equal(shaped.choices[0]?.message.content, 'BYD sold more.');
 
     const { status, error } = await refusal(
-      openai.chat.completions.create({ model: server.modelName, messages: [{ role: 'user', content: QUESTION }], tools: [LOOKUP], max_tokens: 5, ...({ grammar: 'root ::= "x"' } as object) }),
+      openai.chat.completions.create({
+        model: server.modelName,
+        messages: [{ role: 'user', content: QUESTION }],
+        tools: [LOOKUP],
+        max_tokens: 5,
+        ...({ grammar: 'root ::= "x"' } as object),
+      }),
     );
     assert.equal(status, 400);
     assert.equal(error.message, 'Cannot use custom grammar constraints with tools.');
@@ -201,19 +256,48 @@ describe('llama-server with a default grammar (--grammar-file)', () => {
   });
 
   test('shapes every reply to a request without tools', async () => {
-    const first = await openai.chat.completions.create({ model: server.modelName, messages: [{ role: 'user', content: QUESTION }], max_tokens: 200 });
-    assert.equal(first.choices[0]?.message.content, '<think>Let me check</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>');
-    const after = await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, max_tokens: 200 });
-    assert.equal(after.choices[0]?.message.content, '<think>Let me check</think>\n<answer>The answer is above.</answer>');
+    const first = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: [{ role: 'user', content: QUESTION }],
+      max_tokens: 200,
+    });
+    assert.equal(
+      first.choices[0]?.message.content,
+      '<think>Let me check</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>',
+    );
+    const after = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: AFTER_A_TOOL_RESULT,
+      max_tokens: 200,
+    });
+    assert.equal(
+      after.choices[0]?.message.content,
+      '<think>Let me check</think>\n<answer>The answer is above.</answer>',
+    );
   });
 
   test('does not apply to a request with tools (the tool-call grammar replaces it), and applies again with tool_choice none', async () => {
-    const withTools = await openai.chat.completions.create({ model: server.modelName, messages: [{ role: 'user', content: QUESTION }], tools: [LOOKUP], tool_choice: 'auto', max_tokens: 200 });
+    const withTools = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: [{ role: 'user', content: QUESTION }],
+      tools: [LOOKUP],
+      tool_choice: 'auto',
+      max_tokens: 200,
+    });
     assert.equal(withTools.choices[0]?.finish_reason, 'tool_calls');
     assert.equal(withTools.choices[0]?.message.tool_calls?.length, 1);
 
-    const none = await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, tools: [LOOKUP], tool_choice: 'none', max_tokens: 200 });
-    assert.equal(none.choices[0]?.message.content, '<think>Let me check</think>\n<answer>The answer is above.</answer>');
+    const none = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: AFTER_A_TOOL_RESULT,
+      tools: [LOOKUP],
+      tool_choice: 'none',
+      max_tokens: 200,
+    });
+    assert.equal(
+      none.choices[0]?.message.content,
+      '<think>Let me check</think>\n<answer>The answer is above.</answer>',
+    );
   });
 });
 
@@ -231,8 +315,18 @@ describe('llama-server with the thinking model (--reasoning-format deepseek)', (
   });
 
   test('the thinking arrives in delta.reasoning_content, the answer in delta.content, the tags in neither', async () => {
-    const chunks = await collect(await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, stream: true, max_tokens: 50 }));
-    const deltas = chunks.map((chunk) => chunk.choices[0]?.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }) | undefined);
+    const chunks = await collect(
+      await openai.chat.completions.create({
+        model: server.modelName,
+        messages: AFTER_A_TOOL_RESULT,
+        stream: true,
+        max_tokens: 50,
+      }),
+    );
+    const deltas = chunks.map(
+      (chunk) =>
+        chunk.choices[0]?.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }) | undefined,
+    );
     assert.equal(deltas.map((delta) => delta?.reasoning_content ?? '').join(''), 'Let me check');
     assert.equal(deltas.map((delta) => delta?.content ?? '').join(''), 'The answer is above.');
     const firstContent = deltas.findIndex((delta) => delta?.content);
@@ -241,26 +335,51 @@ describe('llama-server with the thinking model (--reasoning-format deepseek)', (
       'all the reasoning comes before the content',
     );
 
-    const whole = await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, max_tokens: 50 });
+    const whole = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: AFTER_A_TOOL_RESULT,
+      max_tokens: 50,
+    });
     assert.deepEqual(
-      { content: whole.choices[0]?.message.content, reasoning: (whole.choices[0]?.message as { reasoning_content?: string }).reasoning_content },
+      {
+        content: whole.choices[0]?.message.content,
+        reasoning: (whole.choices[0]?.message as { reasoning_content?: string }).reasoning_content,
+      },
       { content: 'The answer is above.', reasoning: 'Let me check' },
     );
   });
 
   test('a reply cut off while thinking has reasoning and no content, finish_reason length', async () => {
-    const chunks = await collect(await openai.chat.completions.create({ model: server.modelName, messages: AFTER_A_TOOL_RESULT, stream: true, max_tokens: 2 }));
-    const deltas = chunks.map((chunk) => chunk.choices[0]?.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }) | undefined);
+    const chunks = await collect(
+      await openai.chat.completions.create({
+        model: server.modelName,
+        messages: AFTER_A_TOOL_RESULT,
+        stream: true,
+        max_tokens: 2,
+      }),
+    );
+    const deltas = chunks.map(
+      (chunk) =>
+        chunk.choices[0]?.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }) | undefined,
+    );
     assert.equal(deltas.map((delta) => delta?.reasoning_content ?? '').join(''), 'Let me');
     assert.equal(deltas.map((delta) => delta?.content ?? '').join(''), '');
     assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'length');
   });
 
   test('a native tool call after thinking: reasoning_content, then the parsed call', async () => {
-    const reply = await openai.chat.completions.create({ model: server.modelName, messages: [{ role: 'user', content: QUESTION }], tools: [LOOKUP], max_tokens: 100 });
+    const reply = await openai.chat.completions.create({
+      model: server.modelName,
+      messages: [{ role: 'user', content: QUESTION }],
+      tools: [LOOKUP],
+      max_tokens: 100,
+    });
     const message = reply.choices[0]?.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     assert.equal(message.reasoning_content, 'Let me check');
-    assert.equal(message.tool_calls?.[0]?.type === 'function' ? message.tool_calls[0].function.name : undefined, 'lookup');
+    assert.equal(
+      message.tool_calls?.[0]?.type === 'function' ? message.tool_calls[0].function.name : undefined,
+      'lookup',
+    );
     assert.equal(reply.choices[0]?.finish_reason, 'tool_calls');
   });
 });

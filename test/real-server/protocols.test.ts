@@ -47,14 +47,22 @@ async function serverPromptTokens(messages: ChatMessage[], protocol: ProtocolNam
 /** The checks every protocol's run must pass: an answer after one lookup, and usage as the server counted it. */
 async function assertAnsweredAfterOneLookup(run: FinishedRun, protocol: ProtocolName): Promise<void> {
   const { handle, result, messages } = run;
-  assert.equal(result.termination, 'answer', `the run ended ${result.termination}: ${result.error ?? result.prediction}`);
+  assert.equal(
+    result.termination,
+    'answer',
+    `the run ended ${result.termination}: ${result.error ?? result.prediction}`,
+  );
   assert.equal(result.iterations, 2);
   assert.equal(result.toolCalls, 1);
   assert.equal(result.details.protocol, protocol);
 
   const promptTokens = await serverPromptTokens(messages, protocol);
   assert.equal(promptTokens.length, 2);
-  assert.equal(result.usage.promptTokens, (promptTokens[0] as number) + (promptTokens[1] as number), "prompt tokens are the server's counts");
+  assert.equal(
+    result.usage.promptTokens,
+    (promptTokens[0] as number) + (promptTokens[1] as number),
+    "prompt tokens are the server's counts",
+  );
   assert.ok(result.usage.completionTokens > 0);
   assert.equal(result.usage.totalTokens, result.usage.promptTokens + result.usage.completionTokens);
   assert.ok(result.contextTokens > (promptTokens[1] as number));
@@ -78,7 +86,10 @@ test('deep-research: <think>, a <tool_call>, the <tool_response>, then an <answe
   assert.deepEqual(
     messages.slice(2).map((message) => [message.role, message.content]),
     [
-      ['assistant', '<think>Let me check</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>'],
+      [
+        'assistant',
+        '<think>Let me check</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>',
+      ],
       ['user', `<tool_response>\n${LOOKUP_RESULT}\n</tool_response>`],
       ['assistant', '<think>Let me check</think>\n<answer>The answer is above.</answer>'],
     ],

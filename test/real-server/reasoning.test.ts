@@ -18,7 +18,9 @@ const REASONING = 'Let me check';
 let environment: RealServerEnvironment;
 
 beforeAll(async () => {
-  environment = await RealServerEnvironment.start({ llamaServer: { model: 'tiny-thinking', reasoningFormat: 'deepseek' } });
+  environment = await RealServerEnvironment.start({
+    llamaServer: { model: 'tiny-thinking', reasoningFormat: 'deepseek' },
+  });
   await environment.startWorker(realServerToolsEnvironment());
 });
 
@@ -30,13 +32,21 @@ describe.each([
   {
     protocol: 'deep-research' as const,
     grammar: 'deep-research-thinking.gbnf',
-    replies: ['<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>', '<answer>The answer is above.</answer>'],
+    replies: [
+      '<tool_call>\n{"name": "lookup", "arguments": {"query": "BYD"}}\n</tool_call>',
+      '<answer>The answer is above.</answer>',
+    ],
   },
   { protocol: 'native' as const, grammar: undefined, replies: ['', 'The answer is above.'] },
 ])('$protocol', ({ protocol, grammar, replies }) => {
   test('the thinking streamed apart is the thought, stays on the stored reply, and is the <think> part of the result', async () => {
     await environment.llama.restart({ grammar });
-    const { handle, result, messages } = await environment.run({ question: QUESTION, protocol, tools: ['lookup'], limits: { maxModelCalls: 6 } });
+    const { handle, result, messages } = await environment.run({
+      question: QUESTION,
+      protocol,
+      tools: ['lookup'],
+      limits: { maxModelCalls: 6 },
+    });
     assert.equal(result.termination, 'answer', `ended ${result.termination}: ${result.error ?? result.prediction}`);
     assert.equal(result.prediction, 'The answer is above.');
     assert.equal(result.toolCalls, 1);
@@ -87,7 +97,10 @@ test('a reply cut off while thinking keeps what it thought, and is not taken for
   assert.ok(calls.every((call) => call.finishReason === 'length'));
   const first = messages.find((message) => message.role === 'assistant');
   assert.equal(first?.content, '');
-  assert.ok((first?.reasoning ?? '').length > 0 && REASONING.startsWith(first?.reasoning ?? ''), `stored reasoning ${JSON.stringify(first?.reasoning)}`);
+  assert.ok(
+    (first?.reasoning ?? '').length > 0 && REASONING.startsWith(first?.reasoning ?? ''),
+    `stored reasoning ${JSON.stringify(first?.reasoning)}`,
+  );
   assert.equal(calls[0]?.turn.thought, first?.reasoning);
   assert.match(calls[0]?.assistant.preview ?? '', /^\(reasoning\) /);
   // Cut off, not empty: the run asks for a shorter reply (here: ends token_limit at once), never "Your reply was empty".

@@ -75,7 +75,10 @@ describe.each(['deep-research', 'classic'] as const)('%s', (protocol) => {
     assert.ok(result.prediction.endsWith(' [cut off: the reply reached the output token limit]'), result.prediction);
     const partial = result.prediction.slice(0, -' [cut off: the reply reached the output token limit]'.length);
     assert.ok(partial.length > 0);
-    assert.ok((calls.at(-1)?.turn.answer ?? '').startsWith(partial), "the marked text is the last reply's partial answer");
+    assert.ok(
+      (calls.at(-1)?.turn.answer ?? '').startsWith(partial),
+      "the marked text is the last reply's partial answer",
+    );
 
     // Each cut reply was answered with a request for a shorter one, then the final answer was asked for again.
     assert.deepEqual(transcriptProblems(messages, protocol), []);
@@ -85,7 +88,10 @@ describe.each(['deep-research', 'classic'] as const)('%s', (protocol) => {
       .map((message) => message.content);
     assert.equal(userTexts.length, 4);
     for (const text of userTexts.slice(0, 2))
-      assert.match(text, /Your reply was cut off: it reached the most tokens one reply may have before it was finished, and none of it was used\. Reply again, shorter/);
+      assert.match(
+        text,
+        /Your reply was cut off: it reached the most tokens one reply may have before it was finished, and none of it was used\. Reply again, shorter/,
+      );
     assert.match(userTexts[2] ?? '', /Your replies keep getting cut off/);
     assert.match(userTexts[3] ?? '', /Your answer was cut off[\s\S]*Write the final answer again, much shorter/);
 

@@ -36,7 +36,11 @@ async function chatCompletion(messages: unknown[]): Promise<{ status: number; bo
   const response = await fetch(`${environment.llama.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messages, tools: new ToolRegistry([lookup]).specs().map(toOpenAITool), max_tokens: MAX_OUTPUT_TOKENS }),
+    body: JSON.stringify({
+      messages,
+      tools: new ToolRegistry([lookup]).specs().map(toOpenAITool),
+      max_tokens: MAX_OUTPUT_TOKENS,
+    }),
   });
   return { status: response.status, body: await response.text() };
 }
@@ -87,7 +91,15 @@ test('a native tool call cut off in its arguments is not run, the history goes b
   const history = messages.slice(0, 5);
   const verbatim = history.map((message) =>
     message.toolCalls?.length
-      ? { role: 'assistant', content: null, tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        }
       : toOpenAIMessage(message),
   );
   const refused = await chatCompletion(verbatim);

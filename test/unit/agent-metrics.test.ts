@@ -9,11 +9,29 @@ import { characterEstimateCounter } from '../../activities/token-counter';
 import { withToolCallMetrics } from '../../activities/tools/tool-call-metrics';
 import { CostTotals } from '../../activities/metrics/model-call-metrics';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput, ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
-import { AgentMetrics, agentHistogramBuckets, MODEL_CALL_OUTCOMES, TOOL_CALL_OUTCOMES, type AgentMetricDefinition } from '../../src/core/agent-metrics';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  ToolActivityInput,
+  ToolActivityOutput,
+} from '../../src/core/activity-contracts';
+import {
+  AgentMetrics,
+  agentHistogramBuckets,
+  MODEL_CALL_OUTCOMES,
+  TOOL_CALL_OUTCOMES,
+  type AgentMetricDefinition,
+} from '../../src/core/agent-metrics';
 import { FailureTypes } from '../../src/core/failure-types';
 import { putConversation, putMessage } from '../../src/storage/conversation';
-import { deltaChunk, fakeOpenAI, stallingStream, streamOf, usageChunk, chatModelOver } from '../fakes/fake-chat-completions';
+import {
+  deltaChunk,
+  fakeOpenAI,
+  stallingStream,
+  streamOf,
+  usageChunk,
+  chatModelOver,
+} from '../fakes/fake-chat-completions';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 import { RecordingMetricMeter } from '../fakes/recording-metric-meter';
 
@@ -22,7 +40,10 @@ const definitions = Object.values(AgentMetrics) as AgentMetricDefinition[];
 
 function environment() {
   const meter = new RecordingMetricMeter();
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000, activityType: 'callModel' }, { logger: quietLogger, metricMeter: meter });
+  const env = new MockActivityEnvironment(
+    { heartbeatTimeoutMs: 5_000, activityType: 'callModel' },
+    { logger: quietLogger, metricMeter: meter },
+  );
   return { env, meter };
 }
 
@@ -80,18 +101,35 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
 
 async function startedConversation() {
   const store = new MemoryTranscriptStore();
-  const conversation = await putConversation(store, [await putMessage(store, { role: 'system', content: 'System.' }), await putMessage(store, { role: 'user', content: 'Two plus two?' })]);
+  const conversation = await putConversation(store, [
+    await putMessage(store, { role: 'system', content: 'System.' }),
+    await putMessage(store, { role: 'user', content: 'Two plus two?' }),
+  ]);
   return { store, conversation };
 }
 
 function callInput(conversation: string): CallModelInput {
-  return { workflowId: 'wf-metrics', modelCall: 1, conversation, append: [], model: { model: 'qwen-test' }, protocol: 'deep-research', tools: [] };
+  return {
+    workflowId: 'wf-metrics',
+    modelCall: 1,
+    conversation,
+    append: [],
+    model: { model: 'qwen-test' },
+    protocol: 'deep-research',
+    tools: [],
+  };
 }
 
 const MODEL_DEFAULTS = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024 };
 
 function callModelWith(openai: OpenAI, store: MemoryTranscriptStore) {
-  return createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
+  return createCallModel({
+    chatModel: chatModelOver(openai),
+    store,
+    tokenCounter: characterEstimateCounter,
+    modelDefaults: MODEL_DEFAULTS,
+    tools: new ToolRegistry(),
+  });
 }
 
 describe('callModel records react_agent_model_* through the activity metric meter', () => {
@@ -99,9 +137,20 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const { store, conversation } = await startedConversation();
     const usage = {
       ...usageChunk(120, 30),
-      usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 12 } },
+      usage: {
+        prompt_tokens: 120,
+        completion_tokens: 30,
+        total_tokens: 150,
+        prompt_tokens_details: { cached_tokens: 64 },
+        completion_tokens_details: { reasoning_tokens: 12 },
+      },
     };
-    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4' }), deltaChunk({ content: '</answer>' }, 'stop'), usage], { firstDelayMs: 30 }));
+    const { openai } = fakeOpenAI(() =>
+      streamOf(
+        [deltaChunk({ role: 'assistant', content: '<answer>4' }), deltaChunk({ content: '</answer>' }, 'stop'), usage],
+        { firstDelayMs: 30 },
+      ),
+    );
     const { env, meter } = environment();
     const output = (await env.run(callModelWith(openai, store), callInput(conversation))) as CallModelOutput;
 
@@ -109,33 +158,67 @@ describe('callModel records react_agent_model_* through the activity metric mete
       meter.of(AgentMetrics.modelCalls.name).map((record) => [record.value, record.tags.model, record.tags.outcome]),
       [[1, 'qwen-test', 'ok']],
     );
-    assert.equal(meter.of(AgentMetrics.modelCalls.name)[0]?.tags.activityType, 'callModel', "the SDK's tags come along");
+    assert.equal(
+      meter.of(AgentMetrics.modelCalls.name)[0]?.tags.activityType,
+      'callModel',
+      "the SDK's tags come along",
+    );
     const [firstToken] = meter.of(AgentMetrics.modelFirstTokenSeconds.name);
-    assert.ok(firstToken && firstToken.value >= 0.02 && firstToken.value < 5, `first token after ${firstToken?.value} s`);
+    assert.ok(
+      firstToken && firstToken.value >= 0.02 && firstToken.value < 5,
+      `first token after ${firstToken?.value} s`,
+    );
     const [duration] = meter.of(AgentMetrics.modelCallSeconds.name);
     assert.ok(duration && duration.value >= firstToken.value, 'the call lasts at least until its first token');
     assert.deepEqual(duration.tags.outcome, 'ok');
-    const tokens = Object.fromEntries(meter.of(AgentMetrics.tokens.name).map((record) => [record.tags.kind, record.value]));
+    const tokens = Object.fromEntries(
+      meter.of(AgentMetrics.tokens.name).map((record) => [record.tags.kind, record.value]),
+    );
     assert.deepEqual(tokens, { prompt: 120, completion: 30, reasoning: 12, cached: 64 });
-    assert.deepEqual(output.usage, { promptTokens: 120, completionTokens: 30, totalTokens: 150 }, 'the same numbers as the result');
+    assert.deepEqual(
+      output.usage,
+      { promptTokens: 120, completionTokens: 30, totalTokens: 150 },
+      'the same numbers as the result',
+    );
   });
 
   test('without reported usage: prompt and completion are the estimates the result carries; no reasoning or cached', async () => {
     const { store, conversation } = await startedConversation();
-    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop')]));
+    const { openai } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop')]),
+    );
     const { env, meter } = environment();
     const output = (await env.run(callModelWith(openai, store), callInput(conversation))) as CallModelOutput;
-    const tokens = Object.fromEntries(meter.of(AgentMetrics.tokens.name).map((record) => [record.tags.kind, record.value]));
+    const tokens = Object.fromEntries(
+      meter.of(AgentMetrics.tokens.name).map((record) => [record.tags.kind, record.value]),
+    );
     assert.deepEqual(tokens, { prompt: output.usage.promptTokens, completion: output.usage.completionTokens });
   });
 
   test('with a price for the model: the cost (cached prompt tokens at the cached price) returned with the usage and the process total set on the USD gauge', async () => {
     const { store, conversation } = await startedConversation();
-    const usage = { ...usageChunk(1_000, 200), usage: { prompt_tokens: 1_000, completion_tokens: 200, total_tokens: 1_200, prompt_tokens_details: { cached_tokens: 400 } } };
-    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]));
+    const usage = {
+      ...usageChunk(1_000, 200),
+      usage: {
+        prompt_tokens: 1_000,
+        completion_tokens: 200,
+        total_tokens: 1_200,
+        prompt_tokens_details: { cached_tokens: 400 },
+      },
+    };
+    const { openai } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]),
+    );
     const prices = { 'qwen-test': { input: 0.15, cachedInput: 0.075, output: 0.6 } };
     const { env, meter } = environment();
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry(), prices });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: new ToolRegistry(),
+      prices,
+    });
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     // 600 × 0.15 + 400 × 0.075 + 200 × 0.6 per million = 0.00024 USD.
     assert.ok(Math.abs((output.usage.costUsd ?? Number.NaN) - 0.00024) < 1e-12, `cost ${output.usage.costUsd}`);
@@ -146,7 +229,10 @@ describe('callModel records react_agent_model_* through the activity metric mete
     // A second call adds its cost to the same series' total: the gauge grows as a counter would.
     const again = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     const [, second] = meter.of(AgentMetrics.cost.name);
-    assert.ok(second && Math.abs(second.value - (first.value + (again.usage.costUsd ?? Number.NaN))) < 1e-12, `${second?.value} = ${first.value} + ${again.usage.costUsd}`);
+    assert.ok(
+      second && Math.abs(second.value - (first.value + (again.usage.costUsd ?? Number.NaN))) < 1e-12,
+      `${second?.value} = ${first.value} + ${again.usage.costUsd}`,
+    );
   });
 
   test('the running totals behind the gauge: one per series, only growing', () => {
@@ -159,7 +245,9 @@ describe('callModel records react_agent_model_* through the activity metric mete
 
   test('a model without a price has no cost (absent, not zero) and counts none', async () => {
     const { store, conversation } = await startedConversation();
-    const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usageChunk(100, 10)]));
+    const { openai } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usageChunk(100, 10)]),
+    );
     const { env, meter } = environment();
     const callModel = createCallModel({
       chatModel: chatModelOver(openai),
@@ -177,7 +265,12 @@ describe('callModel records react_agent_model_* through the activity metric mete
   test('a rate-limited call is counted with outcome rate_limited, timed, with no first token and no tokens', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => {
-      throw OpenAI.APIError.generate(429, { error: { message: 'slow down' } }, undefined, new Headers({ 'retry-after': '3' }));
+      throw OpenAI.APIError.generate(
+        429,
+        { error: { message: 'slow down' } },
+        undefined,
+        new Headers({ 'retry-after': '3' }),
+      );
     });
     const { env, meter } = environment();
     await assert.rejects(env.run(callModelWith(openai, store), callInput(conversation)) as Promise<unknown>);
@@ -196,7 +289,13 @@ describe('callModel records react_agent_model_* through the activity metric mete
   test('a server error and an unreachable server have their own outcomes', async () => {
     for (const [error, outcome] of [
       [OpenAI.APIError.generate(503, { error: { message: 'overloaded' } }, undefined, new Headers()), 'server_error'],
-      [new OpenAI.APIConnectionError({ message: 'Connection error.', cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }), 'unreachable'],
+      [
+        new OpenAI.APIConnectionError({
+          message: 'Connection error.',
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
+        'unreachable',
+      ],
     ] as const) {
       const { store, conversation } = await startedConversation();
       const { openai } = fakeOpenAI(() => {
@@ -218,7 +317,9 @@ describe('callModel records react_agent_model_* through the activity metric mete
       [new ActivityCancellationDetails({ workerShutdown: true }), 'cancelled'],
     ] as const) {
       const { store, conversation } = await startedConversation();
-      const { openai } = fakeOpenAI((call) => stallingStream([deltaChunk({ role: 'assistant', content: 'Thinking' })], call.options.signal));
+      const { openai } = fakeOpenAI((call) =>
+        stallingStream([deltaChunk({ role: 'assistant', content: 'Thinking' })], call.options.signal),
+      );
       const { env, meter } = environment();
       const running = env.run(callModelWith(openai, store), callInput(conversation)) as Promise<unknown>;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -236,17 +337,31 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const store = new MemoryTranscriptStore();
     const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: 'x' }, 'stop')]));
     const { env, meter } = environment();
-    await assert.rejects(env.run(callModelWith(openai, store), callInput(`sha256:${'0'.repeat(64)}`)) as Promise<unknown>);
+    await assert.rejects(
+      env.run(callModelWith(openai, store), callInput(`sha256:${'0'.repeat(64)}`)) as Promise<unknown>,
+    );
     assert.equal(calls.length, 0);
     assert.equal(meter.records.length, 0);
   });
 });
 
 describe('withToolCallMetrics records react_agent_tool_* for each attempt', () => {
-  const input: ToolActivityInput = { workflowId: 'wf', callId: 'call-1-1', arguments: {}, maxObservationCharacters: 100 };
-  const output = (isError: boolean): ToolActivityOutput => ({ observation: { ref: 'sha256:x', preview: 'x', characters: 1 }, isError, tokens: 1 });
+  const input: ToolActivityInput = {
+    workflowId: 'wf',
+    callId: 'call-1-1',
+    arguments: {},
+    maxObservationCharacters: 100,
+  };
+  const output = (isError: boolean): ToolActivityOutput => ({
+    observation: { ref: 'sha256:x', preview: 'x', characters: 1 },
+    isError,
+    tokens: 1,
+  });
 
-  async function attempt(activity: (input: ToolActivityInput) => Promise<ToolActivityOutput>, cancelWith?: ActivityCancellationDetails) {
+  async function attempt(
+    activity: (input: ToolActivityInput) => Promise<ToolActivityOutput>,
+    cancelWith?: ActivityCancellationDetails,
+  ) {
     const meter = new RecordingMetricMeter();
     const env = new MockActivityEnvironment({ activityType: 'lookup' }, { logger: quietLogger, metricMeter: meter });
     const wrapped = withToolCallMetrics('lookup', activity);
@@ -270,9 +385,16 @@ describe('withToolCallMetrics records react_agent_tool_* for each attempt', () =
     assert.equal(await attempt(async () => output(false)), 'ok');
     assert.equal(await attempt(async () => output(true)), 'error');
     assert.equal(await attempt(async () => Promise.reject(new Error('backend down'))), 'failed');
-    assert.equal(await attempt(untilCancelled, new ActivityCancellationDetails({ cancelRequested: true })), 'cancelled');
+    assert.equal(
+      await attempt(untilCancelled, new ActivityCancellationDetails({ cancelRequested: true })),
+      'cancelled',
+    );
     assert.equal(await attempt(untilCancelled, new ActivityCancellationDetails({ timedOut: true })), 'timed_out');
-    assert.equal(await attempt(untilCancelled, new ActivityCancellationDetails({ notFound: true })), 'timed_out', 'the server no longer knew the attempt');
+    assert.equal(
+      await attempt(untilCancelled, new ActivityCancellationDetails({ notFound: true })),
+      'timed_out',
+      'the server no longer knew the attempt',
+    );
   });
 
   test('the wrapped activity keeps its name', () => {

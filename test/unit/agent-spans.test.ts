@@ -4,13 +4,19 @@ import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ApplicationFailure } from '@temporalio/common';
-import { inModelCallSpan, setModelResponse, truncatedContent, withToolCallSpan } from '../../activities/tracing/agent-spans';
+import {
+  inModelCallSpan,
+  setModelResponse,
+  truncatedContent,
+  withToolCallSpan,
+} from '../../activities/tracing/agent-spans';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const input: ToolActivityInput = { workflowId: 'w', callId: 'call-1', arguments: {}, maxObservationCharacters: 100 };
-const output = (isError: boolean) => ({ observation: { ref: 'r', preview: 'p', characters: 1 }, isError }) as unknown as ToolActivityOutput;
+const output = (isError: boolean) =>
+  ({ observation: { ref: 'r', preview: 'p', characters: 1 }, isError }) as unknown as ToolActivityOutput;
 
 beforeAll(() => provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() }));
 afterAll(async () => {
@@ -58,7 +64,11 @@ describe('the agent spans (activities/tracing/agent-spans.ts)', () => {
     await assert.rejects(tool({ ...input, arguments: { fail: true } }), /boom/);
     const [ok, observedError, thrown] = exporter.getFinishedSpans();
     assert.equal(ok?.name, 'execute_tool lookup');
-    assert.deepEqual(ok?.attributes, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup', 'gen_ai.tool.call.id': 'call-1' });
+    assert.deepEqual(ok?.attributes, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'lookup',
+      'gen_ai.tool.call.id': 'call-1',
+    });
     assert.equal(ok?.status.code, SpanStatusCode.UNSET);
     assert.equal(observedError?.status.code, SpanStatusCode.ERROR);
     assert.equal(observedError?.attributes['error.type'], 'tool_error');

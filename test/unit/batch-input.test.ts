@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
 import { batchInputFormatOf, describeBatchInputProblems, parseBatchInput } from '../../src/domain/batch-input';
-import { BatchInputFileError, loadBatchInput, readBatchInputFile, storeBatchInput } from '../../src/storage/batch-input-file';
+import {
+  BatchInputFileError,
+  loadBatchInput,
+  readBatchInputFile,
+  storeBatchInput,
+} from '../../src/storage/batch-input-file';
 import { MAX_QUESTION_CHARACTERS } from '../../src/core/run-input';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
@@ -80,7 +85,12 @@ describe('.jsonl', () => {
     assert.match(messages[0] as string, /^not JSON \(/);
     assert.match(messages[1] as string, /^no question/);
     assert.match(messages[2] as string, /expected an object with a "question", got a list/);
-    assert.match(messages[3] as string, new RegExp(`question too long: ${MAX_QUESTION_CHARACTERS + 1} characters; the most is ${MAX_QUESTION_CHARACTERS}`));
+    assert.match(
+      messages[3] as string,
+      new RegExp(
+        `question too long: ${MAX_QUESTION_CHARACTERS + 1} characters; the most is ${MAX_QUESTION_CHARACTERS}`,
+      ),
+    );
     assert.match(messages[4] as string, /"question" must be a string, got number 42/);
     assert.match(messages[5] as string, /"answer" must be a string, got an object/);
     assert.match(messages[6] as string, /"messages" must be a list/);
@@ -96,7 +106,10 @@ describe('.jsonl', () => {
   });
 
   test('duplicate questions are kept as separate items and reported with their indices and lines', () => {
-    const parsed = parseBatchInput(['{"question":"Same?"}', '{"question":"Other"}', '{"question":"Same? "}', '{"question":"Same?"}'].join('\n'), 'jsonl');
+    const parsed = parseBatchInput(
+      ['{"question":"Same?"}', '{"question":"Other"}', '{"question":"Same? "}', '{"question":"Same?"}'].join('\n'),
+      'jsonl',
+    );
     assert.deepEqual(parsed.problems, []);
     assert.equal(parsed.items.length, 4);
     assert.deepEqual(parsed.duplicates, [{ question: 'Same?', indices: [0, 2, 3], lines: [1, 3, 4] }]);
@@ -105,7 +118,8 @@ describe('.jsonl', () => {
 
 describe('.json', () => {
   test('a list of objects; each problem names the line its element starts on', () => {
-    const text = '[\n  {"question": "one"},\n  {"answer": "x"},\n  {\n    "question": "three, with [brackets] and \\"quotes\\""\n  },\n  "a string"\n]\n';
+    const text =
+      '[\n  {"question": "one"},\n  {"answer": "x"},\n  {\n    "question": "three, with [brackets] and \\"quotes\\""\n  },\n  "a string"\n]\n';
     const parsed = parseBatchInput(text, 'json');
     assert.deepEqual(parsed.items, [{ question: 'one' }, { question: 'three, with [brackets] and "quotes"' }]);
     assert.deepEqual(parsed.lines, [2, 4]);
@@ -120,9 +134,15 @@ describe('.json', () => {
     assert.equal(broken.problems.length, 1);
     assert.match(broken.problems[0]?.message as string, /^not JSON/);
     assert.equal(broken.problems[0]?.line, 3);
-    assert.equal(parseBatchInput('[\n {"question": "a"},\n {"question": "b"},\n]', 'json').problems[0]?.line, 4, 'a trailing comma is reported where the next element should be');
+    assert.equal(
+      parseBatchInput('[\n {"question": "a"},\n {"question": "b"},\n]', 'json').problems[0]?.line,
+      4,
+      'a trailing comma is reported where the next element should be',
+    );
     assert.equal(parseBatchInput('[\n {"question": "a\\q"}\n]', 'json').problems[0]?.line, 2, 'a bad escape');
-    assert.deepEqual(parseBatchInput('{"question":"a"}', 'json').problems, [{ line: 1, message: 'a .json input must be a list of objects, got an object' }]);
+    assert.deepEqual(parseBatchInput('{"question":"a"}', 'json').problems, [
+      { line: 1, message: 'a .json input must be a list of objects, got an object' },
+    ]);
     assert.deepEqual(parseBatchInput('[]', 'json').problems, [{ line: 0, message: 'the file has no questions' }]);
   });
 });
@@ -132,7 +152,11 @@ describe('.csv', () => {
     const text = '\ufeffQuestion,answer\r\n"Who, exactly?",Amundsen\n"He said ""go""\nand left",\n\nplain,yes\n';
     const parsed = parseBatchInput(text, 'csv');
     assert.deepEqual(parsed.problems, []);
-    assert.deepEqual(parsed.items, [{ question: 'Who, exactly?', answer: 'Amundsen' }, { question: 'He said "go"\nand left' }, { question: 'plain', answer: 'yes' }]);
+    assert.deepEqual(parsed.items, [
+      { question: 'Who, exactly?', answer: 'Amundsen' },
+      { question: 'He said "go"\nand left' },
+      { question: 'plain', answer: 'yes' },
+    ]);
     assert.deepEqual(parsed.lines, [2, 3, 6]);
   });
 
@@ -150,8 +174,12 @@ describe('.csv', () => {
       { line: 4, message: 'no question (an empty or missing "question")' },
       { line: 5, message: 'has 3 fields; the header has 2' },
     ]);
-    assert.deepEqual(parseBatchInput('question\n"never closed\nq\n', 'csv').problems, [{ line: 2, message: 'a quoted field is never closed' }]);
-    assert.deepEqual(parseBatchInput('question\n', 'csv').problems, [{ line: 0, message: 'the file has no questions' }]);
+    assert.deepEqual(parseBatchInput('question\n"never closed\nq\n', 'csv').problems, [
+      { line: 2, message: 'a quoted field is never closed' },
+    ]);
+    assert.deepEqual(parseBatchInput('question\n', 'csv').problems, [
+      { line: 0, message: 'the file has no questions' },
+    ]);
   });
 });
 
@@ -165,12 +193,18 @@ describe('input files and the store', () => {
     assert.match(read.fileHash, /^sha256:[0-9a-f]{64}$/);
     await assert.rejects(
       readBatchInputFile(file('q.txt', 'question')),
-      (error: unknown) => error instanceof BatchInputFileError && /unknown input format "\.txt"; use \.jsonl, \.json, \.csv/.test(error.message),
+      (error: unknown) =>
+        error instanceof BatchInputFileError &&
+        /unknown input format "\.txt"; use \.jsonl, \.json, \.csv/.test(error.message),
     );
-    await assert.rejects(readBatchInputFile(join(directory, 'absent.csv')), /absent\.csv: cannot read the input file \(no such file\)/);
+    await assert.rejects(
+      readBatchInputFile(join(directory, 'absent.csv')),
+      /absent\.csv: cannot read the input file \(no such file\)/,
+    );
     const unreadable = file('locked.json', '[]');
     chmodSync(unreadable, 0o000);
-    if (process.getuid?.() !== 0) await assert.rejects(readBatchInputFile(unreadable), /cannot read the input file \(permission denied\)/);
+    if (process.getuid?.() !== 0)
+      await assert.rejects(readBatchInputFile(unreadable), /cannot read the input file \(permission denied\)/);
   });
 
   test('the questions are stored by content hash and read back; the same questions give the same reference', async () => {

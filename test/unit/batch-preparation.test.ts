@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, test } from '@jest/globals';
-import { batchSettingsFrom, checkedBatchFiles, researchBatchInputOf, storedQuestions, type CheckedBatchFiles } from '../../src/cli/batch-preparation';
+import {
+  batchSettingsFrom,
+  checkedBatchFiles,
+  researchBatchInputOf,
+  storedQuestions,
+  type CheckedBatchFiles,
+} from '../../src/cli/batch-preparation';
 import type { TranscriptStore } from '../../src/storage/transcript-store';
 
 /*
@@ -19,18 +25,27 @@ describe('batch settings', () => {
   });
 
   test('what is given, with an empty name left out', () => {
-    assert.deepEqual(batchSettingsFrom({ rollouts: '3', concurrency: '2', 'max-calls': '7', evaluate: true, judge: 'gaia', name: 'nightly' }, 'HELP'), {
-      rollouts: 3,
-      concurrency: 2,
-      run: { limits: { maxModelCalls: 7 } },
-      evaluate: { judge: 'gaia' },
-      name: 'nightly',
-    });
+    assert.deepEqual(
+      batchSettingsFrom(
+        { rollouts: '3', concurrency: '2', 'max-calls': '7', evaluate: true, judge: 'gaia', name: 'nightly' },
+        'HELP',
+      ),
+      {
+        rollouts: 3,
+        concurrency: 2,
+        run: { limits: { maxModelCalls: 7 } },
+        evaluate: { judge: 'gaia' },
+        name: 'nightly',
+      },
+    );
     assert.equal(batchSettingsFrom({ name: '' }, 'HELP').name, undefined);
   });
 
   test('checks the numbers before the run options, and those before --evaluate', () => {
-    assert.throws(() => batchSettingsFrom({ rollouts: '0', 'max-calls': '0', judge: 'gaia' }, 'HELP'), /--rollouts must be/);
+    assert.throws(
+      () => batchSettingsFrom({ rollouts: '0', 'max-calls': '0', judge: 'gaia' }, 'HELP'),
+      /--rollouts must be/,
+    );
     assert.throws(() => batchSettingsFrom({ 'max-calls': '0', judge: 'gaia' }, 'HELP'), /--max-calls must be/);
     assert.throws(() => batchSettingsFrom({ judge: 'gaia' }, 'HELP'), /--judge goes with --evaluate/);
   });
@@ -58,11 +73,18 @@ describe('the researchBatch input', () => {
   });
 
   test('resumed, named and evaluated, or started by a schedule', () => {
-    const resumed = researchBatchInputOf(files, 'sha256:abc', { ...settings, name: 'n', evaluate: {} }, { resume: true });
+    const resumed = researchBatchInputOf(
+      files,
+      'sha256:abc',
+      { ...settings, name: 'n', evaluate: {} },
+      { resume: true },
+    );
     assert.equal(resumed.resume, true);
     assert.equal(resumed.name, 'n');
     assert.deepEqual(resumed.evaluate, {});
-    assert.deepEqual(researchBatchInputOf(files, 'sha256:abc', settings, { schedule: { id: 'nightly' } }).schedule, { id: 'nightly' });
+    assert.deepEqual(researchBatchInputOf(files, 'sha256:abc', settings, { schedule: { id: 'nightly' } }).schedule, {
+      id: 'nightly',
+    });
   });
 });
 
@@ -81,9 +103,22 @@ describe('checked batch files', () => {
 describe('stored questions', () => {
   test('the reference the store gives, the count and the file name', async () => {
     const texts: string[] = [];
-    const store = { putText: async (text: string) => (texts.push(text), 'sha256:stored') } as unknown as TranscriptStore;
-    const checked = { file: { items: [{ question: 'a' }, { question: 'b', answer: 'B' }] }, source: 'q.jsonl', notes: [] } as unknown as CheckedBatchFiles;
-    assert.deepEqual(await storedQuestions(store, checked), { input: 'sha256:stored', questions: 2, source: 'q.jsonl' });
-    assert.deepEqual(JSON.parse(texts[0] as string), { kind: 'batch-input', items: [{ question: 'a' }, { question: 'b', answer: 'B' }] });
+    const store = {
+      putText: async (text: string) => (texts.push(text), 'sha256:stored'),
+    } as unknown as TranscriptStore;
+    const checked = {
+      file: { items: [{ question: 'a' }, { question: 'b', answer: 'B' }] },
+      source: 'q.jsonl',
+      notes: [],
+    } as unknown as CheckedBatchFiles;
+    assert.deepEqual(await storedQuestions(store, checked), {
+      input: 'sha256:stored',
+      questions: 2,
+      source: 'q.jsonl',
+    });
+    assert.deepEqual(JSON.parse(texts[0] as string), {
+      kind: 'batch-input',
+      items: [{ question: 'a' }, { question: 'b', answer: 'B' }],
+    });
   });
 });

@@ -1,7 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { batchOutputDirectory, batchRunId, pairOfOrdinal, parseBatchRunId, scheduledFolderName, validateBatchInput, type ResearchBatchInput } from '../../src/core/batch-contract';
-import { batchProgress, emptyBatchCounts, estimateRemainingMs, linesOf, recordFinished, recordKept, recordStarted, summaryPerRollout } from '../../src/core/batch-progress';
+import {
+  batchOutputDirectory,
+  batchRunId,
+  pairOfOrdinal,
+  parseBatchRunId,
+  scheduledFolderName,
+  validateBatchInput,
+  type ResearchBatchInput,
+} from '../../src/core/batch-contract';
+import {
+  batchProgress,
+  emptyBatchCounts,
+  estimateRemainingMs,
+  linesOf,
+  recordFinished,
+  recordKept,
+  recordStarted,
+  summaryPerRollout,
+} from '../../src/core/batch-progress';
 
 const reference = `sha256:${'a'.repeat(64)}`;
 const valid: ResearchBatchInput = { input: reference, questions: 20, rollouts: 2, output: '/tmp/out' };
@@ -9,7 +26,11 @@ const valid: ResearchBatchInput = { input: reference, questions: 20, rollouts: 2
 describe('ids and ordering', () => {
   test('run ids are <batch id>/q<index>-r<rollout> and parse back', () => {
     assert.equal(batchRunId('nightly-1', 7, 2), 'nightly-1/q7-r2');
-    assert.deepEqual(parseBatchRunId('nightly/2026-01-01T03:00:00Z/q7-r2'), { batchId: 'nightly/2026-01-01T03:00:00Z', index: 7, rollout: 2 });
+    assert.deepEqual(parseBatchRunId('nightly/2026-01-01T03:00:00Z/q7-r2'), {
+      batchId: 'nightly/2026-01-01T03:00:00Z',
+      index: 7,
+      rollout: 2,
+    });
     assert.equal(parseBatchRunId('research-20260101-1234'), undefined);
   });
 
@@ -30,7 +51,10 @@ describe('ids and ordering', () => {
   test('a scheduled batch writes to DIR/<schedule id>/<scheduled start time>/', () => {
     const night = new Date('2026-03-04T03:00:00.000Z');
     assert.equal(scheduledFolderName(night), '2026-03-04T03-00-00Z');
-    assert.equal(batchOutputDirectory('/data/out/', { id: 'nightly' }, night), '/data/out/nightly/2026-03-04T03-00-00Z');
+    assert.equal(
+      batchOutputDirectory('/data/out/', { id: 'nightly' }, night),
+      '/data/out/nightly/2026-03-04T03-00-00Z',
+    );
     assert.equal(batchOutputDirectory('/data/out', undefined, night), '/data/out');
   });
 });
@@ -38,21 +62,53 @@ describe('ids and ordering', () => {
 describe('validateBatchInput', () => {
   test('a valid input has no problems', () => {
     assert.deepEqual(validateBatchInput(valid), []);
-    assert.deepEqual(validateBatchInput({ ...valid, concurrency: 3, run: { limits: { maxModelCalls: 5 }, protocol: 'native' }, schedule: { id: 'nightly.v2' } }), []);
+    assert.deepEqual(
+      validateBatchInput({
+        ...valid,
+        concurrency: 3,
+        run: { limits: { maxModelCalls: 5 }, protocol: 'native' },
+        schedule: { id: 'nightly.v2' },
+      }),
+      [],
+    );
   });
 
   test('each bad field is named', () => {
-    assert.deepEqual(validateBatchInput({ ...valid, rollouts: 0 }), ['rollouts must be an integer from 1 to 100, got 0']);
-    assert.deepEqual(validateBatchInput({ ...valid, concurrency: 1.5 }), ['concurrency must be an integer from 1 to 1000, got 1.5']);
-    assert.deepEqual(validateBatchInput({ ...valid, input: 'questions.jsonl' }), ['input must be a stored input reference (sha256:…), got "questions.jsonl"']);
-    assert.deepEqual(validateBatchInput({ ...valid, output: 'relative/dir' }), ['output must be an absolute directory path or an s3://bucket/prefix URL, got "relative/dir"']);
-    assert.deepEqual(validateBatchInput({ ...valid, output: 's3://Bad_Bucket/x' }), ['output must be an absolute directory path or an s3://bucket/prefix URL, got "s3://Bad_Bucket/x"']);
-    assert.deepEqual(validateBatchInput({ ...valid, output: 's3://batch-outputs/nightly' }), [], 'an s3:// output is valid');
-    assert.deepEqual(validateBatchInput({ ...valid, questions: 0 }), ['questions must be an integer from 1 to 1000000, got 0']);
-    assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), ["schedule.id must be letters, digits, '.', '_' or '-', got \"../escape\""]);
-    assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), ['run.limits.maxModelCalls must be an integer from 1 to 10000, got 0']);
-    assert.deepEqual(validateBatchInput({ ...valid, run: { limts: { maxModelCalls: 3 } } as never }), ['run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);
-    assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), ['run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema)']);
+    assert.deepEqual(validateBatchInput({ ...valid, rollouts: 0 }), [
+      'rollouts must be an integer from 1 to 100, got 0',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, concurrency: 1.5 }), [
+      'concurrency must be an integer from 1 to 1000, got 1.5',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, input: 'questions.jsonl' }), [
+      'input must be a stored input reference (sha256:…), got "questions.jsonl"',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, output: 'relative/dir' }), [
+      'output must be an absolute directory path or an s3://bucket/prefix URL, got "relative/dir"',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, output: 's3://Bad_Bucket/x' }), [
+      'output must be an absolute directory path or an s3://bucket/prefix URL, got "s3://Bad_Bucket/x"',
+    ]);
+    assert.deepEqual(
+      validateBatchInput({ ...valid, output: 's3://batch-outputs/nightly' }),
+      [],
+      'an s3:// output is valid',
+    );
+    assert.deepEqual(validateBatchInput({ ...valid, questions: 0 }), [
+      'questions must be an integer from 1 to 1000000, got 0',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, schedule: { id: '../escape' } }), [
+      "schedule.id must be letters, digits, '.', '_' or '-', got \"../escape\"",
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { limits: { maxModelCalls: 0 } } }), [
+      'run.limits.maxModelCalls must be an integer from 1 to 10000, got 0',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { limts: { maxModelCalls: 3 } } as never }), [
+      'run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema)',
+    ]);
+    assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), [
+      'run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema)',
+    ]);
     assert.deepEqual(validateBatchInput({ ...valid, rollouts: 'two', output: 'relative', colour: 'red' } as never), [
       'rollouts must be an integer, got "two"',
       'colour is not a known field (known: input, questions, rollouts, concurrency, output, run, name, source, resume, schedule, runsPerContinuation, evaluate, carry)',
@@ -65,12 +121,30 @@ describe('counts and progress', () => {
   test('counts by state and termination per rollout; queued is what is neither started nor kept', () => {
     const counts = emptyBatchCounts(2);
     for (let index = 0; index < 4; index += 1) recordStarted(counts, 1);
-    recordFinished(counts, 1, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 }, durationMs: 1_000 });
-    recordFinished(counts, 1, { termination: 'max_calls', usage: { promptTokens: 20, completionTokens: 5, totalTokens: 25 }, durationMs: 3_000 });
+    recordFinished(counts, 1, {
+      termination: 'answer',
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+      durationMs: 1_000,
+    });
+    recordFinished(counts, 1, {
+      termination: 'max_calls',
+      usage: { promptTokens: 20, completionTokens: 5, totalTokens: 25 },
+      durationMs: 3_000,
+    });
     recordFinished(counts, 1, { failed: true });
     recordKept(counts, 2, 'answer');
     recordKept(counts, 2, 'answer');
-    const progress = batchProgress({ batchId: 'b', state: 'running', output: '/o', questions: 5, concurrency: 4, counts, startedAt: 0, now: 60_000, continuedAsNew: 1 });
+    const progress = batchProgress({
+      batchId: 'b',
+      state: 'running',
+      output: '/o',
+      questions: 5,
+      concurrency: 4,
+      counts,
+      startedAt: 0,
+      now: 60_000,
+      continuedAsNew: 1,
+    });
     assert.deepEqual(progress.perRollout, [
       { rollout: 1, queued: 1, running: 1, done: { answer: 1, max_calls: 1 }, failed: 1, kept: 0 },
       { rollout: 2, queued: 3, running: 0, done: { answer: 2 }, failed: 0, kept: 2 },
@@ -98,7 +172,17 @@ describe('counts and progress', () => {
     assert.equal(estimateRemainingMs(0, 10, 5_000), undefined);
     assert.equal(estimateRemainingMs(3, 0, 5_000), 0);
     assert.equal(estimateRemainingMs(2, 4, 10_000), 20_000);
-    const progress = batchProgress({ batchId: 'b', state: 'starting', output: '/o', questions: 2, concurrency: 1, counts: emptyBatchCounts(1), startedAt: 0, now: 0, continuedAsNew: 0 });
+    const progress = batchProgress({
+      batchId: 'b',
+      state: 'starting',
+      output: '/o',
+      questions: 2,
+      concurrency: 1,
+      counts: emptyBatchCounts(1),
+      startedAt: 0,
+      now: 0,
+      continuedAsNew: 0,
+    });
     assert.equal(progress.etaMs, undefined);
     assert.equal(progress.runsPerMinute, undefined);
   });

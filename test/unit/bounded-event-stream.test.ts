@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import { boundedEventStreamFetch, framedEventStream, ModelStreamLimitError, ServerSentEventFramer } from '../../activities/model/bounded-event-stream';
+import {
+  boundedEventStreamFetch,
+  framedEventStream,
+  ModelStreamLimitError,
+  ServerSentEventFramer,
+} from '../../activities/model/bounded-event-stream';
 import { OpenAIChatModel } from '../../activities/model/openai-chat-model';
 import { FailureTypes } from '../../src/core/failure-types';
 
@@ -18,7 +23,8 @@ function framed(text: string, size: number): string[] {
   const framer = new ServerSentEventFramer(LIMITS);
   const bytes = encoder.encode(text);
   const events: string[] = [];
-  for (let start = 0; start < bytes.length; start += size) events.push(...framer.push(bytes.subarray(start, start + size)).map((event) => decoder.decode(event)));
+  for (let start = 0; start < bytes.length; start += size)
+    events.push(...framer.push(bytes.subarray(start, start + size)).map((event) => decoder.decode(event)));
   const rest = framer.flush();
   if (rest) events.push(decoder.decode(rest));
   return events;
@@ -51,7 +57,12 @@ function chatModelAnswering(body: () => ReadableStream<Uint8Array>, maxReplyByte
     requests.push(String(input));
     return new Response(body(), { status: 200, headers: { 'content-type': 'text/event-stream' } });
   }) as typeof fetch;
-  const client = new OpenAI({ baseURL: 'http://model.test/v1', apiKey: 'k', maxRetries: 0, fetch: boundedEventStreamFetch(LIMITS, fakeFetch) });
+  const client = new OpenAI({
+    baseURL: 'http://model.test/v1',
+    apiKey: 'k',
+    maxRetries: 0,
+    fetch: boundedEventStreamFetch(LIMITS, fakeFetch),
+  });
   return { model: new OpenAIChatModel({ client, baseUrl: 'http://model.test/v1', maxReplyBytes }), requests };
 }
 
@@ -59,7 +70,8 @@ const textBody = (text: string, pieceBytes = 7) =>
   new ReadableStream<Uint8Array>({
     start(controller) {
       const bytes = encoder.encode(text);
-      for (let start = 0; start < bytes.length; start += pieceBytes) controller.enqueue(bytes.slice(start, start + pieceBytes));
+      for (let start = 0; start < bytes.length; start += pieceBytes)
+        controller.enqueue(bytes.slice(start, start + pieceBytes));
       controller.close();
     },
   });
@@ -78,8 +90,17 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 
 describe('ServerSentEventFramer', () => {
   test('gives each event whole, ending with its blank line, however the bytes are cut', () => {
-    const text = 'data: one\n\n: ping\n\ndata: two\r\n\r\ndata: three\r\rdata: {"a":\n"b"}\n\nevent: x\ndata: four\n\ndata: tail';
-    const expected = ['data: one\n\n', ': ping\n\n', 'data: two\r\n\r\n', 'data: three\r\r', 'data: {"a":\n"b"}\n\n', 'event: x\ndata: four\n\n', 'data: tail'];
+    const text =
+      'data: one\n\n: ping\n\ndata: two\r\n\r\ndata: three\r\rdata: {"a":\n"b"}\n\nevent: x\ndata: four\n\ndata: tail';
+    const expected = [
+      'data: one\n\n',
+      ': ping\n\n',
+      'data: two\r\n\r\n',
+      'data: three\r\r',
+      'data: {"a":\n"b"}\n\n',
+      'event: x\ndata: four\n\n',
+      'data: tail',
+    ];
     for (const size of [1, 2, 3, 5, 8, 13, 1_000]) assert.deepEqual(framed(text, size), expected, `pieces of ${size}`);
   });
 
@@ -119,7 +140,12 @@ describe('ServerSentEventFramer', () => {
 
 describe('OpenAIChatModel over the bounded body', () => {
   test('an ordinary stream cut anywhere reads as before', async () => {
-    const text = chunkLine({ role: 'assistant', content: '' }) + chunkLine({ content: 'Hello, ' }) + chunkLine({ content: 'wörld 🌍' }) + chunkLine({}, 'stop') + 'data: [DONE]\n\n';
+    const text =
+      chunkLine({ role: 'assistant', content: '' }) +
+      chunkLine({ content: 'Hello, ' }) +
+      chunkLine({ content: 'wörld 🌍' }) +
+      chunkLine({}, 'stop') +
+      'data: [DONE]\n\n';
     for (const pieceBytes of [1, 7, 4096]) {
       const { model } = chatModelAnswering(() => textBody(text, pieceBytes));
       const reply = await model.chat(request, controls());
@@ -152,7 +178,9 @@ describe('OpenAIChatModel over the bounded body', () => {
   });
 
   test("a native tool call's arguments count: a 50 MB call is refused at the reply limit", async () => {
-    const start = chunkLine({ tool_calls: [{ index: 0, id: 'call-1', type: 'function', function: { name: 'lookup', arguments: '' } }] });
+    const start = chunkLine({
+      tool_calls: [{ index: 0, id: 'call-1', type: 'function', function: { name: 'lookup', arguments: '' } }],
+    });
     const piece = chunkLine({ tool_calls: [{ index: 0, function: { arguments: 'a'.repeat(64 * 1024) } }] });
     let sent = 0;
     const { model } = chatModelAnswering(

@@ -8,7 +8,10 @@ import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 test('a conversation loaded at every model call is read from the store behind once per message', async () => {
   const behind = new MemoryTranscriptStore();
   const cached = new CachedTranscriptStore(behind, { maxCharacters: 1_000_000 });
-  let conversation = await putConversation(cached, [await putMessage(cached, { role: 'system', content: 'You research.' }), await putMessage(cached, { role: 'user', content: 'Who won?' })]);
+  let conversation = await putConversation(cached, [
+    await putMessage(cached, { role: 'system', content: 'You research.' }),
+    await putMessage(cached, { role: 'user', content: 'Who won?' }),
+  ]);
   for (let call = 1; call <= 20; call += 1) {
     const messages = await loadConversation(cached, conversation);
     assert.equal(messages.length, 2 * call);
@@ -29,7 +32,9 @@ test('a conversation loaded at every model call is read from the store behind on
 
 test('the least recently used texts go first once the cache is full; a text larger than the cache is not kept', async () => {
   const behind = new MemoryTranscriptStore();
-  const references = await Promise.all(['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)].map((text) => behind.putText(text)));
+  const references = await Promise.all(
+    ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)].map((text) => behind.putText(text)),
+  );
   const [a, b, c] = references as [string, string, string];
   const cached = new CachedTranscriptStore(behind, { maxCharacters: 100 });
   await cached.getText(a);
@@ -57,14 +62,22 @@ test('concurrent misses share one read; a failed read is not cached, so the next
     getText: async (reference) => {
       reads += 1;
       await new Promise((resolve) => setTimeout(resolve, 10));
-      if (down) throw new TranscriptStoreUnavailableError('The transcript store is unavailable (getting a blob): connection refused.');
+      if (down)
+        throw new TranscriptStoreUnavailableError(
+          'The transcript store is unavailable (getting a blob): connection refused.',
+        );
       return `text of ${reference}`;
     },
   };
   const cached = new CachedTranscriptStore(flaky, { maxCharacters: 1_000 });
-  const failures = await Promise.allSettled([cached.getText('sha256:one'), cached.getText('sha256:one'), cached.getText('sha256:one')]);
+  const failures = await Promise.allSettled([
+    cached.getText('sha256:one'),
+    cached.getText('sha256:one'),
+    cached.getText('sha256:one'),
+  ]);
   assert.equal(reads, 1, 'three callers, one read');
-  for (const failure of failures) assert.equal(failure.status === 'rejected' && (failure.reason as Error).name, 'TranscriptStoreUnavailableError');
+  for (const failure of failures)
+    assert.equal(failure.status === 'rejected' && (failure.reason as Error).name, 'TranscriptStoreUnavailableError');
   down = false;
   assert.equal(await cached.getText('sha256:one'), 'text of sha256:one');
   assert.equal(await cached.getText('sha256:one'), 'text of sha256:one');
@@ -72,5 +85,8 @@ test('concurrent misses share one read; a failed read is not cached, so the next
 });
 
 test('a cache of no size is refused', () => {
-  assert.throws(() => new CachedTranscriptStore(new MemoryTranscriptStore(), { maxCharacters: 0 }), /maxCharacters must be positive/);
+  assert.throws(
+    () => new CachedTranscriptStore(new MemoryTranscriptStore(), { maxCharacters: 0 }),
+    /maxCharacters must be positive/,
+  );
 });

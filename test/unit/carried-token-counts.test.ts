@@ -3,9 +3,19 @@ import { describe, test } from '@jest/globals';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createCompressContext } from '../../activities/compression-activity';
 import { createCallModel } from '../../activities/model-activity';
-import { countConversationTokens, countMessageTokens, countsLabel, type TokenCounter } from '../../activities/token-counter';
+import {
+  countConversationTokens,
+  countMessageTokens,
+  countsLabel,
+  type TokenCounter,
+} from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput } from '../../src/core/activity-contracts';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  CompressContextInput,
+  CompressContextOutput,
+} from '../../src/core/activity-contracts';
 import type { ChatMessage } from '../../src/core/messages';
 import { loadConversation, loadConversationEntries, putConversation, putMessage } from '../../src/storage/conversation';
 import { fakeChatModel } from '../fakes/fake-chat-model';
@@ -27,8 +37,10 @@ const recount: TokenCounter = { count: (text) => text.split(/\s+/).filter(Boolea
 
 const SYSTEM: ChatMessage = { role: 'system', content: 'You are a careful research assistant with tools.' };
 const QUESTION: ChatMessage = { role: 'user', content: 'Which company sold more cars in 2024?' };
-const CALL = '<think>Look it up.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "cars"}}\n</tool_call>';
-const observation = (index: number) => `<tool_response>\n${'Sales figures for the year, by maker and month. '.repeat(20)}(${index})\n</tool_response>`;
+const CALL =
+  '<think>Look it up.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "cars"}}\n</tool_call>';
+const observation = (index: number) =>
+  `<tool_response>\n${'Sales figures for the year, by maker and month. '.repeat(20)}(${index})\n</tool_response>`;
 
 function modelCaller(counter: TokenCounter) {
   const store = new MemoryTranscriptStore();
@@ -58,7 +70,9 @@ async function storedWithoutCounts(store: MemoryTranscriptStore, messages: ChatM
   return store.putText(JSON.stringify({ kind: 'conversation', messages: references }));
 }
 
-const observationMessage = (index: number): CallModelInput['append'] => [{ role: 'user', parts: [{ text: observation(index) }] }];
+const observationMessage = (index: number): CallModelInput['append'] => [
+  { role: 'user', parts: [{ text: observation(index) }] },
+];
 
 /** What the call sent: the conversation it returned without its reply. */
 async function promptOf(store: MemoryTranscriptStore, output: CallModelOutput): Promise<ChatMessage[]> {
@@ -84,7 +98,10 @@ describe('token counts carried forward', () => {
     // The manifest carries a count per message, each what counting that message gives.
     const entries = await loadConversationEntries(store, conversation);
     const messages = await loadConversation(store, conversation);
-    assert.deepEqual(entries.tokens, { counter: countsLabel(counter), counts: messages.map((message) => countMessageTokens(message, recount)) });
+    assert.deepEqual(entries.tokens, {
+      counter: countsLabel(counter),
+      counts: messages.map((message) => countMessageTokens(message, recount)),
+    });
     assert.equal(messages.length, 2 + 5 + 4);
   });
 
@@ -92,13 +109,18 @@ describe('token counts carried forward', () => {
     const counter = recordingCounter();
     const { store, call } = modelCaller(counter);
     const old: ChatMessage[] = [SYSTEM, QUESTION];
-    for (let turn = 1; turn <= 20; turn += 1) old.push({ role: 'assistant', content: CALL }, { role: 'user', content: observation(turn) });
+    for (let turn = 1; turn <= 20; turn += 1)
+      old.push({ role: 'assistant', content: CALL }, { role: 'user', content: observation(turn) });
     old.pop();
     const first = await call(await storedWithoutCounts(store, old), observationMessage(20), 21);
     const prompt = await promptOf(store, first);
     assert.equal(prompt.length, old.length + 1);
     assert.equal(first.estimatedPromptTokens, countConversationTokens(prompt, recount));
-    assert.equal(counter.counted.filter((text) => text === SYSTEM.content).length, 1, 'each stored message counted once');
+    assert.equal(
+      counter.counted.filter((text) => text === SYSTEM.content).length,
+      1,
+      'each stored message counted once',
+    );
     assert.deepEqual(
       (await loadConversationEntries(store, first.conversation)).tokens?.counts,
       (await loadConversation(store, first.conversation)).map((message) => countMessageTokens(message, recount)),
@@ -123,7 +145,11 @@ describe('token counts carried forward', () => {
     ]) {
       counter.counted.length = 0;
       const output = await call(await putConversation(store, references, tokens));
-      assert.equal(output.estimatedPromptTokens, countConversationTokens([SYSTEM, QUESTION], recount), JSON.stringify(tokens));
+      assert.equal(
+        output.estimatedPromptTokens,
+        countConversationTokens([SYSTEM, QUESTION], recount),
+        JSON.stringify(tokens),
+      );
       assert.deepEqual(counter.counted.slice(0, 2), [SYSTEM.content, QUESTION.content]);
     }
   });
@@ -135,7 +161,11 @@ describe('token counts carried forward', () => {
     for (let index = 1; index <= 3; index += 1) {
       counter.counted.length = 0;
       const output = await call(conversation, index === 1 ? [] : observationMessage(index), index);
-      assert.equal(counter.counted.filter((text) => text === SYSTEM.content).length, 1, `call ${index} counts the system prompt again`);
+      assert.equal(
+        counter.counted.filter((text) => text === SYSTEM.content).length,
+        1,
+        `call ${index} counts the system prompt again`,
+      );
       assert.equal(output.estimatedPromptTokens, countConversationTokens(await promptOf(store, output), recount));
       assert.equal((await loadConversationEntries(store, output.conversation)).tokens, undefined);
       conversation = output.conversation;
@@ -149,7 +179,11 @@ describe('token counts carried forward', () => {
     const second = await call(first.conversation, observationMessage(1), 2);
     // A compression that took the last observation in leaves the conversation ending in a user message, its counts carried.
     const entries = await loadConversationEntries(store, second.conversation);
-    const endingInUser = await putConversation(store, entries.messages.slice(0, -1), entries.tokens && { ...entries.tokens, counts: entries.tokens.counts.slice(0, -1) });
+    const endingInUser = await putConversation(
+      store,
+      entries.messages.slice(0, -1),
+      entries.tokens && { ...entries.tokens, counts: entries.tokens.counts.slice(0, -1) },
+    );
     counter.counted.length = 0;
     const final = await call(endingInUser, [{ role: 'user', parts: [{ text: 'Answer now.' }] }], 3);
     const prompt = await promptOf(store, final);
@@ -164,11 +198,19 @@ describe('token counts carried through compression', () => {
   async function compressed(turns: number, input: Partial<CompressContextInput>) {
     const counter = recordingCounter();
     const store = new MemoryTranscriptStore();
-    const compress = createCompressContext({ chatModel: fakeChatModel(() => 'A short summary of the steps.'), store, tokenCounter: counter });
+    const compress = createCompressContext({
+      chatModel: fakeChatModel(() => 'A short summary of the steps.'),
+      store,
+      tokenCounter: counter,
+    });
     const messages: ChatMessage[] = [SYSTEM, QUESTION];
-    for (let turn = 1; turn <= turns; turn += 1) messages.push({ role: 'assistant', content: CALL }, { role: 'user', content: observation(turn) });
+    for (let turn = 1; turn <= turns; turn += 1)
+      messages.push({ role: 'assistant', content: CALL }, { role: 'user', content: observation(turn) });
     const references = await Promise.all(messages.map((message) => putMessage(store, message)));
-    const conversation = await putConversation(store, references, { counter: countsLabel(counter) as string, counts: messages.map((message) => countMessageTokens(message, recount)) });
+    const conversation = await putConversation(store, references, {
+      counter: countsLabel(counter) as string,
+      counts: messages.map((message) => countMessageTokens(message, recount)),
+    });
     const output = (await new MockActivityEnvironment().run(compress, {
       workflowId: 'wf',
       conversation,
@@ -199,7 +241,11 @@ describe('token counts carried through compression', () => {
   });
 
   test('with a summary and the final request, the total is still what recounting gives', async () => {
-    const { output, result, entries } = await compressed(6, { summarize: true, targetTokens: 50, finalAnswer: { request: 'Answer now.' } });
+    const { output, result, entries } = await compressed(6, {
+      summarize: true,
+      targetTokens: 50,
+      finalAnswer: { request: 'Answer now.' },
+    });
     assert.equal(output.summarizedTurns, 4);
     assert.equal(output.contextTokens, countConversationTokens(result, recount));
     assert.deepEqual(

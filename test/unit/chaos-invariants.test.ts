@@ -17,10 +17,14 @@ import {
   type TranscriptMessage,
 } from '../../scripts/chaos/invariants';
 
-const system: TranscriptMessage = { role: 'system', content: 'You are a deep research assistant. Use <tool_call> and read <tool_response>.' };
+const system: TranscriptMessage = {
+  role: 'system',
+  content: 'You are a deep research assistant. Use <tool_call> and read <tool_response>.',
+};
 const question: TranscriptMessage = { role: 'user', content: 'Who sold more cars in 2024?' };
 
-const call = (name: string, tag: string) => `<tool_call>\n${JSON.stringify({ name, arguments: { ms: 500, tag: `@@${tag}@@` } })}\n</tool_call>`;
+const call = (name: string, tag: string) =>
+  `<tool_call>\n${JSON.stringify({ name, arguments: { ms: 500, tag: `@@${tag}@@` } })}\n</tool_call>`;
 const response = (text: string) => `<tool_response>\n${text}\n</tool_response>`;
 const assistant = (content: string): TranscriptMessage => ({ role: 'assistant', content });
 const user = (content: string): TranscriptMessage => ({ role: 'user', content });
@@ -81,7 +85,10 @@ describe('DeepResearch transcript checker', () => {
   test('a duplicated tool response is caught, as an extra response and as a repeated result', () => {
     const messages = deepResearchTranscript();
     messages[5] = user(`${response('Facts about BYD @@r1-t2-c1@@')}\n${response('Facts about BYD @@r1-t2-c1@@')}`);
-    assert.match(checkDeepResearchTranscript(messages).join('\n'), /message 4 has 1 <tool_call>s but message 5 has 2 <tool_response>s/);
+    assert.match(
+      checkDeepResearchTranscript(messages).join('\n'),
+      /message 4 has 1 <tool_call>s but message 5 has 2 <tool_response>s/,
+    );
 
     const swapped = deepResearchTranscript();
     swapped[3] = user(`${response('Slept 500 ms. @@r1-t1-c1@@')}\n${response('Slept 500 ms. @@r1-t1-c1@@')}`);
@@ -92,7 +99,9 @@ describe('DeepResearch transcript checker', () => {
 
   test('responses out of call order are caught', () => {
     const messages = deepResearchTranscript();
-    messages[3] = user(`${response('Flaky backend answered. @@r1-t1-c2@@')}\n${response('Slept 500 ms. @@r1-t1-c1@@')}`);
+    messages[3] = user(
+      `${response('Flaky backend answered. @@r1-t1-c2@@')}\n${response('Slept 500 ms. @@r1-t1-c1@@')}`,
+    );
     assert.equal(checkDeepResearchTranscript(messages).filter((problem) => /out of order/.test(problem)).length, 2);
   });
 
@@ -117,13 +126,19 @@ describe('native transcript checker', () => {
   test('a missing tool message is caught', () => {
     const messages = nativeTranscript();
     messages.splice(4, 1);
-    assert.match(checkNativeTranscript(messages).join('\n'), /call call_b \(2 of 2 in message 2\) has no tool message right after it/);
+    assert.match(
+      checkNativeTranscript(messages).join('\n'),
+      /call call_b \(2 of 2 in message 2\) has no tool message right after it/,
+    );
   });
 
   test('a duplicated tool message is caught', () => {
     const messages = nativeTranscript();
     messages.splice(5, 0, { role: 'tool', toolCallId: 'call_b', content: 'Facts about BYD @@r2-t1-c2@@' });
-    assert.match(checkNativeTranscript(messages).join('\n'), /message 5 is a tool message for "call_b" with no open call before it/);
+    assert.match(
+      checkNativeTranscript(messages).join('\n'),
+      /message 5 is a tool message for "call_b" with no open call before it/,
+    );
   });
 
   test('tool messages out of order are caught', () => {
@@ -136,7 +151,13 @@ describe('native transcript checker', () => {
 
   test('a call id issued twice and two assistant messages in a row are caught', () => {
     const messages = nativeTranscript();
-    messages.splice(5, 0, { ...(messages[2] as TranscriptMessage), content: 'again' }, { role: 'tool', toolCallId: 'call_a', content: 'x' }, { role: 'tool', toolCallId: 'call_b', content: 'y' });
+    messages.splice(
+      5,
+      0,
+      { ...(messages[2] as TranscriptMessage), content: 'again' },
+      { role: 'tool', toolCallId: 'call_a', content: 'x' },
+      { role: 'tool', toolCallId: 'call_b', content: 'y' },
+    );
     assert.match(checkNativeTranscript(messages).join('\n'), /tool call id call_a was issued twice/);
     const doubled = nativeTranscript();
     doubled.push({ role: 'assistant', content: 'Another answer.' });
@@ -145,7 +166,12 @@ describe('native transcript checker', () => {
 });
 
 describe('model call checker', () => {
-  const request = (modelCall: number, receivedAt: number, completed: boolean, completedAt?: number): ModelRequestLogEntry => ({
+  const request = (
+    modelCall: number,
+    receivedAt: number,
+    completed: boolean,
+    completedAt?: number,
+  ): ModelRequestLogEntry => ({
     workflowId: 'wf',
     modelCall,
     receivedAt,
@@ -154,7 +180,13 @@ describe('model call checker', () => {
   });
 
   test('one completed request per call, retries of cut-off requests and summary requests pass', () => {
-    const requests = [request(1, 1_000, true, 1_500), request(2, 2_000, false), request(2, 9_000, true, 9_400), { receivedAt: 9_500, completed: true }, request(3, 10_000, true, 10_300)];
+    const requests = [
+      request(1, 1_000, true, 1_500),
+      request(2, 2_000, false),
+      request(2, 9_000, true, 9_400),
+      { receivedAt: 9_500, completed: true },
+      request(3, 10_000, true, 10_300),
+    ];
     const recorded = new Map([
       [1, 1_600],
       [2, 9_500],
@@ -178,11 +210,18 @@ describe('model call checker', () => {
 
   test('a reply lost in a crash before history recorded it may be sent again', () => {
     const requests = [request(1, 1_000, true, 1_500), request(1, 8_000, true, 8_300)];
-    assert.deepEqual(checkModelCalls(requests, new Map([[1, 8_400]]), [1_510]), { violations: [], resentAfterCrash: 1, resent: [{ modelCall: 1, crashAt: 1_510 }] });
+    assert.deepEqual(checkModelCalls(requests, new Map([[1, 8_400]]), [1_510]), {
+      violations: [],
+      resentAfterCrash: 1,
+      resent: [{ modelCall: 1, crashAt: 1_510 }],
+    });
   });
 
   test('a completion history recorded but the server never completed is caught', () => {
-    assert.match(checkModelCalls([request(1, 1_000, false)], new Map([[1, 2_000]]), []).violations.join('\n'), /completed no request/);
+    assert.match(
+      checkModelCalls([request(1, 1_000, false)], new Map([[1, 2_000]]), []).violations.join('\n'),
+      /completed no request/,
+    );
     assert.match(checkModelCalls([], new Map([[4, 2_000]]), []).violations.join('\n'), /never received it/);
   });
 });
@@ -200,22 +239,41 @@ describe('tools after a cancel', () => {
   });
 
   test('tools that stop soon after the cancel pass', () => {
-    assert.deepEqual(checkToolsStoppedAfterCancel([entry('start', 1_000), entry('stop', 5_500)], [], 5_000, 10_000, 60_000), []);
+    assert.deepEqual(
+      checkToolsStoppedAfterCancel([entry('start', 1_000), entry('stop', 5_500)], [], 5_000, 10_000, 60_000),
+      [],
+    );
   });
 
   test('a tool running past the cancel is caught', () => {
-    const problems = checkToolsStoppedAfterCancel([entry('start', 1_000), entry('stop', 16_000)], [], 5_000, 10_000, 60_000);
+    const problems = checkToolsStoppedAfterCancel(
+      [entry('start', 1_000), entry('stop', 16_000)],
+      [],
+      5_000,
+      10_000,
+      60_000,
+    );
     assert.equal(problems.length, 1);
     assert.match(problems[0] ?? '', /ran until 11.0 s after the cancel request/);
-    assert.match(checkToolsStoppedAfterCancel([entry('start', 1_000)], [], 5_000, 10_000, 60_000).join('\n'), /was still running 55.0 s after the cancel request/);
+    assert.match(
+      checkToolsStoppedAfterCancel([entry('start', 1_000)], [], 5_000, 10_000, 60_000).join('\n'),
+      /was still running 55.0 s after the cancel request/,
+    );
   });
 
   test('a start without a stop ends when its worker was killed', () => {
     const entries = [entry('start', 1_000, 100), entry('start', 7_000, 200, 2), entry('stop', 7_200, 200, 2)];
     assert.deepEqual(checkToolsStoppedAfterCancel(entries, [{ pid: 100, at: 6_000 }], 5_000, 10_000, 60_000), []);
-    assert.equal(checkToolsStoppedAfterCancel(entries, [{ pid: 300, at: 6_000 }], 5_000, 10_000, 60_000).length, 1, 'a kill of another worker does not count');
+    assert.equal(
+      checkToolsStoppedAfterCancel(entries, [{ pid: 300, at: 6_000 }], 5_000, 10_000, 60_000).length,
+      1,
+      'a kill of another worker does not count',
+    );
     assert.deepEqual(checkNoToolLeftRunning(entries, [{ pid: 100, at: 6_000 }], 60_000), []);
-    assert.match(checkNoToolLeftRunning(entries, [], 60_000).join('\n'), /tool sleepy \(call c1, attempt 1, pid 100\) is still running after the run ended/);
+    assert.match(
+      checkNoToolLeftRunning(entries, [], 60_000).join('\n'),
+      /tool sleepy \(call c1, attempt 1, pid 100\) is still running after the run ended/,
+    );
     const intervals = toolIntervals(entries, [{ pid: 100, at: 6_000 }], 60_000);
     assert.deepEqual(
       intervals.map((interval) => [interval.pid, interval.end, interval.endedBy]),
@@ -280,7 +338,11 @@ describe('terminations, counts, percentiles, options and the plan', () => {
     );
     for (const plan of first.runs) {
       const messages = simulateTranscript(plan);
-      assert.deepEqual(plan.protocol === 'native' ? checkNativeTranscript(messages) : checkDeepResearchTranscript(messages), [], plan.workflowId);
+      assert.deepEqual(
+        plan.protocol === 'native' ? checkNativeTranscript(messages) : checkDeepResearchTranscript(messages),
+        [],
+        plan.workflowId,
+      );
     }
   });
 });
@@ -292,8 +354,13 @@ function simulateTranscript(plan: RunPlan): TranscriptMessage[] {
     const reply = plannedReply(plan, turn);
     const calls = plan.turns[turn - 1] ?? [];
     if (plan.protocol === 'native') {
-      messages.push({ role: 'assistant', content: reply.content ?? '', ...(reply.toolCalls ? { toolCalls: reply.toolCalls } : {}) });
-      for (const planned of calls) messages.push({ role: 'tool', toolCallId: planned.id, content: `done ${planned.tag}` });
+      messages.push({
+        role: 'assistant',
+        content: reply.content ?? '',
+        ...(reply.toolCalls ? { toolCalls: reply.toolCalls } : {}),
+      });
+      for (const planned of calls)
+        messages.push({ role: 'tool', toolCallId: planned.id, content: `done ${planned.tag}` });
     } else {
       messages.push(assistant(reply.content ?? ''));
       if (calls.length) messages.push(user(calls.map((planned) => response(`done ${planned.tag}`)).join('\n')));

@@ -17,7 +17,10 @@ describe('a model call: its stall limit and heartbeat interval', () => {
   });
 
   test('no heartbeat timeout either: the default stall limit, heartbeats from it', () => {
-    assert.deepEqual(modelStreamLimits(undefined, undefined), { stallLimitMs: DEFAULT_STALL_LIMIT_MS, heartbeatIntervalMs: 5_000 });
+    assert.deepEqual(modelStreamLimits(undefined, undefined), {
+      stallLimitMs: DEFAULT_STALL_LIMIT_MS,
+      heartbeatIntervalMs: 5_000,
+    });
     assert.deepEqual(modelStreamLimits(9, undefined), { stallLimitMs: 9_000, heartbeatIntervalMs: 3_000 });
   });
 });
@@ -26,7 +29,12 @@ describe('chatControls: the one builder of a model call’s controls', () => {
   const signal = new AbortController().signal;
 
   test('a caller that knows nothing but its signal (the page summariser): the defaults, spelled out', () => {
-    assert.deepEqual(chatControls({ signal }), { signal, firstChunkLimitMs: DEFAULT_FIRST_CHUNK_LIMIT_MS, stallLimitMs: DEFAULT_STALL_LIMIT_MS, heartbeatIntervalMs: 5_000 });
+    assert.deepEqual(chatControls({ signal }), {
+      signal,
+      firstChunkLimitMs: DEFAULT_FIRST_CHUNK_LIMIT_MS,
+      stallLimitMs: DEFAULT_STALL_LIMIT_MS,
+      heartbeatIntervalMs: 5_000,
+    });
   });
 
   test('an activity that knows its heartbeat timeout (the judge, compression): stalls bounded by it, heartbeats a third of it apart', () => {
@@ -47,13 +55,23 @@ describe('chatControls: the one builder of a model call’s controls', () => {
   test('the model activity: its first-token and stall limits in seconds, its callbacks passed on', () => {
     const onDelta = () => undefined;
     const onProgress = () => undefined;
-    assert.deepEqual(chatControls({ signal, heartbeatTimeoutMs: 20_000, firstTokenSeconds: 30, stallSeconds: 60, onDelta, onProgress }), {
-      signal,
-      firstChunkLimitMs: 30_000,
-      stallLimitMs: 60_000,
-      heartbeatIntervalMs: 5_000,
-      onDelta,
-      onProgress,
-    });
+    assert.deepEqual(
+      chatControls({
+        signal,
+        heartbeatTimeoutMs: 20_000,
+        firstTokenSeconds: 30,
+        stallSeconds: 60,
+        onDelta,
+        onProgress,
+      }),
+      {
+        signal,
+        firstChunkLimitMs: 30_000,
+        stallLimitMs: 60_000,
+        heartbeatIntervalMs: 5_000,
+        onDelta,
+        onProgress,
+      },
+    );
   });
 });

@@ -35,7 +35,10 @@ describe('run ids', () => {
     assert.equal(questionSlug('a'.repeat(100)), 'a'.repeat(40));
     for (const question of ['x', 'What is 2+2?', 'word '.repeat(50), '\u0000\u{1F600} ok']) {
       const slug = questionSlug(question);
-      assert.ok(slug.length <= 40 && /^[a-z0-9-]*$/.test(slug) && !slug.startsWith('-') && !slug.endsWith('-'), `${JSON.stringify(question)} → ${slug}`);
+      assert.ok(
+        slug.length <= 40 && /^[a-z0-9-]*$/.test(slug) && !slug.startsWith('-') && !slug.endsWith('-'),
+        `${JSON.stringify(question)} → ${slug}`,
+      );
     }
   });
 });
@@ -43,7 +46,10 @@ describe('run ids', () => {
 describe('startResearch', () => {
   test('starts researchAgent by type name on the default queue, the question as summary', async () => {
     const { client, starts } = recordingClient();
-    const handle = await startResearch(client, { question: 'Who first reached the South Pole?', limits: { maxModelCalls: 5 } });
+    const handle = await startResearch(client, {
+      question: 'Who first reached the South Pole?',
+      limits: { maxModelCalls: 5 },
+    });
     assert.equal(starts.length, 1);
     const [{ type, options }] = starts as [{ type: string; options: Record<string, unknown> }];
     assert.equal(type, WorkflowTypes.researchAgent);
@@ -64,15 +70,18 @@ describe('startResearch', () => {
 
   test('a bad request is refused before it reaches Temporal, each problem naming its field', async () => {
     const { client, starts } = recordingClient();
-    await assert.rejects(startResearch(client, { question: '', limits: { maxModelCalls: 0 }, colour: 'red' } as never), (error: unknown) => {
-      assert.ok(error instanceof InvalidResearchRequestError);
-      assert.deepEqual(error.problems, [
-        'question must not be empty',
-        'limits.maxModelCalls must be an integer from 1 to 10000, got 0',
-        'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
-      ]);
-      return true;
-    });
+    await assert.rejects(
+      startResearch(client, { question: '', limits: { maxModelCalls: 0 }, colour: 'red' } as never),
+      (error: unknown) => {
+        assert.ok(error instanceof InvalidResearchRequestError);
+        assert.deepEqual(error.problems, [
+          'question must not be empty',
+          'limits.maxModelCalls must be an integer from 1 to 10000, got 0',
+          'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+        ]);
+        return true;
+      },
+    );
     assert.equal(starts.length, 0);
   });
 });

@@ -40,8 +40,34 @@ function report(batch: string, durations: number[], judgeCalls: { made: number; 
     },
     statistics: { all: statistics(durations), solved: statistics(durations.slice(0, 1)) },
     questions: [
-      { question: 'Q0?', reference: 'a', rollouts: [{ rollout: 1, prediction: 'a', termination: 'answer', isCorrect: true, judgement: 'Correct', runId: `${batch}/q0-r1` }] },
-      { question: 'Q1?', reference: 'b', rollouts: [{ rollout: 1, prediction: 'c', termination: 'answer', isCorrect: false, judgement: 'Incorrect', runId: `${batch}/q1-r1` }] },
+      {
+        question: 'Q0?',
+        reference: 'a',
+        rollouts: [
+          {
+            rollout: 1,
+            prediction: 'a',
+            termination: 'answer',
+            isCorrect: true,
+            judgement: 'Correct',
+            runId: `${batch}/q0-r1`,
+          },
+        ],
+      },
+      {
+        question: 'Q1?',
+        reference: 'b',
+        rollouts: [
+          {
+            rollout: 1,
+            prediction: 'c',
+            termination: 'answer',
+            isCorrect: false,
+            judgement: 'Incorrect',
+            runId: `${batch}/q1-r1`,
+          },
+        ],
+      },
     ],
     skipped: [],
     unparsedVerdicts: [],

@@ -8,7 +8,14 @@ import { chaosSeed, FAULT_GAP_MS, FAULT_KINDS, planFaults, type FaultKind } from
  * replays a schedule.
  */
 
-const workers = ['worker-workflows-1', 'worker-workflows-2', 'worker-model-1', 'worker-model-2', 'worker-tools-1', 'worker-tools-2'];
+const workers = [
+  'worker-workflows-1',
+  'worker-workflows-2',
+  'worker-model-1',
+  'worker-model-2',
+  'worker-tools-1',
+  'worker-tools-2',
+];
 const machines = ['machine-1', 'machine-2', 'machine-3'];
 
 test('a seed gives one schedule: the same seed the same faults, gaps, down-times, worker and machine', () => {
@@ -30,9 +37,14 @@ test('every kind comes as often as planned — history and matching twice — ea
       const ofKind = plan.filter((fault) => fault.kind === kind);
       assert.equal(ofKind.length, FAULT_KINDS[kind].times, `seed ${seed}: ${kind}`);
       const [low, high] = FAULT_KINDS[kind].downMs;
-      for (const fault of ofKind) assert.ok(fault.downMs >= low && fault.downMs <= high, `seed ${seed}: ${kind} down ${fault.downMs} ms`);
+      for (const fault of ofKind)
+        assert.ok(fault.downMs >= low && fault.downMs <= high, `seed ${seed}: ${kind} down ${fault.downMs} ms`);
     }
-    for (const fault of plan) assert.ok(fault.gapMs >= FAULT_GAP_MS[0] && fault.gapMs <= FAULT_GAP_MS[1], `seed ${seed}: gap ${fault.gapMs} ms`);
+    for (const fault of plan)
+      assert.ok(
+        fault.gapMs >= FAULT_GAP_MS[0] && fault.gapMs <= FAULT_GAP_MS[1],
+        `seed ${seed}: gap ${fault.gapMs} ms`,
+      );
     const killed = plan.filter((fault) => fault.kind === 'worker').map((fault) => fault.worker);
     assert.ok(
       killed.every((worker) => worker !== undefined && workers.includes(worker)),
@@ -40,7 +52,10 @@ test('every kind comes as often as planned — history and matching twice — ea
     );
     assert.ok(plan.every((fault) => (fault.kind === 'worker') === (fault.worker !== undefined)));
     const cut = plan.filter((fault) => fault.kind === 'network').map((fault) => fault.machine);
-    assert.ok(cut.length === 1 && cut.every((machine) => machine !== undefined && machines.includes(machine)), `seed ${seed}: machine ${cut.join()}`);
+    assert.ok(
+      cut.length === 1 && cut.every((machine) => machine !== undefined && machines.includes(machine)),
+      `seed ${seed}: machine ${cut.join()}`,
+    );
     assert.ok(plan.every((fault) => (fault.kind === 'network') === (fault.machine !== undefined)));
   }
   assert.deepEqual([FAULT_KINDS.history.times, FAULT_KINDS.matching.times], [2, 2]);

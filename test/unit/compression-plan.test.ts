@@ -22,7 +22,12 @@ import { protocolByName } from '../../src/core/protocols';
 const LONG = 'x'.repeat(STUB_MINIMUM_CHARACTERS);
 const SYSTEM: ChatMessage = { role: 'system', content: 'You are a deep research assistant.' };
 const QUESTION: ChatMessage = { role: 'user', content: 'Which company sold more cars in 2024?' };
-const budgets = (overrides: Partial<CompressionBudgets> = {}): CompressionBudgets => ({ keepRecentTurns: 1, targetTokens: 100, summarize: true, ...overrides });
+const budgets = (overrides: Partial<CompressionBudgets> = {}): CompressionBudgets => ({
+  keepRecentTurns: 1,
+  targetTokens: 100,
+  summarize: true,
+  ...overrides,
+});
 
 /** A deep-research conversation: one turn per observation text, each a call and its response. */
 function conversation(...observations: string[]): ChatMessage[] {
@@ -60,7 +65,10 @@ describe('stubs', () => {
     assert.equal(isStubbable('x'.repeat(STUB_MINIMUM_CHARACTERS - 1)), false);
     assert.equal(isStubbable(LONG), true);
     const stub = stubText(`${LONG}y`, 'sha256:abc');
-    assert.match(stub, /^\[Observation omitted to save context: 601 characters beginning "x+…?"\. The full text is in the transcript store as sha256:abc\.\]$/);
+    assert.match(
+      stub,
+      /^\[Observation omitted to save context: 601 characters beginning "x+…?"\. The full text is in the transcript store as sha256:abc\.\]$/,
+    );
     assert.equal(isStubbable(stub.padEnd(1_000, ' ')), false);
   });
 
@@ -78,7 +86,12 @@ describe('stubs', () => {
   });
 
   test('one message of several results: each is decided on its own', () => {
-    const messages: ChatMessage[] = [SYSTEM, QUESTION, { role: 'assistant', content: 'a' }, { role: 'user', content: `Observation: short\nObservation: ${LONG}` }];
+    const messages: ChatMessage[] = [
+      SYSTEM,
+      QUESTION,
+      { role: 'assistant', content: 'a' },
+      { role: 'user', content: `Observation: short\nObservation: ${LONG}` },
+    ];
     const plan = planCompression(messages, protocolByName('classic'), budgets({ keepRecentTurns: 0 }));
     assert.deepEqual(plan.stubs, [{ index: 3, results: ['short\n', LONG], stubbed: [false, true] }]);
     assert.equal(plan.stubbedResults, 1);
@@ -93,17 +106,25 @@ describe('stubs', () => {
       { role: 'user', content: `<tool_response>\n${LONG}\n</tool_response>` },
     ];
     assert.deepEqual(
-      planCompression(messages, protocolByName('native'), budgets({ keepRecentTurns: 0 })).stubs.map((stub) => stub.index),
+      planCompression(messages, protocolByName('native'), budgets({ keepRecentTurns: 0 })).stubs.map(
+        (stub) => stub.index,
+      ),
       [3],
     );
     assert.deepEqual(
-      planCompression(messages, protocolByName('deep-research'), budgets({ keepRecentTurns: 0 })).stubs.map((stub) => stub.index),
+      planCompression(messages, protocolByName('deep-research'), budgets({ keepRecentTurns: 0 })).stubs.map(
+        (stub) => stub.index,
+      ),
       [4],
     );
   });
 
   test('with dropTurns nothing is stubbed: the turns go', () => {
-    const plan = planCompression(conversation(LONG, LONG), protocolByName('deep-research'), budgets({ keepRecentTurns: 0, finalAnswer: { request: 'Answer.', dropTurns: true } }));
+    const plan = planCompression(
+      conversation(LONG, LONG),
+      protocolByName('deep-research'),
+      budgets({ keepRecentTurns: 0, finalAnswer: { request: 'Answer.', dropTurns: true } }),
+    );
     assert.deepEqual(plan.stubs, []);
     assert.equal(plan.dropTurns, true);
   });
@@ -137,7 +158,11 @@ describe('the summary', () => {
       false,
       'no old turns',
     );
-    const dropped = planCompression(messages, protocolByName('deep-research'), budgets({ finalAnswer: { request: 'r', dropTurns: true } }));
+    const dropped = planCompression(
+      messages,
+      protocolByName('deep-research'),
+      budgets({ finalAnswer: { request: 'r', dropTurns: true } }),
+    );
     assert.equal(
       summaryDue(dropped, budgets(), () => 1_000),
       false,
@@ -152,12 +177,28 @@ describe('the summary', () => {
     const folded = withSummary(plan, messages, 'BYD leads.', 'sha256:before');
     assert.deepEqual(folded, [
       SYSTEM,
-      { role: 'user', content: `${QUESTION.content}\n\n[Summary of the research so far, written to save context; the steps before it are in the transcript store as sha256:before:]\nBYD leads.` },
+      {
+        role: 'user',
+        content: `${QUESTION.content}\n\n[Summary of the research so far, written to save context; the steps before it are in the transcript store as sha256:before:]\nBYD leads.`,
+      },
       ...messages.slice(6),
     ]);
-    assert.deepEqual(readQuestion(folded[1] as ChatMessage), { text: QUESTION.content, summary: 'BYD leads.', hasSummary: true });
-    const again = withSummary(plan, [SYSTEM, folded[1] as ChatMessage, ...messages.slice(2)], 'BYD leads still.', 'sha256:later');
-    assert.match(again[1]?.content ?? '', /^Which company sold more cars in 2024\?\n\n\[Summary[^\n]*sha256:later:\]\nBYD leads still\.$/, 'one summary, replaced');
+    assert.deepEqual(readQuestion(folded[1] as ChatMessage), {
+      text: QUESTION.content,
+      summary: 'BYD leads.',
+      hasSummary: true,
+    });
+    const again = withSummary(
+      plan,
+      [SYSTEM, folded[1] as ChatMessage, ...messages.slice(2)],
+      'BYD leads still.',
+      'sha256:later',
+    );
+    assert.match(
+      again[1]?.content ?? '',
+      /^Which company sold more cars in 2024\?\n\n\[Summary[^\n]*sha256:later:\]\nBYD leads still\.$/,
+      'one summary, replaced',
+    );
   });
 
   test('a question without a summary reads as itself', () => {
@@ -168,16 +209,27 @@ describe('the summary', () => {
 describe('the question alone', () => {
   test('every turn and any summary left out, with a note naming where they are', () => {
     const messages = conversation('one');
-    const plan = planCompression(messages, protocolByName('deep-research'), budgets({ finalAnswer: { request: 'r', dropTurns: true } }));
+    const plan = planCompression(
+      messages,
+      protocolByName('deep-research'),
+      budgets({ finalAnswer: { request: 'r', dropTurns: true } }),
+    );
     assert.deepEqual(questionAlone(plan, messages, 'sha256:all'), [
       SYSTEM,
-      { role: 'user', content: `${QUESTION.content}\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as sha256:all.]` },
+      {
+        role: 'user',
+        content: `${QUESTION.content}\n\n[The research steps so far do not fit the model's context window; they are in the transcript store as sha256:all.]`,
+      },
     ]);
   });
 
   test('no note when there was nothing to leave out', () => {
     const messages = [SYSTEM, QUESTION];
-    const plan = planCompression(messages, protocolByName('native'), budgets({ finalAnswer: { request: 'r', dropTurns: true } }));
+    const plan = planCompression(
+      messages,
+      protocolByName('native'),
+      budgets({ finalAnswer: { request: 'r', dropTurns: true } }),
+    );
     assert.deepEqual(questionAlone(plan, messages, 'sha256:all'), [SYSTEM, QUESTION]);
   });
 });
@@ -185,9 +237,20 @@ describe('the question alone', () => {
 describe('the final answer request', () => {
   test('joins a last user message, else is a user message of its own; absent, the conversation stays', () => {
     const endsWithUser = conversation('one');
-    assert.equal(withFinalRequest(endsWithUser, { request: 'Answer now.' }).at(-1)?.content, '<tool_response>\none\n</tool_response>\n\nAnswer now.');
-    const endsWithTool: ChatMessage[] = [SYSTEM, QUESTION, { role: 'assistant', content: '' }, { role: 'tool', content: 'r' }];
-    assert.deepEqual(withFinalRequest(endsWithTool, { request: 'Answer now.' }).at(-1), { role: 'user', content: 'Answer now.' });
+    assert.equal(
+      withFinalRequest(endsWithUser, { request: 'Answer now.' }).at(-1)?.content,
+      '<tool_response>\none\n</tool_response>\n\nAnswer now.',
+    );
+    const endsWithTool: ChatMessage[] = [
+      SYSTEM,
+      QUESTION,
+      { role: 'assistant', content: '' },
+      { role: 'tool', content: 'r' },
+    ];
+    assert.deepEqual(withFinalRequest(endsWithTool, { request: 'Answer now.' }).at(-1), {
+      role: 'user',
+      content: 'Answer now.',
+    });
     assert.deepEqual(withFinalRequest(endsWithTool, undefined), endsWithTool);
   });
 });

@@ -88,7 +88,12 @@ describe('loadModelConfig', () => {
   });
 
   test('blank values count as unset', () => {
-    const config = loadModelConfig({ OPENAI_API_KEY: SECRET, OPENAI_BASE_URL: '  ', REACT_AGENT_MODEL: 'm', REACT_AGENT_TOP_P: '' });
+    const config = loadModelConfig({
+      OPENAI_API_KEY: SECRET,
+      OPENAI_BASE_URL: '  ',
+      REACT_AGENT_MODEL: 'm',
+      REACT_AGENT_TOP_P: '',
+    });
     assert.equal(config.baseUrl, 'https://api.openai.com/v1');
     assert.equal(config.topP, 0.95);
   });
@@ -109,22 +114,40 @@ describe('loadModelConfig', () => {
     const lines = error.message.split('\n');
     for (const line of lines) assert.ok(line.length <= 100, `a line of ${line.length} characters: ${line}`);
     for (const server of ['OpenAI', 'vLLM', 'Ollama', 'llama-server']) {
-      assert.equal(lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length, 1, `one line with the ${server} example`);
+      assert.equal(
+        lines.filter((line) => line.trimStart().startsWith(`${server}:`)).length,
+        1,
+        `one line with the ${server} example`,
+      );
     }
   });
 
   test('no model: names both variables and gives an example', () => {
-    assertConfigurationError(() => loadModelConfig({ OPENAI_API_KEY: SECRET }), 'REACT_AGENT_MODEL', /REACT_AGENT_MODEL/, /OPENAI_MODEL/, /for example/);
+    assertConfigurationError(
+      () => loadModelConfig({ OPENAI_API_KEY: SECRET }),
+      'REACT_AGENT_MODEL',
+      /REACT_AGENT_MODEL/,
+      /OPENAI_MODEL/,
+      /for example/,
+    );
   });
 
   test('base URL must be http(s)', () => {
     for (const bad of ['localhost:8000/v1', 'ftp://example.com/v1', 'not a url']) {
-      assertConfigurationError(() => loadModelConfig({ OPENAI_BASE_URL: bad, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }), 'OPENAI_BASE_URL', /OPENAI_BASE_URL must be an http\(s\) URL/);
+      assertConfigurationError(
+        () => loadModelConfig({ OPENAI_BASE_URL: bad, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }),
+        'OPENAI_BASE_URL',
+        /OPENAI_BASE_URL must be an http\(s\) URL/,
+      );
     }
   });
 
   test('the key is redacted even if it was pasted into another variable', () => {
-    assertConfigurationError(() => loadModelConfig({ OPENAI_BASE_URL: SECRET, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }), 'OPENAI_BASE_URL', /\[redacted\]/);
+    assertConfigurationError(
+      () => loadModelConfig({ OPENAI_BASE_URL: SECRET, OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }),
+      'OPENAI_BASE_URL',
+      /\[redacted\]/,
+    );
   });
 
   test('bad numbers name the variable and quote the value', () => {
@@ -134,9 +157,21 @@ describe('loadModelConfig', () => {
       'REACT_AGENT_MODEL_MAX_ATTEMPTS',
       /^REACT_AGENT_MODEL_MAX_ATTEMPTS must be a positive integer, got "abc"$/,
     );
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_ATTEMPTS: '2.5' }), 'REACT_AGENT_MODEL_MAX_ATTEMPTS', /positive integer/);
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MAX_OUTPUT_TOKENS: '0' }), 'REACT_AGENT_MAX_OUTPUT_TOKENS', /positive integer, got "0"/);
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '0' }), 'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY', /positive integer, got "0"/);
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_ATTEMPTS: '2.5' }),
+      'REACT_AGENT_MODEL_MAX_ATTEMPTS',
+      /positive integer/,
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MAX_OUTPUT_TOKENS: '0' }),
+      'REACT_AGENT_MAX_OUTPUT_TOKENS',
+      /positive integer, got "0"/,
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '0' }),
+      'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY',
+      /positive integer, got "0"/,
+    );
     assertConfigurationError(
       () => loadModelConfig({ ...base, REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY: '1001' }),
       'REACT_AGENT_MAX_TOOL_CALLS_PER_REPLY',
@@ -148,16 +183,36 @@ describe('loadModelConfig', () => {
       'REACT_AGENT_MODEL_TIMEOUT_SECONDS',
       /^REACT_AGENT_MODEL_TIMEOUT_SECONDS must be a positive number, got "-1"$/,
     );
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_HEARTBEAT_SECONDS: 'soon' }), 'REACT_AGENT_MODEL_HEARTBEAT_SECONDS', /positive number/);
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_STALL_SECONDS: '0' }), 'REACT_AGENT_MODEL_STALL_SECONDS', /positive number/);
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_REPLY_BYTES: '1MB' }), 'REACT_AGENT_MODEL_MAX_REPLY_BYTES', /positive integer, got "1MB"/);
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MODEL_HEARTBEAT_SECONDS: 'soon' }),
+      'REACT_AGENT_MODEL_HEARTBEAT_SECONDS',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MODEL_STALL_SECONDS: '0' }),
+      'REACT_AGENT_MODEL_STALL_SECONDS',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_REPLY_BYTES: '1MB' }),
+      'REACT_AGENT_MODEL_MAX_REPLY_BYTES',
+      /positive integer, got "1MB"/,
+    );
     assertConfigurationError(
       () => loadModelConfig({ ...base, REACT_AGENT_MODEL_MAX_LINE_BYTES: '100' }),
       'REACT_AGENT_MODEL_MAX_LINE_BYTES',
       /^REACT_AGENT_MODEL_MAX_LINE_BYTES must be at least 1024 \(bytes\), got 100\.$/,
     );
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TEMPERATURE: '3' }), 'REACT_AGENT_TEMPERATURE', /from 0 to 2, got "3"/);
-    assertConfigurationError(() => loadModelConfig({ ...base, REACT_AGENT_TOP_P: '1.5' }), 'REACT_AGENT_TOP_P', /from 0 to 1, got "1.5"/);
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_TEMPERATURE: '3' }),
+      'REACT_AGENT_TEMPERATURE',
+      /from 0 to 2, got "3"/,
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ ...base, REACT_AGENT_TOP_P: '1.5' }),
+      'REACT_AGENT_TOP_P',
+      /from 0 to 1, got "1.5"/,
+    );
   });
 
   test('readPositiveInteger accepts a default and plain integers', () => {
@@ -196,7 +251,11 @@ describe('loadWorkerConfig', () => {
     assert.equal(config.dataDirectory, resolve('/srv/agent'));
     assert.equal(config.transcriptDirectory, resolve('/srv/agent/transcripts'));
     assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_DIR: '/t' }).transcriptDirectory, resolve('/t'));
-    assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '0' }).transcriptCacheMegabytes, 0, '0 turns the cache off');
+    assert.equal(
+      loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '0' }).transcriptCacheMegabytes,
+      0,
+      '0 turns the cache off',
+    );
     assert.equal(loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '1024' }).transcriptCacheMegabytes, 1024);
   });
 
@@ -206,11 +265,31 @@ describe('loadWorkerConfig', () => {
       'REACT_AGENT_MAX_CONCURRENT_ACTIVITIES',
       /^REACT_AGENT_MAX_CONCURRENT_ACTIVITIES must be a positive integer, got "many"$/,
     );
-    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '-2' }), 'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS', /positive integer/);
-    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_SHUTDOWN_GRACE_SECONDS: 'x' }), 'REACT_AGENT_SHUTDOWN_GRACE_SECONDS', /positive number/);
-    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS: '0' }), 'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS', /positive number/);
-    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_TASK_QUEUE: 'a b' }), 'REACT_AGENT_TASK_QUEUE', /whitespace/);
-    assertConfigurationError(() => loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '-1' }), 'REACT_AGENT_TRANSCRIPT_CACHE_MB', /number from 0 to/);
+    assertConfigurationError(
+      () => loadWorkerConfig({ REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '-2' }),
+      'REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS',
+      /positive integer/,
+    );
+    assertConfigurationError(
+      () => loadWorkerConfig({ REACT_AGENT_SHUTDOWN_GRACE_SECONDS: 'x' }),
+      'REACT_AGENT_SHUTDOWN_GRACE_SECONDS',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadWorkerConfig({ REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS: '0' }),
+      'REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadWorkerConfig({ REACT_AGENT_TASK_QUEUE: 'a b' }),
+      'REACT_AGENT_TASK_QUEUE',
+      /whitespace/,
+    );
+    assertConfigurationError(
+      () => loadWorkerConfig({ REACT_AGENT_TRANSCRIPT_CACHE_MB: '-1' }),
+      'REACT_AGENT_TRANSCRIPT_CACHE_MB',
+      /number from 0 to/,
+    );
   });
 });
 
@@ -229,7 +308,11 @@ describe('loadTemporalConnection', () => {
   });
 
   test('TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE are picked up', () => {
-    const connection = loadTemporalConnection({ ...isolated, TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_NAMESPACE: 'research' });
+    const connection = loadTemporalConnection({
+      ...isolated,
+      TEMPORAL_ADDRESS: 'temporal.internal:7233',
+      TEMPORAL_NAMESPACE: 'research',
+    });
     assert.equal(connection.address, 'temporal.internal:7233');
     assert.equal(connection.connectionOptions.address, 'temporal.internal:7233');
     assert.equal(connection.namespace, 'research');
@@ -239,28 +322,59 @@ describe('loadTemporalConnection', () => {
   });
 
   test('TEMPORAL_API_KEY turns TLS on', () => {
-    const { connectionOptions } = loadTemporalConnection({ ...isolated, TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: SECRET });
+    const { connectionOptions } = loadTemporalConnection({
+      ...isolated,
+      TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233',
+      TEMPORAL_API_KEY: SECRET,
+    });
     assert.equal(connectionOptions.apiKey, SECRET);
     assert.equal(connectionOptions.tls, true);
   });
 
   test('profiles come from TEMPORAL_CONFIG_FILE; environment variables override them', () => {
     const file = join(scratch, 'temporal.toml');
-    writeFileSync(file, ['[profile.default]', 'address = "file-default:7233"', '', '[profile.staging]', 'address = "staging:7233"', 'namespace = "staging-ns"', ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        '[profile.default]',
+        'address = "file-default:7233"',
+        '',
+        '[profile.staging]',
+        'address = "staging:7233"',
+        'namespace = "staging-ns"',
+        '',
+      ].join('\n'),
+    );
     assert.equal(loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file }).address, 'file-default:7233');
     const staging = loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' });
     assert.equal(staging.address, 'staging:7233');
     assert.equal(staging.namespace, 'staging-ns');
-    const overridden = loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging', TEMPORAL_NAMESPACE: 'mine' });
+    const overridden = loadTemporalConnection({
+      ...isolated,
+      TEMPORAL_CONFIG_FILE: file,
+      TEMPORAL_PROFILE: 'staging',
+      TEMPORAL_NAMESPACE: 'mine',
+    });
     assert.equal(overridden.namespace, 'mine');
-    assertConfigurationError(() => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'nope' }), 'TEMPORAL_PROFILE', /TEMPORAL_PROFILE=nope/);
+    assertConfigurationError(
+      () => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'nope' }),
+      'TEMPORAL_PROFILE',
+      /TEMPORAL_PROFILE=nope/,
+    );
   });
 
   test('a missing config file is fine; a broken one is a ConfigurationError', () => {
-    assert.equal(loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: join(scratch, 'missing.toml') }).address, 'localhost:7233');
+    assert.equal(
+      loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: join(scratch, 'missing.toml') }).address,
+      'localhost:7233',
+    );
     const broken = join(scratch, 'broken.toml');
     writeFileSync(broken, '[profile.default\naddress = ');
-    assertConfigurationError(() => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: broken }), 'TEMPORAL_CONFIG_FILE', /broken\.toml/);
+    assertConfigurationError(
+      () => loadTemporalConnection({ ...isolated, TEMPORAL_CONFIG_FILE: broken }),
+      'TEMPORAL_CONFIG_FILE',
+      /broken\.toml/,
+    );
   });
 });
 
@@ -278,22 +392,38 @@ describe('resolveTemporalCli', () => {
   const explicit = makeExecutable(join(scratch, 'custom', 'my-temporal'));
 
   test('TEMPORAL_CLI first, then PATH, then the project-local copy', () => {
-    assert.deepEqual(resolveTemporalCli({ TEMPORAL_CLI: explicit, PATH: join(scratch, 'bin') }, projectRoot), { path: explicit, source: 'TEMPORAL_CLI' });
-    assert.deepEqual(resolveTemporalCli({ PATH: `/nonexistent:${join(scratch, 'bin')}` }, projectRoot), { path: onPath, source: 'PATH' });
-    assert.deepEqual(resolveTemporalCli({ PATH: '/nonexistent' }, projectRoot), { path: projectLocal, source: 'project' });
+    assert.deepEqual(resolveTemporalCli({ TEMPORAL_CLI: explicit, PATH: join(scratch, 'bin') }, projectRoot), {
+      path: explicit,
+      source: 'TEMPORAL_CLI',
+    });
+    assert.deepEqual(resolveTemporalCli({ PATH: `/nonexistent:${join(scratch, 'bin')}` }, projectRoot), {
+      path: onPath,
+      source: 'PATH',
+    });
+    assert.deepEqual(resolveTemporalCli({ PATH: '/nonexistent' }, projectRoot), {
+      path: projectLocal,
+      source: 'project',
+    });
   });
 
   test('a TEMPORAL_CLI that is not executable is an error saying how to fix it', () => {
     assert.throws(
       () => resolveTemporalCli({ TEMPORAL_CLI: join(scratch, 'nothing-here') }, projectRoot),
-      (error: unknown) => error instanceof TemporalCliNotFoundError && /TEMPORAL_CLI=/.test(error.message) && /npm run setup/.test(error.message),
+      (error: unknown) =>
+        error instanceof TemporalCliNotFoundError &&
+        /TEMPORAL_CLI=/.test(error.message) &&
+        /npm run setup/.test(error.message),
     );
   });
 
   test('nothing found: the error says npm run setup or TEMPORAL_CLI', () => {
     assert.throws(
       () => resolveTemporalCli({ PATH: '/nonexistent' }, emptyRoot),
-      (error: unknown) => error instanceof TemporalCliNotFoundError && error.name === 'TemporalCliNotFoundError' && /npm run setup/.test(error.message) && /TEMPORAL_CLI/.test(error.message),
+      (error: unknown) =>
+        error instanceof TemporalCliNotFoundError &&
+        error.name === 'TemporalCliNotFoundError' &&
+        /npm run setup/.test(error.message) &&
+        /TEMPORAL_CLI/.test(error.message),
     );
   });
 });

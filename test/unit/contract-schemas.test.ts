@@ -20,7 +20,10 @@ function schema(file: string): JsonSchema {
 }
 
 interface HistoryEvent {
-  workflowExecutionStartedEventAttributes?: { workflowType: { name: string }; input?: { payloads: Array<{ data: string }> } };
+  workflowExecutionStartedEventAttributes?: {
+    workflowType: { name: string };
+    input?: { payloads: Array<{ data: string }> };
+  };
   workflowExecutionCompletedEventAttributes?: { result?: { payloads: Array<{ data: string }> } };
 }
 
@@ -32,7 +35,9 @@ function recordedPayloads(): Array<{ history: string; type: string; input: unkno
     .map((name) => {
       const { events } = JSON.parse(readFileSync(join(HISTORIES, name), 'utf8')) as { events: HistoryEvent[] };
       const started = events[0]?.workflowExecutionStartedEventAttributes;
-      const completed = events.find((event) => event.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes;
+      const completed = events.find(
+        (event) => event.workflowExecutionCompletedEventAttributes,
+      )?.workflowExecutionCompletedEventAttributes;
       const resultData = completed?.result?.payloads[0]?.data;
       return {
         history: name,
@@ -49,12 +54,21 @@ describe('the contract schemas', () => {
     // Copied into this realm (jest: arrays Node creates compare unequal otherwise).
     const onDisk = [...readdirSync(SCHEMA_DIRECTORY).filter((name) => name.endsWith('.json'))].sort();
     assert.deepEqual(onDisk, [...generated.keys()].sort());
-    for (const [name, text] of generated) assert.equal(readFileSync(join(SCHEMA_DIRECTORY, name), 'utf8'), text, `schemas/${name} is out of date: run npm run schemas`);
+    for (const [name, text] of generated)
+      assert.equal(
+        readFileSync(join(SCHEMA_DIRECTORY, name), 'utf8'),
+        text,
+        `schemas/${name} is out of date: run npm run schemas`,
+      );
   });
 
   test('each schema refuses unknown fields and names its source type', () => {
     for (const payload of CONTRACT_PAYLOADS) {
-      const loaded = schema(payload.file) as { $ref: string; definitions: Record<string, { additionalProperties?: unknown }>; $comment: string };
+      const loaded = schema(payload.file) as {
+        $ref: string;
+        definitions: Record<string, { additionalProperties?: unknown }>;
+        $comment: string;
+      };
       assert.equal(loaded.$ref, `#/definitions/${payload.type}`);
       assert.match(loaded.$comment, new RegExp(`from ${payload.type} in ${payload.source.replace(/\./g, '\\.')}`));
       const root = loaded.definitions[payload.type];

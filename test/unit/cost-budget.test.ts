@@ -5,10 +5,21 @@ import { costBudgetPriceProblem, costOption } from '../../src/cli/cost-option';
 import { runInputFrom } from '../../src/cli/start-run';
 import { UsageError } from '../../src/cli/usage-error';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
-import { closingReason, finalAnswerReason, noAnswerPrediction, unpricedCostBudgetError } from '../../src/core/ending-texts';
+import {
+  closingReason,
+  finalAnswerReason,
+  noAnswerPrediction,
+  unpricedCostBudgetError,
+} from '../../src/core/ending-texts';
 import { concludeRun, finalAnswerCause } from '../../src/core/run-ending';
 import { validateRunInput } from '../../src/core/run-input';
-import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, costUsedUp, remainingBudgets } from '../../src/core/run-budgets';
+import {
+  budgetEndBeforeModelCall,
+  costBudgetEndsLoop,
+  costBudgetWithoutPrice,
+  costUsedUp,
+  remainingBudgets,
+} from '../../src/core/run-budgets';
 import { DEFAULT_LIMITS, type RunLimits } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import { limitChangesProblem } from '../../src/core/run-steering';
@@ -25,7 +36,12 @@ function reply(costUsd: number | undefined): CallModelOutput {
     conversation: 'sha256:after',
     assistant: { ref: 'sha256:reply', preview: 'reply', characters: 5 },
     turn: { thought: 'thinking', toolCalls: [] },
-    usage: { promptTokens: 1_000, completionTokens: 100, totalTokens: 1_100, ...(costUsd !== undefined ? { costUsd } : {}) },
+    usage: {
+      promptTokens: 1_000,
+      completionTokens: 100,
+      totalTokens: 1_100,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+    },
     contextTokens: 1_100,
     finishReason: 'stop',
   } as CallModelOutput;
@@ -66,7 +82,11 @@ describe('the cost budget', () => {
     assert.equal(costUsedUp(afterCalls({}, [5, 5]), true), false);
     assert.equal(costUsedUp(afterCalls({ maxCostUsd: 0 }, [5, 5]), true), false);
     assert.equal(costUsedUp(fresh({ ...DEFAULT_LIMITS, maxCostUsd: 0.01 }), true), false, 'before the first call');
-    assert.equal(costUsedUp(afterCalls({ maxCostUsd: 0.01 }, [undefined]), true), false, 'an unpriced call adds no cost');
+    assert.equal(
+      costUsedUp(afterCalls({ maxCostUsd: 0.01 }, [undefined]), true),
+      false,
+      'an unpriced call adds no cost',
+    );
   });
 
   test('checked before a model call after time, calls and total tokens; the marker is asked only when it ends the run', () => {
@@ -74,7 +94,11 @@ describe('the cost budget', () => {
     const with_ = (costBudget: boolean) => ({ finalAnswerPhase: true, costBudget });
     assert.equal(costBudgetEndsLoop(used, 2_000, true), true, 'the marker is asked');
     assert.equal(budgetEndBeforeModelCall(used, 2_000, with_(true)), 'cost_limit');
-    assert.equal(budgetEndBeforeModelCall(used, 2_000, with_(false)), undefined, 'a history recorded before the marker goes on');
+    assert.equal(
+      budgetEndBeforeModelCall(used, 2_000, with_(false)),
+      undefined,
+      'a history recorded before the marker goes on',
+    );
     const outOfCalls = { ...used, modelCalls: 10 };
     assert.equal(costBudgetEndsLoop(outOfCalls, 2_000, true), false, 'calls first: the marker is not asked');
     assert.equal(budgetEndBeforeModelCall(outOfCalls, 2_000, with_(false)), 'max_calls');
@@ -88,13 +112,20 @@ describe('the cost budget', () => {
     assert.equal(costBudgetWithoutPrice(afterCalls({ maxCostUsd: 1 }, [0.1])), false);
     assert.equal(costBudgetWithoutPrice(afterCalls({}, [undefined])), false, 'no budget');
     assert.equal(costBudgetWithoutPrice(fresh({ ...DEFAULT_LIMITS, maxCostUsd: 1 })), false, 'no call yet');
-    assert.match(unpricedCostBudgetError(0.5, 'gpt-x'), /limits\.maxCostUsd 0\.5 USD.*no price for the model "gpt-x".*REACT_AGENT_MODEL_PRICES/);
+    assert.match(
+      unpricedCostBudgetError(0.5, 'gpt-x'),
+      /limits\.maxCostUsd 0\.5 USD.*no price for the model "gpt-x".*REACT_AGENT_MODEL_PRICES/,
+    );
   });
 
   test('what is left of it, in progress', () => {
     assert.equal(remainingBudgets(afterCalls({ maxCostUsd: 1 }, [0.25]), 2_000).costUsd, 0.75);
     assert.equal(remainingBudgets(afterCalls({ maxCostUsd: 0.2 }, [0.25]), 2_000).costUsd, 0, 'never below 0');
-    assert.equal(remainingBudgets(afterCalls({ maxCostUsd: 1 }, [undefined]), 2_000).costUsd, 1, 'nothing spent without a price');
+    assert.equal(
+      remainingBudgets(afterCalls({ maxCostUsd: 1 }, [undefined]), 2_000).costUsd,
+      1,
+      'nothing spent without a price',
+    );
     assert.equal('costUsd' in remainingBudgets(afterCalls({}, [0.25]), 2_000), false, 'no budget, no line');
   });
 
@@ -103,8 +134,14 @@ describe('the cost budget', () => {
     assert.equal(terminationOfBudgetEnd('cost_limit'), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, true), 'cost_limit');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'cost_limit' }, false), undefined);
-    assert.deepEqual(concludeRun({ kind: 'budget_ended', budget: 'cost_limit', lastAnswer: { text: 'best guess' } }, DEFAULT_LIMITS), { termination: 'cost_limit', prediction: 'best guess' });
-    assert.equal(concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, DEFAULT_LIMITS).prediction, noAnswerPrediction('cost_limit', DEFAULT_LIMITS));
+    assert.deepEqual(
+      concludeRun({ kind: 'budget_ended', budget: 'cost_limit', lastAnswer: { text: 'best guess' } }, DEFAULT_LIMITS),
+      { termination: 'cost_limit', prediction: 'best guess' },
+    );
+    assert.equal(
+      concludeRun({ kind: 'budget_ended', budget: 'cost_limit' }, DEFAULT_LIMITS).prediction,
+      noAnswerPrediction('cost_limit', DEFAULT_LIMITS),
+    );
     assert.match(finalAnswerReason('cost_limit', ''), /money/);
     assert.equal(closingReason('cost_limit'), 'Not run: the run ended (cost_limit).');
   });
@@ -112,7 +149,10 @@ describe('the cost budget', () => {
   test('the contract: a number of USD, at least 0; setLimits may change it', () => {
     assert.deepEqual(validateRunInput({ question: 'q', limits: { maxCostUsd: 0.5 } }).problems, []);
     assert.notDeepEqual(validateRunInput({ question: 'q', limits: { maxCostUsd: -1 } }).problems, []);
-    assert.notDeepEqual(validateRunInput({ question: 'q', limits: { maxCostUsd: 'much' as unknown as number } }).problems, []);
+    assert.notDeepEqual(
+      validateRunInput({ question: 'q', limits: { maxCostUsd: 'much' as unknown as number } }).problems,
+      [],
+    );
     const state = afterCalls({ maxCostUsd: 1 }, [0.25]);
     assert.equal(limitChangesProblem(state, { maxCostUsd: 2 }, 2_000), undefined);
     assert.match(limitChangesProblem(state, { maxCostUsd: -2 }, 2_000) ?? '', /maxCostUsd/);
@@ -128,14 +168,18 @@ describe('--max-cost on the command line', () => {
     for (const bad of ['-1', 'abc', 'NaN', '', '0', 'Infinity']) {
       assert.throws(
         () => costOption(bad, help),
-        (error: unknown) => error instanceof UsageError && /--max-cost must be a number of US dollars above 0/.test(error.message),
+        (error: unknown) =>
+          error instanceof UsageError && /--max-cost must be a number of US dollars above 0/.test(error.message),
         bad,
       );
     }
   });
 
   test('run and batch put it in the limits', () => {
-    assert.deepEqual(runInputFrom('q', { 'max-cost': '0.25', 'max-calls': '5' }, help).limits, { maxModelCalls: 5, maxCostUsd: 0.25 });
+    assert.deepEqual(runInputFrom('q', { 'max-cost': '0.25', 'max-calls': '5' }, help).limits, {
+      maxModelCalls: 5,
+      maxCostUsd: 0.25,
+    });
     assert.deepEqual(batchRunTemplateFrom({ 'max-cost': '1.5' }, help), { limits: { maxCostUsd: 1.5 } });
     assert.throws(() => runInputFrom('q', { 'max-cost': '-3' }, help), /--max-cost must be/);
     assert.throws(() => batchRunTemplateFrom({ 'max-cost': 'lots' }, help), /--max-cost must be/);

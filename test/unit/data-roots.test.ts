@@ -8,7 +8,14 @@ import { loadDataRoots } from '../../src/config/data-roots-config';
 import { PROJECT_ROOT } from '../../src/config/project-root';
 import { DEFAULT_DATA_DIRECTORY } from '../../src/config/worker-config';
 import { jsonParseProblem, jsonParseProblemSuffix } from '../../src/domain/json-parse-problem';
-import { checkInsideDataRoots, isInsideRoot, isInsideSomeRoot, outsideDataRootsMessage, PathOutsideDataRootsError, realLocationOf } from '../../src/storage/data-roots';
+import {
+  checkInsideDataRoots,
+  isInsideRoot,
+  isInsideSomeRoot,
+  outsideDataRootsMessage,
+  PathOutsideDataRootsError,
+  realLocationOf,
+} from '../../src/storage/data-roots';
 
 const directory = mkdtempSync(join(tmpdir(), 'data-roots-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -108,7 +115,10 @@ describe('checking a path on the file system', () => {
     symlinkSync(root, viaLink);
     await checkInsideDataRoots(join(root, 'batch'), [viaLink], 'The path');
     await checkInsideDataRoots(join(viaLink, 'batch'), [viaLink], 'The path');
-    await assert.rejects(checkInsideDataRoots(join(outside, 'secret.txt'), [viaLink], 'The path'), PathOutsideDataRootsError);
+    await assert.rejects(
+      checkInsideDataRoots(join(outside, 'secret.txt'), [viaLink], 'The path'),
+      PathOutsideDataRootsError,
+    );
     await assert.rejects(checkInsideDataRoots(join(viaLink, 'batch'), [root], 'The path'), PathOutsideDataRootsError);
   });
 
@@ -125,13 +135,19 @@ describe('REACT_AGENT_DATA_ROOTS', () => {
   });
 
   test('a comma-separated list, relative folders from the current directory, duplicates once', () => {
-    assert.deepEqual(loadDataRoots({ REACT_AGENT_DATA_ROOTS: '/srv/a, out ,/srv/a/', REACT_AGENT_DATA_DIR: '/ignored' }), ['/srv/a', resolve('out')]);
+    assert.deepEqual(
+      loadDataRoots({ REACT_AGENT_DATA_ROOTS: '/srv/a, out ,/srv/a/', REACT_AGENT_DATA_DIR: '/ignored' }),
+      ['/srv/a', resolve('out')],
+    );
   });
 
   test('set but naming no folder is refused naming the variable', () => {
     assert.throws(
       () => loadDataRoots({ REACT_AGENT_DATA_ROOTS: ' , ,' }),
-      (error: unknown) => error instanceof ConfigurationError && error.variable === 'REACT_AGENT_DATA_ROOTS' && /one or more folders/.test(error.message),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        error.variable === 'REACT_AGENT_DATA_ROOTS' &&
+        /one or more folders/.test(error.message),
     );
   });
 });

@@ -7,7 +7,9 @@ import { keptToolCalls } from '../../src/core/protocols/tool-call-cap';
 const parse = (content: string) => protocol.parse({ content: protocol.cleanOutput(content), toolCalls: [] }, 3);
 
 test('a well-formed tool call is parsed into name and arguments, with the thought', () => {
-  const turn = parse('<think>I should search.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["BYD 2024 sales"]}}\n</tool_call>');
+  const turn = parse(
+    '<think>I should search.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["BYD 2024 sales"]}}\n</tool_call>',
+  );
   assert.equal(turn.thought, 'I should search.');
   assert.deepEqual(turn.toolCalls, [{ id: 'call-3-1', name: 'search', arguments: { query: ['BYD 2024 sales'] } }]);
   assert.equal(turn.answer, undefined);
@@ -15,7 +17,9 @@ test('a well-formed tool call is parsed into name and arguments, with the though
 });
 
 test('JSON5 quirks are accepted: single quotes, trailing commas, comments, unquoted keys', () => {
-  const turn = parse("<tool_call>\n{name: 'visit', // the page\n 'arguments': {'url': ['https://example.com',],},}\n</tool_call>");
+  const turn = parse(
+    "<tool_call>\n{name: 'visit', // the page\n 'arguments': {'url': ['https://example.com',],},}\n</tool_call>",
+  );
   assert.equal(turn.toolCalls[0]?.name, 'visit');
   assert.deepEqual(turn.toolCalls[0]?.arguments, { url: ['https://example.com'] });
   assert.equal(turn.toolCalls[0]?.problem, undefined);
@@ -40,9 +44,15 @@ test('a body that is not JSON becomes a problem the model can correct, not an ex
 
 test('a missing name and non-object arguments are problems that say how to fix them', () => {
   assert.match(parseToolCallBody('{"arguments": {}}', 'c').problem ?? '', /no "name"/);
-  assert.match(parseToolCallBody('{"name": "search", "arguments": [1, 2]}', 'c').problem ?? '', /must be an object, got a list/);
+  assert.match(
+    parseToolCallBody('{"name": "search", "arguments": [1, 2]}', 'c').problem ?? '',
+    /must be an object, got a list/,
+  );
   assert.match(parseToolCallBody('[1, 2]', 'c').problem ?? '', /must be a JSON object/);
-  assert.match(parseToolCallBody('{"name": "search", "arguments": "not json"}', 'c').problem ?? '', /not a JSON object/);
+  assert.match(
+    parseToolCallBody('{"name": "search", "arguments": "not json"}', 'c').problem ?? '',
+    /not a JSON object/,
+  );
 });
 
 test('an answer is extracted; an answer without its closing tag still counts', () => {
@@ -51,14 +61,18 @@ test('an answer is extracted; an answer without its closing tag still counts', (
 });
 
 test('a hallucinated <tool_response> and everything after it is cut', () => {
-  const cleaned = protocol.cleanOutput('<tool_call>{"name":"search","arguments":{}}</tool_call>\n<tool_response>\nfake\n</tool_response><answer>x</answer>');
+  const cleaned = protocol.cleanOutput(
+    '<tool_call>{"name":"search","arguments":{}}</tool_call>\n<tool_response>\nfake\n</tool_response><answer>x</answer>',
+  );
   assert.ok(!cleaned.includes('tool_response'));
   assert.ok(!cleaned.includes('<answer>'));
   assert.deepEqual(protocol.stop, ['\n<tool_response>', '<tool_response>']);
 });
 
 test('two tool calls in one turn are both read, in order', () => {
-  const turn = parse('<tool_call>{"name":"a","arguments":{}}</tool_call> and <tool_call>{"name":"b","arguments":{"x":1}}</tool_call>');
+  const turn = parse(
+    '<tool_call>{"name":"a","arguments":{}}</tool_call> and <tool_call>{"name":"b","arguments":{"x":1}}</tool_call>',
+  );
   assert.deepEqual(
     turn.toolCalls.map((call) => [call.id, call.name]),
     [
@@ -80,7 +94,9 @@ test('output with neither a tool call nor an answer gets a correction; empty out
 });
 
 test('CJK, emoji and very large outputs parse without throwing', () => {
-  const turn = parse(`<think>思考 🤔</think><tool_call>{"name":"search","arguments":{"query":"比亚迪 销量 🚗"}}</tool_call>`);
+  const turn = parse(
+    `<think>思考 🤔</think><tool_call>{"name":"search","arguments":{"query":"比亚迪 销量 🚗"}}</tool_call>`,
+  );
   assert.deepEqual(turn.toolCalls[0]?.arguments, { query: '比亚迪 销量 🚗' });
   const huge = parse(`<think>${'x'.repeat(1_000_000)}</think><answer>ok</answer>`);
   assert.equal(huge.answer, 'ok');
@@ -124,7 +140,10 @@ test("the system prompt lists the tools and today's date", () => {
 });
 
 test('tag calls past the cap are not run: the first of them is answered for all (issue 28 #13)', () => {
-  const tagged = Array.from({ length: 12 }, (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`).join('\n');
+  const tagged = Array.from(
+    { length: 12 },
+    (_, index) => `<tool_call>{"name": "lookup", "arguments": {"query": "q${index}"}}</tool_call>`,
+  ).join('\n');
   for (const [cap, turn] of [
     [8, protocol.parse({ content: tagged, toolCalls: [] }, 3)],
     [2, protocol.parse({ content: tagged, toolCalls: [] }, 3, 2)],
@@ -136,17 +155,32 @@ test('tag calls past the cap are not run: the first of them is answered for all 
     );
     assert.deepEqual(
       { id: turn.toolCalls[cap]?.id, name: turn.toolCalls[cap]?.name, problem: turn.toolCalls[cap]?.problem },
-      { id: `call-3-${cap + 1}`, name: '', problem: `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.` },
+      {
+        id: `call-3-${cap + 1}`,
+        name: '',
+        problem: `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.`,
+      },
     );
   }
   const nine = Array.from({ length: 9 }, () => '<tool_call>{"name": "lookup", "arguments": {}}</tool_call>').join('');
-  assert.equal(protocol.parse({ content: nine, toolCalls: [] }, 1).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  assert.equal(
+    protocol.parse({ content: nine, toolCalls: [] }, 1).toolCalls[8]?.problem,
+    'Error: at most 8 tool calls are run per turn; this one was not run.',
+  );
   const flood = '<tool_call></tool_call>'.repeat(30_000);
-  assert.equal(protocol.parse({ content: flood, toolCalls: [] }, 1).toolCalls.length, 9, 'thirty thousand calls make nine entries');
+  assert.equal(
+    protocol.parse({ content: flood, toolCalls: [] }, 1).toolCalls.length,
+    9,
+    'thirty thousand calls make nine entries',
+  );
 });
 
 test('native calls past the cap: the first over it answers for the rest, which are left out of the stored reply (issue 28 #13)', () => {
-  const native = Array.from({ length: 12 }, (_, index) => ({ id: `c${index}`, name: 'lookup', arguments: `{"query": "q${index}"}` }));
+  const native = Array.from({ length: 12 }, (_, index) => ({
+    id: `c${index}`,
+    name: 'lookup',
+    arguments: `{"query": "q${index}"}`,
+  }));
   for (const [cap, turn] of [
     [8, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3)],
     [2, nativeToolProtocol.parse({ content: '', toolCalls: native }, 3, 2)],
@@ -158,9 +192,15 @@ test('native calls past the cap: the first over it answers for the rest, which a
     );
     assert.equal(turn.toolCalls.length, cap + 1);
     assert.ok(turn.toolCalls.slice(0, cap).every((call) => call.name === 'lookup' && call.problem === undefined));
-    assert.equal(turn.toolCalls[cap]?.problem, `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.`);
+    assert.equal(
+      turn.toolCalls[cap]?.problem,
+      `Error: at most ${cap} tool calls are run per turn; this one was not run, nor the ${12 - cap - 1} after it.`,
+    );
   }
   const nine = native.slice(0, 9);
-  assert.equal(nativeToolProtocol.parse({ content: '', toolCalls: nine }, 3).toolCalls[8]?.problem, 'Error: at most 8 tool calls are run per turn; this one was not run.');
+  assert.equal(
+    nativeToolProtocol.parse({ content: '', toolCalls: nine }, 3).toolCalls[8]?.problem,
+    'Error: at most 8 tool calls are run per turn; this one was not run.',
+  );
   assert.equal(keptToolCalls(native.slice(0, 5), 8).length, 5, 'a reply within the cap is kept whole');
 });

@@ -2,16 +2,37 @@ import assert from 'node:assert/strict';
 import { test } from '@jest/globals';
 import { isTransientStartFailure } from '../../src/processes/dev-server';
 
-const prefix = 'The Temporal dev server (temporal server start-dev, 127.0.0.1:40001, database /tmp/t.sqlite) exited with code 2. Last lines of /tmp/temporal-server.log:\n';
+const prefix =
+  'The Temporal dev server (temporal server start-dev, 127.0.0.1:40001, database /tmp/t.sqlite) exited with code 2. Last lines of /tmp/temporal-server.log:\n';
 
 test('a lost port race and a crash of the Go runtime during start are tried again', () => {
-  assert.equal(isTransientStartFailure(`${prefix}time=... level=ERROR msg="listen tcp 127.0.0.1:40001: bind: address already in use"`), true);
-  assert.equal(isTransientStartFailure(`${prefix}fatal error: concurrent map read and map write\n\ngoroutine 77 [running]:\ninternal/runtime/maps.fatal(...)`), true);
-  assert.equal(isTransientStartFailure(`${prefix}panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV]`), true);
+  assert.equal(
+    isTransientStartFailure(
+      `${prefix}time=... level=ERROR msg="listen tcp 127.0.0.1:40001: bind: address already in use"`,
+    ),
+    true,
+  );
+  assert.equal(
+    isTransientStartFailure(
+      `${prefix}fatal error: concurrent map read and map write\n\ngoroutine 77 [running]:\ninternal/runtime/maps.fatal(...)`,
+    ),
+    true,
+  );
+  assert.equal(
+    isTransientStartFailure(
+      `${prefix}panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV]`,
+    ),
+    true,
+  );
 });
 
 test('a server that was slow, or refused its flags or database, is not tried again', () => {
-  assert.equal(isTransientStartFailure(`${prefix.replace('exited with code 2', 'was not ready within 60000 ms (last problem: no answer yet)')}`), false);
+  assert.equal(
+    isTransientStartFailure(
+      `${prefix.replace('exited with code 2', 'was not ready within 60000 ms (last problem: no answer yet)')}`,
+    ),
+    false,
+  );
   assert.equal(isTransientStartFailure(`${prefix}Error: unknown flag: --no-such-flag`), false);
   assert.equal(isTransientStartFailure(`${prefix}Error: unable to open database file: permission denied`), false);
   // A word in a path or a message is not a crash: only a line that starts with it.

@@ -75,22 +75,42 @@ function linkProblems(page: string): string[] {
       continue;
     }
     if (fragment !== undefined && file.endsWith('.md') && statSync(file).isFile()) {
-      if (!anchorsOf(readFileSync(file, 'utf8')).has(fragment)) problems.push(`${where}: link to ${target}: ${relative(root, file)} has no heading #${fragment}`);
+      if (!anchorsOf(readFileSync(file, 'utf8')).has(fragment))
+        problems.push(`${where}: link to ${target}: ${relative(root, file)} has no heading #${fragment}`);
     }
   }
   return problems;
 }
 
 /** The folders of the repository a path in a comment may start with (not dist/, which is built). */
-const TOP_FOLDERS = ['activities', 'benchmarks', 'bin', 'docs', 'examples', 'ops', 'samples', 'schemas', 'scripts', 'src', 'test', 'worker', 'workflows'];
-const NAMED_PATH = new RegExp(`(?<![\\w@./-])((?:${TOP_FOLDERS.join('|')})/[\\w./-]*\\.(?:ts|mts|mjs|js|md|json|yml|yaml|py|go))(?![\\w/])`, 'g');
+const TOP_FOLDERS = [
+  'activities',
+  'benchmarks',
+  'bin',
+  'docs',
+  'examples',
+  'ops',
+  'samples',
+  'schemas',
+  'scripts',
+  'src',
+  'test',
+  'worker',
+  'workflows',
+];
+const NAMED_PATH = new RegExp(
+  `(?<![\\w@./-])((?:${TOP_FOLDERS.join('|')})/[\\w./-]*\\.(?:ts|mts|mjs|js|md|json|yml|yaml|py|go))(?![\\w/])`,
+  'g',
+);
 
 /** Files git tracks that may name paths: sources, scripts and documents (not recorded fixtures). */
 function trackedTextFiles(): string[] {
   return execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' })
     .split('\n')
     .filter((file) => /\.(ts|mts|mjs|js|md|yml|yaml|py|go)$/.test(file) || file === '.ci/run')
-    .filter((file) => !file.startsWith('test/fixtures/') && !file.startsWith('schemas/') && existsSync(join(root, file)));
+    .filter(
+      (file) => !file.startsWith('test/fixtures/') && !file.startsWith('schemas/') && existsSync(join(root, file)),
+    );
 }
 
 /** Repository paths named in a file's comments (in a markdown file: anywhere) that do not exist. */
@@ -115,7 +135,9 @@ test('every relative link in README.md and docs/*.md reaches a file, and its #fr
 test('README.md and docs/README.md link every page under docs/', () => {
   const pages = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md') && name !== 'README.md');
   const readme = relativeLinks(readFileSync(join(root, 'README.md'), 'utf8')).map((target) => target.split('#')[0]);
-  const index = relativeLinks(readFileSync(join(root, 'docs', 'README.md'), 'utf8')).map((target) => target.split('#')[0]);
+  const index = relativeLinks(readFileSync(join(root, 'docs', 'README.md'), 'utf8')).map(
+    (target) => target.split('#')[0],
+  );
   assert.deepEqual([...pages.filter((page) => !readme.includes(`docs/${page}`))], [], 'pages the README does not link');
   assert.deepEqual([...pages.filter((page) => !index.includes(page))], [], 'pages docs/README.md does not link');
 });
@@ -126,16 +148,26 @@ test('every repository path a comment or a document names exists', () => {
 });
 
 test('no file cites a design document outside the repository', () => {
-  const citations = trackedTextFiles().filter((file) => file !== THIS_FILE && /\bDESIGN(\.md| decision)/.test(readFileSync(join(root, file), 'utf8')));
+  const citations = trackedTextFiles().filter(
+    (file) => file !== THIS_FILE && /\bDESIGN(\.md| decision)/.test(readFileSync(join(root, file), 'utf8')),
+  );
   assert.deepEqual(citations, []);
 });
 
 test('the checks see what they look for', () => {
-  assert.equal(headingAnchor('The production-shaped stack: docker-compose.yml'), 'the-production-shaped-stack-docker-composeyml');
+  assert.equal(
+    headingAnchor('The production-shaped stack: docker-compose.yml'),
+    'the-production-shaped-stack-docker-composeyml',
+  );
   assert.equal(headingAnchor("Research tools' variables"), 'research-tools-variables');
-  assert.deepEqual(relativeLinks('[a](docs/x.md#y) [b](https://e.org) `[c](no.md)` ![i](images/p.png)'), ['docs/x.md#y', 'images/p.png']);
+  assert.deepEqual(relativeLinks('[a](docs/x.md#y) [b](https://e.org) `[c](no.md)` ![i](images/p.png)'), [
+    'docs/x.md#y',
+    'images/p.png',
+  ]);
   assert.deepEqual(
-    [...'see src/core/run-state.ts and `workflows/patches.ts`.'.matchAll(NAMED_PATH)].map((match) => match[1] as string),
+    [...'see src/core/run-state.ts and `workflows/patches.ts`.'.matchAll(NAMED_PATH)].map(
+      (match) => match[1] as string,
+    ),
     ['src/core/run-state.ts', 'workflows/patches.ts'],
   );
 });

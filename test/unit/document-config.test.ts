@@ -25,15 +25,27 @@ describe('loadDocumentConfig', () => {
         REACT_AGENT_DOCUMENT_MAX_BINARY_BYTES: '4000',
         REACT_AGENT_DOCUMENT_TIMEOUT_SECONDS: '2.5',
       }),
-      { maxBytes: 1000, maxInflatedBytes: 2000, maxTextCharacters: 3000, heapMegabytes: 256, maxBinaryBytes: 4000, timeoutMs: 2500 },
+      {
+        maxBytes: 1000,
+        maxInflatedBytes: 2000,
+        maxTextCharacters: 3000,
+        heapMegabytes: 256,
+        maxBinaryBytes: 4000,
+        timeoutMs: 2500,
+      },
     );
   });
 
   test('a value that is not a positive number is refused, naming the variable', () => {
-    for (const variable of ['REACT_AGENT_DOCUMENT_MAX_INFLATED_BYTES', 'REACT_AGENT_DOCUMENT_HEAP_MB', 'REACT_AGENT_DOCUMENT_TIMEOUT_SECONDS']) {
+    for (const variable of [
+      'REACT_AGENT_DOCUMENT_MAX_INFLATED_BYTES',
+      'REACT_AGENT_DOCUMENT_HEAP_MB',
+      'REACT_AGENT_DOCUMENT_TIMEOUT_SECONDS',
+    ]) {
       assert.throws(
         () => loadDocumentConfig({ [variable]: '-5' }),
-        (error: unknown) => error instanceof ConfigurationError && error.variable === variable && error.message.includes(variable),
+        (error: unknown) =>
+          error instanceof ConfigurationError && error.variable === variable && error.message.includes(variable),
       );
     }
   });

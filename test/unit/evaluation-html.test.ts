@@ -6,7 +6,13 @@ import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/reports/html-document';
-import { FIXTURE_TERMINATIONS, FIXTURE_TOOLS, HOSTILE_PREDICTION, HOSTILE_TOOL, evaluationReportFixture } from '../fixtures/evaluation-report';
+import {
+  FIXTURE_TERMINATIONS,
+  FIXTURE_TOOLS,
+  HOSTILE_PREDICTION,
+  HOSTILE_TOOL,
+  evaluationReportFixture,
+} from '../fixtures/evaluation-report';
 
 // linkedom ships CommonJS at run time but only ESM typings.
 const { parseHTML } = require('linkedom') as typeof Linkedom;
@@ -32,8 +38,10 @@ function barCount(document: ReturnType<typeof documentOf>, chart: string): numbe
 function candidateReport(): EvaluationReport {
   const report = evaluationReportFixture();
   const byQuestion = (index: number) => report.questions[index]!;
-  for (const verdict of byQuestion(3).rollouts.slice(0, 2)) Object.assign(verdict, { isCorrect: true, prediction: 'Two: Phobos & Deimos' });
-  for (const verdict of byQuestion(1).rollouts.slice(0, 2)) Object.assign(verdict, { isCorrect: false, prediction: '<script>alert("b")</script>', termination: 'timeout' });
+  for (const verdict of byQuestion(3).rollouts.slice(0, 2))
+    Object.assign(verdict, { isCorrect: true, prediction: 'Two: Phobos & Deimos' });
+  for (const verdict of byQuestion(1).rollouts.slice(0, 2))
+    Object.assign(verdict, { isCorrect: false, prediction: '<script>alert("b")</script>', termination: 'timeout' });
   report.createdAt = '2026-12-02T06:30:00.000Z';
   report.metrics.meanPassAt1 = 0.6;
   report.statistics.all.terminations = { answer: 10, timeout: 3, max_calls: 1, token_limit: 1 };
@@ -65,7 +73,9 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(document.querySelectorAll('[onerror], [onmouseover], [onclick], [onload]').length).toBe(0);
     const predictions = [...document.querySelectorAll('.prediction')].map((element) => element.textContent);
     expect(predictions).toContain(HOSTILE_PREDICTION);
-    const tools = [...document.querySelectorAll('table.tools tr[data-tool]')].map((row) => row.getAttribute('data-tool'));
+    const tools = [...document.querySelectorAll('table.tools tr[data-tool]')].map((row) =>
+      row.getAttribute('data-tool'),
+    );
     expect(tools).toEqual(FIXTURE_TOOLS);
     expect(tools).toContain(HOSTILE_TOOL);
     // the skipped line's reason has markup-like text too
@@ -75,8 +85,12 @@ describe('report.html (renderEvaluationReportHtml)', () => {
   test("says how it was scored, what the judge cost and the report's notes; lists duplicate lines", () => {
     const header = document.querySelector('header')?.textContent ?? '';
     expect(header).toContain('LLM judge gaia with model judge-model');
-    expect(document.querySelector('.judge-calls')?.textContent).toBe('Judge calls: 12 made, 3 verdicts already stored.');
-    expect(document.querySelector('ul.notes li')?.textContent).toBe('The judge <gaia> was asked twice for one verdict & it did not parse.');
+    expect(document.querySelector('.judge-calls')?.textContent).toBe(
+      'Judge calls: 12 made, 3 verdicts already stored.',
+    );
+    expect(document.querySelector('ul.notes li')?.textContent).toBe(
+      'The judge <gaia> was asked twice for one verdict & it did not parse.',
+    );
     expect(document.querySelector('ul.notes gaia')).toBeNull();
     expect([...document.querySelectorAll('table.duplicates tbody tr')].map((row) => row.textContent)).toEqual(['21']);
   });
@@ -90,13 +104,25 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(metric('unbiased pass@1')).toBe('53.3%');
     expect(metric('unbiased pass@2')).toBe('73.3%');
     expect(metric('unbiased pass@3')).toBe('80.0%');
-    expect([...document.querySelectorAll('table.per-rollout tbody tr')].map((row) => row.getAttribute('data-rollout'))).toEqual(['1', '2', '3']);
+    expect(
+      [...document.querySelectorAll('table.per-rollout tbody tr')].map((row) => row.getAttribute('data-rollout')),
+    ).toEqual(['1', '2', '3']);
     // "pass@k" alone never names the mean
     expect(html).not.toMatch(/>pass@3<\/th>\s*<td class="number">53\.3%/);
   });
 
   test('draws every chart as inline SVG with marks, bars by the data', () => {
-    for (const chart of ['rollout-accuracy', 'unbiased-pass-at-k', 'terminations', 'model-calls', 'tool-calls', 'tokens', 'durations', 'answer-lengths', 'tool-usage']) {
+    for (const chart of [
+      'rollout-accuracy',
+      'unbiased-pass-at-k',
+      'terminations',
+      'model-calls',
+      'tool-calls',
+      'tokens',
+      'durations',
+      'answer-lengths',
+      'tool-usage',
+    ]) {
       const svg = document.querySelector(`figure[data-chart="${chart}"] svg`);
       expect(svg).not.toBeNull();
       expect(svg?.querySelectorAll('g.role-mark').length).toBeGreaterThan(0);
@@ -106,19 +132,28 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(barCount(document, 'tool-usage')).toBe(FIXTURE_TOOLS.length * 2);
     expect(barCount(document, 'model-calls')).toBeGreaterThan(3);
     expect(document.querySelectorAll('figure[data-chart="unbiased-pass-at-k"] g.mark-symbol path').length).toBe(3);
-    const labels = [...document.querySelectorAll('figure[data-chart="terminations"] text')].map((text) => text.textContent);
+    const labels = [...document.querySelectorAll('figure[data-chart="terminations"] text')].map(
+      (text) => text.textContent,
+    );
     for (const termination of Object.keys(FIXTURE_TERMINATIONS)) expect(labels).toContain(termination);
   });
 
   test('lists terminations with counts and shares, and the trajectory distributions', () => {
-    const termination = (name: string) => [...document.querySelectorAll(`tr[data-termination="${name}"] td`)].map((cell) => cell.textContent);
+    const termination = (name: string) =>
+      [...document.querySelectorAll(`tr[data-termination="${name}"] td`)].map((cell) => cell.textContent);
     expect(termination('answer')).toEqual(['answer', '12', '80.0%', '8']);
     expect(termination('timeout')).toEqual(['timeout', '1', '6.7%', '0']);
-    const modelCalls = [...document.querySelectorAll('tr[data-quantity="model-calls"][data-group="all runs"] td')].map((cell) => cell.textContent);
+    const modelCalls = [...document.querySelectorAll('tr[data-quantity="model-calls"][data-group="all runs"] td')].map(
+      (cell) => cell.textContent,
+    );
     expect(modelCalls).toEqual(['all runs', '15', '17.9', '5', '1', '100']);
-    const toolCalls = [...document.querySelectorAll('tr[data-quantity="tool-calls"][data-group="solved"] td')].map((cell) => cell.textContent);
+    const toolCalls = [...document.querySelectorAll('tr[data-quantity="tool-calls"][data-group="solved"] td')].map(
+      (cell) => cell.textContent,
+    );
     expect(toolCalls.slice(0, 2)).toEqual(['solved', '8']);
-    const durations = [...document.querySelectorAll('tr[data-quantity="durations"][data-group="solved"] td')].map((cell) => cell.textContent);
+    const durations = [...document.querySelectorAll('tr[data-quantity="durations"][data-group="solved"] td')].map(
+      (cell) => cell.textContent,
+    );
     expect(durations[0]).toBe('solved');
     expect(durations[1]).toBe('8');
   });
@@ -127,22 +162,30 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     const rows = [...document.querySelectorAll('table.questions tbody tr.question-row')];
     expect(rows).toHaveLength(5);
     const first = rows[0]!;
-    expect(first.querySelector('.question')?.textContent).toBe('Which company sold more cars in 2024, BYD or Tesla, and by how much?');
+    expect(first.querySelector('.question')?.textContent).toBe(
+      'Which company sold more cars in 2024, BYD or Tesla, and by how much?',
+    );
     expect(first.querySelector('.reference')?.textContent).toBe('BYD, by about 2.5 million');
     const cells = [...first.querySelectorAll('td.rollout-cell')];
     expect(cells.map((cell) => cell.getAttribute('data-correct'))).toEqual(['true', 'false', 'true']);
     expect(cells[1]?.querySelector('.verdict')?.textContent).toBe('incorrect');
     expect(cells[1]?.textContent).toContain('max_calls');
     expect(cells[1]?.querySelector('.prediction')?.textContent).toBe('Tesla');
-    expect(cells[1]?.querySelector('a.run-link')?.getAttribute('href')).toBe(`${WEB_UI}/workflows/${encodeURIComponent('nightly-2026-12-01/q0-r2')}`);
+    expect(cells[1]?.querySelector('a.run-link')?.getAttribute('href')).toBe(
+      `${WEB_UI}/workflows/${encodeURIComponent('nightly-2026-12-01/q0-r2')}`,
+    );
     expect(document.querySelectorAll('a.run-link')).toHaveLength(15);
     // an empty prediction says so
-    expect(rows[2]!.querySelectorAll('td.rollout-cell')[2]?.querySelector('.no-answer')?.textContent).toBe('(no answer)');
+    expect(rows[2]!.querySelectorAll('td.rollout-cell')[2]?.querySelector('.no-answer')?.textContent).toBe(
+      '(no answer)',
+    );
     expect(rows[0]!.querySelector('.no-answer')).toBeNull();
     // the unparsed verdict is marked, and listed
     expect(rows[2]!.querySelector('td.rollout-cell .verdict')?.textContent).toBe('incorrect (verdict unparsed)');
     expect(document.querySelector('table.unparsed')?.textContent).toContain('I think maybe?');
-    expect(document.querySelector('table.questions')?.textContent).toContain('Who wrote "The Left Hand of Darkness" & when?');
+    expect(document.querySelector('table.questions')?.textContent).toContain(
+      'Who wrote "The Left Hand of Darkness" & when?',
+    );
   });
 
   test('links runs only when the Web UI base and the run id are known (and the base is http/https)', async () => {
@@ -159,7 +202,14 @@ describe('report.html (renderEvaluationReportHtml)', () => {
   test('an evaluation with no runs, no tools and one rollout still renders, saying so', async () => {
     const empty = evaluationReportFixture({});
     const none = { count: 0, mean: 0, median: 0, min: 0, max: 0, values: [] };
-    const nothing = { terminations: {}, toolCallsPerQuestion: {}, modelCalls: none, tokens: none, durationsMs: none, answerLengths: none };
+    const nothing = {
+      terminations: {},
+      toolCallsPerQuestion: {},
+      modelCalls: none,
+      tokens: none,
+      durationsMs: none,
+      answerLengths: none,
+    };
     empty.method = 'exact_match';
     delete empty.judge;
     empty.metrics = {
@@ -189,7 +239,12 @@ describe('report.html (renderEvaluationReportHtml)', () => {
   });
 
   test('renders what the scorer builds: exact match, rollouts with different questions, missing runs listed', async () => {
-    const run = (rollout: number, question: string, prediction: string, extra: Partial<EvaluationRun> = {}): EvaluationRun => ({
+    const run = (
+      rollout: number,
+      question: string,
+      prediction: string,
+      extra: Partial<EvaluationRun> = {},
+    ): EvaluationRun => ({
       rollout,
       question,
       reference: question === 'Capital of France?' ? 'Paris' : '4',
@@ -205,7 +260,10 @@ describe('report.html (renderEvaluationReportHtml)', () => {
       ...extra,
     });
     const rollouts = [
-      [run(1, 'Capital of France?', 'Paris'), run(1, '2 + 2?', '5', { termination: 'max_calls', toolCalls: { python: 2 } })],
+      [
+        run(1, 'Capital of France?', 'Paris'),
+        run(1, '2 + 2?', '5', { termination: 'max_calls', toolCalls: { python: 2 } }),
+      ],
       [run(2, 'Capital of France?', 'paris.', { runId: 'batch/q0-r2' })],
     ];
     const verdicts = new Map(rollouts.flat().map((entry) => [runKey(entry), exactMatchVerdict(entry)]));
@@ -218,17 +276,24 @@ describe('report.html (renderEvaluationReportHtml)', () => {
       webUiBase: WEB_UI,
     });
     const page = documentOf(await renderEvaluationReportHtml(report));
-    expect(page.querySelector('tr[data-metric="mean pass@1"] td.number')?.textContent).toBe(formatPercentOf(report.metrics.meanPassAt1));
+    expect(page.querySelector('tr[data-metric="mean pass@1"] td.number')?.textContent).toBe(
+      formatPercentOf(report.metrics.meanPassAt1),
+    );
     expect(page.querySelectorAll('tr.question-row')).toHaveLength(2);
     const secondQuestion = page.querySelectorAll('tr.question-row')[1]!;
-    expect([...secondQuestion.querySelectorAll('td.rollout-cell .verdict')].map((badge) => badge.textContent)).toEqual(['incorrect', 'not answered']);
+    expect([...secondQuestion.querySelectorAll('td.rollout-cell .verdict')].map((badge) => badge.textContent)).toEqual([
+      'incorrect',
+      'not answered',
+    ]);
     expect(page.querySelector('table.missing-runs')?.textContent).toContain('2 + 2?');
     expect(page.querySelectorAll('a.run-link')).toHaveLength(1);
     expect(barCount(page, 'terminations')).toBe(2);
   });
 
   test('escapeHtml escapes the five significant characters', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
   });
 });
 
@@ -240,19 +305,33 @@ describe('the eval compare page (renderComparisonHtml)', () => {
     expect(html.toLowerCase()).not.toContain('<script');
     expect(document.querySelectorAll('script, link, img, [src]').length).toBe(0);
 
-    const metric = (name: string) => [...document.querySelectorAll(`tr[data-metric="${name}"] td`)].map((cell) => cell.textContent);
+    const metric = (name: string) =>
+      [...document.querySelectorAll(`tr[data-metric="${name}"] td`)].map((cell) => cell.textContent);
     expect(metric('mean_pass_at_1')).toEqual(['mean_pass_at_1', '53.3%', '60.0%', '+6.7 pp']);
     expect(metric('questions')).toEqual(['questions', '5', '5', '±0']);
-    expect(document.querySelector('tr[data-metric="mean_pass_at_1"] td.delta')?.getAttribute('class')).toContain('positive');
+    expect(document.querySelector('tr[data-metric="mean_pass_at_1"] td.delta')?.getAttribute('class')).toContain(
+      'positive',
+    );
 
-    const flipped = (name: string) => [...document.querySelectorAll(`table[data-flip="${name}"] tr.flipped-row .question`)].map((cell) => cell.textContent);
+    const flipped = (name: string) =>
+      [...document.querySelectorAll(`table[data-flip="${name}"] tr.flipped-row .question`)].map(
+        (cell) => cell.textContent,
+      );
     expect(flipped('right-to-wrong')).toEqual(['What is the capital of Australia?']);
     expect(flipped('wrong-to-right')).toEqual(['How many moons does Mars have?']);
     const regression = document.querySelector('table[data-flip="right-to-wrong"] tr.flipped-row');
-    expect([...(regression?.querySelectorAll('.verdict') ?? [])].map((badge) => badge.textContent)).toEqual(['3/3 correct', '1/3 correct']);
-    expect([...(regression?.querySelectorAll('.prediction') ?? [])].map((element) => element.textContent)).toContain('<script>alert("b")</script>');
+    expect([...(regression?.querySelectorAll('.verdict') ?? [])].map((badge) => badge.textContent)).toEqual([
+      '3/3 correct',
+      '1/3 correct',
+    ]);
+    expect([...(regression?.querySelectorAll('.prediction') ?? [])].map((element) => element.textContent)).toContain(
+      '<script>alert("b")</script>',
+    );
 
-    const shift = (name: string) => [...document.querySelectorAll(`table.termination-shifts tr[data-termination="${name}"] td`)].map((cell) => cell.textContent);
+    const shift = (name: string) =>
+      [...document.querySelectorAll(`table.termination-shifts tr[data-termination="${name}"] td`)].map(
+        (cell) => cell.textContent,
+      );
     expect(shift('timeout')).toEqual(['timeout', '1 (6.7%)', '3 (20.0%)', '+2', '+13.3 pp']);
     expect(shift('answer')).toEqual(['answer', '12 (80.0%)', '10 (66.7%)', '−2', '−13.3 pp']);
 

@@ -25,7 +25,8 @@ function write(name: string, lines: unknown[]): string {
 
 describe('reading rollout files', () => {
   test('a directory gives its iter files in rollout order (iter10 after iter2)', async () => {
-    for (const rollout of [10, 2, 1]) write(`batch/iter${rollout}.jsonl`, [{ question: 'q', answer: 'a', prediction: 'a', termination: 'answer' }]);
+    for (const rollout of [10, 2, 1])
+      write(`batch/iter${rollout}.jsonl`, [{ question: 'q', answer: 'a', prediction: 'a', termination: 'answer' }]);
     write('batch/batch.json', ['{}']);
     const resolved = await resolveEvaluationFiles([join(directory, 'batch')]);
     expect(resolved.files.map((file) => file.split('/').pop())).toEqual(['iter1.jsonl', 'iter2.jsonl', 'iter10.jsonl']);
@@ -57,10 +58,18 @@ describe('reading rollout files', () => {
       { answer: 'no question' },
       [1, 2],
     ]);
-    const second = write('dr/run2.jsonl', [{ question: 'Q1', answer: 'A1', messages: [], prediction: '[Failed]', error: 'boom' }]);
+    const second = write('dr/run2.jsonl', [
+      { question: 'Q1', answer: 'A1', messages: [], prediction: '[Failed]', error: 'boom' },
+    ]);
     const inputs = await readEvaluationInputs([first, second], { countTokens: (text) => text.length });
     assert.deepEqual(
-      inputs.rollouts[0]?.map((run) => [run.question, run.prediction, run.termination, run.originalTermination ?? null, run.isError]),
+      inputs.rollouts[0]?.map((run) => [
+        run.question,
+        run.prediction,
+        run.termination,
+        run.originalTermination ?? null,
+        run.isError,
+      ]),
       [
         ['Q1', 'A1', 'answer', null, false],
         ['Q2', 'guess', 'max_calls', 'exceed available llm calls', false],
@@ -69,7 +78,10 @@ describe('reading rollout files', () => {
     assert.deepEqual(inputs.rollouts[0]?.[0]?.toolCalls, { visit: 1 });
     assert.equal(inputs.rollouts[0]?.[0]?.modelCalls, 2);
     // No usage recorded: tokens counted from the messages (here: characters).
-    assert.equal(inputs.rollouts[0]?.[0]?.tokens, '<tool_call>{"name": "visit", "arguments": {}}</tool_call>\n<answer>A1</answer>'.length);
+    assert.equal(
+      inputs.rollouts[0]?.[0]?.tokens,
+      '<tool_call>{"name": "visit", "arguments": {}}</tool_call>\n<answer>A1</answer>'.length,
+    );
     assert.equal(inputs.rollouts[0]?.[0]?.tokensCounted, true);
     assert.deepEqual(
       inputs.rollouts[1]?.map((run) => [run.question, run.termination, run.isError]),
@@ -111,17 +123,28 @@ describe('reading rollout files', () => {
 });
 
 test('outputs: report.json, scored lines with is_correct/judgement/em/f1, summary.jsonl appended; a report read back from its directory', async () => {
-  const file = write('out-input/iter1.jsonl', [{ question: 'q', answer: 'Paris', prediction: 'paris', termination: 'answer', extra: 'kept' }]);
+  const file = write('out-input/iter1.jsonl', [
+    { question: 'q', answer: 'Paris', prediction: 'paris', termination: 'answer', extra: 'kept' },
+  ]);
   const inputs = await readEvaluationInputs([file]);
   const run = inputs.rollouts[0]?.[0];
   assert.ok(run);
   const verdicts = new Map([[`1\u0000q`, { isCorrect: true, judgement: 'exact_match', exactMatch: 1, f1: 1 }]]);
-  const report = buildEvaluationReport({ rollouts: inputs.rollouts, verdicts, method: 'exact_match', createdAt: 't', source: { paths: [file] } });
+  const report = buildEvaluationReport({
+    rollouts: inputs.rollouts,
+    verdicts,
+    method: 'exact_match',
+    createdAt: 't',
+    source: { paths: [file] },
+  });
   const output = join(directory, 'out');
   await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts);
   await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts);
   const scored = JSON.parse(readFileSync(join(output, 'scored', 'iter1.jsonl'), 'utf8')) as Record<string, unknown>;
-  assert.deepEqual([scored.extra, scored.is_correct, scored.judgement, scored.em, scored.f1], ['kept', true, 'exact_match', 1, 1]);
+  assert.deepEqual(
+    [scored.extra, scored.is_correct, scored.judgement, scored.em, scored.f1],
+    ['kept', true, 'exact_match', 1, 1],
+  );
   assert.equal(readFileSync(join(output, 'summary.jsonl'), 'utf8').trim().split('\n').length, 2);
   assert.equal((await readEvaluationReport(output)).report.metrics.meanPassAt1, 1);
   await expect(readEvaluationReport(join(directory, 'missing'))).rejects.toThrow(/does not exist/);
@@ -140,11 +163,18 @@ test('verdicts are kept by the sha256 of prompt, model, question, reference and 
 });
 
 describe('judge configuration', () => {
-  const run = { OPENAI_BASE_URL: 'http://localhost:8000/v1', OPENAI_API_KEY: 'run-key', REACT_AGENT_MODEL: 'run-model' };
+  const run = {
+    OPENAI_BASE_URL: 'http://localhost:8000/v1',
+    OPENAI_API_KEY: 'run-key',
+    REACT_AGENT_MODEL: 'run-model',
+  };
 
   test('defaults to the run model, endpoint and key', () => {
     const config = loadJudgeConfig(run);
-    assert.deepEqual([config.baseUrl, config.apiKey, config.model, config.maxAttempts, config.concurrency], ['http://localhost:8000/v1', 'run-key', 'run-model', 5, 8]);
+    assert.deepEqual(
+      [config.baseUrl, config.apiKey, config.model, config.maxAttempts, config.concurrency],
+      ['http://localhost:8000/v1', 'run-key', 'run-model', 5, 8],
+    );
   });
 
   test('its own variables win', () => {
@@ -155,7 +185,10 @@ describe('judge configuration', () => {
       REACT_AGENT_JUDGE_API_KEY: 'judge-key',
       REACT_AGENT_JUDGE_MAX_ATTEMPTS: '2',
     });
-    assert.deepEqual([config.baseUrl, config.apiKey, config.model, config.maxAttempts], ['https://judge.example/v1', 'judge-key', 'gpt-judge', 2]);
+    assert.deepEqual(
+      [config.baseUrl, config.apiKey, config.model, config.maxAttempts],
+      ['https://judge.example/v1', 'judge-key', 'gpt-judge', 2],
+    );
   });
 
   test('errors name the variable', () => {
@@ -165,13 +198,18 @@ describe('judge configuration', () => {
     );
     assert.throws(
       () => loadJudgeConfig({ REACT_AGENT_JUDGE_BASE_URL: 'http://judge/v1' }),
-      (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_MODEL' && /REACT_AGENT_JUDGE_MODEL/.test(error.message),
+      (error: Error) =>
+        (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_MODEL' &&
+        /REACT_AGENT_JUDGE_MODEL/.test(error.message),
     );
     assert.throws(
       () => loadJudgeConfig({}),
       (error: Error) => (error as { variable?: string }).variable === 'REACT_AGENT_JUDGE_BASE_URL',
     );
-    assert.throws(() => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_MAX_ATTEMPTS: 'zero' }), /REACT_AGENT_JUDGE_MAX_ATTEMPTS/);
+    assert.throws(
+      () => loadJudgeConfig({ ...run, REACT_AGENT_JUDGE_MAX_ATTEMPTS: 'zero' }),
+      /REACT_AGENT_JUDGE_MAX_ATTEMPTS/,
+    );
   });
 });
 

@@ -9,7 +9,12 @@ import { createEvaluationActivities } from '../../activities/evaluation-activiti
 import { EvaluationFailureTypes, EXACT_MATCH_JUDGE } from '../../src/core/evaluation/evaluation-contract';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { readEvaluationFile, readEvaluationInputs, resolveEvaluationFiles } from '../../src/storage/evaluation-input';
-import { defaultEvaluationDirectory, readEvaluationReport, writeEvaluationFile, writeEvaluationOutputs } from '../../src/storage/evaluation-output';
+import {
+  defaultEvaluationDirectory,
+  readEvaluationReport,
+  writeEvaluationFile,
+  writeEvaluationOutputs,
+} from '../../src/storage/evaluation-output';
 import { LocalDirectoryOutput, locationOfFile, S3_APPEND_ATTEMPTS, S3Output } from '../../src/storage/output-location';
 import { fakeOpenAI } from '../fakes/fake-chat-completions';
 import { MemoryBuckets } from '../fakes/memory-output-location';
@@ -21,10 +26,13 @@ import { fakeClient, sdkError } from '../fakes/stub-s3-client';
  * prefix, explicit s3:// files, outputs written to an s3:// evaluation prefix, a report read back
  * from there — over in-memory buckets; and S3Output's conditional append over a stubbed client.
  */
-const line = (question: string, answer: string, prediction: string) => JSON.stringify({ question, answer, prediction, termination: 'answer', messages: [] });
+const line = (question: string, answer: string, prediction: string) =>
+  JSON.stringify({ question, answer, prediction, termination: 'answer', messages: [] });
 
 function batchIn(buckets: MemoryBuckets, prefix: string, rollouts: string[][]): void {
-  rollouts.forEach((lines, index) => buckets.objects.set(`evals/${prefix}/iter${index + 1}.jsonl`, `${lines.join('\n')}\n`));
+  rollouts.forEach((lines, index) =>
+    buckets.objects.set(`evals/${prefix}/iter${index + 1}.jsonl`, `${lines.join('\n')}\n`),
+  );
 }
 
 describe('inputs in S3', () => {
@@ -36,16 +44,25 @@ describe('inputs in S3', () => {
     buckets.objects.set('evals/nightly/b1/runs/iter1/q0.json', '{}');
     const resolved = await resolveEvaluationFiles(['s3://evals/nightly/b1/'], { openLocation: buckets.open });
     expect(resolved).toEqual({
-      files: ['s3://evals/nightly/b1/iter1.jsonl', 's3://evals/nightly/b1/iter2.jsonl', 's3://evals/nightly/b1/iter10.jsonl'],
+      files: [
+        's3://evals/nightly/b1/iter1.jsonl',
+        's3://evals/nightly/b1/iter2.jsonl',
+        's3://evals/nightly/b1/iter10.jsonl',
+      ],
       directory: 's3://evals/nightly/b1',
     });
     const inputs = await readEvaluationInputs(resolved.files, { openLocation: buckets.open });
-    expect(inputs.rollouts.map((runs) => runs.map((run) => [run.question, run.prediction, run.file, run.line]))).toEqual([
+    expect(
+      inputs.rollouts.map((runs) => runs.map((run) => [run.question, run.prediction, run.file, run.line])),
+    ).toEqual([
       [['q1?', 'a', 's3://evals/nightly/b1/iter1.jsonl', 1]],
       [['q1?', 'b', 's3://evals/nightly/b1/iter2.jsonl', 1]],
       [['q1?', 'a', 's3://evals/nightly/b1/iter10.jsonl', 1]],
     ]);
-    const files = await resolveEvaluationFiles(['s3://evals/nightly/b1/iter2.jsonl', 's3://evals/nightly/b1/iter1.jsonl'], { openLocation: buckets.open });
+    const files = await resolveEvaluationFiles(
+      ['s3://evals/nightly/b1/iter2.jsonl', 's3://evals/nightly/b1/iter1.jsonl'],
+      { openLocation: buckets.open },
+    );
     expect(files).toEqual({ files: ['s3://evals/nightly/b1/iter2.jsonl', 's3://evals/nightly/b1/iter1.jsonl'] });
     assert.equal(defaultEvaluationDirectory(resolved), 's3://evals/nightly/b1/evaluation');
     assert.equal(defaultEvaluationDirectory(files), 's3://evals/nightly/b1/evaluation');
@@ -56,17 +73,28 @@ describe('inputs in S3', () => {
     const buckets = new MemoryBuckets(['evals']);
     batchIn(buckets, 'b1', [[line('q?', 'a', 'a')]]);
     const open = { openLocation: buckets.open };
-    await expect(resolveEvaluationFiles(['s3://evals/no/such/prefix'], open)).rejects.toThrow('s3://evals/no/such/prefix holds no iter*.jsonl files (no batch output under that prefix).');
-    await expect(resolveEvaluationFiles(['s3://nobucket/b1'], open)).rejects.toThrow('s3://nobucket/b1 cannot be evaluated: its bucket "nobucket" does not exist (listing it).');
+    await expect(resolveEvaluationFiles(['s3://evals/no/such/prefix'], open)).rejects.toThrow(
+      's3://evals/no/such/prefix holds no iter*.jsonl files (no batch output under that prefix).',
+    );
+    await expect(resolveEvaluationFiles(['s3://nobucket/b1'], open)).rejects.toThrow(
+      's3://nobucket/b1 cannot be evaluated: its bucket "nobucket" does not exist (listing it).',
+    );
     await expect(resolveEvaluationFiles(['s3://evals/b1/iter1.jsonl', 's3://evals/b1'], open)).rejects.toThrow(
       /s3:\/\/evals\/b1 is no object: give one batch output \(a directory or an s3:\/\/ prefix\), or rollout files, not both/,
     );
-    await expect(resolveEvaluationFiles(['s3://Bad_Bucket/b1'], open)).rejects.toThrow(/does not name a valid S3 bucket/);
-    await expect(readEvaluationFile('s3://evals/b1/iter9.jsonl', open)).rejects.toThrow('Cannot read s3://evals/b1/iter9.jsonl (no such object).');
+    await expect(resolveEvaluationFiles(['s3://Bad_Bucket/b1'], open)).rejects.toThrow(
+      /does not name a valid S3 bucket/,
+    );
+    await expect(readEvaluationFile('s3://evals/b1/iter9.jsonl', open)).rejects.toThrow(
+      'Cannot read s3://evals/b1/iter9.jsonl (no such object).',
+    );
     await expect(readEvaluationInputs(['s3://nobucket/b1/iter1.jsonl'], open)).rejects.toThrow(
       /s3:\/\/nobucket\/b1\/iter1\.jsonl cannot be evaluated: its bucket "nobucket" does not exist \(reading it\)/,
     );
-    await expect(resolveEvaluationFiles(['s3://evals/nothing'], open)).rejects.toHaveProperty('name', 'EvaluationInputError');
+    await expect(resolveEvaluationFiles(['s3://evals/nothing'], open)).rejects.toHaveProperty(
+      'name',
+      'EvaluationInputError',
+    );
   });
 });
 
@@ -78,9 +106,22 @@ describe('outputs in S3', () => {
     const resolved = await resolveEvaluationFiles(['s3://evals/b1'], open);
     const inputs = await readEvaluationInputs(resolved.files, open);
     const verdicts = new Map(inputs.rollouts.flat().map((run) => [runKey(run), exactMatchVerdict(run)]));
-    const report = buildEvaluationReport({ rollouts: inputs.rollouts, verdicts, method: 'exact_match', createdAt: 't', source: { paths: ['s3://evals/b1'] } });
+    const report = buildEvaluationReport({
+      rollouts: inputs.rollouts,
+      verdicts,
+      method: 'exact_match',
+      createdAt: 't',
+      source: { paths: ['s3://evals/b1'] },
+    });
     const output = defaultEvaluationDirectory(resolved);
-    const written = await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts, '<html>report</html>', open);
+    const written = await writeEvaluationOutputs(
+      output,
+      report,
+      inputs.rollouts,
+      verdicts,
+      '<html>report</html>',
+      open,
+    );
     expect(written).toEqual({
       report: 's3://evals/b1/evaluation/report.json',
       scored: ['s3://evals/b1/evaluation/scored/iter1.jsonl'],
@@ -96,22 +137,36 @@ describe('outputs in S3', () => {
       ['Capital?', true, 1, true],
       ['Sum?', false, 0, true],
     ]);
-    assert.equal((buckets.text(written.summary) ?? '').trim().split('\n').length, 2, 'one summary line appended per evaluation');
+    assert.equal(
+      (buckets.text(written.summary) ?? '').trim().split('\n').length,
+      2,
+      'one summary line appended per evaluation',
+    );
     assert.equal(buckets.operations.filter((operation) => operation === 'append summary.jsonl').length, 2);
     assert.equal(buckets.text(written.html as string), '<html>report</html>');
 
     const fromPrefix = await readEvaluationReport('s3://evals/b1/evaluation', open);
     assert.equal(fromPrefix.path, 's3://evals/b1/evaluation/report.json');
     assert.equal(fromPrefix.report.metrics.meanPassAt1, 0.5);
-    assert.equal((await readEvaluationReport('s3://evals/b1/evaluation/report.json', open)).path, 's3://evals/b1/evaluation/report.json');
+    assert.equal(
+      (await readEvaluationReport('s3://evals/b1/evaluation/report.json', open)).path,
+      's3://evals/b1/evaluation/report.json',
+    );
     await expect(readEvaluationReport('s3://evals/b1/nothing', open)).rejects.toThrow(
       's3://evals/b1/nothing holds no report.json and is no object: give an evaluation folder (with report.json) or a report.json.',
     );
-    await expect(readEvaluationReport('s3://nobucket/e', open)).rejects.toThrow('s3://nobucket/e cannot be read: its bucket "nobucket" does not exist.');
+    await expect(readEvaluationReport('s3://nobucket/e', open)).rejects.toThrow(
+      's3://nobucket/e cannot be read: its bucket "nobucket" does not exist.',
+    );
     buckets.objects.set('evals/b1/not-a-report.json', '{"x": 1}');
-    await expect(readEvaluationReport('s3://evals/b1/not-a-report.json', open)).rejects.toThrow(/s3:\/\/evals\/b1\/not-a-report\.json is not an evaluation report/);
+    await expect(readEvaluationReport('s3://evals/b1/not-a-report.json', open)).rejects.toThrow(
+      /s3:\/\/evals\/b1\/not-a-report\.json is not an evaluation report/,
+    );
 
-    assert.equal(await writeEvaluationFile('s3://evals/b1/evaluation/compare.html', '<html>compare</html>', open), 's3://evals/b1/evaluation/compare.html');
+    assert.equal(
+      await writeEvaluationFile('s3://evals/b1/evaluation/compare.html', '<html>compare</html>', open),
+      's3://evals/b1/evaluation/compare.html',
+    );
     assert.equal(buckets.text('s3://evals/b1/evaluation/compare.html'), '<html>compare</html>');
   });
 
@@ -150,17 +205,31 @@ describe('the evaluation activities over S3', () => {
     const buckets = new MemoryBuckets(['evals']);
     batchIn(buckets, 'b1', [[line('Capital?', 'Paris', 'Paris')], [line('Capital?', 'Paris', 'Lyon')]]);
     const activities = activitiesOver(buckets);
-    const prepared = await activities.prepareEvaluation({ paths: ['s3://evals/b1'], judge: EXACT_MATCH_JUDGE, batchId: 'b1' });
+    const prepared = await activities.prepareEvaluation({
+      paths: ['s3://evals/b1'],
+      judge: EXACT_MATCH_JUDGE,
+      batchId: 'b1',
+    });
     assert.equal(prepared.runs, 2);
-    const written = await activities.writeEvaluation({ input: prepared.input, output: 's3://evals/b1/evaluation', createdAt: 't', judgeCalls: { made: 0, stored: 0 } });
+    const written = await activities.writeEvaluation({
+      input: prepared.input,
+      output: 's3://evals/b1/evaluation',
+      createdAt: 't',
+      judgeCalls: { made: 0, stored: 0 },
+    });
     assert.equal(written.reportPath, 's3://evals/b1/evaluation/report.json');
     expect(written.headline.perRolloutPassAt1).toEqual([1, 0]);
-    const report = JSON.parse(buckets.text(written.reportPath) ?? '{}') as { source: { paths: string[]; batchId: string } };
+    const report = JSON.parse(buckets.text(written.reportPath) ?? '{}') as {
+      source: { paths: string[]; batchId: string };
+    };
     expect(report.source).toEqual({ paths: ['s3://evals/b1'], batchId: 'b1' });
     assert.ok(buckets.text('s3://evals/b1/evaluation/scored/iter2.jsonl')?.includes('"is_correct":false'));
     assert.equal(written.htmlPath, 's3://evals/b1/evaluation/report.html');
     assert.equal(written.htmlProblem, undefined);
-    assert.match(buckets.text('s3://evals/b1/evaluation/report.html') ?? '', /<table class="questions"[\s\S]*Capital\?/);
+    assert.match(
+      buckets.text('s3://evals/b1/evaluation/report.html') ?? '',
+      /<table class="questions"[\s\S]*Capital\?/,
+    );
   });
 
   test('a report.html that cannot be rendered loses nothing else: report.json, scored/ and summary.jsonl are written, the result says why', async () => {
@@ -172,7 +241,12 @@ describe('the evaluation activities over S3', () => {
     const prepared = await activities.prepareEvaluation({ paths: ['s3://evals/b3'], judge: EXACT_MATCH_JUDGE });
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     try {
-      const written = await activities.writeEvaluation({ input: prepared.input, output: 's3://evals/b3/evaluation', createdAt: 't', judgeCalls: { made: 0, stored: 0 } });
+      const written = await activities.writeEvaluation({
+        input: prepared.input,
+        output: 's3://evals/b3/evaluation',
+        createdAt: 't',
+        judgeCalls: { made: 0, stored: 0 },
+      });
       assert.equal(written.reportPath, 's3://evals/b3/evaluation/report.json');
       assert.equal(written.htmlPath, undefined);
       assert.equal(written.htmlProblem, 'report.html could not be rendered: vega is broken');
@@ -189,7 +263,9 @@ describe('the evaluation activities over S3', () => {
   test('a missing prefix or bucket is a non-retryable invalid-input failure naming the location', async () => {
     const buckets = new MemoryBuckets(['evals']);
     const activities = activitiesOver(buckets);
-    await expect(activities.prepareEvaluation({ paths: ['s3://evals/nothing'], judge: EXACT_MATCH_JUDGE })).rejects.toMatchObject({
+    await expect(
+      activities.prepareEvaluation({ paths: ['s3://evals/nothing'], judge: EXACT_MATCH_JUDGE }),
+    ).rejects.toMatchObject({
       name: 'ApplicationFailure',
       type: EvaluationFailureTypes.invalidInput,
       nonRetryable: true,
@@ -197,7 +273,14 @@ describe('the evaluation activities over S3', () => {
     });
     batchIn(buckets, 'b2', [[line('q?', 'a', 'a')]]);
     const prepared = await activities.prepareEvaluation({ paths: ['s3://evals/b2'], judge: EXACT_MATCH_JUDGE });
-    await expect(activities.writeEvaluation({ input: prepared.input, output: 's3://nobucket/evaluation', createdAt: 't', judgeCalls: { made: 0, stored: 0 } })).rejects.toMatchObject({
+    await expect(
+      activities.writeEvaluation({
+        input: prepared.input,
+        output: 's3://nobucket/evaluation',
+        createdAt: 't',
+        judgeCalls: { made: 0, stored: 0 },
+      }),
+    ).rejects.toMatchObject({
       name: 'ApplicationFailure',
       type: EvaluationFailureTypes.invalidInput,
       nonRetryable: true,
@@ -214,10 +297,20 @@ describe('local outputs are unchanged', () => {
     writeFileSync(file, `${line('q?', 'a', 'a')}\n`);
     const inputs = await readEvaluationInputs([file]);
     const verdicts = new Map(inputs.rollouts.flat().map((run) => [runKey(run), exactMatchVerdict(run)]));
-    const report = buildEvaluationReport({ rollouts: inputs.rollouts, verdicts, method: 'exact_match', createdAt: 't', source: { paths: [file] } });
+    const report = buildEvaluationReport({
+      rollouts: inputs.rollouts,
+      verdicts,
+      method: 'exact_match',
+      createdAt: 't',
+      source: { paths: [file] },
+    });
     const output = join(scratch, 'evaluation');
     const written = await writeEvaluationOutputs(output, report, inputs.rollouts, verdicts);
-    expect(written).toEqual({ report: join(output, 'report.json'), scored: [join(output, 'scored', 'iter1.jsonl')], summary: join(output, 'summary.jsonl') });
+    expect(written).toEqual({
+      report: join(output, 'report.json'),
+      scored: [join(output, 'scored', 'iter1.jsonl')],
+      summary: join(output, 'summary.jsonl'),
+    });
     await new LocalDirectoryOutput(output).appendText('summary.jsonl', 'extra\n');
     assert.equal(readFileSync(join(output, 'summary.jsonl'), 'utf8').split('\n').length, 3);
   });
@@ -258,7 +351,8 @@ describe('S3Output.appendText (stubbed client)', () => {
       'evals',
       'e',
       fakeClient((command) => {
-        if (command.constructor.name === 'GetObjectCommand') return { Body: Readable.from([Buffer.from(text)]), ETag: `"v${version}"` };
+        if (command.constructor.name === 'GetObjectCommand')
+          return { Body: Readable.from([Buffer.from(text)]), ETag: `"v${version}"` };
         if (conflicts > 0) {
           conflicts -= 1;
           text += 'theirs-2\n';
@@ -278,7 +372,8 @@ describe('S3Output.appendText (stubbed client)', () => {
       'evals',
       'e',
       fakeClient((command) => {
-        if (command.constructor.name === 'GetObjectCommand') return { Body: Readable.from([Buffer.from('x\n')]), ETag: '"v"' };
+        if (command.constructor.name === 'GetObjectCommand')
+          return { Body: Readable.from([Buffer.from('x\n')]), ETag: '"v"' };
         tries += 1;
         throw sdkError('PreconditionFailed', 412);
       }),
@@ -296,6 +391,9 @@ describe('S3Output.appendText (stubbed client)', () => {
       'e',
       fakeClient(() => Promise.reject(sdkError('NoSuchBucket', 404))),
     );
-    await expect(output.appendText('summary.jsonl', 'x\n')).rejects.toMatchObject({ name: 'OutputLocationError', problem: 'bucket-missing' });
+    await expect(output.appendText('summary.jsonl', 'x\n')).rejects.toMatchObject({
+      name: 'OutputLocationError',
+      problem: 'bucket-missing',
+    });
   });
 });

@@ -4,9 +4,27 @@ import { answerTokens, exactMatch, normaliseAnswer, tokenF1 } from '../../src/do
 import { validateBatchInput } from '../../src/core/batch-contract';
 import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import { validateEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
-import { dedupeRollout, toolCallsOfMessages, terminationOfLine, type EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
-import { buildEvaluationReport, deepResearchSummaryLine, exactMatchVerdict, runKey, type RunVerdict } from '../../src/domain/evaluation/evaluation-scoring';
-import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK, unbiasedPassAtKForQuestion } from '../../src/domain/evaluation/pass-at-k';
+import {
+  dedupeRollout,
+  toolCallsOfMessages,
+  terminationOfLine,
+  type EvaluationRun,
+} from '../../src/core/evaluation/evaluation-runs';
+import {
+  buildEvaluationReport,
+  deepResearchSummaryLine,
+  exactMatchVerdict,
+  runKey,
+  type RunVerdict,
+} from '../../src/domain/evaluation/evaluation-scoring';
+import {
+  bestRollout,
+  meanPassAt1,
+  passAt1PerRollout,
+  passAtAny,
+  unbiasedPassAtK,
+  unbiasedPassAtKForQuestion,
+} from '../../src/domain/evaluation/pass-at-k';
 import { distributionOf } from '../../src/domain/evaluation/trajectory-statistics';
 
 /** Scores below are worked out by hand in the comments next to them. */
@@ -97,14 +115,38 @@ describe('pass@k', () => {
   });
 });
 
-function run(rollout: number, question: string, reference: string, prediction: string, extra: Partial<EvaluationRun> = {}): EvaluationRun {
-  return { rollout, question, reference, prediction, termination: 'answer', isError: false, modelCalls: 1, toolCalls: {}, file: `iter${rollout}.jsonl`, line: 1, ...extra };
+function run(
+  rollout: number,
+  question: string,
+  reference: string,
+  prediction: string,
+  extra: Partial<EvaluationRun> = {},
+): EvaluationRun {
+  return {
+    rollout,
+    question,
+    reference,
+    prediction,
+    termination: 'answer',
+    isError: false,
+    modelCalls: 1,
+    toolCalls: {},
+    file: `iter${rollout}.jsonl`,
+    line: 1,
+    ...extra,
+  };
 }
 
 describe('runs: termination strings, tool calls, duplicates', () => {
   test("DeepResearch's termination strings map to ours, the original kept", () => {
-    assert.deepEqual(terminationOfLine('exceed available llm calls', false), { termination: 'max_calls', originalTermination: 'exceed available llm calls' });
-    assert.deepEqual(terminationOfLine('generate an answer as token limit reached', false), { termination: 'token_limit', originalTermination: 'generate an answer as token limit reached' });
+    assert.deepEqual(terminationOfLine('exceed available llm calls', false), {
+      termination: 'max_calls',
+      originalTermination: 'exceed available llm calls',
+    });
+    assert.deepEqual(terminationOfLine('generate an answer as token limit reached', false), {
+      termination: 'token_limit',
+      originalTermination: 'generate an answer as token limit reached',
+    });
     assert.deepEqual(terminationOfLine('answer', false), { termination: 'answer' });
     assert.deepEqual(terminationOfLine(undefined, true), { termination: 'error' });
   });
@@ -113,11 +155,27 @@ describe('runs: termination strings, tool calls, duplicates', () => {
     const messages = [
       { role: 'system', content: 'You may call <tool_call>{"name": "search"}</tool_call>' },
       { role: 'user', content: 'q' },
-      { role: 'assistant', content: '<think>maybe search, or visit</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["x"]}}\n</tool_call>' },
+      {
+        role: 'assistant',
+        content:
+          '<think>maybe search, or visit</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["x"]}}\n</tool_call>',
+      },
       { role: 'user', content: '<tool_response>search results</tool_response>' },
-      { role: 'assistant', content: '<tool_call>\n{"name": "python", "arguments": {}}\n<code>\nimport re\nprint(re.search("a", "a"))\n</code>\n</tool_call>' },
-      { role: 'assistant', content: "<tool_call>{name: 'visit', arguments: {url: ['https://example.com'], goal: 'search'}}</tool_call><tool_call>not json</tool_call>" },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'visit', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content:
+          '<tool_call>\n{"name": "python", "arguments": {}}\n<code>\nimport re\nprint(re.search("a", "a"))\n</code>\n</tool_call>',
+      },
+      {
+        role: 'assistant',
+        content:
+          "<tool_call>{name: 'visit', arguments: {url: ['https://example.com'], goal: 'search'}}</tool_call><tool_call>not json</tool_call>",
+      },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'visit', arguments: '{}' } }],
+      },
       { role: 'assistant', content: '', toolCalls: [{ id: 'c2', name: 'search', arguments: '{}' }] },
       { role: 'assistant', content: '<answer>search</answer>' },
     ];
@@ -156,7 +214,12 @@ describe('runs: termination strings, tool calls, duplicates', () => {
  */
 function fixtureRollouts(): EvaluationRun[][] {
   const rollout1 = dedupeRollout([
-    run(1, 'q1', 'Paris', 'paris.', { modelCalls: 3, toolCalls: { search: 1, python: 1, visit: 1 }, tokens: 300, durationMs: 3000 }),
+    run(1, 'q1', 'Paris', 'paris.', {
+      modelCalls: 3,
+      toolCalls: { search: 1, python: 1, visit: 1 },
+      tokens: 300,
+      durationMs: 3000,
+    }),
     run(1, 'q2', '4', '[Failed]', { isError: true, termination: 'error', modelCalls: 0 }),
     run(1, 'q2', '4', '4', { modelCalls: 1, tokens: 100, durationMs: 1000 }),
     run(1, 'q3', 'Blue whale', 'the blue whale shark', { modelCalls: 2, tokens: 200, durationMs: 2000 }),
@@ -175,7 +238,13 @@ function fixtureRollouts(): EvaluationRun[][] {
 function exactMatchReport(rollouts: EvaluationRun[][]) {
   const verdicts = new Map<string, RunVerdict>();
   for (const runs of rollouts) for (const each of runs) verdicts.set(runKey(each), exactMatchVerdict(each));
-  return buildEvaluationReport({ rollouts, verdicts, method: 'exact_match', createdAt: '2026-12-01T00:00:00.000Z', source: { paths: ['/out'] } });
+  return buildEvaluationReport({
+    rollouts,
+    verdicts,
+    method: 'exact_match',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    source: { paths: ['/out'] },
+  });
 }
 
 describe('the report over the k = 2 fixture', () => {
@@ -241,7 +310,11 @@ describe('the report over the k = 2 fixture', () => {
   });
 
   test("summary line in DeepResearch's shape, in percent", () => {
-    const line = deepResearchSummaryLine(report) as { overall: Record<string, number>; individual: Record<string, number>; statistics: Record<string, unknown> };
+    const line = deepResearchSummaryLine(report) as {
+      overall: Record<string, number>;
+      individual: Record<string, number>;
+      statistics: Record<string, unknown>;
+    };
     assert.deepEqual(line.overall, { avg_pass_at_2: 50, best_pass_at_1: 66.67, pass_at_2: 66.67 });
     assert.deepEqual(line.individual, { 'Round1_Pass@1': 66.67, 'Round2_Pass@1': 33.33 });
     assert.deepEqual(line.statistics.terminations, { answer: 5, error: 1 });
@@ -264,7 +337,14 @@ describe('compareEvaluations', () => {
   test('deltas, flips and termination shifts by hand', () => {
     const a = exactMatchReport(fixtureRollouts());
     // B, one rollout: q1 wrong, q2 wrong, q3 right. A's majorities: q1 1/2 (wrong), q2 2/2 (right), q3 0/2 (wrong).
-    const b = exactMatchReport([[run(1, 'q1', 'Paris', 'Rome'), run(1, 'q2', '4', '5', { termination: 'max_calls' }), run(1, 'q3', 'Blue whale', 'blue whale'), run(1, 'q4', 'x', 'x')]]);
+    const b = exactMatchReport([
+      [
+        run(1, 'q1', 'Paris', 'Rome'),
+        run(1, 'q2', '4', '5', { termination: 'max_calls' }),
+        run(1, 'q3', 'Blue whale', 'blue whale'),
+        run(1, 'q4', 'x', 'x'),
+      ],
+    ]);
     const comparison = compareEvaluations(a, b);
     assert.deepEqual(
       comparison.rightToWrong.map((entry) => entry.question),
@@ -286,14 +366,25 @@ describe('compareEvaluations', () => {
     assert.equal(round2?.b, undefined);
     assert.equal(round2?.delta, undefined);
     const maxCalls = comparison.terminationShifts.find((shift) => shift.termination === 'max_calls');
-    assert.deepEqual({ ...maxCalls }, { termination: 'max_calls', a: 0, b: 1, aFrequency: 0, bFrequency: 0.25, delta: 1, frequencyDelta: 0.25 });
+    assert.deepEqual(
+      { ...maxCalls },
+      { termination: 'max_calls', a: 0, b: 1, aFrequency: 0, bFrequency: 0.25, delta: 1, frequencyDelta: 0.25 },
+    );
   });
 });
 
 describe('contracts', () => {
   test("the evaluation input and a batch's evaluate option are checked", () => {
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: 'gaia' }), []);
-    assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: '/prompts/mine.txt', concurrency: 4 }), []);
+    assert.deepEqual(
+      validateEvaluationInput({
+        paths: ['/out'],
+        output: '/out/evaluation',
+        judge: '/prompts/mine.txt',
+        concurrency: 4,
+      }),
+      [],
+    );
     assert.deepEqual(validateEvaluationInput({ paths: ['relative'], output: 'x', judge: 'llama', concurrency: 0 }), [
       'concurrency must be an integer from 1 to 1000, got 0',
       'paths must be a non-empty list of absolute paths',
@@ -301,20 +392,38 @@ describe('contracts', () => {
       'judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file',
     ]);
     // The shape comes from the contract's schema: wrong types and unknown fields, each named.
-    assert.deepEqual(validateEvaluationInput({ paths: '/out', output: '/o', judge: 'gaia', judgeModel: 'x' } as never), [
-      'paths must be a list, got "/out"',
-      'judgeModel is not a known field (known: paths, output, judge, batchId, concurrency, runsPerActivity, judgeAttempts, webUiBase)',
-    ]);
+    assert.deepEqual(
+      validateEvaluationInput({ paths: '/out', output: '/o', judge: 'gaia', judgeModel: 'x' } as never),
+      [
+        'paths must be a list, got "/out"',
+        'judgeModel is not a known field (known: paths, output, judge, batchId, concurrency, runsPerActivity, judgeAttempts, webUiBase)',
+      ],
+    );
     // s3:// batch outputs and rollout files are read, and outputs written, through S3 (issue 13).
-    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }), []);
-    assert.deepEqual(validateEvaluationInput({ paths: ['s3://bucket/out/iter1.jsonl', '/local/iter2.jsonl'], output: '/local/evaluation', judge: 'exact_match' }), []);
-    assert.deepEqual(validateEvaluationInput({ paths: ['s3://Bad_Bucket/out'], output: 's3://bucket/a//b', judge: 'gaia' }), [
-      'paths: "s3://Bad_Bucket/out" is not a valid s3://bucket/prefix URL',
-      'output: "s3://bucket/a//b" is not a valid s3://bucket/prefix URL',
-    ]);
+    assert.deepEqual(
+      validateEvaluationInput({ paths: ['s3://bucket/out'], output: 's3://bucket/out/evaluation', judge: 'gaia' }),
+      [],
+    );
+    assert.deepEqual(
+      validateEvaluationInput({
+        paths: ['s3://bucket/out/iter1.jsonl', '/local/iter2.jsonl'],
+        output: '/local/evaluation',
+        judge: 'exact_match',
+      }),
+      [],
+    );
+    assert.deepEqual(
+      validateEvaluationInput({ paths: ['s3://Bad_Bucket/out'], output: 's3://bucket/a//b', judge: 'gaia' }),
+      [
+        'paths: "s3://Bad_Bucket/out" is not a valid s3://bucket/prefix URL',
+        'output: "s3://bucket/a//b" is not a valid s3://bucket/prefix URL',
+      ],
+    );
     const batch = { input: `sha256:${'a'.repeat(64)}`, questions: 2, rollouts: 1, output: '/out' };
     assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'browsecomp' } }), []);
     assert.deepEqual(validateBatchInput({ ...batch, evaluate: {} }), []);
-    assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'vibes' } }), ['evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got "vibes"']);
+    assert.deepEqual(validateBatchInput({ ...batch, evaluate: { judge: 'vibes' } }), [
+      'evaluate.judge must be gaia, browsecomp, exact_match or an absolute prompt file path, got "vibes"',
+    ]);
   });
 });

@@ -17,7 +17,11 @@ function file(name: string, content: string | Uint8Array): string {
   return path;
 }
 
-async function assertExtractionError(promise: Promise<unknown>, problem: DocumentExtractionError['problem'], pattern: RegExp): Promise<void> {
+async function assertExtractionError(
+  promise: Promise<unknown>,
+  problem: DocumentExtractionError['problem'],
+  pattern: RegExp,
+): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof DocumentExtractionError, `expected a DocumentExtractionError, got ${String(error)}`);
     assert.equal(error.problem, problem);
@@ -28,7 +32,13 @@ async function assertExtractionError(promise: Promise<unknown>, problem: Documen
 
 describe('extractText', () => {
   test('PDF made with pdf-lib: text of every page, title from the metadata, page count', async () => {
-    const path = file('report.pdf', await makePdf([['BYD sold 4,272,145 vehicles in 2024.', 'Second line of page one.'], ['Tesla delivered 1,789,226.']], 'EV report 2024'));
+    const path = file(
+      'report.pdf',
+      await makePdf(
+        [['BYD sold 4,272,145 vehicles in 2024.', 'Second line of page one.'], ['Tesla delivered 1,789,226.']],
+        'EV report 2024',
+      ),
+    );
     const document = await extractText(path);
     assert.equal(document.format, 'pdf');
     assert.equal(document.title, 'EV report 2024');
@@ -40,12 +50,21 @@ describe('extractText', () => {
   });
 
   test('Word document made with docx: paragraphs as markdown, title from the first heading', async () => {
-    const path = file('notes.docx', await makeDocx('Quarterly notes', ['Tesla delivered 495,570 vehicles in Q4 2024.', 'BYD sold about 515,000 in December.']));
+    const path = file(
+      'notes.docx',
+      await makeDocx('Quarterly notes', [
+        'Tesla delivered 495,570 vehicles in Q4 2024.',
+        'BYD sold about 515,000 in December.',
+      ]),
+    );
     const document = await extractText(path);
     assert.equal(document.format, 'docx');
     assert.equal(document.title, 'Quarterly notes');
     assert.match(document.text, /Quarterly notes/);
-    assert.match(document.text, /Tesla delivered 495,570 vehicles in Q4 2024\.\n\nBYD sold about 515,000 in December\./);
+    assert.match(
+      document.text,
+      /Tesla delivered 495,570 vehicles in Q4 2024\.\n\nBYD sold about 515,000 in December\./,
+    );
   });
 
   test('HTML: main content as markdown, title from <title>, scripts dropped', async () => {
@@ -65,11 +84,17 @@ describe('extractText', () => {
 
   test('markdown: kept as written, title from the first heading, CRLF normalised', async () => {
     const document = await extractText(file('notes.md', '# Battery chemistry\r\n\r\nLFP is cheaper than **NMC**.\r\n'));
-    assert.deepEqual(document, { format: 'markdown', title: 'Battery chemistry', text: '# Battery chemistry\n\nLFP is cheaper than **NMC**.\n' });
+    assert.deepEqual(document, {
+      format: 'markdown',
+      title: 'Battery chemistry',
+      text: '# Battery chemistry\n\nLFP is cheaper than **NMC**.\n',
+    });
   });
 
   test('CSV: the rows as they are', async () => {
-    const document = await extractText(file('sales.csv', 'company,year,vehicles\r\nBYD,2024,4272145\r\n"Tesla, Inc.",2024,1789226\r\n'));
+    const document = await extractText(
+      file('sales.csv', 'company,year,vehicles\r\nBYD,2024,4272145\r\n"Tesla, Inc.",2024,1789226\r\n'),
+    );
     assert.equal(document.format, 'csv');
     assert.equal(document.text, 'company,year,vehicles\nBYD,2024,4272145\n"Tesla, Inc.",2024,1789226\n');
   });
@@ -83,7 +108,10 @@ describe('extractText', () => {
   });
 
   test('plain text, UTF-8 with a BOM and UTF-16 with a BOM', async () => {
-    assert.deepEqual(await extractText(file('plain.txt', '\uFEFFBYD 比亚迪 sold more.\n')), { format: 'text', text: 'BYD 比亚迪 sold more.\n' });
+    assert.deepEqual(await extractText(file('plain.txt', '\uFEFFBYD 比亚迪 sold more.\n')), {
+      format: 'text',
+      text: 'BYD 比亚迪 sold more.\n',
+    });
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Tesla 特斯拉', 'utf16le')]);
     assert.equal((await extractText(file('wide.txt', utf16))).text, 'Tesla 特斯拉');
   });
@@ -91,30 +119,77 @@ describe('extractText', () => {
   test('files without a known extension are recognised by their content', async () => {
     assert.equal((await extractText(file('download-1', await makePdf([['Sniffed PDF text.']])))).format, 'pdf');
     assert.equal((await extractText(file('download-2', await makeDocx('Sniffed', ['Word text.'])))).format, 'docx');
-    assert.equal((await extractText(file('download-3', '<!DOCTYPE html><html><head><title>T</title></head><body><p>Hi</p></body></html>'))).format, 'html');
+    assert.equal(
+      (
+        await extractText(
+          file('download-3', '<!DOCTYPE html><html><head><title>T</title></head><body><p>Hi</p></body></html>'),
+        )
+      ).format,
+      'html',
+    );
     assert.equal((await extractText(file('download-4', '[1, 2, 3]'))).format, 'json');
     assert.equal((await extractText(file('script.py', 'print("hello")\n'))).format, 'text');
     assert.equal(detectDocumentFormat('README', Buffer.from('Just words.')), 'text');
   });
 
   test('unsupported types fail with a message that says what to do', async () => {
-    await assertExtractionError(extractText(file('sheet.xlsx', 'PK\u0003\u0004 not really')), 'unsupported', /sheet\.xlsx.*spreadsheets are not supported; export the sheet as CSV/);
-    await assertExtractionError(extractText(file('old.doc', 'whatever')), 'unsupported', /save the file as \.docx or PDF/);
-    await assertExtractionError(extractText(file('photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47]))), 'unsupported', /images are not supported/);
-    await assertExtractionError(extractText(file('binary.txt', Buffer.from([0x41, 0, 0x42, 0]))), 'unsupported', /its name says \.txt but it holds binary data/);
-    await assertExtractionError(extractText(file('blob.bin', Buffer.from([1, 2, 0, 3, 0, 4]))), 'unsupported', /binary file of an unknown type.*Readable formats: PDF/);
-    await assertExtractionError(extractText(file('archive', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from('other.xml')]))), 'unsupported', /ZIP archive/);
+    await assertExtractionError(
+      extractText(file('sheet.xlsx', 'PK\u0003\u0004 not really')),
+      'unsupported',
+      /sheet\.xlsx.*spreadsheets are not supported; export the sheet as CSV/,
+    );
+    await assertExtractionError(
+      extractText(file('old.doc', 'whatever')),
+      'unsupported',
+      /save the file as \.docx or PDF/,
+    );
+    await assertExtractionError(
+      extractText(file('photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47]))),
+      'unsupported',
+      /images are not supported/,
+    );
+    await assertExtractionError(
+      extractText(file('binary.txt', Buffer.from([0x41, 0, 0x42, 0]))),
+      'unsupported',
+      /its name says \.txt but it holds binary data/,
+    );
+    await assertExtractionError(
+      extractText(file('blob.bin', Buffer.from([1, 2, 0, 3, 0, 4]))),
+      'unsupported',
+      /binary file of an unknown type.*Readable formats: PDF/,
+    );
+    await assertExtractionError(
+      extractText(file('archive', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from('other.xml')]))),
+      'unsupported',
+      /ZIP archive/,
+    );
   });
 
   test('a damaged PDF or docx is "unreadable", not a crash', async () => {
-    await assertExtractionError(extractText(file('damaged.pdf', '%PDF-1.7\nthis is not a real pdf')), 'unreadable', /damaged\.pdf/);
-    await assertExtractionError(extractText(file('damaged.docx', 'not a zip at all')), 'unreadable', /damaged\.docx as a Word document/);
+    await assertExtractionError(
+      extractText(file('damaged.pdf', '%PDF-1.7\nthis is not a real pdf')),
+      'unreadable',
+      /damaged\.pdf/,
+    );
+    await assertExtractionError(
+      extractText(file('damaged.docx', 'not a zip at all')),
+      'unreadable',
+      /damaged\.docx as a Word document/,
+    );
   });
 
   test('files over the size cap are refused before they are read', async () => {
     const path = file('big.txt', 'x'.repeat(5_000));
-    await assertExtractionError(extractText(path, { maxBytes: 1_024 }), 'too-large', /big\.txt is 5 KB, over the 1 KB limit/);
-    await assertExtractionError(extractTextFromBytes(Buffer.alloc(3 * 1024 * 1024), 'upload.txt', { maxBytes: 2 * 1024 * 1024 }), 'too-large', /3\.0 MB, over the 2\.0 MB limit/);
+    await assertExtractionError(
+      extractText(path, { maxBytes: 1_024 }),
+      'too-large',
+      /big\.txt is 5 KB, over the 1 KB limit/,
+    );
+    await assertExtractionError(
+      extractTextFromBytes(Buffer.alloc(3 * 1024 * 1024), 'upload.txt', { maxBytes: 2 * 1024 * 1024 }),
+      'too-large',
+      /3\.0 MB, over the 2\.0 MB limit/,
+    );
     assert.equal((await extractText(path, { maxBytes: 5_000 })).text.length, 5_000);
   });
 

@@ -6,7 +6,12 @@ import { createCompressContext } from '../../activities/compression-activity';
 import { createCallModel } from '../../activities/model-activity';
 import { characterEstimateCounter, countConversationTokens } from '../../activities/token-counter';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
-import type { CallModelInput, CallModelOutput, CompressContextInput, CompressContextOutput } from '../../src/core/activity-contracts';
+import type {
+  CallModelInput,
+  CallModelOutput,
+  CompressContextInput,
+  CompressContextOutput,
+} from '../../src/core/activity-contracts';
 import type { ChatMessage } from '../../src/core/messages';
 import { loadConversation, putConversation, putMessage } from '../../src/storage/conversation';
 import type { ChatRequest } from '../../activities/model/chat-model';
@@ -31,7 +36,10 @@ function deepResearchTurns(turns: number): ChatMessage[] {
     { role: 'user', content: 'Which company sold more cars in 2024?' },
   ];
   for (let turn = 1; turn <= turns; turn += 1) {
-    messages.push({ role: 'assistant', content: `<think>Step ${turn}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "q${turn}"}}\n</tool_call>` });
+    messages.push({
+      role: 'assistant',
+      content: `<think>Step ${turn}.</think>\n<tool_call>\n{"name": "lookup", "arguments": {"query": "q${turn}"}}\n</tool_call>`,
+    });
     messages.push({ role: 'user', content: `<tool_response>\n${observation(turn)}\n</tool_response>` });
   }
   return messages;
@@ -43,10 +51,18 @@ async function stored(store: MemoryTranscriptStore, messages: ChatMessage[]): Pr
 
 /** llama-server's refusal of a request longer than its window, as the chat model reports it. */
 const overflow = (window: number) =>
-  classifyModelError(OpenAI.APIError.generate(400, llamaServerContextOverflowBody(window + 500, window), undefined, new Headers({ 'content-type': 'application/json' })), {
-    baseUrl: 'http://127.0.0.1:9/v1',
-    model: 'm',
-  });
+  classifyModelError(
+    OpenAI.APIError.generate(
+      400,
+      llamaServerContextOverflowBody(window + 500, window),
+      undefined,
+      new Headers({ 'content-type': 'application/json' }),
+    ),
+    {
+      baseUrl: 'http://127.0.0.1:9/v1',
+      model: 'm',
+    },
+  );
 
 /** The compression activity over a fake chat model answering each summary request with `respond`'s text. */
 function compressor(respond: (request: ChatRequest) => string) {
@@ -76,7 +92,13 @@ describe('compression for the final answer call', () => {
   test('the request is added last, to the last user message, and counted', async () => {
     const { store, run } = compressor(() => 'SUMMARY');
     const conversation = await stored(store, deepResearchTurns(2));
-    const output = await run({ conversation, keepRecentTurns: 1, summarize: false, targetTokens: 10_000, finalAnswer: { request: REQUEST } });
+    const output = await run({
+      conversation,
+      keepRecentTurns: 1,
+      summarize: false,
+      targetTokens: 10_000,
+      finalAnswer: { request: REQUEST },
+    });
     const messages = await loadConversation(store, output.conversation);
     assert.equal(messages.length, 6, 'no message of its own: user and assistant still alternate');
     assert.match(messages[5]?.content ?? '', new RegExp(`</tool_response>\\n\\n${REQUEST}$`));
@@ -93,7 +115,13 @@ describe('compression for the final answer call', () => {
       { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] },
       { role: 'tool', toolCallId: 'a', content: observation(1) },
     ]);
-    const output = await run({ conversation, protocol: 'native', keepRecentTurns: 0, summarize: false, finalAnswer: { request: REQUEST } });
+    const output = await run({
+      conversation,
+      protocol: 'native',
+      keepRecentTurns: 0,
+      summarize: false,
+      finalAnswer: { request: REQUEST },
+    });
     const messages = await loadConversation(store, output.conversation);
     assert.deepEqual(
       messages.map((message) => message.role),
@@ -112,7 +140,10 @@ describe('compression for the final answer call', () => {
       messages.map((message) => message.role),
       ['system', 'user'],
     );
-    assert.match(messages[1]?.content ?? '', /^Which company sold more cars in 2024\?\n\n\[Summary of the research so far[^\n]*:\]\nSUMMARY: BYD\.\n\nYou have reached/);
+    assert.match(
+      messages[1]?.content ?? '',
+      /^Which company sold more cars in 2024\?\n\n\[Summary of the research so far[^\n]*:\]\nSUMMARY: BYD\.\n\nYou have reached/,
+    );
     assert.equal(output.summarizedTurns, 3);
     assert.equal(calls.length, 1, 'one summary request: no limits, as always');
     assert.equal(calls[0]?.sampling?.maxOutputTokens, 1_500);
@@ -120,8 +151,13 @@ describe('compression for the final answer call', () => {
 
   test('dropTurns: the question alone (no summary), a note where the steps are, then the request', async () => {
     const { store, calls, run } = compressor(() => 'unused');
-    const question = 'Which company sold more cars in 2024?\n\n[Summary of the research so far, written to save context; the steps before it are in the transcript store as sha256:x:]\nOld summary.';
-    const conversation = await stored(store, [deepResearchTurns(0)[0] as ChatMessage, { role: 'user', content: question }, ...deepResearchTurns(2).slice(2)]);
+    const question =
+      'Which company sold more cars in 2024?\n\n[Summary of the research so far, written to save context; the steps before it are in the transcript store as sha256:x:]\nOld summary.';
+    const conversation = await stored(store, [
+      deepResearchTurns(0)[0] as ChatMessage,
+      { role: 'user', content: question },
+      ...deepResearchTurns(2).slice(2),
+    ]);
     const output = await run({ conversation, finalAnswer: { request: REQUEST, dropTurns: true } });
     const messages = await loadConversation(store, output.conversation);
     assert.deepEqual(
@@ -146,18 +182,28 @@ describe("summaries sized to the model's window", () => {
     const output = await run({ conversation, keepRecentTurns: 1, targetTokens: 50, summaryLimits: limits });
     assert.ok(calls.length > 1, `${calls.length} summary requests`);
     for (const call of calls) {
-      const promptTokens = (call.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
+      const promptTokens = (call.messages as Array<{ content: string }>).reduce(
+        (sum, message) => sum + characterEstimateCounter.count(message.content),
+        0,
+      );
       assert.ok(promptTokens <= limits.promptTokens, `a summary request of ${promptTokens} tokens`);
       assert.equal(call.sampling?.maxOutputTokens, 200);
     }
-    assert.match(calls[1]?.messages[1]?.content as string, /Summary so far:\nSUMMARY \d+/, 'the second piece starts from the first summary');
+    assert.match(
+      calls[1]?.messages[1]?.content as string,
+      /Summary so far:\nSUMMARY \d+/,
+      'the second piece starts from the first summary',
+    );
     assert.equal(output.summarizedTurns, 5);
   });
 
   test('a summary request refused as too long is sent again in pieces sized from the window the refusal names', async () => {
     let refusals = 0;
     const { store, calls, run } = compressor((call) => {
-      const promptTokens = (call.messages as Array<{ content: string }>).reduce((sum, message) => sum + characterEstimateCounter.count(message.content), 0);
+      const promptTokens = (call.messages as Array<{ content: string }>).reduce(
+        (sum, message) => sum + characterEstimateCounter.count(message.content),
+        0,
+      );
       if (promptTokens > 1_000) {
         refusals += 1;
         throw overflow(1_024);
@@ -188,18 +234,32 @@ describe("summaries sized to the model's window", () => {
 
   test("another failure of the summary request is the activity's failure, as before", async () => {
     const { store, run } = compressor(() => {
-      throw classifyModelError(OpenAI.APIError.generate(500, { error: { message: 'boom' } }, undefined, new Headers()), { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' });
+      throw classifyModelError(
+        OpenAI.APIError.generate(500, { error: { message: 'boom' } }, undefined, new Headers()),
+        { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' },
+      );
     });
     const conversation = await stored(store, deepResearchTurns(3));
-    await assert.rejects(run({ conversation, keepRecentTurns: 1, targetTokens: 10 }), /The model endpoint failed with 500/);
+    await assert.rejects(
+      run({ conversation, keepRecentTurns: 1, targetTokens: 10 }),
+      /The model endpoint failed with 500/,
+    );
   });
 });
 
 describe('the model call', () => {
   test('a user message after a user message (the request after a compression took the observations in) joins it', async () => {
     const store = new MemoryTranscriptStore();
-    const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
+    const { openai, calls } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]),
+    );
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: new ToolRegistry([]),
+    });
     const conversation = await stored(store, deepResearchTurns(1));
     const input: CallModelInput = {
       workflowId: 'wf',
@@ -227,8 +287,16 @@ describe('the model call', () => {
 
   test('the question is never joined to', async () => {
     const store = new MemoryTranscriptStore();
-    const { openai, calls } = fakeOpenAI(() => streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry([]) });
+    const { openai, calls } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ content: '<answer>BYD</answer>' }, 'stop'), usageChunk(100, 5)]),
+    );
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: new ToolRegistry([]),
+    });
     const conversation = await stored(store, deepResearchTurns(0));
     const input: CallModelInput = {
       workflowId: 'wf',

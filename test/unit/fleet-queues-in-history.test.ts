@@ -19,7 +19,12 @@ function startConversation(toolTaskQueue?: string) {
     store: new MemoryTranscriptStore(),
     tools: new ToolRegistry([tool('lookup'), tool('own_fleet', { taskQueue: 'gpu-tools' })]),
     tokenCounter: characterEstimateCounter,
-    modelActivity: { startToCloseSeconds: 600, heartbeatSeconds: 60, maxAttempts: 12, ...(toolTaskQueue ? { taskQueue: 'model-queue' } : {}) },
+    modelActivity: {
+      startToCloseSeconds: 600,
+      heartbeatSeconds: 60,
+      maxAttempts: 12,
+      ...(toolTaskQueue ? { taskQueue: 'model-queue' } : {}),
+    },
     defaultModel: 'm',
     ...(toolTaskQueue ? { toolTaskQueue } : {}),
   }).startConversation({ question: 'Q?', protocol: 'deep-research', today: '2026-12-01' });

@@ -3,7 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from '@jest/globals';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { heartbeat, heartbeatIntervalFor, keepHeartbeating, MAX_HEARTBEAT_INTERVAL_MS } from '../../activities/heartbeats';
+import {
+  heartbeat,
+  heartbeatIntervalFor,
+  keepHeartbeating,
+  MAX_HEARTBEAT_INTERVAL_MS,
+} from '../../activities/heartbeats';
 
 const quietLogger = new DefaultLogger('ERROR', () => undefined);
 

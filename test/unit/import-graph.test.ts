@@ -19,7 +19,21 @@ const FLOORS = JSON.parse(readFileSync(join(__dirname, 'support', 'floors.json')
 };
 
 /** The floor a file is on, or undefined outside the product code. */
-type Floor = 'schemas' | 'core' | 'domain' | 'client' | 'storage' | 'documents' | 'knowledge-base' | 'reports' | 'config' | 'processes' | 'cli' | 'workflows' | 'activities' | 'worker';
+type Floor =
+  | 'schemas'
+  | 'core'
+  | 'domain'
+  | 'client'
+  | 'storage'
+  | 'documents'
+  | 'knowledge-base'
+  | 'reports'
+  | 'config'
+  | 'processes'
+  | 'cli'
+  | 'workflows'
+  | 'activities'
+  | 'worker';
 
 function floorOf(path: string): Floor | undefined {
   for (const [floor, folder] of Object.entries(FLOORS.folders) as Array<[Floor, string]>) {
@@ -29,10 +43,14 @@ function floorOf(path: string): Floor | undefined {
 }
 
 /** Which floors each floor may import at run time (itself included). */
-const ALLOWED = Object.fromEntries(Object.entries(FLOORS.allowed).map(([floor, floors]) => [floor, new Set(floors)])) as unknown as Record<Floor, ReadonlySet<Floor>>;
+const ALLOWED = Object.fromEntries(
+  Object.entries(FLOORS.allowed).map(([floor, floors]) => [floor, new Set(floors)]),
+) as unknown as Record<Floor, ReadonlySet<Floor>>;
 
 /** Floors a floor may import with `import type` only, besides ALLOWED. */
-const TYPE_ONLY = Object.fromEntries(Object.entries(FLOORS.typeOnly).map(([floor, floors]) => [floor, new Set(floors)])) as Partial<Record<Floor, ReadonlySet<Floor>>>;
+const TYPE_ONLY = Object.fromEntries(
+  Object.entries(FLOORS.typeOnly).map(([floor, floors]) => [floor, new Set(floors)]),
+) as Partial<Record<Floor, ReadonlySet<Floor>>>;
 
 /** Packages src/core and src/domain may import: workflow-safe ones only. */
 const CORE_PACKAGES = new Set(FLOORS.workflowSafePackages);
@@ -55,7 +73,8 @@ function graph(): { edges: Edge[]; packages: Array<{ from: string; specifier: st
   const packages: Array<{ from: string; specifier: string }> = [];
   for (const file of productFiles()) {
     for (const { specifier, typeOnly } of importsOf(file)) {
-      if (specifier.startsWith('.')) edges.push({ from: projectPath(file), to: projectPath(resolveFile(file, specifier)), typeOnly });
+      if (specifier.startsWith('.'))
+        edges.push({ from: projectPath(file), to: projectPath(resolveFile(file, specifier)), typeOnly });
       else packages.push({ from: projectPath(file), specifier });
     }
   }
@@ -74,7 +93,9 @@ function floorViolations(edges: Edge[]): string[] {
     }
     if (ALLOWED[source].has(target)) continue;
     if (typeOnly && TYPE_ONLY[source]?.has(target)) continue;
-    problems.push(`${from} (${source}) imports ${to} (${target})${TYPE_ONLY[source]?.has(target) ? ' by value; use import type' : ''}`);
+    problems.push(
+      `${from} (${source}) imports ${to} (${target})${TYPE_ONLY[source]?.has(target) ? ' by value; use import type' : ''}`,
+    );
   }
   return problems;
 }
@@ -92,7 +113,8 @@ function reachedFromWorkflows(edges: Edge[]): Set<string> {
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
     if (reached.has(file)) continue;
     reached.add(file);
-    for (const target of next.get(file) ?? []) if (floorOf(target) === 'workflows' || floorOf(target) === 'core') pending.push(target);
+    for (const target of next.get(file) ?? [])
+      if (floorOf(target) === 'workflows' || floorOf(target) === 'core') pending.push(target);
   }
   return new Set([...reached].filter((file) => floorOf(file) === 'core'));
 }
@@ -138,7 +160,10 @@ describe('the import graph', () => {
   });
 
   test('src/core and src/domain use no Node built-ins and only workflow-safe packages', () => {
-    const offenders = packages.filter(({ from, specifier }) => (floorOf(from) === 'core' || floorOf(from) === 'domain') && !CORE_PACKAGES.has(specifier));
+    const offenders = packages.filter(
+      ({ from, specifier }) =>
+        (floorOf(from) === 'core' || floorOf(from) === 'domain') && !CORE_PACKAGES.has(specifier),
+    );
     assert.deepEqual(offenders, []);
   });
 
@@ -152,7 +177,10 @@ describe('the import graph', () => {
   });
 
   test('only the model adapter (activities/model/openai-*.ts) imports the openai client: everything else goes through ChatModel', () => {
-    const offenders = packages.filter(({ from, specifier }) => (specifier === 'openai' || specifier.startsWith('openai/')) && !OPENAI_ADAPTER.test(from));
+    const offenders = packages.filter(
+      ({ from, specifier }) =>
+        (specifier === 'openai' || specifier.startsWith('openai/')) && !OPENAI_ADAPTER.test(from),
+    );
     assert.deepEqual(offenders, []);
     assert.ok(
       packages.some(({ from, specifier }) => specifier === 'openai' && OPENAI_ADAPTER.test(from)),
@@ -168,15 +196,22 @@ describe('the import graph', () => {
   });
 
   test('the checkers notice what they look for', () => {
-    assert.deepEqual(floorViolations([{ from: 'src/core/a.ts', to: 'src/storage/b.ts', typeOnly: true }]), ['src/core/a.ts (core) imports src/storage/b.ts (storage)']);
+    assert.deepEqual(floorViolations([{ from: 'src/core/a.ts', to: 'src/storage/b.ts', typeOnly: true }]), [
+      'src/core/a.ts (core) imports src/storage/b.ts (storage)',
+    ]);
     assert.equal(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: false }]).length, 1);
     assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'activities/b.ts', typeOnly: true }]), []);
     assert.equal(floorViolations([{ from: 'src/cli/a.ts', to: 'workflows/b.ts', typeOnly: true }]).length, 1);
-    assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'src/domain/b.ts', typeOnly: true }]), ['workflows/a.ts (workflows) imports src/domain/b.ts (domain)']);
+    assert.deepEqual(floorViolations([{ from: 'workflows/a.ts', to: 'src/domain/b.ts', typeOnly: true }]), [
+      'workflows/a.ts (workflows) imports src/domain/b.ts (domain)',
+    ]);
     assert.equal(floorViolations([{ from: 'src/core/a.ts', to: 'src/domain/b.ts', typeOnly: false }]).length, 1);
     assert.deepEqual(floorViolations([{ from: 'src/domain/a.ts', to: 'src/core/b.ts', typeOnly: false }]), []);
     assert.equal(floorViolations([{ from: 'src/storage/a.ts', to: 'src/reports/b.ts', typeOnly: false }]).length, 1);
-    assert.equal(floorViolations([{ from: 'src/documents/a.ts', to: 'src/knowledge-base/b.ts', typeOnly: false }]).length, 1);
+    assert.equal(
+      floorViolations([{ from: 'src/documents/a.ts', to: 'src/knowledge-base/b.ts', typeOnly: false }]).length,
+      1,
+    );
     assert.equal(floorViolations([{ from: 'src/processes/a.ts', to: 'src/cli/b.ts', typeOnly: false }]).length, 1);
     assert.equal(floorViolations([{ from: 'activities/a.ts', to: 'src/processes/b.ts', typeOnly: false }]).length, 1);
     const reached = reachedFromWorkflows([

@@ -19,7 +19,18 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 const endpoint = { model: 'judge-model', baseUrl: 'http://judge.test/v1' };
 
 function run(question: string, reference: string, prediction: string): EvaluationRun {
-  return { rollout: 1, question, reference, prediction, termination: 'answer', isError: false, modelCalls: 1, toolCalls: {}, file: 'iter1.jsonl', line: 1 };
+  return {
+    rollout: 1,
+    question,
+    reference,
+    prediction,
+    termination: 'answer',
+    isError: false,
+    modelCalls: 1,
+    toolCalls: {},
+    file: 'iter1.jsonl',
+    line: 1,
+  };
 }
 
 describe('judgeRuns', () => {
@@ -40,14 +51,26 @@ describe('judgeRuns', () => {
       version: 1,
       source: { paths: ['/x'] },
       files: ['/x/iter1.jsonl'],
-      rollouts: [[run('clean?', 'a', 'a'), run('decorated?', 'a', 'b'), run('reminded?', 'a', 'c'), run('unparseable?', 'a', 'd'), run('no reference?', '', 'e')]],
+      rollouts: [
+        [
+          run('clean?', 'a', 'a'),
+          run('decorated?', 'a', 'b'),
+          run('reminded?', 'a', 'c'),
+          run('unparseable?', 'a', 'd'),
+          run('no reference?', '', 'e'),
+        ],
+      ],
       skipped: [],
       duplicates: [],
       judge,
     };
     const verdicts = new LocalDirectoryVerdictStore(join(directory, 'verdicts'));
     const judgeRuns = createJudgeRuns({ chatModel, endpoint, verdicts, loadInput: async () => input });
-    const first = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
+    const first = (await new MockActivityEnvironment().run(judgeRuns, {
+      input: 'sha256:x',
+      from: 0,
+      to: 5,
+    })) as JudgeRunsOutput;
     assert.deepEqual({ ...first }, { made: 6, stored: 0, unparsed: 1 });
     assert.equal(chatModel.calls.length, 6);
     assert.equal(chatModel.calls[0]?.request.model, 'judge-model');
@@ -56,11 +79,19 @@ describe('judgeRuns', () => {
     assert.match(String(reminder?.request.messages[2]?.content), /Reply with exactly one word: Correct or Incorrect/);
     assert.equal(reminder?.request.messages[1]?.role, 'assistant');
 
-    const again = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 0, to: 5 })) as JudgeRunsOutput;
+    const again = (await new MockActivityEnvironment().run(judgeRuns, {
+      input: 'sha256:x',
+      from: 0,
+      to: 5,
+    })) as JudgeRunsOutput;
     assert.deepEqual({ ...again }, { made: 0, stored: 4, unparsed: 1 });
     assert.equal(chatModel.calls.length, 6, 'no judge call for stored verdicts');
     // A range judges only its runs.
-    const ranged = (await new MockActivityEnvironment().run(judgeRuns, { input: 'sha256:x', from: 1, to: 2 })) as JudgeRunsOutput;
+    const ranged = (await new MockActivityEnvironment().run(judgeRuns, {
+      input: 'sha256:x',
+      from: 1,
+      to: 2,
+    })) as JudgeRunsOutput;
     assert.deepEqual({ ...ranged }, { made: 0, stored: 1, unparsed: 0 });
   });
 });
@@ -72,17 +103,26 @@ describe('judge errors', () => {
     assert.equal(unreachable.type, 'ReactAgent.Judge.Unreachable');
     assert.equal(unreachable.nonRetryable, false);
     assert.match(unreachable.message, /http:\/\/judge\.test\/v1 could not be reached .*REACT_AGENT_JUDGE_BASE_URL/);
-    const server = classifyJudgeError(OpenAI.APIError.generate(503, { error: { message: 'busy' } }, 'busy', headers), endpoint);
+    const server = classifyJudgeError(
+      OpenAI.APIError.generate(503, { error: { message: 'busy' } }, 'busy', headers),
+      endpoint,
+    );
     assert.equal(server.type, 'ReactAgent.Judge.ServerError');
     assert.equal(server.nonRetryable, false);
   });
 
   test('401 names the key, 404 the model; neither is retried', () => {
-    const refused = classifyJudgeError(OpenAI.APIError.generate(401, { error: { message: 'bad key' } }, 'bad key', headers), endpoint);
+    const refused = classifyJudgeError(
+      OpenAI.APIError.generate(401, { error: { message: 'bad key' } }, 'bad key', headers),
+      endpoint,
+    );
     assert.ok(refused instanceof ApplicationFailure);
     assert.equal(refused.nonRetryable, true);
     assert.match(refused.message, /REACT_AGENT_JUDGE_API_KEY/);
-    const missing = classifyJudgeError(OpenAI.APIError.generate(404, { error: { message: 'no model' } }, 'no model', headers), endpoint);
+    const missing = classifyJudgeError(
+      OpenAI.APIError.generate(404, { error: { message: 'no model' } }, 'no model', headers),
+      endpoint,
+    );
     assert.equal(missing.nonRetryable, true);
     assert.match(missing.message, /REACT_AGENT_JUDGE_MODEL \(now "judge-model"\)/);
   });

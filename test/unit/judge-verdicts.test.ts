@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { BROWSECOMP_JUDGE_PROMPT, parseJsonVerdict, parseVerdict, parseWordVerdict, renderJudgePrompt } from '../../src/core/evaluation/judge-prompts';
+import {
+  BROWSECOMP_JUDGE_PROMPT,
+  parseJsonVerdict,
+  parseVerdict,
+  parseWordVerdict,
+  renderJudgePrompt,
+} from '../../src/core/evaluation/judge-prompts';
 
 describe('one-word verdicts, read strictly', () => {
   test('clean and decorated verdicts', () => {
@@ -28,12 +34,20 @@ describe('one-word verdicts, read strictly', () => {
 
 describe('browsecomp JSON verdicts', () => {
   test('fenced JSON with the four keys', () => {
-    const verdict = parseJsonVerdict('```json\n{"extracted_final_answer": "Paris", "reasoning": "same city", "correct": "yes", "confidence": "90%"}\n```');
-    assert.deepEqual({ ...verdict }, { isCorrect: true, extractedFinalAnswer: 'Paris', confidence: '90%', reasoning: 'same city' });
+    const verdict = parseJsonVerdict(
+      '```json\n{"extracted_final_answer": "Paris", "reasoning": "same city", "correct": "yes", "confidence": "90%"}\n```',
+    );
+    assert.deepEqual(
+      { ...verdict },
+      { isCorrect: true, extractedFinalAnswer: 'Paris', confidence: '90%', reasoning: 'same city' },
+    );
   });
 
   test("BrowseComp's own text lines, and nonsense", () => {
-    assert.equal(parseJsonVerdict('extracted_final_answer: Lyon\nreasoning: differs\ncorrect: no\nconfidence: 80%').isCorrect, false);
+    assert.equal(
+      parseJsonVerdict('extracted_final_answer: Lyon\nreasoning: differs\ncorrect: no\nconfidence: 80%').isCorrect,
+      false,
+    );
     assert.equal(parseJsonVerdict('{"correct": "maybe"}').isCorrect, undefined);
     assert.equal(parseJsonVerdict('correct: yes\ncorrect: no').isCorrect, undefined);
   });
@@ -46,7 +60,14 @@ describe('browsecomp JSON verdicts', () => {
 });
 
 test('placeholders are filled everywhere, aliases too', () => {
-  const prompt = renderJudgePrompt('Q={question} R={reference}/{correct_answer} P={prediction}/{response} {other}', { question: 'q', reference: 'r', prediction: 'p' });
+  const prompt = renderJudgePrompt('Q={question} R={reference}/{correct_answer} P={prediction}/{response} {other}', {
+    question: 'q',
+    reference: 'r',
+    prediction: 'p',
+  });
   assert.equal(prompt, 'Q=q R=r/r P=p/p {other}');
-  assert.match(renderJudgePrompt(BROWSECOMP_JUDGE_PROMPT, { question: 'Q?', reference: 'REF', prediction: 'PRED' }), /\[correct_answer\]: REF/);
+  assert.match(
+    renderJudgePrompt(BROWSECOMP_JUDGE_PROMPT, { question: 'Q?', reference: 'REF', prediction: 'PRED' }),
+    /\[correct_answer\]: REF/,
+  );
 });

@@ -34,8 +34,20 @@ function folder(name: string, files: Record<string, string | Uint8Array>): strin
 
 /** A paragraph of about `characters` characters that mentions `topic`. */
 function paragraph(topic: string, characters: number, seed = 0): string {
-  const words = ['market', 'growth', 'vehicles', 'battery', 'quarter', 'report', 'price', 'factory', 'range', 'charging'];
-  const sentence = (index: number) => `The ${topic} ${words[(index + seed) % words.length]} figures were noted in line ${index}.`;
+  const words = [
+    'market',
+    'growth',
+    'vehicles',
+    'battery',
+    'quarter',
+    'report',
+    'price',
+    'factory',
+    'range',
+    'charging',
+  ];
+  const sentence = (index: number) =>
+    `The ${topic} ${words[(index + seed) % words.length]} figures were noted in line ${index}.`;
   const sentences: string[] = [];
   for (let index = 0; sentences.join(' ').length < characters; index++) sentences.push(sentence(index));
   return sentences.join(' ');
@@ -97,7 +109,10 @@ describe('buildFullTextQuery', () => {
 
   test('operators, quotes and punctuation are text, never syntax', () => {
     assert.equal(buildFullTextQuery('BYD AND NOT tesla*'), '"byd" OR "not" OR "tesla"');
-    assert.equal(buildFullTextQuery('NEAR(a b) title:x -y ^z "unbalanced'), '"near(a" OR "b" OR "title:x" OR "y" OR "z" OR "unbalanced"');
+    assert.equal(
+      buildFullTextQuery('NEAR(a b) title:x -y ^z "unbalanced'),
+      '"near(a" OR "b" OR "title:x" OR "y" OR "z" OR "unbalanced"',
+    );
     assert.equal(buildFullTextQuery('4,272,145'), '"4,272,145"');
     assert.equal(buildFullTextQuery('!!! *** ""'), undefined);
   });
@@ -147,12 +162,19 @@ describe('KnowledgeBase', () => {
   });
 
   test('re-adding: unchanged files are left alone, changed files have their chunks replaced', async () => {
-    const corpus = folder('re-add', { 'a.md': '# Alpha\n\nThe zeppelin landed at noon.', 'b.txt': 'Bravo talks about submarines.' });
+    const corpus = folder('re-add', {
+      'a.md': '# Alpha\n\nThe zeppelin landed at noon.',
+      'b.txt': 'Bravo talks about submarines.',
+    });
     const knowledgeBase = KnowledgeBase.open(join(scratch, 're-add.sqlite'));
     try {
       assertSameValue((await knowledgeBase.add([corpus])).added, 2);
       const again = await knowledgeBase.add([corpus, join(corpus, 'a.md')]);
-      assertSameValue([again.added, again.updated, again.unchanged, again.chunksWritten], [0, 0, 2, 0], 'each file once, nothing written');
+      assertSameValue(
+        [again.added, again.updated, again.unchanged, again.chunksWritten],
+        [0, 0, 2, 0],
+        'each file once, nothing written',
+      );
 
       writeFileSync(join(corpus, 'a.md'), '# Alpha\n\nThe hovercraft arrived at dusk.');
       const changed = await knowledgeBase.add([corpus]);
@@ -167,7 +189,12 @@ describe('KnowledgeBase', () => {
   });
 
   test('remove by id, by path and by folder; list reflects it', async () => {
-    const corpus = folder('remove', { 'one.md': 'First note about kites.', 'sub/two.md': 'Second note about kites.', 'sub/three.md': 'Third note about kites.', 'four.md': 'Fourth note.' });
+    const corpus = folder('remove', {
+      'one.md': 'First note about kites.',
+      'sub/two.md': 'Second note about kites.',
+      'sub/three.md': 'Third note about kites.',
+      'four.md': 'Fourth note.',
+    });
     const knowledgeBase = KnowledgeBase.open(join(scratch, 'remove.sqlite'));
     const names = () => knowledgeBase.list().map((document) => document.path.slice(corpus.length + 1));
     try {
@@ -229,7 +256,8 @@ describe('KnowledgeBase', () => {
         '"unbalanced phrase',
         'col:"x" OR',
       ];
-      for (const query of hostile) assert.doesNotThrow(() => knowledgeBase.search(query, 5), `query ${JSON.stringify(query.slice(0, 30))}`);
+      for (const query of hostile)
+        assert.doesNotThrow(() => knowledgeBase.search(query, 5), `query ${JSON.stringify(query.slice(0, 30))}`);
       assert.ok(knowledgeBase.search('BYD"; DROP TABLE documents; --', 5).length > 0);
       assert.equal(knowledgeBase.list().length, 5);
       assert.ok(knowledgeBase.search('NEAR(BYD Tesla, 3)', 5).length > 0);
@@ -269,11 +297,16 @@ describe('KnowledgeBase', () => {
     const knowledgeBase = KnowledgeBase.open(join(scratch, 'mixed.sqlite'), { maxFileBytes: 1024 * 1024 });
     try {
       const outcomes: string[] = [];
-      const result = await knowledgeBase.add([corpus, join(corpus, 'missing.md')], { onFile: (outcome) => outcomes.push(outcome.status) });
+      const result = await knowledgeBase.add([corpus, join(corpus, 'missing.md')], {
+        onFile: (outcome) => outcomes.push(outcome.status),
+      });
       assertSameValue([result.added, result.failed], [2, 2]);
       assert.equal(outcomes.length, 4);
       assert.match(result.files.find((file) => file.path.endsWith('broken.pdf'))?.reason ?? '', /as a PDF/);
-      assert.match(result.files.find((file) => file.path.endsWith('missing.md'))?.reason ?? '', /no such file or folder/);
+      assert.match(
+        result.files.find((file) => file.path.endsWith('missing.md'))?.reason ?? '',
+        /no such file or folder/,
+      );
       assert.equal(knowledgeBase.search('photovoltaic', 5)[0]?.title, 'Solar report');
       assert.equal(knowledgeBase.search('hydroelectric', 5)[0]?.title, 'Memo');
       assertSameValue(knowledgeBase.search('hidden', 5), []);
@@ -287,10 +320,18 @@ describe('KnowledgeBase', () => {
     try {
       for (let index = 0; index < 1_200; index++) {
         const rare = index % 400 === 7 ? ' The rare word axolotl appears here.' : '';
-        knowledgeBase.addText({ path: `generated/${index}.txt`, title: `Note ${index}`, text: `Common vehicle note number ${index}.${rare}` });
+        knowledgeBase.addText({
+          path: `generated/${index}.txt`,
+          title: `Note ${index}`,
+          text: `Common vehicle note number ${index}.${rare}`,
+        });
       }
       const results = knowledgeBase.search('vehicle axolotl', 5);
-      assertSameValue(results.map((result) => result.path).sort(), ['generated/407.txt', 'generated/7.txt', 'generated/807.txt']);
+      assertSameValue(results.map((result) => result.path).sort(), [
+        'generated/407.txt',
+        'generated/7.txt',
+        'generated/807.txt',
+      ]);
       assert.ok(results.every((result) => result.score > 0));
       assert.equal(knowledgeBase.search('vehicle', 5).length, 5, 'a query of only common words still matches them');
     } finally {
@@ -317,7 +358,11 @@ describe('KnowledgeBase', () => {
   test('the file is created with its folder, uses WAL, and keeps its content when reopened', async () => {
     const path = join(scratch, 'nested', 'deeper', 'kb.sqlite');
     const first = KnowledgeBase.open(path);
-    first.addText({ path: 'https://example.com/page', title: 'Example page', text: 'Quokkas live on Rottnest Island.' });
+    first.addText({
+      path: 'https://example.com/page',
+      title: 'Example page',
+      text: 'Quokkas live on Rottnest Island.',
+    });
     assert.ok(existsSync(`${path}-wal`), 'write-ahead log in use');
     first.close();
     const reopened = KnowledgeBase.open(path);

@@ -8,8 +8,17 @@ import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 async function materialised(messages: ChatMessage[]) {
   const store = new MemoryTranscriptStore();
-  const transcript = await putConversation(store, await Promise.all(messages.map((message) => putMessage(store, message))));
-  const result = { question: 'What is 2+2?', answer: '', prediction: '4', termination: 'answer', transcript } as ResearchRunResult;
+  const transcript = await putConversation(
+    store,
+    await Promise.all(messages.map((message) => putMessage(store, message))),
+  );
+  const result = {
+    question: 'What is 2+2?',
+    answer: '',
+    prediction: '4',
+    termination: 'answer',
+    transcript,
+  } as ResearchRunResult;
   return (await materialiseResult(store, result)).messages;
 }
 
@@ -20,7 +29,10 @@ describe('DeepResearch-shaped results carry the reasoning as the <think> part', 
       { role: 'user', content: 'What is 2+2?' },
       { role: 'assistant', content: '<answer>4</answer>', reasoning: 'Two and two make four.' },
     ]);
-    assert.deepEqual(messages.at(-1), { role: 'assistant', content: '<think>Two and two make four.</think>\n<answer>4</answer>' });
+    assert.deepEqual(messages.at(-1), {
+      role: 'assistant',
+      content: '<think>Two and two make four.</think>\n<answer>4</answer>',
+    });
   });
 
   test('a reply cut off while thinking is its <think> part alone', async () => {

@@ -11,7 +11,10 @@ const FILE = '/etc/agent/mcp.json';
 const SECRET = 'ghp_SECRET_token_0123456789';
 
 function parse(document: unknown, environment: Record<string, string> = {}) {
-  return parseMcpConfig(typeof document === 'string' ? document : JSON.stringify(document), { file: FILE, environment });
+  return parseMcpConfig(typeof document === 'string' ? document : JSON.stringify(document), {
+    file: FILE,
+    environment,
+  });
 }
 
 function refused(document: unknown, variable: string, pattern: RegExp, environment: Record<string, string> = {}): void {
@@ -106,7 +109,10 @@ describe('parseMcpConfig', () => {
       {
         mcpServers: {
           github: { command: 'github-mcp', env: { GITHUB_TOKEN: '${GITHUB_TOKEN}', MODE: 'read-only' } },
-          remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${REMOTE_KEY}', 'X-Team': '${TEAM}' } },
+          remote: {
+            url: 'https://mcp.example.com/mcp',
+            headers: { Authorization: 'Bearer ${REMOTE_KEY}', 'X-Team': '${TEAM}' },
+          },
         },
       },
       { GITHUB_TOKEN: SECRET, REMOTE_KEY: 'remote-key-987654', TEAM: 'research' },
@@ -128,8 +134,17 @@ describe('parseMcpConfig', () => {
       'GITHUB_TOKEN',
       /server "github", env\.GITHUB_TOKEN uses \$\{GITHUB_TOKEN\}, but GITHUB_TOKEN is not set/,
     );
-    refused({ mcpServers: { remote: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${KEY}' } } } }, 'KEY', /server "remote", headers\.Authorization uses \$\{KEY\}/, { KEY: '' });
-    refused({ mcpServers: { remote: { url: 'http://h/mcp', headers: { A: '${not a name}' } } } }, 'REACT_AGENT_MCP_CONFIG', /not a variable name/);
+    refused(
+      { mcpServers: { remote: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${KEY}' } } } },
+      'KEY',
+      /server "remote", headers\.Authorization uses \$\{KEY\}/,
+      { KEY: '' },
+    );
+    refused(
+      { mcpServers: { remote: { url: 'http://h/mcp', headers: { A: '${not a name}' } } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /not a variable name/,
+    );
   });
 
   test('unknown transport, missing command, both command and url, bad URL', () => {
@@ -138,24 +153,80 @@ describe('parseMcpConfig', () => {
       'REACT_AGENT_MCP_CONFIG',
       /\/etc\/agent\/mcp\.json\): server "old", field "type": unknown transport "sse".*stdio.*Streamable HTTP/,
     );
-    refused({ mcpServers: { ws: { transport: 'websocket', url: 'ws://x' } } }, 'REACT_AGENT_MCP_CONFIG', /server "ws", field "transport": unknown transport "websocket"/);
+    refused(
+      { mcpServers: { ws: { transport: 'websocket', url: 'ws://x' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "ws", field "transport": unknown transport "websocket"/,
+    );
     refused({ mcpServers: { empty: { args: ['x'] } } }, 'REACT_AGENT_MCP_CONFIG', /server "empty": missing "command"/);
-    refused({ mcpServers: { typed: { type: 'stdio' } } }, 'REACT_AGENT_MCP_CONFIG', /server "typed", field "command" must be the program to start/);
-    refused({ mcpServers: { both: { command: 'x', url: 'http://h/mcp' } } }, 'REACT_AGENT_MCP_CONFIG', /server "both": give either "command".*not both/);
-    refused({ mcpServers: { web: { url: 'ftp://h/mcp' } } }, 'REACT_AGENT_MCP_CONFIG', /server "web", field "url" must be an http\(s\) URL/);
-    refused({ mcpServers: { web: { type: 'http', command: 'x' } } }, 'REACT_AGENT_MCP_CONFIG', /server "web": "command" does not apply to a Streamable HTTP server/);
+    refused(
+      { mcpServers: { typed: { type: 'stdio' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "typed", field "command" must be the program to start/,
+    );
+    refused(
+      { mcpServers: { both: { command: 'x', url: 'http://h/mcp' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "both": give either "command".*not both/,
+    );
+    refused(
+      { mcpServers: { web: { url: 'ftp://h/mcp' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "web", field "url" must be an http\(s\) URL/,
+    );
+    refused(
+      { mcpServers: { web: { type: 'http', command: 'x' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "web": "command" does not apply to a Streamable HTTP server/,
+    );
   });
 
   test('bad types name the server and the field', () => {
-    refused({ mcpServers: { s: { command: 'x', args: 'one two' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "args" must be an array of strings, got string/);
-    refused({ mcpServers: { s: { command: 'x', env: { TOKEN: 42 } } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "env": "TOKEN" must be a string, got number/);
-    refused({ mcpServers: { s: { command: 'x', timeoutSeconds: '30' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "timeoutSeconds" must be a positive number/);
-    refused({ mcpServers: { s: { command: 'x', maxConcurrentCalls: 1.5 } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "maxConcurrentCalls" must be a positive integer/);
-    refused({ mcpServers: { s: { command: 'x', optional: 'yes' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "optional" must be true or false/);
-    refused({ mcpServers: { s: { command: 'x', requiresApproval: 'all' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "requiresApproval" must be true, false or an array/);
-    refused({ mcpServers: { s: { command: 'x', toolPrefix: 'has space' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "toolPrefix" must be letters/);
-    refused({ mcpServers: { s: { command: 'x', tools: [] } } }, 'REACT_AGENT_MCP_CONFIG', /server "s", field "tools" is empty/);
-    refused({ mcpServers: { s: { command: 'x', toolprefix: 'a_' } } }, 'REACT_AGENT_MCP_CONFIG', /server "s": unknown field "toolprefix"\. Known fields: .*toolPrefix/);
+    refused(
+      { mcpServers: { s: { command: 'x', args: 'one two' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "args" must be an array of strings, got string/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', env: { TOKEN: 42 } } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "env": "TOKEN" must be a string, got number/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', timeoutSeconds: '30' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "timeoutSeconds" must be a positive number/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', maxConcurrentCalls: 1.5 } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "maxConcurrentCalls" must be a positive integer/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', optional: 'yes' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "optional" must be true or false/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', requiresApproval: 'all' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "requiresApproval" must be true, false or an array/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', toolPrefix: 'has space' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "toolPrefix" must be letters/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', tools: [] } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s", field "tools" is empty/,
+    );
+    refused(
+      { mcpServers: { s: { command: 'x', toolprefix: 'a_' } } },
+      'REACT_AGENT_MCP_CONFIG',
+      /server "s": unknown field "toolprefix"\. Known fields: .*toolPrefix/,
+    );
     refused({ mcpServers: { s: 'npx server' } }, 'REACT_AGENT_MCP_CONFIG', /server "s": expected an object/);
     refused({ mcpServers: [] }, 'REACT_AGENT_MCP_CONFIG', /expected "mcpServers", an object of servers by name/);
     refused({ servers: {} }, 'REACT_AGENT_MCP_CONFIG', /expected "mcpServers".*got none/);
@@ -190,9 +261,18 @@ describe('loadMcpConfig', () => {
 describe('REACT_AGENT_TOOLS with MCP tools', () => {
   test('built-ins and other names are told apart; other names need an MCP configuration', () => {
     assert.deepEqual(loadToolSelection({}), { builtIns: ['search', 'visit', 'python', 'parse_file'] });
-    assert.deepEqual(loadToolSelection({ REACT_AGENT_TOOLS: 'none', REACT_AGENT_MCP_CONFIG: 'mcp.json' }), { builtIns: [], mcp: [] });
-    assert.deepEqual(loadToolSelection({ REACT_AGENT_TOOLS: 'search,echo,mcp:memory', REACT_AGENT_MCP_CONFIG: 'mcp.json' }), { builtIns: ['search'], mcp: ['echo', 'mcp:memory'] });
-    assert.throws(() => loadToolSelection({ REACT_AGENT_TOOLS: 'search,echo' }), /REACT_AGENT_TOOLS names unknown tools: echo.*MCP tools need REACT_AGENT_MCP_CONFIG/);
+    assert.deepEqual(loadToolSelection({ REACT_AGENT_TOOLS: 'none', REACT_AGENT_MCP_CONFIG: 'mcp.json' }), {
+      builtIns: [],
+      mcp: [],
+    });
+    assert.deepEqual(
+      loadToolSelection({ REACT_AGENT_TOOLS: 'search,echo,mcp:memory', REACT_AGENT_MCP_CONFIG: 'mcp.json' }),
+      { builtIns: ['search'], mcp: ['echo', 'mcp:memory'] },
+    );
+    assert.throws(
+      () => loadToolSelection({ REACT_AGENT_TOOLS: 'search,echo' }),
+      /REACT_AGENT_TOOLS names unknown tools: echo.*MCP tools need REACT_AGENT_MCP_CONFIG/,
+    );
   });
 });
 

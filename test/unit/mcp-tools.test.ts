@@ -3,7 +3,12 @@ import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { CallSlots } from '../../activities/tools/mcp/call-slots';
 import { callResultText } from '../../activities/tools/mcp/mcp-call-result';
-import { callFailure, McpCallError, McpFailureTypes, sendFailedBeforeServer } from '../../activities/tools/mcp/mcp-failures';
+import {
+  callFailure,
+  McpCallError,
+  McpFailureTypes,
+  sendFailedBeforeServer,
+} from '../../activities/tools/mcp/mcp-failures';
 import { McpServerAnswerError, type McpServerConnection } from '../../activities/tools/mcp/mcp-server-connection';
 import type { McpServerSettings } from '../../activities/tools/mcp/mcp-server-settings';
 import { exposedToolName, mcpToolDefinitions } from '../../activities/tools/mcp/mcp-tool-definitions';
@@ -30,14 +35,22 @@ const TOOLS: Tool[] = [
   {
     name: 'echo',
     description: 'Echoes back the input',
-    inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' as const, properties: { message: { type: 'string' } }, required: ['message'] },
+    inputSchema: {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object' as const,
+      properties: { message: { type: 'string' } },
+      required: ['message'],
+    },
   },
   { name: 'get-sum', inputSchema: { type: 'object' as const } },
   { name: 'tool.with/dots', title: 'Dots', inputSchema: { type: 'object' as const, properties: {} } },
 ];
 
 /** A connection whose `callTool` does what the test says. */
-function fakeConnection(settings: McpServerSettings, callTool: (tool: string, args: Record<string, unknown>, options: { onSending?: () => void }) => Promise<unknown>): McpServerConnection {
+function fakeConnection(
+  settings: McpServerSettings,
+  callTool: (tool: string, args: Record<string, unknown>, options: { onSending?: () => void }) => Promise<unknown>,
+): McpServerConnection {
   return {
     settings,
     name: settings.name,
@@ -49,7 +62,16 @@ function fakeConnection(settings: McpServerSettings, callTool: (tool: string, ar
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext & { states: unknown[] } {
   const states: unknown[] = [];
-  return { signal: new AbortController().signal, heartbeat: () => undefined, recordAttemptState: (state) => states.push(state), workflowId: 'wf', callId: 'call-1', attempt: 1, states, ...overrides };
+  return {
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    recordAttemptState: (state) => states.push(state),
+    workflowId: 'wf',
+    callId: 'call-1',
+    attempt: 1,
+    states,
+    ...overrides,
+  };
 }
 
 describe('MCP call results as observations', () => {
@@ -78,40 +100,77 @@ describe('MCP call results as observations', () => {
         '[content of type "hologram" left out]',
       ].join('\n\n'),
     );
-    assert.equal(callResultText({ content: [], structuredContent: { temperature: 22 } }).text, '{\n  "temperature": 22\n}');
-    assert.equal(callResultText({ content: [{ type: 'text', text: '{"t":22}' }], structuredContent: { t: 22 } }).text, '{"t":22}');
+    assert.equal(
+      callResultText({ content: [], structuredContent: { temperature: 22 } }).text,
+      '{\n  "temperature": 22\n}',
+    );
+    assert.equal(
+      callResultText({ content: [{ type: 'text', text: '{"t":22}' }], structuredContent: { t: 22 } }).text,
+      '{"t":22}',
+    );
     assert.equal(callResultText({}).text, '(the tool returned no content)');
-    assert.deepEqual(callResultText({ content: [{ type: 'text', text: 'no such file' }], isError: true }), { text: 'no such file', isError: true });
+    assert.deepEqual(callResultText({ content: [{ type: 'text', text: 'no such file' }], isError: true }), {
+      text: 'no such file',
+      isError: true,
+    });
   });
 });
 
 describe('MCP failures: retried only when safe', () => {
   test('a request that never left is retried; one that may have reached the server only when the tool is idempotent', () => {
-    const notSent = callFailure(new McpCallError('down.', 'not-sent', 'unavailable'), { server: 's', tool: 't', idempotent: false });
+    const notSent = callFailure(new McpCallError('down.', 'not-sent', 'unavailable'), {
+      server: 's',
+      tool: 't',
+      idempotent: false,
+    });
     assert.ok(notSent instanceof ApplicationFailure);
     assert.equal(notSent.type, McpFailureTypes.unavailable);
     assert.equal(notSent.nonRetryable, false);
-    const lost = callFailure(new McpCallError('closed.', 'sent', 'connection-lost'), { server: 's', tool: 't', idempotent: false });
+    const lost = callFailure(new McpCallError('closed.', 'sent', 'connection-lost'), {
+      server: 's',
+      tool: 't',
+      idempotent: false,
+    });
     assert.equal(lost.type, McpFailureTypes.connectionLost);
     assert.equal(lost.nonRetryable, true);
     assert.match(lost.message, /not retried.*idempotentTools/);
-    const timeout = callFailure(new McpCallError('slow.', 'sent', 'timeout'), { server: 's', tool: 't', idempotent: true });
+    const timeout = callFailure(new McpCallError('slow.', 'sent', 'timeout'), {
+      server: 's',
+      tool: 't',
+      idempotent: true,
+    });
     assert.equal(timeout.type, McpFailureTypes.timeout);
     assert.equal(timeout.nonRetryable, false);
   });
 
   test('which failed sends mean the server never got the request', () => {
     assert.equal(sendFailedBeforeServer(new Error('Not connected'), 'stdio'), true);
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
     assert.equal(sendFailedBeforeServer(refused, 'http'), true);
-    assert.equal(sendFailedBeforeServer(Object.assign(new Error('Streamable HTTP error: session not found'), { code: 404 }), 'http'), true);
-    assert.equal(sendFailedBeforeServer(Object.assign(new Error('Streamable HTTP error: boom'), { code: 500 }), 'http'), false);
-    const reset = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+    assert.equal(
+      sendFailedBeforeServer(
+        Object.assign(new Error('Streamable HTTP error: session not found'), { code: 404 }),
+        'http',
+      ),
+      true,
+    );
+    assert.equal(
+      sendFailedBeforeServer(Object.assign(new Error('Streamable HTTP error: boom'), { code: 500 }), 'http'),
+      false,
+    );
+    const reset = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+    });
     assert.equal(sendFailedBeforeServer(reset, 'http'), false);
   });
 
   test('secrets are redacted; short values are left alone', () => {
-    assert.equal(new SecretRedactor(['tok-secret-123456', 'ab']).redact('TOKEN=tok-secret-123456 and tok-secret-123456'), 'TOKEN=[redacted] and [redacted]');
+    assert.equal(
+      new SecretRedactor(['tok-secret-123456', 'ab']).redact('TOKEN=tok-secret-123456 and tok-secret-123456'),
+      'TOKEN=[redacted] and [redacted]',
+    );
     assert.equal(new SecretRedactor(['ab']).redact('about'), 'about');
   });
 });
@@ -128,7 +187,11 @@ describe('MCP tools as ToolDefinitions', () => {
       definitions.map((tool) => tool.serverToolName),
       ['echo', 'get-sum', 'tool.with/dots'],
     );
-    assert.deepEqual(definitions[0]?.parameters, { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
+    assert.deepEqual(definitions[0]?.parameters, {
+      type: 'object',
+      properties: { message: { type: 'string' } },
+      required: ['message'],
+    });
     assert.deepEqual(definitions[1]?.parameters, { type: 'object', properties: {} });
     assert.equal(definitions[0]?.description, 'Echoes back the input');
     assert.equal(definitions[1]?.description, 'The tool "get-sum" of the MCP server "everything".');
@@ -137,7 +200,12 @@ describe('MCP tools as ToolDefinitions', () => {
       definitions.map((tool) => tool.requiresApproval),
       [true, false, false],
     );
-    assert.deepEqual(definitions[0]?.activity, { startToCloseSeconds: 40, heartbeatSeconds: 30, maxAttempts: 5, initialRetrySeconds: 2 });
+    assert.deepEqual(definitions[0]?.activity, {
+      startToCloseSeconds: 40,
+      heartbeatSeconds: 30,
+      maxAttempts: 5,
+      initialRetrySeconds: 2,
+    });
     assert.equal(exposedToolName('x'.repeat(80), 'p_').length, 64);
 
     const allowed = mcpToolDefinitions(
@@ -178,7 +246,8 @@ describe('MCP tools as ToolDefinitions', () => {
     });
     await assert.rejects(
       echo?.run({ fail: 'answer' }, context()) as Promise<string>,
-      (error: unknown) => error instanceof ToolInputError && /refused the call of "echo": MCP error -32602/.test(error.message),
+      (error: unknown) =>
+        error instanceof ToolInputError && /refused the call of "echo": MCP error -32602/.test(error.message),
     );
     assert.equal(calls, 3);
   });
@@ -197,21 +266,38 @@ describe('MCP tools as ToolDefinitions', () => {
     });
     const [echo, sum] = mcpToolDefinitions(connection, TOOLS);
     const interrupted = { mcpRequest: 'sending', callId: 'call-7' };
-    await assert.rejects(echo?.run({}, context({ callId: 'call-7', attempt: 2, previousAttemptDetails: interrupted })) as Promise<string>, (error: unknown) => {
-      assert.ok(error instanceof ApplicationFailure);
-      assert.equal(error.type, McpFailureTypes.notRepeated);
-      assert.equal(error.nonRetryable, true);
-      return true;
-    });
+    await assert.rejects(
+      echo?.run({}, context({ callId: 'call-7', attempt: 2, previousAttemptDetails: interrupted })) as Promise<string>,
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, McpFailureTypes.notRepeated);
+        assert.equal(error.nonRetryable, true);
+        return true;
+      },
+    );
     assert.equal(calls, 0, 'not called again');
-    assert.equal(await sum?.run({}, context({ callId: 'call-8', attempt: 2, previousAttemptDetails: interrupted })), 'done', 'an idempotent tool is');
+    assert.equal(
+      await sum?.run({}, context({ callId: 'call-8', attempt: 2, previousAttemptDetails: interrupted })),
+      'done',
+      'an idempotent tool is',
+    );
 
     failNext = true;
     const first = context({ callId: 'call-9' });
-    await assert.rejects(echo?.run({}, first) as Promise<string>, (error: unknown) => error instanceof ApplicationFailure && error.type === McpFailureTypes.unavailable && !error.nonRetryable);
+    await assert.rejects(
+      echo?.run({}, first) as Promise<string>,
+      (error: unknown) =>
+        error instanceof ApplicationFailure && error.type === McpFailureTypes.unavailable && !error.nonRetryable,
+    );
     assert.deepEqual(first.states, [{ mcpRequest: 'not-sent', callId: 'call-9' }]);
     // Even if the heartbeat that said so was lost, this worker remembers the request never left.
-    assert.equal(await echo?.run({}, context({ callId: 'call-9', attempt: 2, previousAttemptDetails: { mcpRequest: 'sending', callId: 'call-9' } })), 'done');
+    assert.equal(
+      await echo?.run(
+        {},
+        context({ callId: 'call-9', attempt: 2, previousAttemptDetails: { mcpRequest: 'sending', callId: 'call-9' } }),
+      ),
+      'done',
+    );
   });
 });
 
@@ -240,7 +326,13 @@ describe('CallSlots', () => {
 });
 
 describe('tool groups', () => {
-  const tool = (name: string, serverToolName?: string) => ({ name, description: '', parameters: { type: 'object' }, run: async () => '', ...(serverToolName ? { serverToolName } : {}) });
+  const tool = (name: string, serverToolName?: string) => ({
+    name,
+    description: '',
+    parameters: { type: 'object' },
+    run: async () => '',
+    ...(serverToolName ? { serverToolName } : {}),
+  });
 
   test('a name two sources share is refused, naming both', () => {
     assert.throws(
@@ -250,7 +342,11 @@ describe('tool groups', () => {
           { source: 'MCP server "web"', tools: [tool('search', 'search')] },
         ]),
       (error: unknown) =>
-        error instanceof ToolNameClashError && error.involvesMcp && /Two tools are named "search": the tool "search" of MCP server "web" and the built-in tool "search"/.test(error.message),
+        error instanceof ToolNameClashError &&
+        error.involvesMcp &&
+        /Two tools are named "search": the tool "search" of MCP server "web" and the built-in tool "search"/.test(
+          error.message,
+        ),
     );
     assert.throws(
       () =>

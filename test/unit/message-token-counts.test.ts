@@ -1,16 +1,34 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { carriedCounts, completeCounts, isMessageTokenCounts, storableCounts, totalOfCounts } from '../../src/domain/message-token-counts';
+import {
+  carriedCounts,
+  completeCounts,
+  isMessageTokenCounts,
+  storableCounts,
+  totalOfCounts,
+} from '../../src/domain/message-token-counts';
 
 // The pure decisions behind token counts carried forward with a conversation (issue 21).
 
 describe('message token counts', () => {
   test('counts are well-formed only with a counter name and one whole, non-negative count per message', () => {
     assert.equal(isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, 0, 12] }, 3), true);
-    assert.equal(isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, 12] }, 3), false, 'one count missing');
+    assert.equal(
+      isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, 12] }, 3),
+      false,
+      'one count missing',
+    );
     assert.equal(isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, -1, 12] }, 3), false, 'negative');
-    assert.equal(isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, 1.5, 12] }, 3), false, 'fractional');
-    assert.equal(isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, '1', 12] }, 3), false, 'not a number');
+    assert.equal(
+      isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, 1.5, 12] }, 3),
+      false,
+      'fractional',
+    );
+    assert.equal(
+      isMessageTokenCounts({ counter: 'o200k_base+4/message', counts: [3, '1', 12] }, 3),
+      false,
+      'not a number',
+    );
     assert.equal(isMessageTokenCounts({ counts: [3, 1, 12] }, 3), false, 'no counter');
     assert.equal(isMessageTokenCounts(undefined, 0), false);
     assert.equal(isMessageTokenCounts(null, 0), false);
@@ -24,7 +42,11 @@ describe('message token counts', () => {
     assert.deepEqual(carriedCounts(undefined, 'a', 3), [undefined, undefined, undefined]);
     assert.deepEqual(carriedCounts({ counter: 'b', counts: [5, 7] }, 'a', 2), [undefined, undefined]);
     assert.deepEqual(carriedCounts({ counter: 'a', counts: [5, 7] }, undefined, 2), [undefined, undefined]);
-    assert.deepEqual(carriedCounts({ counter: 'a', counts: [5, 7] }, 'a', 3), [undefined, undefined, undefined], 'counts that do not fit the messages');
+    assert.deepEqual(
+      carriedCounts({ counter: 'a', counts: [5, 7] }, 'a', 3),
+      [undefined, undefined, undefined],
+      'counts that do not fit the messages',
+    );
   });
 
   test('the carried array is a copy: appending to it leaves the stored counts alone', () => {
@@ -35,7 +57,10 @@ describe('message token counts', () => {
 
   test('completing counts counts only the missing messages, and says how many', () => {
     const asked: number[] = [];
-    const { counts, counted } = completeCounts([5, undefined, 7, undefined], (index) => (asked.push(index), index * 100));
+    const { counts, counted } = completeCounts(
+      [5, undefined, 7, undefined],
+      (index) => (asked.push(index), index * 100),
+    );
     assert.deepEqual(counts, [5, 100, 7, 300]);
     assert.equal(counted, 2);
     assert.deepEqual(asked, [1, 3]);

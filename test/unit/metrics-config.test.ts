@@ -9,7 +9,10 @@ function refused(value: string, pattern: RegExp): void {
     (error: unknown) => {
       assert.ok(error instanceof ConfigurationError);
       assert.equal(error.variable, 'REACT_AGENT_METRICS_ADDRESS');
-      assert.match(error.message, /^REACT_AGENT_METRICS_ADDRESS must be an address to serve Prometheus metrics on, such as 127\.0\.0\.1:9464/);
+      assert.match(
+        error.message,
+        /^REACT_AGENT_METRICS_ADDRESS must be an address to serve Prometheus metrics on, such as 127\.0\.0\.1:9464/,
+      );
       assert.ok(error.message.includes(JSON.stringify(value.trim())), 'the message quotes the value');
       assert.match(error.message, pattern);
       return true;
@@ -25,14 +28,20 @@ describe('loadMetricsConfig (REACT_AGENT_METRICS_ADDRESS)', () => {
   });
 
   test('an IP and a port, as the SDK binds them', () => {
-    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: '127.0.0.1:9464' }), { bindAddress: '127.0.0.1:9464' });
-    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: ' 0.0.0.0:9464 ' }), { bindAddress: '0.0.0.0:9464' });
+    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: '127.0.0.1:9464' }), {
+      bindAddress: '127.0.0.1:9464',
+    });
+    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: ' 0.0.0.0:9464 ' }), {
+      bindAddress: '0.0.0.0:9464',
+    });
     assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: '[::1]:9464' }), { bindAddress: '[::1]:9464' });
     assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: '[::]:65535' }), { bindAddress: '[::]:65535' });
   });
 
   test('localhost is 127.0.0.1 (the SDK takes only IP literals); a bare port is every interface', () => {
-    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: 'localhost:9464' }), { bindAddress: '127.0.0.1:9464' });
+    assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: 'localhost:9464' }), {
+      bindAddress: '127.0.0.1:9464',
+    });
     assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: '9464' }), { bindAddress: '0.0.0.0:9464' });
     assert.deepEqual(loadMetricsConfig({ REACT_AGENT_METRICS_ADDRESS: ':9464' }), { bindAddress: '0.0.0.0:9464' });
   });

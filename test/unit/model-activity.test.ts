@@ -54,7 +54,9 @@ function contentChunk(content: string | undefined, finishReason: string | null =
     object: 'chat.completion.chunk',
     created: 0,
     model: 'fake',
-    choices: [{ index: 0, delta: content === undefined ? {} : { role: 'assistant', content }, finish_reason: finishReason }],
+    choices: [
+      { index: 0, delta: content === undefined ? {} : { role: 'assistant', content }, finish_reason: finishReason },
+    ],
   };
 }
 
@@ -65,15 +67,23 @@ function usageChunk(promptTokens: number, completionTokens: number) {
     created: 0,
     model: 'fake',
     choices: [],
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   };
 }
 
 /** Chunks of a streamed reply: the text in pieces of `pieceSize`, a finish chunk, an optional usage chunk. */
-function replyChunks(text: string, options: { pieceSize?: number; finishReason?: string | null; usage?: [number, number] } = {}): unknown[] {
+function replyChunks(
+  text: string,
+  options: { pieceSize?: number; finishReason?: string | null; usage?: [number, number] } = {},
+): unknown[] {
   const pieceSize = options.pieceSize ?? 16;
   const chunks: unknown[] = [];
-  for (let index = 0; index < text.length; index += pieceSize) chunks.push(contentChunk(text.slice(index, index + pieceSize)));
+  for (let index = 0; index < text.length; index += pieceSize)
+    chunks.push(contentChunk(text.slice(index, index + pieceSize)));
   const finishReason = options.finishReason === undefined ? 'stop' : options.finishReason;
   if (finishReason !== null) chunks.push(contentChunk(undefined, finishReason));
   if (options.usage) chunks.push(usageChunk(...options.usage));
@@ -98,7 +108,11 @@ function untilAborted(signal: AbortSignal | undefined, endQuietly = false): Prom
 }
 
 /** Yields `chunks`, then sends nothing more until the request is aborted. */
-async function* stallingStream(chunks: unknown[], signal: AbortSignal | undefined, endQuietly = false): AsyncGenerator<unknown> {
+async function* stallingStream(
+  chunks: unknown[],
+  signal: AbortSignal | undefined,
+  endQuietly = false,
+): AsyncGenerator<unknown> {
   for (const chunk of chunks) yield chunk;
   await untilAborted(signal, endQuietly);
 }
@@ -110,7 +124,11 @@ function deferred<T = void>() {
 }
 
 /** `env.run` with the activity's own argument and result types. */
-function runIn<A extends unknown[], R>(env: MockActivityEnvironment, activity: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+function runIn<A extends unknown[], R>(
+  env: MockActivityEnvironment,
+  activity: (...args: A) => Promise<R>,
+  ...args: A
+): Promise<R> {
   return env.run(activity, ...args) as Promise<R>;
 }
 
@@ -130,17 +148,30 @@ const NO_TOOLS = new ToolRegistry();
 const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6, topP: 0.95, maxOutputTokens: 1024 };
 const SYSTEM: ChatMessage = { role: 'system', content: 'You are a test assistant.' };
 const QUESTION: ChatMessage = { role: 'user', content: 'What is two plus two?' };
-const TOOL_CALL_REPLY = '<think>I should look it up.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["2+2"]}}\n</tool_call>';
+const TOOL_CALL_REPLY =
+  '<think>I should look it up.</think>\n<tool_call>\n{"name": "search", "arguments": {"query": ["2+2"]}}\n</tool_call>';
 const ANSWER_REPLY = '<think>Easy.</think>\n<answer>4</answer>';
 
 async function startedConversation() {
   const store = new MemoryTranscriptStore();
-  const conversation = await putConversation(store, [await putMessage(store, SYSTEM), await putMessage(store, QUESTION)]);
+  const conversation = await putConversation(store, [
+    await putMessage(store, SYSTEM),
+    await putMessage(store, QUESTION),
+  ]);
   return { store, conversation };
 }
 
 function callInput(conversation: string, overrides: Partial<CallModelInput> = {}): CallModelInput {
-  return { workflowId: 'wf-model-test', modelCall: 3, conversation, append: [], model: { model: 'qwen-test' }, protocol: 'deep-research', tools: [], ...overrides };
+  return {
+    workflowId: 'wf-model-test',
+    modelCall: 3,
+    conversation,
+    append: [],
+    model: { model: 'qwen-test' },
+    protocol: 'deep-research',
+    tools: [],
+    ...overrides,
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -165,27 +196,63 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const toolOutput = await store.putText('2+2 is 4 according to the calculator.');
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env } = environment();
 
-    const output = await runIn(env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ text: '<tool_response>\n' }, { ref: toolOutput }, { text: '\n</tool_response>' }] }] }));
+    const output = await runIn(
+      env,
+      callModel,
+      callInput(conversation, {
+        append: [
+          { role: 'user', parts: [{ text: '<tool_response>\n' }, { ref: toolOutput }, { text: '\n</tool_response>' }] },
+        ],
+      }),
+    );
 
-    const observation: ChatMessage = { role: 'user', content: '<tool_response>\n2+2 is 4 according to the calculator.\n</tool_response>' };
+    const observation: ChatMessage = {
+      role: 'user',
+      content: '<tool_response>\n2+2 is 4 according to the calculator.\n</tool_response>',
+    };
     assert.equal(calls.length, 1);
     assert.deepEqual(calls[0]?.params.messages, [SYSTEM, QUESTION, observation]);
-    assert.deepEqual(await loadConversation(store, output.conversation), [SYSTEM, QUESTION, observation, { role: 'assistant', content: ANSWER_REPLY }]);
+    assert.deepEqual(await loadConversation(store, output.conversation), [
+      SYSTEM,
+      QUESTION,
+      observation,
+      { role: 'assistant', content: ANSWER_REPLY },
+    ]);
     assert.equal((await loadMessageReferences(store, conversation)).length, 2, 'the earlier conversation is unchanged');
   });
 
   test('a store that cannot take the observations fails the attempt before the model is called, and stores no reply', async () => {
     const { store, conversation } = await startedConversation();
     const toolOutput = await store.putText('2+2 is 4 according to the calculator.');
-    const failingPuts = Object.assign(Object.create(store) as MemoryTranscriptStore, { putText: async () => Promise.reject(new Error('disk full')) });
+    const failingPuts = Object.assign(Object.create(store) as MemoryTranscriptStore, {
+      putText: async () => Promise.reject(new Error('disk full')),
+    });
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store: failingPuts, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store: failingPuts,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const blobsBefore = store.blobs.size;
 
-    const error = await rejection(runIn(environment().env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ ref: toolOutput }] }] })));
+    const error = await rejection(
+      runIn(
+        environment().env,
+        callModel,
+        callInput(conversation, { append: [{ role: 'user', parts: [{ ref: toolOutput }] }] }),
+      ),
+    );
 
     assert.match(String(error), /disk full/);
     assert.equal(calls.length, 0, 'no model call is made for a prompt that is not stored');
@@ -195,11 +262,25 @@ describe('callModel', () => {
   test('a store that does not name texts by their content address is refused with an error saying so', async () => {
     const { store, conversation } = await startedConversation();
     const otherName = (reference: string) => reference.slice(0, -1) + (reference.endsWith('0') ? '1' : '0');
-    const renaming = Object.assign(Object.create(store) as MemoryTranscriptStore, { putText: async (text: string) => otherName(await store.putText(text)) });
+    const renaming = Object.assign(Object.create(store) as MemoryTranscriptStore, {
+      putText: async (text: string) => otherName(await store.putText(text)),
+    });
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store: renaming, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store: renaming,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
 
-    const error = await rejection(runIn(environment().env, callModel, callInput(conversation, { append: [{ role: 'user', parts: [{ text: 'an injected message' }] }] })));
+    const error = await rejection(
+      runIn(
+        environment().env,
+        callModel,
+        callInput(conversation, { append: [{ role: 'user', parts: [{ text: 'an injected message' }] }] }),
+      ),
+    );
 
     assert.match(String(error), /content address/);
     assert.match(String(error), /SHA-256/);
@@ -208,16 +289,32 @@ describe('callModel', () => {
   test('without observations the stored conversation is sent as it is', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.deepEqual(calls[0]?.params.messages, [SYSTEM, QUESTION]);
-    assert.deepEqual(await loadConversation(store, output.conversation), [SYSTEM, QUESTION, { role: 'assistant', content: ANSWER_REPLY }]);
+    assert.deepEqual(await loadConversation(store, output.conversation), [
+      SYSTEM,
+      QUESTION,
+      { role: 'assistant', content: ANSWER_REPLY },
+    ]);
   });
 
   test('the request streams with usage, the protocol stop sequences, worker defaults and correlation headers', async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     await runIn(environment().env, callModel, callInput(conversation, { workflowId: 'wf-headers', modelCall: 7 }));
 
     const call = calls[0];
@@ -242,8 +339,20 @@ describe('callModel', () => {
   test("the run's sampling settings override the worker's", async () => {
     const { store, conversation } = await startedConversation();
     const { openai, calls } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
-    await runIn(environment().env, callModel, callInput(conversation, { model: { model: 'other-model', temperature: 0, topP: 0.5, maxOutputTokens: 64, presencePenalty: 1.1 } }));
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
+    await runIn(
+      environment().env,
+      callModel,
+      callInput(conversation, {
+        model: { model: 'other-model', temperature: 0, topP: 0.5, maxOutputTokens: 64, presencePenalty: 1.1 },
+      }),
+    );
     const params = calls[0]?.params;
     assert.equal(params?.model, 'other-model');
     assert.equal(params?.temperature, 0, 'a temperature of 0 is kept, not replaced by the default');
@@ -256,12 +365,21 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const raw = `${TOOL_CALL_REPLY}\n<tool_response>\nmade-up search results\n</tool_response>`;
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(raw, { pieceSize: 7 })));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output: CallModelOutput = await runIn(environment().env, callModel, callInput(conversation));
 
     const stored = JSON.parse(await store.getText(output.assistant.ref)) as ChatMessage;
     assert.deepEqual(stored, { role: 'assistant', content: TOOL_CALL_REPLY });
-    assert.ok(![...store.blobs.values()].some((text) => text.includes('made-up search results')), 'the hallucinated observation is never stored');
+    assert.ok(
+      ![...store.blobs.values()].some((text) => text.includes('made-up search results')),
+      'the hallucinated observation is never stored',
+    );
     assert.equal(output.assistant.characters, TOOL_CALL_REPLY.length);
     assert.match(output.assistant.preview, /^<think>I should look it up\.<\/think> <tool_call>/);
     assert.equal(output.finishReason, 'stop');
@@ -276,7 +394,13 @@ describe('callModel', () => {
   test('an answer turn is parsed with its answer', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { finishReason: 'length' })));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.equal(output.turn.answer, '4');
     assert.equal(output.turn.thought, 'Easy.');
@@ -287,7 +411,13 @@ describe('callModel', () => {
   test("usage comes from the server's usage chunk", async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { usage: [1234, 56] })));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     assert.deepEqual(output.usage, { promptTokens: 1234, completionTokens: 56, totalTokens: 1290 });
     assert.equal(output.contextTokens, 1290);
@@ -298,14 +428,24 @@ describe('callModel', () => {
     const counted: string[] = [];
     const lengthCounter: TokenCounter = { count: (text) => (counted.push(text), text.length) };
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY)));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: lengthCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: lengthCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output = await runIn(environment().env, callModel, callInput(conversation));
     // The prompt is our estimate of it (each message once, 4 tokens a message for the template), counted before the reply, not again after.
     const prompt = SYSTEM.content.length + QUESTION.content.length + 2 * 4;
     assert.deepEqual(counted.slice(0, 3), [SYSTEM.content, QUESTION.content, ANSWER_REPLY]);
     assert.equal(counted.filter((text) => text === SYSTEM.content).length, 1, 'the prompt is counted once');
     assert.equal(output.estimatedPromptTokens, prompt);
-    assert.deepEqual(output.usage, { promptTokens: prompt, completionTokens: ANSWER_REPLY.length, totalTokens: prompt + ANSWER_REPLY.length });
+    assert.deepEqual(output.usage, {
+      promptTokens: prompt,
+      completionTokens: ANSWER_REPLY.length,
+      totalTokens: prompt + ANSWER_REPLY.length,
+    });
     assert.equal(output.contextTokens, prompt + ANSWER_REPLY.length);
   });
 
@@ -313,12 +453,28 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const chunks = replyChunks(ANSWER_REPLY, { pieceSize: 10, usage: [10, 10] });
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     assert.equal(heartbeats.length, chunks.length);
-    assert.deepEqual(heartbeats[0], { chunks: 1, characters: 10, streamed: ANSWER_REPLY.slice(0, 10), streamedCharacters: 10 });
-    assert.deepEqual(heartbeats.at(-1), { chunks: chunks.length, characters: ANSWER_REPLY.length, streamed: ANSWER_REPLY, streamedCharacters: ANSWER_REPLY.length });
+    assert.deepEqual(heartbeats[0], {
+      chunks: 1,
+      characters: 10,
+      streamed: ANSWER_REPLY.slice(0, 10),
+      streamedCharacters: 10,
+    });
+    assert.deepEqual(heartbeats.at(-1), {
+      chunks: chunks.length,
+      characters: ANSWER_REPLY.length,
+      streamed: ANSWER_REPLY,
+      streamedCharacters: ANSWER_REPLY.length,
+    });
   });
 
   test('the heartbeat details carry only the last 2,000 characters of the streamed text, and how many there were', async () => {
@@ -326,7 +482,13 @@ describe('callModel', () => {
     const long = `<think>${'a long thought, '.repeat(300)}</think>\n<answer>done</answer>`;
     const chunks = replyChunks(long, { pieceSize: 50, usage: [10, 10] });
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
@@ -347,10 +509,19 @@ describe('callModel', () => {
       delta({ content: 'Now I call.' }),
       delta({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'lookup', arguments: '' } }] }),
       delta({ tool_calls: [{ index: 0, function: { arguments: '{"q":1}' } }] }),
-      delta({ tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] }, 'tool_calls'),
+      delta(
+        { tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'visit', arguments: '{}' } }] },
+        'tool_calls',
+      ),
     ];
     const { openai } = fakeOpenAI(() => streamOf(chunks));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env, heartbeats } = environment();
     await runIn(env, callModel, callInput(conversation));
     const last = heartbeats.at(-1) as { streamed: string; streamedCharacters: number };
@@ -361,7 +532,13 @@ describe('callModel', () => {
   test('a stream that ends without a finish reason fails retryably with BadResponse and stores no reply', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => streamOf(replyChunks(ANSWER_REPLY, { finishReason: null })));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const storedBefore = store.blobs.size;
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelBadResponse);
@@ -373,8 +550,16 @@ describe('callModel', () => {
 
   test('a stream that stalls past the heartbeat timeout is aborted and fails retryably with BadResponse', async () => {
     const { store, conversation } = await startedConversation();
-    const { openai, calls } = fakeOpenAI(({ options }) => stallingStream(replyChunks('<think>partial', { finishReason: null, pieceSize: 7 }), options.signal));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const { openai, calls } = fakeOpenAI(({ options }) =>
+      stallingStream(replyChunks('<think>partial', { finishReason: null, pieceSize: 7 }), options.signal),
+    );
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env, heartbeats } = environment(150);
     const started = Date.now();
     const failure = await applicationFailure(runIn(env, callModel, callInput(conversation)));
@@ -404,7 +589,13 @@ describe('callModel', () => {
   test('a stalled stream that ends quietly when aborted is still reported as stalled', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(({ options }) => stallingStream([contentChunk('<think>')], options.signal, true));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const failure = await applicationFailure(runIn(environment(100).env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelBadResponse);
     assert.match(failure.message, /its stall limit/);
@@ -418,7 +609,13 @@ describe('callModel', () => {
       return streamOf([]);
     });
     const modelDefaults = { ...MODEL_DEFAULTS, firstTokenSeconds: 0.4 };
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults,
+      tools: NO_TOOLS,
+    });
     const started = Date.now();
     const failure = await applicationFailure(runIn(environment(100).env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelFirstTokenTimeout);
@@ -431,7 +628,13 @@ describe('callModel', () => {
     const { store, conversation } = await startedConversation();
     const chunks = replyChunks(ANSWER_REPLY, { pieceSize: 12 }); // 4 chunks, 60 ms apart: 240 ms in all
     const { openai } = fakeOpenAI(() => streamOf(chunks, 60));
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const output = await runIn(environment(150).env, callModel, callInput(conversation));
     assert.equal(output.turn.answer, '4');
   });
@@ -446,7 +649,13 @@ describe('callModel', () => {
         await untilAborted(options.signal);
       })(),
     );
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const { env } = environment();
     const running = rejection(runIn(env, callModel, callInput(conversation)));
     await firstChunkSent.promise;
@@ -461,9 +670,20 @@ describe('callModel', () => {
   test('errors from create() are classified: 401 is not retried', async () => {
     const { store, conversation } = await startedConversation();
     const { openai } = fakeOpenAI(() => {
-      throw OpenAI.APIError.generate(401, { error: { message: 'Incorrect API key provided' } }, undefined, new Headers());
+      throw OpenAI.APIError.generate(
+        401,
+        { error: { message: 'Incorrect API key provided' } },
+        undefined,
+        new Headers(),
+      );
     });
-    const callModel = createCallModel({ chatModel: chatModelOver(openai, 'http://model.invalid/v1'), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai, 'http://model.invalid/v1'),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelRequestRejected);
     assert.equal(failure.nonRetryable, true);
@@ -474,13 +694,29 @@ describe('callModel', () => {
   test('errors from create() are classified: context length and rate limits', async () => {
     const { store, conversation } = await startedConversation();
     const errors = [
-      OpenAI.APIError.generate(400, { error: { message: 'too long', code: 'context_length_exceeded' } }, undefined, new Headers()),
-      OpenAI.APIError.generate(429, { error: { message: 'slow down' } }, undefined, new Headers({ 'retry-after': '3' })),
+      OpenAI.APIError.generate(
+        400,
+        { error: { message: 'too long', code: 'context_length_exceeded' } },
+        undefined,
+        new Headers(),
+      ),
+      OpenAI.APIError.generate(
+        429,
+        { error: { message: 'slow down' } },
+        undefined,
+        new Headers({ 'retry-after': '3' }),
+      ),
     ];
     const { openai } = fakeOpenAI(() => {
       throw errors.shift();
     });
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const contextLength = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(contextLength.type, FailureTypes.modelContextLengthExceeded);
     assert.equal(contextLength.nonRetryable, true);
@@ -498,7 +734,13 @@ describe('callModel', () => {
         throw new OpenAI.APIConnectionError({ message: 'Connection error.', cause: new Error('socket hang up') });
       })(),
     );
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: NO_TOOLS });
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+    });
     const failure = await applicationFailure(runIn(environment().env, callModel, callInput(conversation)));
     assert.equal(failure.type, FailureTypes.modelUnreachable);
     assert.equal(failure.nonRetryable, false);

@@ -52,7 +52,9 @@ describe('preparePrompt', () => {
       [system, question, reply].map((message) => ({ message, reference: messageReference(message) })),
     );
     const conversation = await putConversation(store, [system, question, reply].map(messageReference));
-    const prompt = await preparePrompt(store, characterEstimateCounter, conversation, [{ role: 'user', parts: [{ text: observation.content }] }]);
+    const prompt = await preparePrompt(store, characterEstimateCounter, conversation, [
+      { role: 'user', parts: [{ text: observation.content }] },
+    ]);
     assert.deepEqual(prompt.messages, [system, question, reply, observation]);
     const counts = prompt.messages.map((message) => countMessageTokens(message, characterEstimateCounter));
     assert.deepEqual(prompt.counts, counts);
@@ -60,12 +62,21 @@ describe('preparePrompt', () => {
       prompt.estimatedPromptTokens,
       counts.reduce((sum, count) => sum + count, 0),
     );
-    assert.deepEqual(await loadMessages(store, prompt.references), prompt.messages, 'every message of the prompt is stored');
+    assert.deepEqual(
+      await loadMessages(store, prompt.references),
+      prompt.messages,
+      'every message of the prompt is stored',
+    );
   });
 
   test('a store that names a message by anything but its content address is refused', async () => {
     const store = new MemoryTranscriptStore();
-    const lying = Object.assign(Object.create(store) as MemoryTranscriptStore, { putText: async (text: string) => `sha256:not-${text.length}` });
-    await assert.rejects(storeMessages(lying, [{ message: observation, reference: messageReference(observation) }]), /content address/);
+    const lying = Object.assign(Object.create(store) as MemoryTranscriptStore, {
+      putText: async (text: string) => `sha256:not-${text.length}`,
+    });
+    await assert.rejects(
+      storeMessages(lying, [{ message: observation, reference: messageReference(observation) }]),
+      /content address/,
+    );
   });
 });

@@ -7,7 +7,15 @@ import type { ChatMessage } from '../../src/core/messages';
 
 const messages: ChatMessage[] = [{ role: 'user', content: 'Why?' }];
 const defaults = { temperature: 0.6, topP: 0.95, maxOutputTokens: 10_000 };
-const input: CallModelInput = { workflowId: 'wf-1', modelCall: 3, conversation: 'sha256:c', append: [], model: { model: 'm' }, protocol: 'deep-research', tools: ['search'] };
+const input: CallModelInput = {
+  workflowId: 'wf-1',
+  modelCall: 3,
+  conversation: 'sha256:c',
+  append: [],
+  model: { model: 'm' },
+  protocol: 'deep-research',
+  tools: ['search'],
+};
 const search = { name: 'search', description: 'Searches.', parameters: { type: 'object' } };
 
 describe('modelRequest', () => {
@@ -22,7 +30,13 @@ describe('modelRequest', () => {
   });
 
   test("the run's sampling wins; no stop sequences, none sent", () => {
-    const request = modelRequest({ ...input, model: { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 50, presencePenalty: 1.5 } }, { stop: [] }, messages, undefined, defaults);
+    const request = modelRequest(
+      { ...input, model: { model: 'm', temperature: 0, topP: 1, maxOutputTokens: 50, presencePenalty: 1.5 } },
+      { stop: [] },
+      messages,
+      undefined,
+      defaults,
+    );
     assert.deepEqual(request.sampling, { temperature: 0, topP: 1, maxOutputTokens: 50, presencePenalty: 1.5 });
     assert.equal('stop' in request, false);
   });

@@ -20,11 +20,17 @@ describe('StreamedText', () => {
 
 describe('heartbeatOf', () => {
   test('before the first chunk: how long it waited, nothing streamed', () => {
-    assert.deepEqual(heartbeatOf({ chunks: 0, contentCharacters: 0, reasoningCharacters: 0, waitingForFirstChunkMs: 12_400 }, new StreamedText()), {
-      chunks: 0,
-      characters: 0,
-      waitingForFirstTokenSeconds: 12,
-    });
+    assert.deepEqual(
+      heartbeatOf(
+        { chunks: 0, contentCharacters: 0, reasoningCharacters: 0, waitingForFirstChunkMs: 12_400 },
+        new StreamedText(),
+      ),
+      {
+        chunks: 0,
+        characters: 0,
+        waitingForFirstTokenSeconds: 12,
+      },
+    );
   });
 
   test('once text flows: the counts and the streamed tail', () => {

@@ -9,7 +9,11 @@ const ENDPOINT = { baseUrl: 'http://models.internal:8000/v1', model: 'qwen-test-
 const SECRET = 'sk-test-SECRET-never-print-0123456789';
 
 /** An APIError as the openai client builds it from a response: body `{ error: {...} }`. */
-function apiError(status: number, error: Record<string, unknown> | undefined, headers: Record<string, string> = {}): InstanceType<typeof OpenAI.APIError> {
+function apiError(
+  status: number,
+  error: Record<string, unknown> | undefined,
+  headers: Record<string, string> = {},
+): InstanceType<typeof OpenAI.APIError> {
   return OpenAI.APIError.generate(status, error ? { error } : undefined, undefined, new Headers(headers));
 }
 
@@ -49,7 +53,10 @@ describe('classifyModelError', () => {
 
   test('429 with retry-after-ms → that many milliseconds, preferred over retry-after', () => {
     assert.equal(classify(apiError(429, { message: 'busy' }, { 'retry-after-ms': '750' })).nextRetryDelay, 750);
-    assert.equal(classify(apiError(429, { message: 'busy' }, { 'retry-after-ms': '750', 'retry-after': '9' })).nextRetryDelay, 750);
+    assert.equal(
+      classify(apiError(429, { message: 'busy' }, { 'retry-after-ms': '750', 'retry-after': '9' })).nextRetryDelay,
+      750,
+    );
   });
 
   test('429 without retry-after → no next retry delay (Temporal backoff applies)', () => {
@@ -79,7 +86,9 @@ describe('classifyModelError', () => {
       const previous = process.env.OPENAI_API_KEY;
       process.env.OPENAI_API_KEY = SECRET;
       try {
-        const failure = classify(apiError(status, { message: 'Invalid authentication', type: 'invalid_request_error' }));
+        const failure = classify(
+          apiError(status, { message: 'Invalid authentication', type: 'invalid_request_error' }),
+        );
         assert.equal(failure.type, FailureTypes.modelRequestRejected);
         assert.equal(failure.nonRetryable, true);
         assert.match(failure.message, /OPENAI_API_KEY/);
@@ -107,7 +116,9 @@ describe('classifyModelError', () => {
   });
 
   test('400 with code context_length_exceeded → ContextLengthExceeded, not retryable', () => {
-    const failure = classify(apiError(400, { message: 'Too long.', type: 'invalid_request_error', code: 'context_length_exceeded' }));
+    const failure = classify(
+      apiError(400, { message: 'Too long.', type: 'invalid_request_error', code: 'context_length_exceeded' }),
+    );
     assert.equal(failure.type, FailureTypes.modelContextLengthExceeded);
     assert.equal(failure.type, 'ReactAgent.Model.ContextLengthExceeded');
     assert.equal(failure.nonRetryable, true);
@@ -136,7 +147,10 @@ describe('classifyModelError', () => {
   });
 
   test('connection error → Unreachable, retryable, names OPENAI_BASE_URL and the endpoint', () => {
-    const cause = new OpenAI.APIConnectionError({ message: 'Connection error.', cause: new Error('connect ECONNREFUSED 127.0.0.1:8000') });
+    const cause = new OpenAI.APIConnectionError({
+      message: 'Connection error.',
+      cause: new Error('connect ECONNREFUSED 127.0.0.1:8000'),
+    });
     const failure = classify(cause);
     assert.equal(failure.type, FailureTypes.modelUnreachable);
     assert.equal(failure.type, 'ReactAgent.Model.Unreachable');
@@ -152,7 +166,10 @@ describe('classifyModelError', () => {
   });
 
   test('APIError.generate without headers yields a connection error, classified Unreachable', () => {
-    assert.equal(classify(OpenAI.APIError.generate(undefined, new Error('socket hang up'), 'Connection error.', undefined)).type, FailureTypes.modelUnreachable);
+    assert.equal(
+      classify(OpenAI.APIError.generate(undefined, new Error('socket hang up'), 'Connection error.', undefined)).type,
+      FailureTypes.modelUnreachable,
+    );
   });
 
   test('anything else → BadResponse, retryable, keeping the message', () => {

@@ -13,8 +13,14 @@ describe('REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS', () => {
   });
 
   test('is read as a number of seconds (fractions allowed)', () => {
-    assert.equal(loadModelConfig({ ...LOCAL_SERVER, REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS: '900' }).firstTokenSeconds, 900);
-    assert.equal(loadModelConfig({ ...LOCAL_SERVER, REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS: '2.5' }).firstTokenSeconds, 2.5);
+    assert.equal(
+      loadModelConfig({ ...LOCAL_SERVER, REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS: '900' }).firstTokenSeconds,
+      900,
+    );
+    assert.equal(
+      loadModelConfig({ ...LOCAL_SERVER, REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS: '2.5' }).firstTokenSeconds,
+      2.5,
+    );
   });
 
   test.each(['0', '-5', 'soon', '5m'])('%j fails at once, naming the variable', (value) => {

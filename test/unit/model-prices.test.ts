@@ -12,7 +12,8 @@ import { callCostUsd, modelCallCostUsd, priceOf } from '../../src/domain/model-p
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-prices-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const close = (actual: number | undefined, expected: number) => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${actual} ≈ ${expected}`);
+const close = (actual: number | undefined, expected: number) =>
+  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-12, `${actual} ≈ ${expected}`);
 
 function assertPricesError(value: string, ...patterns: RegExp[]): void {
   let caught: unknown;
@@ -36,8 +37,14 @@ describe('the cost of a model call (src/domain/model-prices.ts)', () => {
   });
 
   test('cached prompt tokens at the cached price; at the input price when there is none; never more than the prompt', () => {
-    close(callCostUsd({ promptTokens: 1_000, completionTokens: 200, cachedPromptTokens: 400 }, price), (600 * 0.15 + 400 * 0.075 + 200 * 0.6) / 1e6);
-    close(callCostUsd({ promptTokens: 1_000, completionTokens: 0, cachedPromptTokens: 400 }, { input: 1, output: 2 }), 1_000 / 1e6);
+    close(
+      callCostUsd({ promptTokens: 1_000, completionTokens: 200, cachedPromptTokens: 400 }, price),
+      (600 * 0.15 + 400 * 0.075 + 200 * 0.6) / 1e6,
+    );
+    close(
+      callCostUsd({ promptTokens: 1_000, completionTokens: 0, cachedPromptTokens: 400 }, { input: 1, output: 2 }),
+      1_000 / 1e6,
+    );
     close(callCostUsd({ promptTokens: 100, completionTokens: 0, cachedPromptTokens: 500 }, price), (100 * 0.075) / 1e6);
     close(callCostUsd({ promptTokens: -5, completionTokens: Number.NaN }, price), 0);
   });
@@ -48,7 +55,11 @@ describe('the cost of a model call (src/domain/model-prices.ts)', () => {
     assert.equal(priceOf({ a: price }, 'constructor'), undefined, 'no inherited property is a price');
     assert.equal(modelCallCostUsd({ a: price }, 'b', { promptTokens: 10, completionTokens: 10 }), undefined);
     close(modelCallCostUsd({ a: price }, 'a', { promptTokens: 1e6, completionTokens: 1e6 }), 0.75);
-    assert.equal(modelCallCostUsd({ free: { input: 0, output: 0 } }, 'free', { promptTokens: 10, completionTokens: 10 }), 0, 'a price of zero is a cost of zero');
+    assert.equal(
+      modelCallCostUsd({ free: { input: 0, output: 0 } }, 'free', { promptTokens: 10, completionTokens: 10 }),
+      0,
+      'a price of zero is a cost of zero',
+    );
   });
 
   test('addUsage sums the cost when a call had one, and leaves it out when none had', () => {
@@ -56,16 +67,35 @@ describe('the cost of a model call (src/domain/model-prices.ts)', () => {
     const unpriced = { promptTokens: 1, completionTokens: 1, totalTokens: 2 };
     assert.deepEqual(addUsage(ZERO_USAGE, unpriced), unpriced);
     assert.equal('costUsd' in addUsage(ZERO_USAGE, unpriced), false);
-    assert.deepEqual(addUsage(addUsage(ZERO_USAGE, priced), unpriced), { promptTokens: 11, completionTokens: 6, totalTokens: 17, costUsd: 0.25 });
-    assert.deepEqual(addUsage(priced, priced), { promptTokens: 20, completionTokens: 10, totalTokens: 30, costUsd: 0.5 });
+    assert.deepEqual(addUsage(addUsage(ZERO_USAGE, priced), unpriced), {
+      promptTokens: 11,
+      completionTokens: 6,
+      totalTokens: 17,
+      costUsd: 0.25,
+    });
+    assert.deepEqual(addUsage(priced, priced), {
+      promptTokens: 20,
+      completionTokens: 10,
+      totalTokens: 30,
+      costUsd: 0.5,
+    });
   });
 
   test("a batch's per-rollout usage sums its runs' costs the same way (absent when no run had one)", () => {
     const counts = emptyBatchCounts(2);
     for (const rollout of [1, 1, 2]) recordStarted(counts, rollout);
-    recordFinished(counts, 1, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.25 } });
-    recordFinished(counts, 1, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.5 } });
-    recordFinished(counts, 2, { termination: 'answer', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } });
+    recordFinished(counts, 1, {
+      termination: 'answer',
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.25 },
+    });
+    recordFinished(counts, 1, {
+      termination: 'answer',
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.5 },
+    });
+    recordFinished(counts, 2, {
+      termination: 'answer',
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+    });
     const [first, second] = summaryPerRollout(counts, 2);
     assert.equal(first?.usage.costUsd, 0.75);
     assert.equal(second && 'costUsd' in second.usage, false);
@@ -79,16 +109,26 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
   });
 
   test('JSON of models to prices; cachedInput optional', () => {
-    assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: '{"gpt-4o-mini": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}, "local": {"input": 0, "output": 0}}' }), {
-      'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6 },
-      local: { input: 0, output: 0 },
-    });
+    assert.deepEqual(
+      loadModelPrices({
+        REACT_AGENT_MODEL_PRICES:
+          '{"gpt-4o-mini": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}, "local": {"input": 0, "output": 0}}',
+      }),
+      {
+        'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6 },
+        local: { input: 0, output: 0 },
+      },
+    );
   });
 
   test('@file: read from the file, relative to the working directory', () => {
     writeFileSync(join(scratch, 'prices.json'), JSON.stringify({ 'qwen3:8b': { input: 0.1, output: 0.2 } }));
-    assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: '@prices.json' }, scratch), { 'qwen3:8b': { input: 0.1, output: 0.2 } });
-    assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: `@${join(scratch, 'prices.json')}` }, '/'), { 'qwen3:8b': { input: 0.1, output: 0.2 } });
+    assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: '@prices.json' }, scratch), {
+      'qwen3:8b': { input: 0.1, output: 0.2 },
+    });
+    assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: `@${join(scratch, 'prices.json')}` }, '/'), {
+      'qwen3:8b': { input: 0.1, output: 0.2 },
+    });
     assertPricesError('@missing.json', /missing\.json/, /cannot be read/);
     writeFileSync(join(scratch, 'bad.json'), '{"a": ');
     assertPricesError('@bad.json', /not valid JSON/, /bad\.json/);
@@ -100,7 +140,11 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
     assertPricesError('{"gpt-4o": 0.15}', /"gpt-4o"/, /no price object/);
     assertPricesError('{"gpt-4o": {"input": -1, "output": 1}}', /"gpt-4o"/, /input price -1/);
     assertPricesError('{"gpt-4o": {"input": 1, "output": "0.6"}}', /"gpt-4o"/, /output price "0\.6"/);
-    assertPricesError('{"gpt-4o": {"input": 1, "cachedInput": null, "output": 1}}', /"gpt-4o"/, /cachedInput price null/);
+    assertPricesError(
+      '{"gpt-4o": {"input": 1, "cachedInput": null, "output": 1}}',
+      /"gpt-4o"/,
+      /cachedInput price null/,
+    );
     assertPricesError('{"gpt-4o": {"input": 1}}', /"gpt-4o"/, /no output price/);
     assertPricesError('{"gpt-4o": {"input": 1, "output": 1, "cached": 0.5}}', /"gpt-4o"/, /unknown field "cached"/);
   });

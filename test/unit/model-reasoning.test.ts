@@ -15,7 +15,12 @@ const MODEL_DEFAULTS: ModelDefaults = { model: 'default-model', temperature: 0.6
 const REASONING = 'The user asks for 2+2. That is 4.';
 
 /** A llama-server stream (role chunk with content null, reasoning_content pieces, content, finish, usage with `choices: []`). */
-function llamaServerStream(reasoning: string, content: string, finishReason = 'stop', field: 'reasoning_content' | 'reasoning' = 'reasoning_content') {
+function llamaServerStream(
+  reasoning: string,
+  content: string,
+  finishReason = 'stop',
+  field: 'reasoning_content' | 'reasoning' = 'reasoning_content',
+) {
   const pieces = reasoning.match(/.{1,8}/gs) ?? [];
   return [
     deltaChunk({ role: 'assistant', content: null }),
@@ -26,15 +31,39 @@ function llamaServerStream(reasoning: string, content: string, finishReason = 's
   ];
 }
 
-async function call(chunks: unknown[], protocol: ProtocolName = 'deep-research', history: Array<{ role: 'assistant' | 'user'; content: string; reasoning?: string }> = []) {
+async function call(
+  chunks: unknown[],
+  protocol: ProtocolName = 'deep-research',
+  history: Array<{ role: 'assistant' | 'user'; content: string; reasoning?: string }> = [],
+) {
   const store = new MemoryTranscriptStore();
-  const references = [await putMessage(store, { role: 'system', content: 'Be brief.' }), await putMessage(store, { role: 'user', content: 'What is 2+2?' })];
+  const references = [
+    await putMessage(store, { role: 'system', content: 'Be brief.' }),
+    await putMessage(store, { role: 'user', content: 'What is 2+2?' }),
+  ];
   for (const message of history) references.push(await putMessage(store, message));
   const conversation = await putConversation(store, references);
   const { openai, calls } = fakeOpenAI(() => streamOf(chunks));
-  const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults: MODEL_DEFAULTS, tools: new ToolRegistry() });
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 }, { logger: new DefaultLogger('ERROR', () => undefined) });
-  const input: CallModelInput = { workflowId: 'wf-reasoning', modelCall: 2, conversation, append: [], model: { model: 'm' }, protocol, tools: [] };
+  const callModel = createCallModel({
+    chatModel: chatModelOver(openai),
+    store,
+    tokenCounter: characterEstimateCounter,
+    modelDefaults: MODEL_DEFAULTS,
+    tools: new ToolRegistry(),
+  });
+  const env = new MockActivityEnvironment(
+    { heartbeatTimeoutMs: 5_000 },
+    { logger: new DefaultLogger('ERROR', () => undefined) },
+  );
+  const input: CallModelInput = {
+    workflowId: 'wf-reasoning',
+    modelCall: 2,
+    conversation,
+    append: [],
+    model: { model: 'm' },
+    protocol,
+    tools: [],
+  };
   const output = (await env.run(callModel, input)) as CallModelOutput;
   const transcript = await loadConversation(store, output.conversation);
   return { output, calls, stored: transcript.at(-1) };
@@ -57,13 +86,19 @@ describe('reasoning streamed apart from the content is kept', () => {
   });
 
   test('a server that sends the same text in both fields is not read twice', async () => {
-    const chunks = [deltaChunk({ role: 'assistant', content: '' }), deltaChunk({ reasoning_content: REASONING, reasoning: REASONING }), deltaChunk({ content: '<answer>4</answer>' }, 'stop')];
+    const chunks = [
+      deltaChunk({ role: 'assistant', content: '' }),
+      deltaChunk({ reasoning_content: REASONING, reasoning: REASONING }),
+      deltaChunk({ content: '<answer>4</answer>' }, 'stop'),
+    ];
     const { stored } = await call(chunks);
     assert.equal(stored?.reasoning, REASONING);
   });
 
   test("the protocol's own <think> thought wins when there is one", async () => {
-    const { output, stored } = await call(llamaServerStream(REASONING, '<think>From the content.</think>\n<answer>4</answer>'));
+    const { output, stored } = await call(
+      llamaServerStream(REASONING, '<think>From the content.</think>\n<answer>4</answer>'),
+    );
     assert.equal(output.turn.thought, 'From the content.');
     assert.equal(stored?.reasoning, REASONING, 'the reasoning is still kept in the transcript');
   });
@@ -78,13 +113,20 @@ describe('reasoning streamed apart from the content is kept', () => {
   });
 
   test('without reasoning the stored message has no reasoning field', async () => {
-    const { stored } = await call([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }), deltaChunk({}, 'stop')]);
+    const { stored } = await call([
+      deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }),
+      deltaChunk({}, 'stop'),
+    ]);
     assert.deepEqual(stored, { role: 'assistant', content: '<answer>4</answer>' });
   });
 
   test('reasoning is never sent back to the server', async () => {
     const { calls } = await call(llamaServerStream(REASONING, '<answer>4</answer>'), 'deep-research', [
-      { role: 'assistant', content: '<tool_call>{"name":"lookup","arguments":{}}</tool_call>', reasoning: 'Earlier reasoning.' },
+      {
+        role: 'assistant',
+        content: '<tool_call>{"name":"lookup","arguments":{}}</tool_call>',
+        reasoning: 'Earlier reasoning.',
+      },
       { role: 'user', content: '<tool_response>\nnothing\n</tool_response>' },
     ]);
     const sent = JSON.stringify(calls[0]?.params.messages);

@@ -14,7 +14,13 @@ import { chatModelOver, deltaChunk, fakeOpenAI, stallingStream, streamOf } from 
 const controls = (signal = new AbortController().signal) => {
   const deltas: ChatDelta[] = [];
   const progress: ChatProgress[] = [];
-  return { signal, onDelta: (delta: ChatDelta) => deltas.push(delta), onProgress: (beat: ChatProgress) => progress.push(beat), deltas, progress };
+  return {
+    signal,
+    onDelta: (delta: ChatDelta) => deltas.push(delta),
+    onProgress: (beat: ChatProgress) => progress.push(beat),
+    deltas,
+    progress,
+  };
 };
 
 const usage = {
@@ -23,7 +29,13 @@ const usage = {
   created: 0,
   model: 'fake',
   choices: [],
-  usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } },
+  usage: {
+    prompt_tokens: 120,
+    completion_tokens: 30,
+    total_tokens: 150,
+    prompt_tokens_details: { cached_tokens: 100 },
+    completion_tokens_details: { reasoning_tokens: 12 },
+  },
 };
 
 describe('OpenAIChatModel', () => {
@@ -46,7 +58,12 @@ describe('OpenAIChatModel', () => {
     assert.deepEqual(params.stream_options, { include_usage: true });
     assert.deepEqual(params.stop, ['</tool_call>']);
     assert.equal(params.tool_choice, 'none');
-    assert.deepEqual(params.tools, [{ type: 'function', function: { name: 'lookup', description: 'Looks up.', parameters: { type: 'object', properties: {} } } }]);
+    assert.deepEqual(params.tools, [
+      {
+        type: 'function',
+        function: { name: 'lookup', description: 'Looks up.', parameters: { type: 'object', properties: {} } },
+      },
+    ]);
     assert.equal(params.temperature, 0.2);
     assert.equal(params.max_tokens, 64);
     assert.ok(!('top_p' in params) && !('presence_penalty' in params), 'unset sampling is left to the server');
@@ -75,7 +92,14 @@ describe('OpenAIChatModel', () => {
     });
     assert.deepEqual(
       watch.deltas.map((delta) => `${delta.kind}:${delta.text}`),
-      ['reasoning:Think ', 'content:Let me look.', 'tool-name:look', 'tool-arguments:{"q":', 'tool-name:up', 'tool-arguments:"x"}'],
+      [
+        'reasoning:Think ',
+        'content:Let me look.',
+        'tool-name:look',
+        'tool-arguments:{"q":',
+        'tool-name:up',
+        'tool-arguments:"x"}',
+      ],
     );
     assert.deepEqual(watch.progress.at(-1), { chunks: 5, contentCharacters: 12, reasoningCharacters: 6 });
   });
@@ -116,7 +140,10 @@ describe('OpenAIChatModel', () => {
       setTimeout(() => abort.abort(reason), 10);
       return stallingStream([], call.options.signal);
     });
-    await assert.rejects(chatModelOver(openai).chat({ model: 'm', messages: [] }, controls(abort.signal)), (error: unknown) => error === reason);
+    await assert.rejects(
+      chatModelOver(openai).chat({ model: 'm', messages: [] }, controls(abort.signal)),
+      (error: unknown) => error === reason,
+    );
   });
 
   test('errors are classified once, by the classifier it was built with (the judge names its own settings)', async () => {
@@ -129,7 +156,11 @@ describe('OpenAIChatModel', () => {
     assert.ok(asModel instanceof ApplicationFailure);
     assert.equal(asModel.type, FailureTypes.modelUnreachable);
     assert.match(asModel.message, /OPENAI_BASE_URL/);
-    const judge = new OpenAIChatModel({ client: openai, baseUrl: 'http://judge.test/v1', classifyError: classifyJudgeError });
+    const judge = new OpenAIChatModel({
+      client: openai,
+      baseUrl: 'http://judge.test/v1',
+      classifyError: classifyJudgeError,
+    });
     const asJudge = await judge.chat({ model: 'j', messages: [] }, controls()).catch((error: unknown) => error);
     assert.ok(asJudge instanceof ApplicationFailure);
     assert.equal(asJudge.type, 'ReactAgent.Judge.Unreachable');

@@ -29,7 +29,10 @@ describe('tool-call arguments sent back to the server are always a JSON object',
   });
 
   test('reasoning in a stored message is not sent', () => {
-    assert.deepEqual(toOpenAIMessage({ role: 'assistant', content: '<answer>4</answer>', reasoning: 'thinking…' }), { role: 'assistant', content: '<answer>4</answer>' });
+    assert.deepEqual(toOpenAIMessage({ role: 'assistant', content: '<answer>4</answer>', reasoning: 'thinking…' }), {
+      role: 'assistant',
+      content: '<answer>4</answer>',
+    });
   });
 });
 

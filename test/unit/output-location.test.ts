@@ -3,9 +3,23 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { assembleIterFile, hasBatchResults, readRunLineTermination, seedRunLinesFromIterFiles, writeRunLine } from '../../src/storage/batch-output';
+import {
+  assembleIterFile,
+  hasBatchResults,
+  readRunLineTermination,
+  seedRunLinesFromIterFiles,
+  writeRunLine,
+} from '../../src/storage/batch-output';
 import { isS3Location, workerLocationProblem } from '../../src/core/s3-url';
-import { absoluteLocation, LocalDirectoryOutput, locationChild, S3Output, openOutputLocation, parseS3OutputUrl, splitLocation } from '../../src/storage/output-location';
+import {
+  absoluteLocation,
+  LocalDirectoryOutput,
+  locationChild,
+  S3Output,
+  openOutputLocation,
+  parseS3OutputUrl,
+  splitLocation,
+} from '../../src/storage/output-location';
 
 const scratch = mkdtempSync(join(tmpdir(), 'react-agent-output-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -17,7 +31,11 @@ describe('openOutputLocation', () => {
     const local = openOutputLocation('/tmp/out');
     assert.ok(local instanceof LocalDirectoryOutput);
     assert.equal(local.url, '/tmp/out');
-    const s3 = openOutputLocation('s3://batch-outputs/nightly/run-1/', { endpoint: 'http://127.0.0.1:8333', region: 'us-east-1', forcePathStyle: true });
+    const s3 = openOutputLocation('s3://batch-outputs/nightly/run-1/', {
+      endpoint: 'http://127.0.0.1:8333',
+      region: 'us-east-1',
+      forcePathStyle: true,
+    });
     assert.ok(s3 instanceof S3Output);
     assert.equal(s3.url, 's3://batch-outputs/nightly/run-1');
     assert.equal((s3 as S3Output).keyOf('runs/iter1/q0.json'), 'nightly/run-1/runs/iter1/q0.json');
@@ -104,7 +122,9 @@ describe('LocalDirectoryOutput', () => {
     writeFileSync(file, 'x');
     await assert.rejects(
       new LocalDirectoryOutput(join(file, 'below')).check(),
-      (error: unknown) => (error as Error).name === 'OutputLocationError' && /a part of the path is not a directory/.test((error as Error).message),
+      (error: unknown) =>
+        (error as Error).name === 'OutputLocationError' &&
+        /a part of the path is not a directory/.test((error as Error).message),
     );
   });
 
@@ -115,8 +135,15 @@ describe('LocalDirectoryOutput', () => {
     assert.equal(await hasBatchResults(output), true);
     assert.equal(await readRunLineTermination(output, 1, 1), 'answer');
     assert.equal(await readRunLineTermination(output, 1, 0), undefined);
-    writeFileSync(join(output.directory, 'iter1.jsonl'), `${JSON.stringify({ index: 0, termination: 'max_calls' })}\nnot json\n${JSON.stringify({ index: 9 })}\n`);
-    assert.equal(await seedRunLinesFromIterFiles(output, 1, 3), 1, 'only q0 lacked a run line; index 9 is out of range');
+    writeFileSync(
+      join(output.directory, 'iter1.jsonl'),
+      `${JSON.stringify({ index: 0, termination: 'max_calls' })}\nnot json\n${JSON.stringify({ index: 9 })}\n`,
+    );
+    assert.equal(
+      await seedRunLinesFromIterFiles(output, 1, 3),
+      1,
+      'only q0 lacked a run line; index 9 is out of range',
+    );
     assert.equal(await readRunLineTermination(output, 1, 0), 'max_calls');
     assert.equal(await assembleIterFile(output, 1, 3), 2);
     expect(

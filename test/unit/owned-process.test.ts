@@ -65,7 +65,11 @@ describe('OwnedProcess', () => {
   });
 
   test('stop sends SIGTERM first and SIGKILLs the group only after the grace time', async () => {
-    const owned = OwnedProcess.spawn('/bin/sh', ['-c', "trap 'echo term' TERM; echo ready; while :; do sleep 0.1; done"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const owned = OwnedProcess.spawn(
+      '/bin/sh',
+      ['-c', "trap 'echo term' TERM; echo ready; while :; do sleep 0.1; done"],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     let output = '';
     owned.child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
     await until(() => output.includes('ready'));
@@ -80,12 +84,19 @@ describe('OwnedProcess', () => {
     const script = `const { OwnedProcess } = require(${JSON.stringify(resolve(root, 'src/processes/owned-process.ts'))});
       const owned = OwnedProcess.spawn('/bin/sh', ['-c', 'sleep 60 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
       owned.child.stdout.on('data', (data) => process.stdout.write(owned.pid + ' ' + data.toString()));`;
-    const owner = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const owner = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', script], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     owner.stdout.on('data', (data: Buffer) => (output += data.toString()));
     assert.equal(await until(() => /^\d+ \d+\n/.test(output)), true, `owner printed ${JSON.stringify(output)}`);
     const [ownedPid, grandchild] = output.trim().split(' ').map(Number) as [number, number];
     owner.kill('SIGKILL');
-    assert.equal(await until(() => !isAlive(ownedPid) && !isAlive(grandchild)), true, 'the watchdog killed the owned process and its child');
+    assert.equal(
+      await until(() => !isAlive(ownedPid) && !isAlive(grandchild)),
+      true,
+      'the watchdog killed the owned process and its child',
+    );
   }, 30_000);
 });

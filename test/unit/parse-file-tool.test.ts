@@ -37,8 +37,14 @@ const parseFile = createParseFileTool({ workspaceDirectories: [workspace, second
 const context = toolContext();
 
 async function prepareDocuments(): Promise<void> {
-  writeFileSync(join(workspace, 'reports', 'ev.pdf'), await makePdf([['Tesla delivered 1,789,226 vehicles in 2024.']], 'Tesla 2024'));
-  writeFileSync(join(workspace, 'reports', 'ev.docx'), await makeDocx('BYD overseas', ['Overseas sales were about 417,000.']));
+  writeFileSync(
+    join(workspace, 'reports', 'ev.pdf'),
+    await makePdf([['Tesla delivered 1,789,226 vehicles in 2024.']], 'Tesla 2024'),
+  );
+  writeFileSync(
+    join(workspace, 'reports', 'ev.docx'),
+    await makeDocx('BYD overseas', ['Overseas sales were about 417,000.']),
+  );
 }
 
 async function assertRefused(files: unknown, ...patterns: RegExp[]): Promise<void> {
@@ -61,11 +67,26 @@ describe('parse_file tool', () => {
 
   test('reads files inside the workspace: relative, absolute, one string, PDF and docx, each under a header', async () => {
     await prepareDocuments();
-    const output = await parseFile.run({ files: ['notes.md', join(workspace, 'reports', 'ev.pdf'), 'reports/ev.docx', join(second, 'extra.txt')] }, context);
-    assert.match(output, /^=== File 1 of 4: notes\.md \(markdown, "EV notes", \d+ characters\) ===\n# EV notes\n\nBYD sold 4,272,145 vehicles in 2024\./);
-    assert.match(output, /=== File 2 of 4: .*reports\/ev\.pdf \(pdf, "Tesla 2024", 1 pages, \d+ characters\) ===\nTesla delivered 1,789,226 vehicles in 2024\./);
-    assert.match(output, /=== File 3 of 4: reports\/ev\.docx \(docx, "BYD overseas", \d+ characters\) ===\n[\s\S]*Overseas sales were about 417,000\./);
-    assert.match(output, /=== File 4 of 4: .*extra\.txt \(text, \d+ characters\) ===\nExtra notes from the second workspace\./);
+    const output = await parseFile.run(
+      { files: ['notes.md', join(workspace, 'reports', 'ev.pdf'), 'reports/ev.docx', join(second, 'extra.txt')] },
+      context,
+    );
+    assert.match(
+      output,
+      /^=== File 1 of 4: notes\.md \(markdown, "EV notes", \d+ characters\) ===\n# EV notes\n\nBYD sold 4,272,145 vehicles in 2024\./,
+    );
+    assert.match(
+      output,
+      /=== File 2 of 4: .*reports\/ev\.pdf \(pdf, "Tesla 2024", 1 pages, \d+ characters\) ===\nTesla delivered 1,789,226 vehicles in 2024\./,
+    );
+    assert.match(
+      output,
+      /=== File 3 of 4: reports\/ev\.docx \(docx, "BYD overseas", \d+ characters\) ===\n[\s\S]*Overseas sales were about 417,000\./,
+    );
+    assert.match(
+      output,
+      /=== File 4 of 4: .*extra\.txt \(text, \d+ characters\) ===\nExtra notes from the second workspace\./,
+    );
     const single = await parseFile.run({ files: 'notes.md' }, context);
     assert.match(single, /^=== File: notes\.md \(markdown/);
     assert.ok(context.heartbeats.length >= 5, 'heartbeats once per file');
@@ -76,7 +97,11 @@ describe('parse_file tool', () => {
   });
 
   test('path traversal out of the workspace is refused', async () => {
-    await assertRefused(['../../etc/passwd'], /Refused "\.\.\/\.\.\/etc\/passwd": it is outside the workspace/, /pass a path relative to it/);
+    await assertRefused(
+      ['../../etc/passwd'],
+      /Refused "\.\.\/\.\.\/etc\/passwd": it is outside the workspace/,
+      /pass a path relative to it/,
+    );
     await assertRefused(['reports/../../outside/secret.txt'], /outside the workspace/);
     await assertRefused('..', /outside the workspace/);
   });
@@ -87,14 +112,23 @@ describe('parse_file tool', () => {
   });
 
   test('symbolic links leading outside are refused, whether the file or a folder on the way is the link', async () => {
-    await assertRefused(['escape-link.txt'], /Refused "escape-link\.txt": it is a symbolic link .* leads outside the workspace/);
+    await assertRefused(
+      ['escape-link.txt'],
+      /Refused "escape-link\.txt": it is a symbolic link .* leads outside the workspace/,
+    );
     await assertRefused(['escape-folder/secret.txt'], /symbolic link .* outside the workspace/);
     await assertRefused([join(workspace, 'escape-link.txt')], /symbolic link/);
   });
 
   test('a missing file lists what is there; a folder lists its files; an empty path says how to pass one', async () => {
-    await assertRefused(['report-2024.pdf'], /File not found: "report-2024\.pdf"\. Files in the workspace: .*notes\.md.*reports\//);
-    await assertRefused(['reports/missing.pdf'], /File not found.*Files in reports: reports\/ev\.docx, reports\/ev\.pdf/);
+    await assertRefused(
+      ['report-2024.pdf'],
+      /File not found: "report-2024\.pdf"\. Files in the workspace: .*notes\.md.*reports\//,
+    );
+    await assertRefused(
+      ['reports/missing.pdf'],
+      /File not found.*Files in reports: reports\/ev\.docx, reports\/ev\.pdf/,
+    );
     await assertRefused(['reports'], /"reports" is a folder; pass the files inside it\. Files in reports: /);
     await assertRefused([' '], /"files" is empty/);
     await assertRefused([42], /"files" must be a file path or a list of file paths/);
@@ -115,17 +149,31 @@ describe('parse_file tool', () => {
 
   test('too many files in one call are refused', async () => {
     const tool = createParseFileTool({ workspaceDirectories: [workspace], maxFilesPerCall: 2 });
-    await assert.rejects(tool.run({ files: ['a', 'b', 'c'] }, context), /Too many files in one call \(3\); read at most 2/);
+    await assert.rejects(
+      tool.run({ files: ['a', 'b', 'c'] }, context),
+      /Too many files in one call \(3\); read at most 2/,
+    );
   });
 
   test('as an activity: a refused path becomes an error observation for the model, a good one a normal observation', async () => {
     const store = new MemoryTranscriptStore();
     const activity = createToolActivity(parseFile, { store, tokenCounter: characterEstimateCounter });
-    const environment = new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR', () => undefined) });
-    const input = (files: unknown) => ({ workflowId: 'wf-parse', callId: 'call-1-1', arguments: { files }, maxObservationCharacters: 10_000 });
+    const environment = new MockActivityEnvironment(
+      { heartbeatTimeoutMs: 30_000 },
+      { logger: new DefaultLogger('ERROR', () => undefined) },
+    );
+    const input = (files: unknown) => ({
+      workflowId: 'wf-parse',
+      callId: 'call-1-1',
+      arguments: { files },
+      maxObservationCharacters: 10_000,
+    });
     const refused = (await environment.run(activity, input('../../etc/passwd'))) as ToolActivityOutput;
     assert.equal(refused.isError, true);
-    assert.match(await store.getText(refused.observation.ref), /^Error: Refused "\.\.\/\.\.\/etc\/passwd": it is outside the workspace/);
+    assert.match(
+      await store.getText(refused.observation.ref),
+      /^Error: Refused "\.\.\/\.\.\/etc\/passwd": it is outside the workspace/,
+    );
     const read = (await environment.run(activity, input(['notes.md']))) as ToolActivityOutput;
     assert.equal(read.isError, false);
     assert.match(await store.getText(read.observation.ref), /BYD sold 4,272,145 vehicles in 2024\./);

@@ -83,11 +83,20 @@ function nativeCalls(next: () => number) {
 /** What every parse must give: a decision (answer or tool calls) or a correction, and tool calls that are runnable or explained. */
 function checkTurn(turn: ParsedTurn): string | undefined {
   if (typeof turn.thought !== 'string' || turn.thought.length > 1_000) return 'thought missing or too long';
-  const decided = turn.answer !== undefined || turn.toolCalls.length > 0 || (typeof turn.problem === 'string' && turn.problem.length > 0);
+  const decided =
+    turn.answer !== undefined ||
+    turn.toolCalls.length > 0 ||
+    (typeof turn.problem === 'string' && turn.problem.length > 0);
   if (!decided) return 'neither an answer, tool calls nor a correction';
   for (const call of turn.toolCalls) {
     if (typeof call.id !== 'string' || call.id === '') return 'a tool call without id';
-    if (!call.problem && (call.name === '' || typeof call.arguments !== 'object' || call.arguments === null || Array.isArray(call.arguments)))
+    if (
+      !call.problem &&
+      (call.name === '' ||
+        typeof call.arguments !== 'object' ||
+        call.arguments === null ||
+        Array.isArray(call.arguments))
+    )
       return 'a runnable call without name or object arguments';
   }
   if (new Set(turn.toolCalls.map((call) => call.id)).size !== turn.toolCalls.length) return 'duplicate call ids';
@@ -116,7 +125,11 @@ for (const name of PROTOCOL_NAMES) {
 test('the generator does produce each kind of outcome (so the property above is not vacuous)', () => {
   const protocol = protocolByName('deep-research');
   const kinds = new Set<string>();
-  const wellFormed = ['<tool_call>{"name": "lookup", "arguments": {"query": "x"}}</tool_call>', '<answer>42</answer>', 'chatter'];
+  const wellFormed = [
+    '<tool_call>{"name": "lookup", "arguments": {"query": "x"}}</tool_call>',
+    '<answer>42</answer>',
+    'chatter',
+  ];
   for (const content of wellFormed) {
     const turn = protocol.parse({ content, toolCalls: [] }, 1);
     kinds.add(turn.answer !== undefined ? 'answer' : turn.toolCalls.some((call) => !call.problem) ? 'call' : 'problem');

@@ -27,25 +27,25 @@ const EDGE_CASES = [
 
 /** Text from a seeded generator, drawn from letters of several scripts, marks, digits, spaces and symbols. */
 function randomTexts(seed: number, count: number, length: number): string[] {
-  const alphabet = [...'abcXYZ éÉßøŁ ДжЯ αΩ 中文字 かなカナ 한글 ١٢٣ 0123456789 \t\n\r\n  .,;:!?\'"-_/\\()[]{}<>@#$%^&*+=~`|'].concat([
-    '\u0301',
-    '\u0308',
-    '🙂',
-    '👍🏽',
-    '\u00a0',
-    '\u200d',
-    "'s",
-    "'LL",
-    '\n\n',
-  ]);
+  const alphabet = [
+    ...'abcXYZ éÉßøŁ ДжЯ αΩ 中文字 かなカナ 한글 ١٢٣ 0123456789 \t\n\r\n  .,;:!?\'"-_/\\()[]{}<>@#$%^&*+=~`|',
+  ].concat(['\u0301', '\u0308', '🙂', '👍🏽', '\u00a0', '\u200d', "'s", "'LL", '\n\n']);
   let state = seed;
   const next = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
-  return Array.from({ length: count }, () => Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''));
+  return Array.from({ length: count }, () =>
+    Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''),
+  );
 }
 
 function projectFiles(): string[] {
   const root = join(__dirname, '..', '..');
-  return ['README.md', 'docs/figures.md', 'activities/model-activity.ts', 'package.json', 'src/core/protocols/deep-research-protocol.ts'].map((path) => readFileSync(join(root, path), 'utf8'));
+  return [
+    'README.md',
+    'docs/figures.md',
+    'activities/model-activity.ts',
+    'package.json',
+    'src/core/protocols/deep-research-protocol.ts',
+  ].map((path) => readFileSync(join(root, path), 'utf8'));
 }
 
 describe('pieceMemoCount', () => {
@@ -89,9 +89,17 @@ describe('pieceMemoCount', () => {
     ] as const) {
       const count = counter.count(text);
       assert.ok(count > 0);
-      if (expected !== undefined) assert.ok(Math.abs(count - expected) <= expected / 100, `${text.slice(0, 3)}…: ${count} tokens, tiktoken's whole-text rate gives ${expected}`);
+      if (expected !== undefined)
+        assert.ok(
+          Math.abs(count - expected) <= expected / 100,
+          `${text.slice(0, 3)}…: ${count} tokens, tiktoken's whole-text rate gives ${expected}`,
+        );
     }
-    assert.throws(() => tiktokenCount('a'.repeat(3_000_000)), /unreachable/, 'tiktoken itself crashes on a whole run this long');
+    assert.throws(
+      () => tiktokenCount('a'.repeat(3_000_000)),
+      /unreachable/,
+      'tiktoken itself crashes on a whole run this long',
+    );
     assert.ok(Date.now() - started < 20_000, `counted in ${Date.now() - started} ms`);
   });
 

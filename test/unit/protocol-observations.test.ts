@@ -25,14 +25,25 @@ describe('deep-research: user messages with <tool_response> blocks', () => {
   });
 
   test('rewritten, each block is framed by newlines and the text between blocks stays', () => {
-    assert.deepEqual(protocol.withObservationResults(message, ['FIRST']), user('<tool_response>\nFIRST\n</tool_response>\n<tool_response>\nsecond\n</tool_response>'));
+    assert.deepEqual(
+      protocol.withObservationResults(message, ['FIRST']),
+      user('<tool_response>\nFIRST\n</tool_response>\n<tool_response>\nsecond\n</tool_response>'),
+    );
     const rendered = protocol.renderObservations([
       { callId: 'a', name: 'x', parts: [{ text: 'one' }] },
       { callId: 'b', name: 'y', parts: [{ text: 'two' }] },
     ]);
     const content = rendered[0]?.parts.map((part) => ('text' in part ? part.text : '')).join('') ?? '';
-    assert.deepEqual(protocol.observationResults(user(content)), ['one', 'two'], 'reads what renderObservations writes');
-    assert.equal(protocol.withObservationResults(user(content), ['one', 'two']).content, content, 'unchanged results, unchanged text');
+    assert.deepEqual(
+      protocol.observationResults(user(content)),
+      ['one', 'two'],
+      'reads what renderObservations writes',
+    );
+    assert.equal(
+      protocol.withObservationResults(user(content), ['one', 'two']).content,
+      content,
+      'unchanged results, unchanged text',
+    );
   });
 });
 
@@ -48,7 +59,11 @@ describe('native: tool messages', () => {
   });
 
   test('rewritten, its id stays', () => {
-    assert.deepEqual(protocol.withObservationResults(message, ['stub']), { role: 'tool', toolCallId: 'a', content: 'stub' });
+    assert.deepEqual(protocol.withObservationResults(message, ['stub']), {
+      role: 'tool',
+      toolCallId: 'a',
+      content: 'stub',
+    });
   });
 });
 
@@ -68,7 +83,13 @@ describe('classic: user messages starting with Observation:', () => {
   });
 
   test('rewritten, each result is put back after its label', () => {
-    assert.equal(protocol.withObservationResults(message, ['FIRST', 'SECOND']).content, 'Observation: FIRSTObservation: SECOND');
-    assert.equal(protocol.withObservationResults(message, [undefined as unknown as string, 'SECOND']).content, 'Observation: first\nObservation: SECOND');
+    assert.equal(
+      protocol.withObservationResults(message, ['FIRST', 'SECOND']).content,
+      'Observation: FIRSTObservation: SECOND',
+    );
+    assert.equal(
+      protocol.withObservationResults(message, [undefined as unknown as string, 'SECOND']).content,
+      'Observation: first\nObservation: SECOND',
+    );
   });
 });

@@ -34,19 +34,54 @@ describe('loadPythonConfig', () => {
         REACT_AGENT_PYTHON_ISOLATION: 'Namespaces',
         REACT_AGENT_PYTHON_REQUIRES_APPROVAL: 'true',
       }),
-      { pythonExecutable: '/opt/venv/bin/python', wallTimeSeconds: 90, memoryBytes: 2 * 1024 ** 3, maxWriteBytes: 64 * 1024 ** 2, isolation: 'namespaces', requiresApproval: true },
+      {
+        pythonExecutable: '/opt/venv/bin/python',
+        wallTimeSeconds: 90,
+        memoryBytes: 2 * 1024 ** 3,
+        maxWriteBytes: 64 * 1024 ** 2,
+        isolation: 'namespaces',
+        requiresApproval: true,
+      },
     );
     assert.equal(loadPythonConfig({ REACT_AGENT_PYTHON_ISOLATION: 'rlimits-only' }).isolation, 'rlimits-only');
     assert.equal(loadPythonConfig({ REACT_AGENT_PYTHON_REQUIRES_APPROVAL: 'no' }).requiresApproval, false);
   });
 
   test('malformed values name their variable', () => {
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_TIMEOUT_SECONDS: '0' }), 'REACT_AGENT_PYTHON_TIMEOUT_SECONDS', /positive number, got "0"/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_MEMORY_MB: 'lots' }), 'REACT_AGENT_PYTHON_MEMORY_MB', /positive number/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_MEMORY_MB: '16' }), 'REACT_AGENT_PYTHON_MEMORY_MB', /at least 64/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_MAX_WRITE_MB: 'a lot' }), 'REACT_AGENT_PYTHON_MAX_WRITE_MB', /positive number/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_MAX_WRITE_MB: '0.5' }), 'REACT_AGENT_PYTHON_MAX_WRITE_MB', /at least 1/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_ISOLATION: 'docker' }), 'REACT_AGENT_PYTHON_ISOLATION', /one of auto, namespaces, rlimits-only, got "docker"/);
-    assertConfigurationError(() => loadPythonConfig({ REACT_AGENT_PYTHON_REQUIRES_APPROVAL: 'maybe' }), 'REACT_AGENT_PYTHON_REQUIRES_APPROVAL', /true or false/);
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_TIMEOUT_SECONDS: '0' }),
+      'REACT_AGENT_PYTHON_TIMEOUT_SECONDS',
+      /positive number, got "0"/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_MEMORY_MB: 'lots' }),
+      'REACT_AGENT_PYTHON_MEMORY_MB',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_MEMORY_MB: '16' }),
+      'REACT_AGENT_PYTHON_MEMORY_MB',
+      /at least 64/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_MAX_WRITE_MB: 'a lot' }),
+      'REACT_AGENT_PYTHON_MAX_WRITE_MB',
+      /positive number/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_MAX_WRITE_MB: '0.5' }),
+      'REACT_AGENT_PYTHON_MAX_WRITE_MB',
+      /at least 1/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_ISOLATION: 'docker' }),
+      'REACT_AGENT_PYTHON_ISOLATION',
+      /one of auto, namespaces, rlimits-only, got "docker"/,
+    );
+    assertConfigurationError(
+      () => loadPythonConfig({ REACT_AGENT_PYTHON_REQUIRES_APPROVAL: 'maybe' }),
+      'REACT_AGENT_PYTHON_REQUIRES_APPROVAL',
+      /true or false/,
+    );
   });
 });

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { bubblewrapCommand } from '../../activities/tools/python/bubblewrap-command';
 import type { MountOperation } from '../../activities/tools/python/filesystem-plan';
-import { CLOSE_INHERITED_DESCRIPTORS_SCRIPT, withInheritedDescriptorsClosed } from '../../activities/tools/python/inherited-descriptors';
+import {
+  CLOSE_INHERITED_DESCRIPTORS_SCRIPT,
+  withInheritedDescriptorsClosed,
+} from '../../activities/tools/python/inherited-descriptors';
 import { formatPythonObservation, type ObservationLimits } from '../../activities/tools/python/python-observation';
 import { writeQuotaEntries } from '../../activities/tools/python/resource-limits';
 import type { LimitedProcessResult } from '../../activities/tools/python/run-limited-process';
@@ -31,7 +34,10 @@ describe('inherited descriptors', () => {
       '--',
       'x',
     ]);
-    assert.match(CLOSE_INHERITED_DESCRIPTORS_SCRIPT, /os\.closerange\(3, highest \+ 1\)\nos\.execv\(sys\.argv\[1\], sys\.argv\[1:\]\)$/);
+    assert.match(
+      CLOSE_INHERITED_DESCRIPTORS_SCRIPT,
+      /os\.closerange\(3, highest \+ 1\)\nos\.execv\(sys\.argv\[1\], sys\.argv\[1:\]\)$/,
+    );
   });
 });
 
@@ -55,9 +61,21 @@ describe('write quota', () => {
       innerCommand: ['/usr/bin/env'],
     });
     const script = argv.indexOf(UNSHARE_SETUP_SCRIPT);
-    assert.deepEqual(argv.slice(script + 1, script + 6), ['sandbox-setup', '/calls/c1/root', '/calls/c1/writable', String(32 * MIB), '8192']);
-    assert.match(UNSHARE_SETUP_SCRIPT, /mount -t tmpfs -o "mode=0711,size=\$write_quota,nr_inodes=\$write_inodes,nosuid,nodev" sandbox-writable "\$writable"/);
-    assert.match(UNSHARE_SETUP_SCRIPT, /source="\$writable\$2"; options=nosuid,nodev\n\s+mkdir -p "\$\(parent_of "\$source"\)"; cp -a "\$1" "\$source"/);
+    assert.deepEqual(argv.slice(script + 1, script + 6), [
+      'sandbox-setup',
+      '/calls/c1/root',
+      '/calls/c1/writable',
+      String(32 * MIB),
+      '8192',
+    ]);
+    assert.match(
+      UNSHARE_SETUP_SCRIPT,
+      /mount -t tmpfs -o "mode=0711,size=\$write_quota,nr_inodes=\$write_inodes,nosuid,nodev" sandbox-writable "\$writable"/,
+    );
+    assert.match(
+      UNSHARE_SETUP_SCRIPT,
+      /source="\$writable\$2"; options=nosuid,nodev\n\s+mkdir -p "\$\(parent_of "\$source"\)"; cp -a "\$1" "\$source"/,
+    );
   });
 
   const bubblewrap = (writeQuota: Parameters<typeof bubblewrapCommand>[0]['writeQuota']) =>
@@ -108,7 +126,12 @@ describe('write quota', () => {
 
   test('bubblewrap under a non-root worker: each writable directory is a tmpfs of the quota, the program bound read-only', () => {
     const argv = bubblewrap({ kind: 'each', bytes: 32 * MIB, programFile: '/calls/c1/work/main.py' });
-    assert.match(argv, new RegExp(`--perms 01777 --size ${32 * MIB} --tmpfs /tmp --perms 01777 --size ${32 * MIB} --tmpfs /sandbox --ro-bind /calls/c1/work/main.py /sandbox/main.py`));
+    assert.match(
+      argv,
+      new RegExp(
+        `--perms 01777 --size ${32 * MIB} --tmpfs /tmp --perms 01777 --size ${32 * MIB} --tmpfs /sandbox --ro-bind /calls/c1/work/main.py /sandbox/main.py`,
+      ),
+    );
   });
 
   const result = (fields: Partial<LimitedProcessResult>): LimitedProcessResult => ({
@@ -122,12 +145,30 @@ describe('write quota', () => {
     durationMilliseconds: 500,
     ...fields,
   });
-  const limits: ObservationLimits = { wallTimeSeconds: 30, cpuSeconds: 20, memoryBytes: 1024 ** 3, maxFileBytes: 64 * MIB, maxOutputBytes: MIB, maxWriteBytes: 256 * MIB };
+  const limits: ObservationLimits = {
+    wallTimeSeconds: 30,
+    cpuSeconds: 20,
+    memoryBytes: 1024 ** 3,
+    maxFileBytes: 64 * MIB,
+    maxOutputBytes: MIB,
+    maxWriteBytes: 256 * MIB,
+  };
 
   test('the observation names the quota: a full tmpfs, or the watch that killed the program', () => {
-    const full = formatPythonObservation(result({ stderr: 'Traceback (most recent call last):\nOSError: [Errno 28] No space left on device\n' }), limits, true);
-    assert.match(full, /\[status\]\nExit code 1: the write quota of 256 MiB for \/sandbox and \/tmp is full \(No space left on device\)\. Write less/);
-    const killed = formatPythonObservation(result({ exitCode: null, signal: 'SIGKILL', stoppedBecause: 'write-quota' }), limits, false);
+    const full = formatPythonObservation(
+      result({ stderr: 'Traceback (most recent call last):\nOSError: [Errno 28] No space left on device\n' }),
+      limits,
+      true,
+    );
+    assert.match(
+      full,
+      /\[status\]\nExit code 1: the write quota of 256 MiB for \/sandbox and \/tmp is full \(No space left on device\)\. Write less/,
+    );
+    const killed = formatPythonObservation(
+      result({ exitCode: null, signal: 'SIGKILL', stoppedBecause: 'write-quota' }),
+      limits,
+      false,
+    );
     assert.match(
       killed,
       /\[status\]\nStopped: the files written to the working directory and the temporary directory passed the write quota of 256 MiB \(or 65,536 files\) and the program was killed\./,

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
-import { isCutOffFinalReply, isUnusableReply, readFinalReply, readReply, type ReadReply, type ReplyContext } from '../../src/core/reply-steps';
+import {
+  isCutOffFinalReply,
+  isUnusableReply,
+  readFinalReply,
+  readReply,
+  type ReadReply,
+  type ReplyContext,
+} from '../../src/core/reply-steps';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import { initialRunState } from '../../src/core/run-transitions';
@@ -31,7 +38,11 @@ const marker = true;
 
 /** A usable reply: the marker is not asked (isUnusableReply), nor read (the same step either way). */
 function readUsable(state: RunState, reply: CallModelOutput, replyContext: ReplyContext): ReadReply {
-  assert.equal(isUnusableReply(reply, replyContext.protocol), false, 'a usable reply does not ask the unusable-replies marker');
+  assert.equal(
+    isUnusableReply(reply, replyContext.protocol),
+    false,
+    'a usable reply does not ask the unusable-replies marker',
+  );
   const read = readReply(state, reply, replyContext, false);
   assert.deepEqual(readReply(state, reply, replyContext, true), read);
   return read;
@@ -60,24 +71,39 @@ describe('readReply: one typed step per reply', () => {
   });
 
   test('an answer the schema refuses, with attempts left: the correction, its calls answered not run, call again', () => {
-    const read = readUsable(fresh(), outcome(`${lookup}\n<answer>not json</answer>`), { ...context, answerSchema: { type: 'object' } });
+    const read = readUsable(fresh(), outcome(`${lookup}\n<answer>not json</answer>`), {
+      ...context,
+      answerSchema: { type: 'object' },
+    });
     assert.equal(read.step.kind, 'call_again');
     assert.deepEqual(read.given, { text: 'not json' });
     assert.equal(read.state.answerAttempts, 1);
     assert.equal(read.state.toolCallsAnswered, 1);
-    assert.match(pendingText(read.state), /Not run: the reply also contained a final answer[\s\S]*does not match the required JSON schema/);
+    assert.match(
+      pendingText(read.state),
+      /Not run: the reply also contained a final answer[\s\S]*does not match the required JSON schema/,
+    );
   });
 
   test('an answer the schema refuses after the last attempt: failed, with the answer', () => {
     const state = { ...fresh(), answerAttempts: 2 };
-    const read = readUsable(state, outcome('<answer>not json</answer>'), { ...context, answerSchema: { type: 'object' } });
+    const read = readUsable(state, outcome('<answer>not json</answer>'), {
+      ...context,
+      answerSchema: { type: 'object' },
+    });
     assert.equal(read.step.kind === 'end' && read.step.ending.kind, 'failed');
     assert.equal(read.step.kind === 'end' && read.step.ending.kind === 'failed' && read.step.ending.answer, 'not json');
   });
 
   test('a matching structured answer carries its parsed value', () => {
-    const read = readUsable(fresh(), outcome('<answer>{"winner": "BYD"}</answer>'), { ...context, answerSchema: { type: 'object', required: ['winner'] } });
-    assert.deepEqual(read.step.kind === 'end' && read.step.ending, { kind: 'answered', answer: { text: '{"winner": "BYD"}', parsed: { winner: 'BYD' } } });
+    const read = readUsable(fresh(), outcome('<answer>{"winner": "BYD"}</answer>'), {
+      ...context,
+      answerSchema: { type: 'object', required: ['winner'] },
+    });
+    assert.deepEqual(read.step.kind === 'end' && read.step.ending, {
+      kind: 'answered',
+      answer: { text: '{"winner": "BYD"}', parsed: { winner: 'BYD' } },
+    });
   });
 
   test('a reply cut off: a request for a shorter one, its calls not run; the limit in a row ends token-limited', () => {
@@ -99,7 +125,10 @@ describe('readReply: one typed step per reply', () => {
 
   test('a reply cut off in a run recorded before the marker is taken as it is', () => {
     const read = readReply(fresh(), outcome('<answer>BYD sold more th', 'length'), context, false);
-    assert.deepEqual(read.step.kind === 'end' && read.step.ending, { kind: 'answered', answer: { text: 'BYD sold more th' } });
+    assert.deepEqual(read.step.kind === 'end' && read.step.ending, {
+      kind: 'answered',
+      answer: { text: 'BYD sold more th' },
+    });
     assert.equal(read.state.details.truncatedReplies, 0);
   });
 
@@ -149,7 +178,10 @@ describe('readFinalReply', () => {
     assert.match(pendingText(again.state), /answer was cut off/);
     assert.equal(again.state.details.truncatedReplies, 1);
     const kept = readFinalReply(again.state, cut, protocol, 0, marker);
-    assert.equal(kept.step.kind === 'take' && kept.step.answer, 'BYD sold more th [cut off: the reply reached the output token limit]');
+    assert.equal(
+      kept.step.kind === 'take' && kept.step.answer,
+      'BYD sold more th [cut off: the reply reached the output token limit]',
+    );
     assert.equal(kept.state.details.truncatedAnswer, true);
   });
 

@@ -12,7 +12,9 @@ type IfEquals<X, Y, A, B> = (<T>() => T extends X ? 1 : 2) extends <T>() => T ex
 
 /** The public fields of `T` that can be assigned: neither readonly (nor a getter alone) nor a method. */
 type MutableFields<T> = {
-  [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? never : IfEquals<{ [Q in K]: T[K] }, { -readonly [Q in K]: T[K] }, K, never>;
+  [K in keyof T]-?: T[K] extends (...args: never[]) => unknown
+    ? never
+    : IfEquals<{ [Q in K]: T[K] }, { -readonly [Q in K]: T[K] }, K, never>;
 }[keyof T];
 
 type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

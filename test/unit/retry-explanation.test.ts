@@ -29,7 +29,13 @@ describe('why retried model calls were retried, from the workers’ traces', () 
   });
 
   test('an end without a start does not count as started; no retries, nothing to explain', () => {
-    assert.deepEqual(explainRetries([{ workflowId: 'run-1', activityId: '5', attempt: 2 }], startedAttempts([line('end', 'run-1', '5', 1)])), { neverStarted: 1, startedOnAWorker: 0 });
+    assert.deepEqual(
+      explainRetries(
+        [{ workflowId: 'run-1', activityId: '5', attempt: 2 }],
+        startedAttempts([line('end', 'run-1', '5', 1)]),
+      ),
+      { neverStarted: 1, startedOnAWorker: 0 },
+    );
     assert.deepEqual(explainRetries([], new Set()), { neverStarted: 0, startedOnAWorker: 0 });
   });
 });

@@ -41,7 +41,10 @@ interface Row {
 }
 
 function conclude(row: Row): Conclusion | 'continue_as_new' {
-  const stop = (row.stops ?? []).reduce<StopRequest | undefined>((current, incoming) => requestStop(current, incoming), undefined);
+  const stop = (row.stops ?? []).reduce<StopRequest | undefined>(
+    (current, incoming) => requestStop(current, incoming),
+    undefined,
+  );
   const ending = endingAfterLoop(withRecord(row.loop, row.record ?? {}), stop);
   if (ending.kind === 'continue_as_new') return 'continue_as_new';
   let final = ending;
@@ -53,10 +56,15 @@ function conclude(row: Row): Conclusion | 'continue_as_new' {
   return concludeRun(final, DEFAULT_LIMITS);
 }
 
-const M = "The model's last 5 replies in a row could not be read in the deep-research protocol (no answer and no tool call it could parse). Try another protocol.";
+const M =
+  "The model's last 5 replies in a row could not be read in the deep-research protocol (no answer and no tool call it could parse). Try another protocol.";
 
 const rows: Row[] = [
-  { name: 'an answer', loop: { kind: 'answered', answer: { text: 'BYD' } }, expected: { termination: 'answer', prediction: 'BYD' } },
+  {
+    name: 'an answer',
+    loop: { kind: 'answered', answer: { text: 'BYD' } },
+    expected: { termination: 'answer', prediction: 'BYD' },
+  },
   {
     name: 'an answer stands against a finish request of the same moment',
     loop: { kind: 'answered', answer: { text: 'BYD' } },
@@ -69,7 +77,11 @@ const rows: Row[] = [
     stops: [{ kind: 'timeout' }],
     expected: { termination: 'error', prediction: 'No answer: bad key', error: 'bad key' },
   },
-  { name: 'a cancellation without a stop request', loop: { kind: 'cancelled' }, expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' } },
+  {
+    name: 'a cancellation without a stop request',
+    loop: { kind: 'cancelled' },
+    expected: { termination: 'cancelled', prediction: 'No answer: the run was cancelled.' },
+  },
   {
     name: 'the deadline: timeout, with the final answer',
     loop: { kind: 'cancelled' },
@@ -104,7 +116,12 @@ const rows: Row[] = [
     finalCalls: { kind: 'called', lastAnswer: { text: 'now' } },
     expected: { termination: 'answer', prediction: 'now' },
   },
-  { name: 'a budget end loses to a stop request of the same moment', loop: { kind: 'budget_ended', budget: 'stuck' }, stops: [{ kind: 'timeout' }], expected: { termination: 'timeout' } },
+  {
+    name: 'a budget end loses to a stop request of the same moment',
+    loop: { kind: 'budget_ended', budget: 'stuck' },
+    stops: [{ kind: 'timeout' }],
+    expected: { termination: 'timeout' },
+  },
   {
     name: 'cancel during the final answer call',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
@@ -131,7 +148,11 @@ const rows: Row[] = [
     finalCalls: { kind: 'called', lastAnswer: { text: 'best guess' } },
     expected: { termination: 'token_limit', prediction: 'best guess' },
   },
-  { name: 'truncated replies end token_limit', loop: { kind: 'budget_ended', budget: 'truncated_replies' }, expected: { termination: 'token_limit', prediction: 'No answer found.' } },
+  {
+    name: 'truncated replies end token_limit',
+    loop: { kind: 'budget_ended', budget: 'truncated_replies' },
+    expected: { termination: 'token_limit', prediction: 'No answer found.' },
+  },
   {
     name: 'malformed replies end error, the final answer kept',
     loop: { kind: 'budget_ended', budget: 'malformed_replies' },
@@ -142,13 +163,29 @@ const rows: Row[] = [
   {
     name: 'schema failure on the final answer: the budget stands, the answer is the prediction, the error says why',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
-    finalCalls: { kind: 'called', lastAnswer: { text: 'not json' }, error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON' },
-    expected: { termination: 'max_calls', prediction: 'not json', error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON' },
+    finalCalls: {
+      kind: 'called',
+      lastAnswer: { text: 'not json' },
+      error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON',
+    },
+    expected: {
+      termination: 'max_calls',
+      prediction: 'not json',
+      error: 'The answer did not match the answer schema after 3 attempts: $ is not valid JSON',
+    },
   },
   {
     name: 'schema failure in the loop ends error with the answer',
-    loop: { kind: 'failed', message: 'The answer did not match the answer schema after 2 attempts: $ must be object', answer: 'not json' },
-    expected: { termination: 'error', prediction: 'not json', error: 'The answer did not match the answer schema after 2 attempts: $ must be object' },
+    loop: {
+      kind: 'failed',
+      message: 'The answer did not match the answer schema after 2 attempts: $ must be object',
+      answer: 'not json',
+    },
+    expected: {
+      termination: 'error',
+      prediction: 'not json',
+      error: 'The answer did not match the answer schema after 2 attempts: $ must be object',
+    },
   },
   {
     name: 'a structured final answer after a budget end carries its parsed value',
@@ -160,7 +197,11 @@ const rows: Row[] = [
     name: 'model error after a budget ended: the budget stands, the error is the call failure',
     loop: { kind: 'budget_ended', budget: 'max_calls' },
     finalCalls: { kind: 'failed', message: 'the model server is down' },
-    expected: { termination: 'max_calls', prediction: 'No answer found: the model-call budget ran out.', error: 'the model server is down' },
+    expected: {
+      termination: 'max_calls',
+      prediction: 'No answer found: the model-call budget ran out.',
+      error: 'the model server is down',
+    },
   },
   {
     name: 'model error after malformed replies ended the loop: both errors',
@@ -207,10 +248,22 @@ const rows: Row[] = [
     name: "the final answer's schema failure replaces the loop's error",
     loop: { kind: 'budget_ended', budget: 'malformed_replies' },
     record: { error: M },
-    finalCalls: { kind: 'called', lastAnswer: { text: 'not json' }, error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON' },
-    expected: { termination: 'error', prediction: 'not json', error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON' },
+    finalCalls: {
+      kind: 'called',
+      lastAnswer: { text: 'not json' },
+      error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON',
+    },
+    expected: {
+      termination: 'error',
+      prediction: 'not json',
+      error: 'The answer did not match the answer schema after 1 attempts: $ is not valid JSON',
+    },
   },
-  { name: 'an empty answer says there is none', loop: { kind: 'answered', answer: { text: '' } }, expected: { termination: 'answer', prediction: 'No answer found.' } },
+  {
+    name: 'an empty answer says there is none',
+    loop: { kind: 'answered', answer: { text: '' } },
+    expected: { termination: 'answer', prediction: 'No answer found.' },
+  },
 ];
 
 describe('ending precedence', () => {
@@ -223,7 +276,8 @@ describe('ending precedence', () => {
       }
       assert.notEqual(concluded, 'continue_as_new');
       const conclusion = concluded as Conclusion;
-      for (const [field, value] of Object.entries(row.expected)) assert.deepEqual(conclusion[field as keyof Conclusion], value, field);
+      for (const [field, value] of Object.entries(row.expected))
+        assert.deepEqual(conclusion[field as keyof Conclusion], value, field);
       if (row.expected.error === undefined) assert.equal(conclusion.error, undefined, 'no error');
     });
   }
@@ -232,12 +286,18 @@ describe('ending precedence', () => {
 describe('pieces of the ending', () => {
   test('the first stop request stands', () => {
     assert.deepEqual(requestStop(undefined, { kind: 'timeout' }), { kind: 'timeout' });
-    assert.deepEqual(requestStop({ kind: 'finish', reason: 'a' }, { kind: 'timeout' }), { kind: 'finish', reason: 'a' });
+    assert.deepEqual(requestStop({ kind: 'finish', reason: 'a' }, { kind: 'timeout' }), {
+      kind: 'finish',
+      reason: 'a',
+    });
     assert.deepEqual(requestStop({ kind: 'timeout' }, { kind: 'finish', reason: 'b' }), { kind: 'timeout' });
   });
 
   test('a finish request carries its reason to the final answer phase', () => {
-    assert.deepEqual(endingAfterLoop({ kind: 'cancelled' }, { kind: 'finish', reason: 'the user has enough' }), { kind: 'finish_requested', reason: 'the user has enough' });
+    assert.deepEqual(endingAfterLoop({ kind: 'cancelled' }, { kind: 'finish', reason: 'the user has enough' }), {
+      kind: 'finish_requested',
+      reason: 'the user has enough',
+    });
     assert.equal(finalAnswerCause({ kind: 'finish_requested', reason: '' }, false), 'finish');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'stuck' }, true), 'stuck');
     assert.equal(finalAnswerCause({ kind: 'budget_ended', budget: 'stuck' }, false), undefined);
@@ -251,21 +311,35 @@ describe('pieces of the ending', () => {
     if (stopped.kind === 'continue_as_new') return;
     assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'called' }), { kind: 'budget_ended', budget: 'timeout' });
     assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'cancelled' }), { kind: 'cancelled' });
-    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'failed', message: 'down' }), { kind: 'budget_ended', budget: 'timeout', error: 'down' });
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'failed', message: 'down' }), {
+      kind: 'budget_ended',
+      budget: 'timeout',
+      error: 'down',
+    });
     const made = unansweredTurn([{ id: 'c2', name: 'search', arguments: {} }]);
-    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'called', openTurn: made }), { kind: 'budget_ended', budget: 'timeout', openTurn: made });
+    assert.deepEqual(endingAfterFinalAnswer(stopped, { kind: 'called', openTurn: made }), {
+      kind: 'budget_ended',
+      budget: 'timeout',
+      openTurn: made,
+    });
   });
 
   test('what the run holds joins the ending; what the ending carries stands', () => {
     const answer = { kind: 'answered', answer: { text: 'BYD' }, lastAnswer: { text: 'BYD' } } as const;
     assert.deepEqual(withRecord(answer, { lastAnswer: { text: 'earlier' }, openTurn: undefined }), answer);
-    assert.deepEqual(withRecord({ kind: 'budget_ended', budget: 'stuck' }, { lastAnswer: undefined, openTurn: undefined }), { kind: 'budget_ended', budget: 'stuck' });
+    assert.deepEqual(
+      withRecord({ kind: 'budget_ended', budget: 'stuck' }, { lastAnswer: undefined, openTurn: undefined }),
+      { kind: 'budget_ended', budget: 'stuck' },
+    );
   });
 
   test('a store failure is added to the error', () => {
     const stored = afterStoreFailure({ termination: 'answer', prediction: 'BYD' }, 'disk full');
     assert.equal(stored.error, 'the last messages could not be stored: disk full');
-    assert.equal(afterStoreFailure({ termination: 'error', prediction: 'x', error: 'bad key' }, 'disk full').error, 'bad key; the last messages could not be stored: disk full');
+    assert.equal(
+      afterStoreFailure({ termination: 'error', prediction: 'x', error: 'bad key' }, 'disk full').error,
+      'bad key; the last messages could not be stored: disk full',
+    );
   });
 
   test('schema failure on the final answer: the check fails after the allowed attempts', () => {
@@ -275,22 +349,44 @@ describe('pieces of the ending', () => {
     assert.equal(checked.state.answerAttempts, 3);
     assert.deepEqual(checked.given, { text: 'not json' });
     const error = checked.check.kind === 'failed' ? { error: checked.check.message } : {};
-    const conclusion = concludeRun({ kind: 'budget_ended', budget: 'max_calls', lastAnswer: checked.given, ...error }, DEFAULT_LIMITS);
+    const conclusion = concludeRun(
+      { kind: 'budget_ended', budget: 'max_calls', lastAnswer: checked.given, ...error },
+      DEFAULT_LIMITS,
+    );
     assert.equal(conclusion.termination, 'max_calls');
     assert.match(conclusion.error ?? '', /did not match the answer schema after 3 attempts/);
   });
 
   test('token limit with withheld observations: the final answer call gets notes instead of the last observations', () => {
-    const opened = { ...initialRunState('deep-research', { ...DEFAULT_LIMITS, maxContextTokens: 2_000 }, 0), conversation: 'conv' };
-    const state = { ...opened, pending: [{ role: 'user' as const, parts: [{ ref: 'sha256:big' }] }], pendingTokens: 1_500, pendingCallIds: ['call-3-0'] };
-    const asked = askForFinalAnswer(state, 'token_limit', undefined, { protocol: deepResearchProtocol, finishReason: '', injected: [] });
+    const opened = {
+      ...initialRunState('deep-research', { ...DEFAULT_LIMITS, maxContextTokens: 2_000 }, 0),
+      conversation: 'conv',
+    };
+    const state = {
+      ...opened,
+      pending: [{ role: 'user' as const, parts: [{ ref: 'sha256:big' }] }],
+      pendingTokens: 1_500,
+      pendingCallIds: ['call-3-0'],
+    };
+    const asked = askForFinalAnswer(state, 'token_limit', undefined, {
+      protocol: deepResearchProtocol,
+      finishReason: '',
+      injected: [],
+    });
     const text = JSON.stringify(asked.pending);
     assert.doesNotMatch(text, /sha256:big/);
     assert.match(text, /\[Output withheld: the context reached its limit of 2,000 tokens/);
     assert.match(text, /maximum context length[\s\S]*Stop calling tools now/);
-    assert.ok(asked.pendingTokens < 200, `the withheld notes are not counted as the observations were (${asked.pendingTokens})`);
+    assert.ok(
+      asked.pendingTokens < 200,
+      `the withheld notes are not counted as the observations were (${asked.pendingTokens})`,
+    );
     assert.equal(asked.details.finalAnswerPhase, 'token_limit');
-    const kept = askForFinalAnswer(state, 'max_calls', undefined, { protocol: deepResearchProtocol, finishReason: '', injected: [] });
+    const kept = askForFinalAnswer(state, 'max_calls', undefined, {
+      protocol: deepResearchProtocol,
+      finishReason: '',
+      injected: [],
+    });
     assert.match(JSON.stringify(kept.pending), /sha256:big/, 'other budgets keep the observations');
   });
 

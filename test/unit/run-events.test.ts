@@ -28,14 +28,21 @@ class History {
   scheduled(activity: string, input: unknown): number {
     return this.add({
       eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-      activityTaskScheduledEventAttributes: { activityId: String(this.events.length + 1), activityType: { name: activity }, input: { payloads: [defaultPayloadConverter.toPayload(input)] } },
+      activityTaskScheduledEventAttributes: {
+        activityId: String(this.events.length + 1),
+        activityType: { name: activity },
+        input: { payloads: [defaultPayloadConverter.toPayload(input)] },
+      },
     });
   }
 
   completed(scheduledEventId: number, result: unknown): void {
     this.add({
       eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
-      activityTaskCompletedEventAttributes: { scheduledEventId, result: { payloads: [defaultPayloadConverter.toPayload(result)] } },
+      activityTaskCompletedEventAttributes: {
+        scheduledEventId,
+        result: { payloads: [defaultPayloadConverter.toPayload(result)] },
+      },
     });
   }
 
@@ -43,21 +50,40 @@ class History {
   completedUnreadable(scheduledEventId: number): void {
     this.add({
       eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
-      activityTaskCompletedEventAttributes: { scheduledEventId, result: { payloads: [{ metadata: { encoding: new TextEncoder().encode('binary/encrypted') }, data: new Uint8Array([1, 2, 3]) }] } },
+      activityTaskCompletedEventAttributes: {
+        scheduledEventId,
+        result: {
+          payloads: [
+            { metadata: { encoding: new TextEncoder().encode('binary/encrypted') }, data: new Uint8Array([1, 2, 3]) },
+          ],
+        },
+      },
     });
   }
 
   failed(scheduledEventId: number, message: string): void {
-    this.add({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED, activityTaskFailedEventAttributes: { scheduledEventId, failure: { message, applicationFailureInfo: { type: 'Test' } } } });
+    this.add({
+      eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+      activityTaskFailedEventAttributes: {
+        scheduledEventId,
+        failure: { message, applicationFailureInfo: { type: 'Test' } },
+      },
+    });
   }
 
   cancelled(scheduledEventId: number): void {
-    this.add({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED, activityTaskCanceledEventAttributes: { scheduledEventId } });
+    this.add({
+      eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
+      activityTaskCanceledEventAttributes: { scheduledEventId },
+    });
   }
 
   /** The run's first event, with its input. */
   started(input: unknown): void {
-    this.add({ eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, workflowExecutionStartedEventAttributes: { input: { payloads: [defaultPayloadConverter.toPayload(input)] } } });
+    this.add({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      workflowExecutionStartedEventAttributes: { input: { payloads: [defaultPayloadConverter.toPayload(input)] } },
+    });
   }
 
   read(): RunEvent[] {
@@ -74,8 +100,17 @@ const modelOutput: CallModelOutput = {
   contextTokens: 1_000,
   finishReason: 'stop',
 };
-const toolOutput: ToolActivityOutput = { observation: { ref: ref('b'), preview: 'BYD sold 4.27 million', characters: 2_000 }, isError: false, tokens: 500 };
-const compressed: CompressContextOutput = { conversation: ref('d'), contextTokens: 40_000, stubbedObservations: 3, summarizedTurns: 1 };
+const toolOutput: ToolActivityOutput = {
+  observation: { ref: ref('b'), preview: 'BYD sold 4.27 million', characters: 2_000 },
+  isError: false,
+  tokens: 500,
+};
+const compressed: CompressContextOutput = {
+  conversation: ref('d'),
+  contextTokens: 40_000,
+  stubbedObservations: 3,
+  summarizedTurns: 1,
+};
 
 describe('RunEventReader', () => {
   test('sums what the calls cost so far, from a continued run’s carried usage on, with the budget the run has (issue 19)', () => {
@@ -84,10 +119,19 @@ describe('RunEventReader', () => {
     history.started({
       question: 'q',
       limits: { maxModelCalls: 5 },
-      resume: { limits: { maxModelCalls: 5, maxCostUsd: 0.5 }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, costUsd: 0.25 } },
+      resume: {
+        limits: { maxModelCalls: 5, maxCostUsd: 0.5 },
+        usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, costUsd: 0.25 },
+      },
     });
-    history.completed(history.scheduled('callModel', { modelCall: 4, conversation: ref('c'), append: [] }), priced(0.125));
-    history.completed(history.scheduled('callModel', { modelCall: 5, conversation: ref('c'), append: [] }), priced(0.0625));
+    history.completed(
+      history.scheduled('callModel', { modelCall: 4, conversation: ref('c'), append: [] }),
+      priced(0.125),
+    );
+    history.completed(
+      history.scheduled('callModel', { modelCall: 5, conversation: ref('c'), append: [] }),
+      priced(0.0625),
+    );
     const spent = history.read().flatMap((event) => (event.kind === 'model_call_completed' ? [event.spent] : []));
     assert.deepEqual(spent, [
       { costUsd: 0.375, maxCostUsd: 0.5 },
@@ -98,7 +142,10 @@ describe('RunEventReader', () => {
 
     const unpriced = new History();
     unpriced.started({ question: 'q' });
-    unpriced.completed(unpriced.scheduled('callModel', { modelCall: 1, conversation: ref('c'), append: [] }), modelOutput);
+    unpriced.completed(
+      unpriced.scheduled('callModel', { modelCall: 1, conversation: ref('c'), append: [] }),
+      modelOutput,
+    );
     const event = unpriced.read().find((each) => each.kind === 'model_call_completed');
     assert.ok(event?.kind === 'model_call_completed');
     assert.equal('spent' in event, false, 'no price: no cost, not $0');
@@ -107,25 +154,67 @@ describe('RunEventReader', () => {
 
   test('reads a history with a context compression and an unknown activity without mistaking either for a tool', () => {
     const history = new History();
-    history.completed(history.scheduled('startConversation', { question: 'q' }), { conversation: ref('c'), tools: [], contextTokens: 10 });
-    history.completed(history.scheduled('callModel', { modelCall: 1, conversation: ref('c'), append: [] }), modelOutput);
-    history.completed(history.scheduled('search', { workflowId: 'w', callId: 'call-1-1', arguments: { query: ['BYD'] }, maxObservationCharacters: 10_000 }), toolOutput);
-    history.completed(history.scheduled('compressContext', { workflowId: 'w', conversation: ref('c'), append: [], targetTokens: 66_000, summarize: true, keepRecentTurns: 3 }), compressed);
+    history.completed(history.scheduled('startConversation', { question: 'q' }), {
+      conversation: ref('c'),
+      tools: [],
+      contextTokens: 10,
+    });
+    history.completed(
+      history.scheduled('callModel', { modelCall: 1, conversation: ref('c'), append: [] }),
+      modelOutput,
+    );
+    history.completed(
+      history.scheduled('search', {
+        workflowId: 'w',
+        callId: 'call-1-1',
+        arguments: { query: ['BYD'] },
+        maxObservationCharacters: 10_000,
+      }),
+      toolOutput,
+    );
+    history.completed(
+      history.scheduled('compressContext', {
+        workflowId: 'w',
+        conversation: ref('c'),
+        append: [],
+        targetTokens: 66_000,
+        summarize: true,
+        keepRecentTurns: 3,
+      }),
+      compressed,
+    );
     history.completed(history.scheduled('auditTrail', { anything: true }), { written: 1 });
-    history.completed(history.scheduled('finishTranscript', { conversation: ref('d'), append: [] }), { conversation: ref('e'), messages: 6 });
+    history.completed(history.scheduled('finishTranscript', { conversation: ref('d'), append: [] }), {
+      conversation: ref('e'),
+      messages: 6,
+    });
 
     const events = history.read();
     assert.deepEqual(
       events.map((event) => event.kind),
-      ['model_call_started', 'model_call_completed', 'tool_started', 'tool_completed', 'compression_started', 'context_compressed', 'activity_completed'],
+      [
+        'model_call_started',
+        'model_call_completed',
+        'tool_started',
+        'tool_completed',
+        'compression_started',
+        'context_compressed',
+        'activity_completed',
+      ],
     );
     assert.deepEqual(events[4], { kind: 'compression_started', targetTokens: 66_000, summarize: true });
     assert.deepEqual(events[5], { kind: 'context_compressed', output: compressed });
     assert.deepEqual(events[6], { kind: 'activity_completed', activity: 'auditTrail' });
-    assert.ok(!events.some((event) => event.kind === 'tool_completed' && event.tool !== 'search'), 'only search is a tool');
+    assert.ok(
+      !events.some((event) => event.kind === 'tool_completed' && event.tool !== 'search'),
+      'only search is a tool',
+    );
 
     const lines = events.flatMap((event) => progressLines(event));
-    assert.ok(lines.includes('  context compressed: 3 observations stubbed, 1 turn summarised; now 40,000 tokens'), lines.join('\n'));
+    assert.ok(
+      lines.includes('  context compressed: 3 observations stubbed, 1 turn summarised; now 40,000 tokens'),
+      lines.join('\n'),
+    );
     assert.ok(lines.includes('  auditTrail completed'), lines.join('\n'));
   });
 
@@ -151,7 +240,11 @@ describe('RunEventReader', () => {
   test('a failed compression is reported under its own name', () => {
     const history = new History();
     history.failed(history.scheduled('compressContext', { targetTokens: 10 }), 'summary call refused');
-    assert.deepEqual(history.read().at(-1), { kind: 'activity_failed', activity: 'compressContext', message: 'summary call refused' });
+    assert.deepEqual(history.read().at(-1), {
+      kind: 'activity_failed',
+      activity: 'compressContext',
+      message: 'summary call refused',
+    });
   });
 
   test('a cancelled tool is shown as cancelled', () => {

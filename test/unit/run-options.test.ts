@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { budgetOptionSpecs, budgetOptionsUsage, budgetsFrom, everyRunOptionSpecs, everyRunOptionsHelp, oneRunOptionSpecs, oneRunOptionsHelp } from '../../src/cli/run-options';
+import {
+  budgetOptionSpecs,
+  budgetOptionsUsage,
+  budgetsFrom,
+  everyRunOptionSpecs,
+  everyRunOptionsHelp,
+  oneRunOptionSpecs,
+  oneRunOptionsHelp,
+} from '../../src/cli/run-options';
 import { UsageError } from '../../src/cli/usage-error';
 
 /*
@@ -43,14 +51,45 @@ describe('the run-option table', () => {
   });
 
   test('renders the usage of limits as before', () => {
-    assert.equal(budgetOptionsUsage, '[--max-calls N] [--max-minutes N] [--max-tokens N] [--max-total-tokens N] [--max-cost USD]');
+    assert.equal(
+      budgetOptionsUsage,
+      '[--max-calls N] [--max-minutes N] [--max-tokens N] [--max-total-tokens N] [--max-cost USD]',
+    );
   });
 
   test('gives each kind of command its flags', () => {
-    assert.deepEqual(Object.keys(oneRunOptionSpecs), ['answer', 'max-calls', 'max-minutes', 'max-tokens', 'max-cost', 'tools', 'model', 'protocol', 'id']);
-    assert.deepEqual(Object.keys(everyRunOptionSpecs), ['max-calls', 'max-minutes', 'max-tokens', 'max-cost', 'tools', 'model', 'protocol', 'temperature', 'top-p', 'max-output-tokens']);
-    assert.deepEqual(Object.keys(budgetOptionSpecs), ['max-calls', 'max-minutes', 'max-tokens', 'max-total-tokens', 'max-cost']);
-    for (const specs of [oneRunOptionSpecs, everyRunOptionSpecs, budgetOptionSpecs]) for (const spec of Object.values(specs)) assert.deepEqual(spec, { type: 'string' });
+    assert.deepEqual(Object.keys(oneRunOptionSpecs), [
+      'answer',
+      'max-calls',
+      'max-minutes',
+      'max-tokens',
+      'max-cost',
+      'tools',
+      'model',
+      'protocol',
+      'id',
+    ]);
+    assert.deepEqual(Object.keys(everyRunOptionSpecs), [
+      'max-calls',
+      'max-minutes',
+      'max-tokens',
+      'max-cost',
+      'tools',
+      'model',
+      'protocol',
+      'temperature',
+      'top-p',
+      'max-output-tokens',
+    ]);
+    assert.deepEqual(Object.keys(budgetOptionSpecs), [
+      'max-calls',
+      'max-minutes',
+      'max-tokens',
+      'max-total-tokens',
+      'max-cost',
+    ]);
+    for (const specs of [oneRunOptionSpecs, everyRunOptionSpecs, budgetOptionSpecs])
+      for (const spec of Object.values(specs)) assert.deepEqual(spec, { type: 'string' });
   });
 });
 
@@ -58,18 +97,31 @@ describe('budgetsFrom', () => {
   const flags = Object.keys(budgetOptionSpecs);
 
   test('maps each budget flag to its limit, leaving out what is not given', () => {
-    assert.deepEqual(budgetsFrom({ 'max-calls': '5', 'max-minutes': '1.5', 'max-tokens': '900', 'max-total-tokens': '5000', 'max-cost': '$2' }, flags, 'help', { checkRanges: false }), {
-      maxModelCalls: 5,
-      maxDurationMinutes: 1.5,
-      maxContextTokens: 900,
-      maxTotalTokens: 5000,
-      maxCostUsd: 2,
-    });
+    assert.deepEqual(
+      budgetsFrom(
+        { 'max-calls': '5', 'max-minutes': '1.5', 'max-tokens': '900', 'max-total-tokens': '5000', 'max-cost': '$2' },
+        flags,
+        'help',
+        { checkRanges: false },
+      ),
+      {
+        maxModelCalls: 5,
+        maxDurationMinutes: 1.5,
+        maxContextTokens: 900,
+        maxTotalTokens: 5000,
+        maxCostUsd: 2,
+      },
+    );
     assert.deepEqual(budgetsFrom({}, flags, 'help', { checkRanges: false }), {});
   });
 
   test('reads only the flags it is given', () => {
-    assert.deepEqual(budgetsFrom({ 'max-total-tokens': '5000', 'max-calls': '3' }, Object.keys(oneRunOptionSpecs), 'help', { checkRanges: false }), { maxModelCalls: 3 });
+    assert.deepEqual(
+      budgetsFrom({ 'max-total-tokens': '5000', 'max-calls': '3' }, Object.keys(oneRunOptionSpecs), 'help', {
+        checkRanges: false,
+      }),
+      { maxModelCalls: 3 },
+    );
   });
 
   test('leaves numbers to the run’s own checks, or checks their range', () => {
@@ -77,13 +129,24 @@ describe('budgetsFrom', () => {
     assert.deepEqual(budgetsFrom({ 'max-calls': '0' }, flags, 'help', { checkRanges: false }), { maxModelCalls: 0 });
     assert.throws(
       () => budgetsFrom({ 'max-calls': '0' }, flags, 'help', { checkRanges: true }),
-      (error: unknown) => error instanceof UsageError && /--max-calls must be a whole number from 1 to 10000, got "0"/.test(error.message),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /--max-calls must be a whole number from 1 to 10000, got "0"/.test(error.message),
     );
-    assert.throws(() => budgetsFrom({ 'max-minutes': '0.001' }, flags, 'help', { checkRanges: true }), /--max-minutes must be a number from 0.01 to 10080/);
+    assert.throws(
+      () => budgetsFrom({ 'max-minutes': '0.001' }, flags, 'help', { checkRanges: true }),
+      /--max-minutes must be a number from 0.01 to 10080/,
+    );
   });
 
   test('reads --max-cost as dollars above 0 either way', () => {
-    assert.throws(() => budgetsFrom({ 'max-cost': '0' }, flags, 'help', { checkRanges: false }), /--max-cost must be a number of US dollars above 0/);
-    assert.throws(() => budgetsFrom({ 'max-cost': 'lots' }, flags, 'help', { checkRanges: true }), /--max-cost must be/);
+    assert.throws(
+      () => budgetsFrom({ 'max-cost': '0' }, flags, 'help', { checkRanges: false }),
+      /--max-cost must be a number of US dollars above 0/,
+    );
+    assert.throws(
+      () => budgetsFrom({ 'max-cost': 'lots' }, flags, 'help', { checkRanges: true }),
+      /--max-cost must be/,
+    );
   });
 });

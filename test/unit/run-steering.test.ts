@@ -31,17 +31,32 @@ describe('what the message validators refuse', () => {
       limitChangesProblem(state, { maxSteps: 3 } as LimitChanges, now) ?? '',
       /^unknown limits: maxSteps \(known: maxModelCalls, maxDurationMinutes, maxContextTokens, maxTotalTokens, maxCostUsd\)$/,
     );
-    assert.match(limitChangesProblem(state, { maxModelCalls: 0 }, now) ?? '', /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);
-    assert.equal(limitChangesProblem(state, { maxModelCalls: 4 }, now), 'maxModelCalls 4 is below the 5 calls already made');
-    assert.equal(limitChangesProblem(state, { maxDurationMinutes: 6 }, now), 'maxDurationMinutes 6 is not more than the 6.0 minutes already used');
+    assert.match(
+      limitChangesProblem(state, { maxModelCalls: 0 }, now) ?? '',
+      /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/,
+    );
+    assert.equal(
+      limitChangesProblem(state, { maxModelCalls: 4 }, now),
+      'maxModelCalls 4 is below the 5 calls already made',
+    );
+    assert.equal(
+      limitChangesProblem(state, { maxDurationMinutes: 6 }, now),
+      'maxDurationMinutes 6 is not more than the 6.0 minutes already used',
+    );
     assert.equal(limitChangesProblem(state, { maxDurationMinutes: 7 }, now), undefined);
   });
 
   test('approveToolCall: its shape, and a call that is waiting', () => {
     assert.equal(approvalDecisionProblem({ callId: 'c1', approved: true }, ['c1']), undefined);
     assert.equal(approvalDecisionProblem({ callId: 'c1' } as never, ['c1']), 'give callId and approved');
-    assert.equal(approvalDecisionProblem({ callId: 'nope', approved: true }, ['c1', 'c2']), 'no tool call nope is waiting for approval (waiting: c1, c2)');
-    assert.equal(approvalDecisionProblem({ callId: 'nope', approved: true }, []), 'no tool call nope is waiting for approval');
+    assert.equal(
+      approvalDecisionProblem({ callId: 'nope', approved: true }, ['c1', 'c2']),
+      'no tool call nope is waiting for approval (waiting: c1, c2)',
+    );
+    assert.equal(
+      approvalDecisionProblem({ callId: 'nope', approved: true }, []),
+      'no tool call nope is waiting for approval',
+    );
   });
 });
 
@@ -68,9 +83,18 @@ describe('what a client sends by update is bounded, and never echoed at length (
   test('approveToolCall: a long callId, reason or reviewer is refused without being repeated', () => {
     const problem = approvalDecisionProblem({ callId: MIB, approved: true }, ['c1']);
     assert.equal(problem, `callId is ${MIB.length} characters; the most is 200`);
-    assert.equal(approvalDecisionProblem({ callId: 'c1', approved: false, reason: MIB }, ['c1']), `reason is ${MIB.length} characters; the most is 2000`);
-    assert.equal(approvalDecisionProblem({ callId: 'c1', approved: false, reviewer: MIB }, ['c1']), `reviewer is ${MIB.length} characters; the most is 2000`);
-    assert.equal(approvalDecisionProblem({ callId: 'c1', approved: false, reviewer: 7 } as unknown as ApprovalDecision, ['c1']), 'reviewer must be a string');
+    assert.equal(
+      approvalDecisionProblem({ callId: 'c1', approved: false, reason: MIB }, ['c1']),
+      `reason is ${MIB.length} characters; the most is 2000`,
+    );
+    assert.equal(
+      approvalDecisionProblem({ callId: 'c1', approved: false, reviewer: MIB }, ['c1']),
+      `reviewer is ${MIB.length} characters; the most is 2000`,
+    );
+    assert.equal(
+      approvalDecisionProblem({ callId: 'c1', approved: false, reviewer: 7 } as unknown as ApprovalDecision, ['c1']),
+      'reviewer must be a string',
+    );
     assert.match(
       approvalDecisionProblem({ callId: 'c1', approved: true, junk: MIB } as unknown as ApprovalDecision, ['c1']) ?? '',
       /^unknown field: junk \(known: callId, approved, reason, reviewer\)$/,
@@ -80,7 +104,10 @@ describe('what a client sends by update is bounded, and never echoed at length (
   test('approveToolCall: ids in the "not waiting" message are shortened, and at most five listed', () => {
     const waiting = ['w'.repeat(150), 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
     const problem = approvalDecisionProblem({ callId: 'n'.repeat(200), approved: true }, waiting) ?? '';
-    assert.equal(problem, `no tool call ${'n'.repeat(39)}… is waiting for approval (waiting: ${'w'.repeat(39)}…, c2, c3, c4, c5 and 2 more)`);
+    assert.equal(
+      problem,
+      `no tool call ${'n'.repeat(39)}… is waiting for approval (waiting: ${'w'.repeat(39)}…, c2, c3, c4, c5 and 2 more)`,
+    );
   });
 
   test('finishNow: reason a string of at most 2,000 characters, no other field', () => {
@@ -109,7 +136,13 @@ describe('the observation of a call that needs approval', () => {
       approvalRefusal('python', { callId: 'c', approved: false, reviewer: 'bob', reason: 'not for this question' }, 30),
       'Not run: the call of "python" was denied by bob: not for this question',
     );
-    assert.equal(approvalRefusal('python', { callId: 'c', approved: false }, 30), 'Not run: the call of "python" was denied.');
-    assert.equal(approvalRefusal('python', undefined, 0.5), 'Not run: no one approved this call of "python" within 0.5 minutes.');
+    assert.equal(
+      approvalRefusal('python', { callId: 'c', approved: false }, 30),
+      'Not run: the call of "python" was denied.',
+    );
+    assert.equal(
+      approvalRefusal('python', undefined, 0.5),
+      'Not run: no one approved this call of "python" within 0.5 minutes.',
+    );
   });
 });

@@ -1,9 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import type { CallModelOutput } from '../../src/core/activity-contracts';
-import { appendPending, appendPendingText, clearPending, deliverInjectedMessages, prependPendingUncounted, setPending } from '../../src/core/pending';
+import {
+  appendPending,
+  appendPendingText,
+  clearPending,
+  deliverInjectedMessages,
+  prependPendingUncounted,
+  setPending,
+} from '../../src/core/pending';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
-import { budgetEndBeforeModelCall, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue, msUntilDeadline, nextContextTokens, remainingBudgets } from '../../src/core/run-budgets';
+import {
+  budgetEndBeforeModelCall,
+  compressionDue,
+  compressionTarget,
+  contextOverLimit,
+  continueAsNewDue,
+  msUntilDeadline,
+  nextContextTokens,
+  remainingBudgets,
+} from '../../src/core/run-budgets';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS } from '../../src/core/run-limits';
 import type { RunState } from '../../src/core/run-state';
 import {
@@ -70,11 +86,19 @@ describe('pending messages and their token count, one owner', () => {
 describe('budgets as named predicates', () => {
   test('checked before each model call in order: time, calls, total tokens', () => {
     const limits = { ...DEFAULT_LIMITS, maxModelCalls: 2, maxDurationMinutes: 1, maxTotalTokens: 500 };
-    const state = { ...fresh(limits), modelCalls: 2, usage: { promptTokens: 400, completionTokens: 200, totalTokens: 600 } };
+    const state = {
+      ...fresh(limits),
+      modelCalls: 2,
+      usage: { promptTokens: 400, completionTokens: 200, totalTokens: 600 },
+    };
     assert.equal(budgetEndBeforeModelCall(state, 1_000 + 60_000), 'timeout');
     assert.equal(budgetEndBeforeModelCall(state, 1_000 + 59_999), 'max_calls');
     assert.equal(budgetEndBeforeModelCall({ ...state, modelCalls: 1 }, 2_000), 'token_limit');
-    assert.equal(budgetEndBeforeModelCall({ ...state, modelCalls: 1, limits: { ...limits, maxTotalTokens: 0 } }, 2_000), undefined, '0 is no total-token budget');
+    assert.equal(
+      budgetEndBeforeModelCall({ ...state, modelCalls: 1, limits: { ...limits, maxTotalTokens: 0 } }, 2_000),
+      undefined,
+      '0 is no total-token budget',
+    );
   });
 
   test('context: calibrated pending estimate, compression threshold and target, the limit', () => {
@@ -82,7 +106,11 @@ describe('budgets as named predicates', () => {
     const state = { ...fresh(limits), contextTokens: 700, pendingTokens: 100, serverTokensPerEstimatedToken: 1.5 };
     assert.equal(nextContextTokens(state), 850);
     assert.equal(compressionDue(state, DEFAULT_LOOP_OPTIONS), true);
-    assert.equal(compressionDue(state, { ...DEFAULT_LOOP_OPTIONS, compressAtFraction: 0 }), false, '0 turns compression off');
+    assert.equal(
+      compressionDue(state, { ...DEFAULT_LOOP_OPTIONS, compressAtFraction: 0 }),
+      false,
+      '0 turns compression off',
+    );
     assert.equal(compressionDue({ ...state, contextTokens: 600 }, DEFAULT_LOOP_OPTIONS), false);
     assert.equal(compressionTarget(state, DEFAULT_LOOP_OPTIONS), Math.floor(600 / 1.5));
     assert.equal(contextOverLimit(state), false);
@@ -95,14 +123,27 @@ describe('budgets as named predicates', () => {
     assert.equal(continueAsNewDue({ ...fresh(), modelCallsThisRun: 1 }, options, true), true);
     assert.equal(continueAsNewDue({ ...fresh(), modelCallsThisRun: 2 }, options, false), false);
     assert.equal(continueAsNewDue({ ...fresh(), modelCallsThisRun: 3 }, options, false), true);
-    assert.equal(continueAsNewDue({ ...fresh(), modelCallsThisRun: 3 }, DEFAULT_LOOP_OPTIONS, false), false, '0 = only when suggested');
+    assert.equal(
+      continueAsNewDue({ ...fresh(), modelCallsThisRun: 3 }, DEFAULT_LOOP_OPTIONS, false),
+      false,
+      '0 = only when suggested',
+    );
   });
 
   test('the deadline and what is left', () => {
-    const state = { ...fresh({ ...DEFAULT_LIMITS, maxDurationMinutes: 1, maxTotalTokens: 100 }), modelCalls: 30, usage: { promptTokens: 90, completionTokens: 30, totalTokens: 120 } };
+    const state = {
+      ...fresh({ ...DEFAULT_LIMITS, maxDurationMinutes: 1, maxTotalTokens: 100 }),
+      modelCalls: 30,
+      usage: { promptTokens: 90, completionTokens: 30, totalTokens: 120 },
+    };
     assert.equal(msUntilDeadline(state, 1_000), 60_000);
     assert.equal(msUntilDeadline(state, 1_000_000), 1, 'at least 1 ms');
-    assert.deepEqual(remainingBudgets(state, 31_000), { modelCalls: 70, durationMs: 30_000, contextTokens: 110_000, totalTokens: 0 });
+    assert.deepEqual(remainingBudgets(state, 31_000), {
+      modelCalls: 70,
+      durationMs: 30_000,
+      contextTokens: 110_000,
+      totalTokens: 0,
+    });
     assert.equal('totalTokens' in remainingBudgets(fresh(), 0), false, 'no total-token budget, nothing left to report');
   });
 });
@@ -126,7 +167,12 @@ describe('state changes', () => {
   });
 
   test('a model reply: conversation, usage summed, nothing pending; calibration only when the marker says so and there is an estimate', () => {
-    const state = setPending({ ...fresh(), usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } }, [{ role: 'user', parts: [{ text: 'x' }] }], 30, ['c']);
+    const state = setPending(
+      { ...fresh(), usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } },
+      [{ role: 'user', parts: [{ text: 'x' }] }],
+      30,
+      ['c'],
+    );
     assert.equal(hasPromptEstimate(reply({ estimatedPromptTokens: 200 })), true, 'with an estimate the marker decides');
     const applied = applyModelReply(state, reply({ estimatedPromptTokens: 200 }), true);
     assert.equal(applied.conversation, 'sha256:after');
@@ -141,27 +187,65 @@ describe('state changes', () => {
   });
 
   test('compression: applied and recorded, or nothing when it changed nothing', () => {
-    const state = setPending({ ...fresh(), conversation: 'sha256:before', modelCalls: 4, serverTokensPerEstimatedToken: 2 }, [{ role: 'user', parts: [{ text: 'obs' }] }], 50, ['c']);
-    const compressed = applyCompression(state, { conversation: 'sha256:small', contextTokens: 400, stubbedObservations: 3, summarizedTurns: 1 });
+    const state = setPending(
+      { ...fresh(), conversation: 'sha256:before', modelCalls: 4, serverTokensPerEstimatedToken: 2 },
+      [{ role: 'user', parts: [{ text: 'obs' }] }],
+      50,
+      ['c'],
+    );
+    const compressed = applyCompression(state, {
+      conversation: 'sha256:small',
+      contextTokens: 400,
+      stubbedObservations: 3,
+      summarizedTurns: 1,
+    });
     assert.equal(compressed.conversation, 'sha256:small');
     assert.equal(compressed.contextTokens, 800, 'in the server’s tokens');
     assert.deepEqual([compressed.pending, compressed.pendingTokens], [[], 0]);
-    assert.deepEqual(compressed.details.compressions, [{ atModelCall: 5, stubbedObservations: 3, summarizedTurns: 1, before: 'sha256:before', after: 'sha256:small', contextTokensAfter: 800 }]);
+    assert.deepEqual(compressed.details.compressions, [
+      {
+        atModelCall: 5,
+        stubbedObservations: 3,
+        summarizedTurns: 1,
+        before: 'sha256:before',
+        after: 'sha256:small',
+        contextTokensAfter: 800,
+      },
+    ]);
     const idle = clearPending(state);
-    assert.equal(applyCompression(idle, { conversation: 'sha256:before', contextTokens: 1, stubbedObservations: 0, summarizedTurns: 0 }), idle);
+    assert.equal(
+      applyCompression(idle, {
+        conversation: 'sha256:before',
+        contextTokens: 1,
+        stubbedObservations: 0,
+        summarizedTurns: 0,
+      }),
+      idle,
+    );
   });
 
   test('a tool turn: observations in call order pending, with their calls; an open turn closed with a reason', () => {
-    const turn: Turn = { calls: [call('a', 'x'), call('b', 'y')], results: new Map([['b', { parts: [{ ref: 'sha256:b' }], tokens: 90 }]]) };
+    const turn: Turn = {
+      calls: [call('a', 'x'), call('b', 'y')],
+      results: new Map([['b', { parts: [{ ref: 'sha256:b' }], tokens: 90 }]]),
+    };
     const answered = answerToolTurn(fresh(), turn, protocol);
     assert.deepEqual(answered.pendingCallIds, ['a', 'b']);
     assert.equal(answered.toolCallsAnswered, 2);
     assert.equal(answered.pendingTokens, 10 + 90 + 10);
-    const closed = closeOpenTurn(appendPendingText(fresh(), 'note'), turn, 'Not completed: the run was cancelled while this tool call was open.', protocol);
+    const closed = closeOpenTurn(
+      appendPendingText(fresh(), 'note'),
+      turn,
+      'Not completed: the run was cancelled while this tool call was open.',
+      protocol,
+    );
     assert.match(text(closed), /note[\s\S]*Not completed: the run was cancelled[\s\S]*sha256:b/);
     assert.equal(closed.toolCallsAnswered, 2);
     const ending = closingState(fresh(), turn, 'answer', ['late message'], protocol);
-    assert.match(text(ending), /Not run: the final answer was given in the same reply[\s\S]*\[Message from the user\] late message/);
+    assert.match(
+      text(ending),
+      /Not run: the final answer was given in the same reply[\s\S]*\[Message from the user\] late message/,
+    );
   });
 
   test('stuck detection over a turn: a warning, then stuck; unreadable calls left out only with the marker', () => {
@@ -192,10 +276,21 @@ describe('state changes', () => {
 
   test('asking for the final answer: why recorded, open calls answered, injected messages, then the request', () => {
     const turn: Turn = { calls: [call('w', 'slow')], results: new Map() };
-    const asked = askForFinalAnswer(fresh(), 'finish', turn, { protocol, finishReason: 'the user has enough', injected: ['one more thing'] });
+    const asked = askForFinalAnswer(fresh(), 'finish', turn, {
+      protocol,
+      finishReason: 'the user has enough',
+      injected: ['one more thing'],
+    });
     assert.equal(asked.details.finalAnswerPhase, 'finish_requested');
-    assert.match(text(asked), /Not completed: the run was asked to finish now[\s\S]*\[Message from the user\] one more thing[\s\S]*finish now \(the user has enough\)[\s\S]*Stop calling tools now/);
+    assert.match(
+      text(asked),
+      /Not completed: the run was asked to finish now[\s\S]*\[Message from the user\] one more thing[\s\S]*finish now \(the user has enough\)[\s\S]*Stop calling tools now/,
+    );
     assert.equal(asked.toolCallsAnswered, 1);
-    assert.equal(askForFinalAnswer(fresh(), 'truncated_replies', undefined, { protocol, finishReason: '', injected: [] }).details.finalAnswerPhase, 'token_limit');
+    assert.equal(
+      askForFinalAnswer(fresh(), 'truncated_replies', undefined, { protocol, finishReason: '', injected: [] }).details
+        .finalAnswerPhase,
+      'token_limit',
+    );
   });
 });

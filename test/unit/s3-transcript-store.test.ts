@@ -66,14 +66,33 @@ describe('S3TranscriptStore (stubbed client)', () => {
       { bucket: 'agent', prefix: 'p' },
       fakeClient(() => ({ Body: { transformToByteArray: async () => new Uint8Array(Buffer.from('tampered')) } })),
     );
-    await assert.rejects(store.getText(sha256('original')), (error: unknown) => (error as Error).name === 'TranscriptCorruptError' && (error as Error).message.includes(sha256('tampered')));
+    await assert.rejects(
+      store.getText(sha256('original')),
+      (error: unknown) =>
+        (error as Error).name === 'TranscriptCorruptError' && (error as Error).message.includes(sha256('tampered')),
+    );
   });
 
   for (const [label, error, variable, pattern] of [
-    ['connection refused', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), undefined, /unavailable .*ECONNREFUSED/],
+    [
+      'connection refused',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      undefined,
+      /unavailable .*ECONNREFUSED/,
+    ],
     ['503 SlowDown', sdkError('SlowDown', 503), undefined, /unavailable .*HTTP 503/],
-    ['wrong secret', sdkError('SignatureDoesNotMatch', 403), 'AWS_ACCESS_KEY_ID', /refused this worker's credentials.*AWS_SECRET_ACCESS_KEY/],
-    ['no credentials at all', sdkError('CredentialsProviderError'), 'AWS_ACCESS_KEY_ID', /No credentials .*AWS_ACCESS_KEY_ID/],
+    [
+      'wrong secret',
+      sdkError('SignatureDoesNotMatch', 403),
+      'AWS_ACCESS_KEY_ID',
+      /refused this worker's credentials.*AWS_SECRET_ACCESS_KEY/,
+    ],
+    [
+      'no credentials at all',
+      sdkError('CredentialsProviderError'),
+      'AWS_ACCESS_KEY_ID',
+      /No credentials .*AWS_ACCESS_KEY_ID/,
+    ],
     ['missing bucket', sdkError('NoSuchBucket', 404), 'REACT_AGENT_TRANSCRIPT_STORE', /bucket "agent".*does not exist/],
   ] as const) {
     test(`${label}: a retryable TranscriptStoreUnavailableError saying what to fix`, async () => {
@@ -101,14 +120,22 @@ describe('S3TranscriptStore (stubbed client)', () => {
       { bucket: 'agent', prefix: 'p' },
       fakeClient(() => Promise.reject(sdkError('NotFound', 404))),
     );
-    await assert.rejects(store.checkAccess(), (error: unknown) => (error as { variable?: string }).variable === 'REACT_AGENT_TRANSCRIPT_STORE' && /does not exist/.test((error as Error).message));
+    await assert.rejects(
+      store.checkAccess(),
+      (error: unknown) =>
+        (error as { variable?: string }).variable === 'REACT_AGENT_TRANSCRIPT_STORE' &&
+        /does not exist/.test((error as Error).message),
+    );
   });
 });
 
 describe('withTranscriptFailures', () => {
   test('a missing blob becomes a non-retryable ReactAgent.Transcript.Missing failure naming the reference', async () => {
     const missing = sha256('never');
-    const store = withTranscriptFailures({ putText: async () => 'x', getText: async (reference) => Promise.reject(new TranscriptMissingError(reference, 'here')) });
+    const store = withTranscriptFailures({
+      putText: async () => 'x',
+      getText: async (reference) => Promise.reject(new TranscriptMissingError(reference, 'here')),
+    });
     await assert.rejects(store.getText(missing), (error: unknown) => {
       assert.ok(error instanceof ApplicationFailure);
       assert.equal(error.type, FailureTypes.transcriptMissing);

@@ -7,8 +7,14 @@ import { mergeRunOptions, updatedSchedule, type PreviousSchedule } from '../../s
 /* The decisions of `react-agent schedule` (src/cli/commands/schedule/), apart from Temporal. */
 describe('schedule options', () => {
   test('the spec: a cron or an interval, a zone, a jitter', () => {
-    assert.deepEqual(specFrom({ cron: '0 3 * * *', timezone: 'Europe/Paris' }), { timing: { cronExpressions: ['0 3 * * *'] }, timezone: 'Europe/Paris' });
-    assert.deepEqual(specFrom({ every: '6h', jitter: '5m' }), { timing: { intervals: [{ every: 6 * 3_600_000 }] }, jitter: 300_000 });
+    assert.deepEqual(specFrom({ cron: '0 3 * * *', timezone: 'Europe/Paris' }), {
+      timing: { cronExpressions: ['0 3 * * *'] },
+      timezone: 'Europe/Paris',
+    });
+    assert.deepEqual(specFrom({ every: '6h', jitter: '5m' }), {
+      timing: { intervals: [{ every: 6 * 3_600_000 }] },
+      jitter: 300_000,
+    });
     assert.deepEqual(specFrom({}), {});
     assert.throws(() => specFrom({ cron: '0 3 * * *', every: '1h' }), /Give --cron or --every, not both/);
     assert.throws(() => specFrom({ every: '500ms' } as ScheduleValues), /--every/);
@@ -23,10 +29,19 @@ describe('schedule options', () => {
   });
 
   test('a backfill range is two times, the first before the second', () => {
-    assert.deepEqual(backfillRangeFrom({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }), { from: new Date('2026-01-01T00:00:00Z'), to: new Date('2026-01-02T00:00:00Z') });
+    assert.deepEqual(backfillRangeFrom({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }), {
+      from: new Date('2026-01-01T00:00:00Z'),
+      to: new Date('2026-01-02T00:00:00Z'),
+    });
     assert.throws(() => backfillRangeFrom({ from: '2026-01-01T00:00:00Z' }), /needs --from T and --to T/);
-    assert.throws(() => backfillRangeFrom({ from: 'yesterday', to: '2026-01-02T00:00:00Z' }), /--from "yesterday" is not a time/);
-    assert.throws(() => backfillRangeFrom({ from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }), /--from must be before --to/);
+    assert.throws(
+      () => backfillRangeFrom({ from: 'yesterday', to: '2026-01-02T00:00:00Z' }),
+      /--from "yesterday" is not a time/,
+    );
+    assert.throws(
+      () => backfillRangeFrom({ from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }),
+      /--from must be before --to/,
+    );
   });
 });
 
@@ -36,7 +51,18 @@ describe('schedule update', () => {
     action: {
       type: 'startWorkflow',
       workflowType: 'researchBatch',
-      args: [{ input: 'sha256:a', questions: 2, rollouts: 1, concurrency: 8, output: '/out', run: { limits: { maxModelCalls: 5 }, protocol: 'native' }, source: 'q.jsonl', schedule: { id: 's' } }],
+      args: [
+        {
+          input: 'sha256:a',
+          questions: 2,
+          rollouts: 1,
+          concurrency: 8,
+          output: '/out',
+          run: { limits: { maxModelCalls: 5 }, protocol: 'native' },
+          source: 'q.jsonl',
+          schedule: { id: 's' },
+        },
+      ],
       memo: { questions: 2, rollouts: 1, output: '/out/s', schedule: 's', cron: '0 3 * * *', source: 'q.jsonl' },
     },
     policies: { overlap: 'SKIP', catchupWindow: 60_000, pauseOnFailure: false },
@@ -44,12 +70,18 @@ describe('schedule update', () => {
   } as unknown as PreviousSchedule;
 
   test('run options are laid over the previous ones', () => {
-    assert.deepEqual(mergeRunOptions({ limits: { maxModelCalls: 5 }, model: { temperature: 0.2 }, protocol: 'native' }, { limits: { maxContextTokens: 9 }, tools: [] }), {
-      limits: { maxModelCalls: 5, maxContextTokens: 9 },
-      model: { temperature: 0.2 },
-      protocol: 'native',
-      tools: [],
-    });
+    assert.deepEqual(
+      mergeRunOptions(
+        { limits: { maxModelCalls: 5 }, model: { temperature: 0.2 }, protocol: 'native' },
+        { limits: { maxContextTokens: 9 }, tools: [] },
+      ),
+      {
+        limits: { maxModelCalls: 5, maxContextTokens: 9 },
+        model: { temperature: 0.2 },
+        protocol: 'native',
+        tools: [],
+      },
+    );
   });
 
   test('nothing given keeps everything', () => {
@@ -79,7 +111,14 @@ describe('schedule update', () => {
     assert.equal(input.concurrency, 8);
     assert.deepEqual(input.run, { limits: { maxModelCalls: 5, maxContextTokens: 9 }, protocol: 'native' });
     assert.deepEqual(updated.spec, { intervals: [{ every: 3_600_000 }], timezone: 'UTC' });
-    assert.deepEqual(updated.action.memo, { questions: 3, rollouts: 2, output: '/out/s', schedule: 's', every: '1h', source: 'new.jsonl' });
+    assert.deepEqual(updated.action.memo, {
+      questions: 3,
+      rollouts: 2,
+      output: '/out/s',
+      schedule: 's',
+      every: '1h',
+      source: 'new.jsonl',
+    });
     assert.equal(updated.policies?.pauseOnFailure, true);
     assert.deepEqual(updated.state, { paused: true, note: 'new' });
   });

@@ -30,7 +30,10 @@ describe('the search attributes a run sets (issue 22)', () => {
   });
 
   test('a short question is kept as it is, its whitespace folded', () => {
-    assert.equal(questionAttribute('Which company sold more cars in 2024, BYD or Tesla?'), 'Which company sold more cars in 2024, BYD or Tesla?');
+    assert.equal(
+      questionAttribute('Which company sold more cars in 2024, BYD or Tesla?'),
+      'Which company sold more cars in 2024, BYD or Tesla?',
+    );
     assert.equal(questionAttribute('  Line one\n\tline two  '), 'Line one line two');
   });
 
@@ -65,8 +68,14 @@ describe('the search attributes a run sets (issue 22)', () => {
 describe("react-agent list's query", () => {
   test('the filter is joined to the research runs, a trailing ORDER BY kept outside its parentheses', () => {
     assert.equal(researchRunsQuery(undefined), "WorkflowType = 'researchAgent'");
-    assert.equal(researchRunsQuery("ReactQuestion = 'BYD' OR ReactModel = 'm'"), "WorkflowType = 'researchAgent' AND (ReactQuestion = 'BYD' OR ReactModel = 'm')");
-    assert.equal(researchRunsQuery('ReactTokens > 0 ORDER BY ReactTokens DESC'), "WorkflowType = 'researchAgent' AND (ReactTokens > 0) ORDER BY ReactTokens DESC");
+    assert.equal(
+      researchRunsQuery("ReactQuestion = 'BYD' OR ReactModel = 'm'"),
+      "WorkflowType = 'researchAgent' AND (ReactQuestion = 'BYD' OR ReactModel = 'm')",
+    );
+    assert.equal(
+      researchRunsQuery('ReactTokens > 0 ORDER BY ReactTokens DESC'),
+      "WorkflowType = 'researchAgent' AND (ReactTokens > 0) ORDER BY ReactTokens DESC",
+    );
     assert.equal(researchRunsQuery('order by StartTime'), "WorkflowType = 'researchAgent' order by StartTime");
   });
 });

@@ -17,7 +17,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'react-agent-search-tool-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A backend that answers from a table and records its calls. */
-function fakeBackend(answers: Record<string, SearchResult[]>): SearchBackend & { calls: Array<{ query: string; limit: number; signal: AbortSignal }> } {
+function fakeBackend(
+  answers: Record<string, SearchResult[]>,
+): SearchBackend & { calls: Array<{ query: string; limit: number; signal: AbortSignal }> } {
   const calls: Array<{ query: string; limit: number; signal: AbortSignal }> = [];
   return {
     name: 'fake web',
@@ -29,8 +31,16 @@ function fakeBackend(answers: Record<string, SearchResult[]>): SearchBackend & {
   };
 }
 
-const BYD: SearchResult = { title: 'BYD 2024 sales', url: 'https://example.com/byd', snippet: 'BYD sold 4,272,145 vehicles\n in 2024.' };
-const TESLA: SearchResult = { title: 'Tesla Q4 2024 deliveries', url: 'https://example.com/tesla', snippet: 'Tesla delivered 1,789,226 vehicles in 2024.' };
+const BYD: SearchResult = {
+  title: 'BYD 2024 sales',
+  url: 'https://example.com/byd',
+  snippet: 'BYD sold 4,272,145 vehicles\n in 2024.',
+};
+const TESLA: SearchResult = {
+  title: 'Tesla Q4 2024 deliveries',
+  url: 'https://example.com/tesla',
+  snippet: 'Tesla delivered 1,789,226 vehicles in 2024.',
+};
 
 describe('search tool', () => {
   test('is a valid tool; the schema takes a list of queries or one query', () => {
@@ -38,14 +48,22 @@ describe('search tool', () => {
     assert.deepEqual(new ToolRegistry([tool]).names(), ['search']);
     assert.deepEqual(validateArguments(tool.parameters, { query: ['a', 'b'] }), []);
     assert.deepEqual(validateArguments(tool.parameters, { query: 'a' }), []);
-    assert.deepEqual(validateArguments(tool.parameters, { query: 3 }), ['argument "query" must be array or string, got integer']);
+    assert.deepEqual(validateArguments(tool.parameters, { query: 3 }), [
+      'argument "query" must be array or string, got integer',
+    ]);
     assert.match(tool.description, /fake web/);
   });
 
   test('several queries in one call: a markdown list per query, in the order asked', async () => {
-    const backend = fakeBackend({ 'BYD 2024 sales': [BYD], 'Tesla 2024 deliveries': [TESLA, { title: 'Untitled\nresult', url: 'https://example.com/x', snippet: '' }] });
+    const backend = fakeBackend({
+      'BYD 2024 sales': [BYD],
+      'Tesla 2024 deliveries': [TESLA, { title: 'Untitled\nresult', url: 'https://example.com/x', snippet: '' }],
+    });
     const context = toolContext();
-    const output = await createSearchTool(backend, { resultsPerQuery: 3 }).run({ query: ['BYD 2024 sales', 'Tesla 2024 deliveries', 'nothing here'] }, context);
+    const output = await createSearchTool(backend, { resultsPerQuery: 3 }).run(
+      { query: ['BYD 2024 sales', 'Tesla 2024 deliveries', 'nothing here'] },
+      context,
+    );
     assert.equal(
       output,
       [
@@ -89,13 +107,25 @@ describe('search tool', () => {
       backend.calls.map((call) => call.query),
       ['BYD', 'BYD'],
     );
-    await assert.rejects(tool.run({ query: ['a', 'b', 'c'] }, toolContext()), (error) => error instanceof ToolInputError && /at most 2/.test(error.message));
-    await assert.rejects(tool.run({ query: [] }, toolContext()), (error) => error instanceof ToolInputError && /"query" is empty/.test(error.message));
-    await assert.rejects(tool.run({ query: [1, 2] }, toolContext()), (error) => error instanceof ToolInputError && /must be a search query or a list/.test(error.message));
+    await assert.rejects(
+      tool.run({ query: ['a', 'b', 'c'] }, toolContext()),
+      (error) => error instanceof ToolInputError && /at most 2/.test(error.message),
+    );
+    await assert.rejects(
+      tool.run({ query: [] }, toolContext()),
+      (error) => error instanceof ToolInputError && /"query" is empty/.test(error.message),
+    );
+    await assert.rejects(
+      tool.run({ query: [1, 2] }, toolContext()),
+      (error) => error instanceof ToolInputError && /must be a search query or a list/.test(error.message),
+    );
   });
 
   test('backend errors propagate so Temporal retries them', async () => {
-    const failing: SearchBackend = { name: 'down', search: async () => Promise.reject(new Error('503 Service Unavailable')) };
+    const failing: SearchBackend = {
+      name: 'down',
+      search: async () => Promise.reject(new Error('503 Service Unavailable')),
+    };
     await assert.rejects(createSearchTool(failing).run({ query: ['x'] }, toolContext()), /503/);
   });
 
@@ -111,7 +141,10 @@ describe('search tool', () => {
         sections[0] as string,
         /^## Search: "Tesla deliveries 2024" \(local knowledge base, 2 results\)\n\n1\. \*\*Tesla deliveries in 2024\*\* — \/.*samples\/knowledge-base\/tesla-2024-deliveries\.md\n {3}.*\*\*Tesla\*\*/,
       );
-      assert.match(sections[1] as string, /1\. \*\*Battery chemistry in electric cars\*\* — .*ev-battery-chemistry\.md/);
+      assert.match(
+        sections[1] as string,
+        /1\. \*\*Battery chemistry in electric cars\*\* — .*ev-battery-chemistry\.md/,
+      );
       const aborted = new AbortController();
       aborted.abort();
       await assert.rejects(tool.run({ query: 'BYD' }, toolContext(aborted.signal)), { name: 'AbortError' });

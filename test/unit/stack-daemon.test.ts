@@ -10,7 +10,10 @@ test('a process is alive only with the start time it had', () => {
   const ticks = processStartTicks(process.pid);
   assert.ok(ticks !== undefined && ticks > 0);
   assert.equal(isAlive({ pid: process.pid, startTicks: ticks, command: 'jest' }), true);
-  assert.equal(isAlive({ pid: process.pid, startTicks: ticks + 1, command: 'a process that had this pid before' }), false);
+  assert.equal(
+    isAlive({ pid: process.pid, startTicks: ticks + 1, command: 'a process that had this pid before' }),
+    false,
+  );
   assert.equal(isAlive(undefined), false);
 });
 

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { describe, test } from '@jest/globals';
 import { parseStackCommandLine } from '../../src/cli/commands/stack-command';
 import { UsageError } from '../../src/cli/usage-error';
-import { chooseSubnet, machineLayout, MAX_MACHINES, preferredSubnet, subnetsInUse } from '../../src/processes/production-stack/machine-addresses';
+import {
+  chooseSubnet,
+  machineLayout,
+  MAX_MACHINES,
+  preferredSubnet,
+  subnetsInUse,
+} from '../../src/processes/production-stack/machine-addresses';
 import { environmentOnMachine, loopbackPorts } from '../../src/processes/production-stack/machine-environment';
 import { machineSupportProblem } from '../../src/processes/production-stack/worker-machine';
 import { placeWorkers, workerCounts } from '../../src/processes/production-stack/worker-placement';
@@ -29,8 +35,13 @@ describe('machine addresses', () => {
     const last = machineLayout('ffff', 255, MAX_MACHINES);
     assert.equal(last.hostAddress, '10.231.255.253');
     assert.equal(last.address, '10.231.255.254');
-    assert.ok(last.hostInterface.length <= 15 && last.machineInterface.length <= 15, 'Linux interface names have 15 characters at most');
-    const addresses = Array.from({ length: MAX_MACHINES }, (_, index) => machineLayout('0a1f', 7, index + 1)).flatMap((machine) => [machine.hostAddress, machine.address]);
+    assert.ok(
+      last.hostInterface.length <= 15 && last.machineInterface.length <= 15,
+      'Linux interface names have 15 characters at most',
+    );
+    const addresses = Array.from({ length: MAX_MACHINES }, (_, index) => machineLayout('0a1f', 7, index + 1)).flatMap(
+      (machine) => [machine.hostAddress, machine.address],
+    );
     assert.equal(new Set(addresses).size, 2 * MAX_MACHINES, 'no two machines of a stack share an address');
     assert.throws(() => machineLayout('0a1f', 7, MAX_MACHINES + 1), RangeError);
     assert.throws(() => machineLayout('0a1f', 256, 1), RangeError);
@@ -47,7 +58,11 @@ describe('machine addresses', () => {
     ].join('\n');
     assert.deepEqual([...subnetsInUse(listing)], [31]);
     assert.equal(preferredSubnet('0a1f'), 0x1f);
-    assert.equal(chooseSubnet(subnetsInUse(listing), preferredSubnet('0a1f')), 32, 'the tag of the first stack points at its subnet: the next one is taken');
+    assert.equal(
+      chooseSubnet(subnetsInUse(listing), preferredSubnet('0a1f')),
+      32,
+      'the tag of the first stack points at its subnet: the next one is taken',
+    );
     assert.equal(chooseSubnet(new Set([255]), 255), 0, 'wraps at 255');
     assert.equal(chooseSubnet(new Set(Array.from({ length: 256 }, (_, index) => index)), 3), undefined);
   });
@@ -79,7 +94,9 @@ describe('workers on machines', () => {
       { name: 'worker-tools-1', role: 'tools' },
     ]);
     assert.deepEqual(
-      placeWorkers(roles, { model: 2 }, ['machine-1', 'machine-2', 'machine-3', 'machine-4']).map((worker) => worker.machine),
+      placeWorkers(roles, { model: 2 }, ['machine-1', 'machine-2', 'machine-3', 'machine-4']).map(
+        (worker) => worker.machine,
+      ),
       ['machine-1', 'machine-2'],
     );
   });
@@ -110,17 +127,35 @@ describe('workers on machines', () => {
 
 describe('react-agent stack command line', () => {
   test('up --machines N, cut and restore MACHINE', () => {
-    assert.deepEqual(parseStackCommandLine(['up', '--machines', '3', '--workers', 'workflows=2,tools=1', '--dir', '/tmp/s', '--free-ports', '--no-ui']), {
-      action: 'up',
-      directory: '/tmp/s',
-      freePorts: true,
-      workers: { workflows: 2, tools: 1 },
-      machines: 3,
-      ui: false,
-    });
+    assert.deepEqual(
+      parseStackCommandLine([
+        'up',
+        '--machines',
+        '3',
+        '--workers',
+        'workflows=2,tools=1',
+        '--dir',
+        '/tmp/s',
+        '--free-ports',
+        '--no-ui',
+      ]),
+      {
+        action: 'up',
+        directory: '/tmp/s',
+        freePorts: true,
+        workers: { workflows: 2, tools: 1 },
+        machines: 3,
+        ui: false,
+      },
+    );
     assert.deepEqual(parseStackCommandLine(['up']), { action: 'up', freePorts: false, ui: true });
     assert.equal(parseStackCommandLine(['up', '--machines', '0']).machines, 0);
-    assert.deepEqual(parseStackCommandLine(['cut', 'machine-2']), { action: 'cut', machine: 'machine-2', freePorts: false, ui: true });
+    assert.deepEqual(parseStackCommandLine(['cut', 'machine-2']), {
+      action: 'cut',
+      machine: 'machine-2',
+      freePorts: false,
+      ui: true,
+    });
     assert.equal(parseStackCommandLine(['restore', 'machine-2', '--dir', 'x']).machine, 'machine-2');
   });
 
@@ -144,13 +179,19 @@ describe('react-agent stack command line', () => {
 
 describe('why machines cannot be made', () => {
   test('not root', () => {
-    assert.match(machineSupportProblem(process.env, 1000) ?? '', /network namespaces need root, and this runs as uid 1000/);
+    assert.match(
+      machineSupportProblem(process.env, 1000) ?? '',
+      /network namespaces need root, and this runs as uid 1000/,
+    );
   });
 
   test('no ip on PATH', () => {
     const empty = mkdtempSync(join(tmpdir(), 'no-ip-'));
     try {
-      assert.match(machineSupportProblem({ PATH: empty }, 0) ?? '', /'ip' \(iproute2\) is not on PATH .*install it: apt-get install iproute2/);
+      assert.match(
+        machineSupportProblem({ PATH: empty }, 0) ?? '',
+        /'ip' \(iproute2\) is not on PATH .*install it: apt-get install iproute2/,
+      );
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

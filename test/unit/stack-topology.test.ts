@@ -15,13 +15,21 @@ const settings = {
 
 test('every Temporal service gets the same configuration but for the service it runs and its metrics port', () => {
   const environments = TEMPORAL_SERVICES.map((service) => temporalServiceEnvironment(service, settings));
-  const shared = (environment: Record<string, string>) => Object.fromEntries(Object.entries(environment).filter(([name]) => name !== 'TEMPORAL_SERVICES' && name !== 'PROMETHEUS_ENDPOINT'));
-  for (const environment of environments.slice(1)) assert.deepEqual(shared(environment), shared(environments[0] as Record<string, string>));
+  const shared = (environment: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(environment).filter(([name]) => name !== 'TEMPORAL_SERVICES' && name !== 'PROMETHEUS_ENDPOINT'),
+    );
+  for (const environment of environments.slice(1))
+    assert.deepEqual(shared(environment), shared(environments[0] as Record<string, string>));
   assert.deepEqual(
     environments.map((environment) => environment.TEMPORAL_SERVICES),
     ['history', 'matching', 'frontend', 'worker'],
   );
-  assert.deepEqual(new Set(environments.map((environment) => environment.PROMETHEUS_ENDPOINT)).size, 4, 'each process has its own metrics port');
+  assert.deepEqual(
+    new Set(environments.map((environment) => environment.PROMETHEUS_ENDPOINT)).size,
+    4,
+    'each process has its own metrics port',
+  );
   const history = environments[0] as Record<string, string>;
   assert.equal(history.HISTORY_GRPC_PORT, '7234');
   assert.equal(history.FRONTEND_GRPC_PORT, '7233');
@@ -37,7 +45,12 @@ test('the topology has distinct ports and worker fleets the worker configuration
     STACK_TOPOLOGY.postgresql.port,
     STACK_TOPOLOGY.ui.port,
     STACK_TOPOLOGY.s3.port,
-    ...Object.values(STACK_TOPOLOGY.temporal.services).flatMap((service) => [service.grpcPort, service.membershipPort, service.metricsPort, ...(service.httpPort ? [service.httpPort] : [])]),
+    ...Object.values(STACK_TOPOLOGY.temporal.services).flatMap((service) => [
+      service.grpcPort,
+      service.membershipPort,
+      service.metricsPort,
+      ...(service.httpPort ? [service.httpPort] : []),
+    ]),
   ];
   assert.equal(new Set(ports).size, ports.length, `ports repeat: ${ports.join(', ')}`);
   // Temporal keeps membership ports in a PostgreSQL smallint.
@@ -47,7 +60,11 @@ test('the topology has distinct ports and worker fleets the worker configuration
     ['workflows', 'model', 'tools'],
   );
   for (const fleet of STACK_TOPOLOGY.workers.fleets) {
-    const config = loadWorkerFleetConfig({ ...STACK_TOPOLOGY.workers.environment, ...fleet.environment, REACT_AGENT_WORKER_ROLE: fleet.role });
+    const config = loadWorkerFleetConfig({
+      ...STACK_TOPOLOGY.workers.environment,
+      ...fleet.environment,
+      REACT_AGENT_WORKER_ROLE: fleet.role,
+    });
     assert.equal(config.role, fleet.role);
   }
   // The visibility store offers 3 Int columns on PostgreSQL: the project must not need more.

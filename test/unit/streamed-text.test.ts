@@ -2,9 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { appendToStreamTail, streamIncrement, streamTailOfDetails, type StreamTail } from '../../src/domain/model-stream-text';
+import {
+  appendToStreamTail,
+  streamIncrement,
+  streamTailOfDetails,
+  type StreamTail,
+} from '../../src/domain/model-stream-text';
 import type { HistoryEvent } from '../../src/cli/run-events';
-import { flushStreamLines, STREAM_LINE_PREFIX as P, StreamedTextPrinter, streamLines, type PendingActivity } from '../../src/cli/streamed-text';
+import {
+  flushStreamLines,
+  STREAM_LINE_PREFIX as P,
+  StreamedTextPrinter,
+  streamLines,
+  type PendingActivity,
+} from '../../src/cli/streamed-text';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -24,27 +35,54 @@ describe('the streamed text in heartbeat details', () => {
     assert.equal(streamTailOfDetails({ chunks: 0, characters: 0, waitingForFirstTokenSeconds: 3 }), undefined);
     assert.equal(streamTailOfDetails('text'), undefined);
     assert.equal(streamTailOfDetails({ streamed: 'abc', streamedCharacters: 2 }), undefined);
-    assert.deepEqual(streamTailOfDetails({ chunks: 2, streamed: 'abc', streamedCharacters: 7 }), { text: 'abc', characters: 7 });
+    assert.deepEqual(streamTailOfDetails({ chunks: 2, streamed: 'abc', streamedCharacters: 7 }), {
+      text: 'abc',
+      characters: 7,
+    });
   });
 });
 
 describe('what to print of a stream tail', () => {
   test('a reader that printed nothing gets all the tail holds, and how much went before', () => {
-    assert.deepEqual(streamIncrement(undefined, { text: 'world', characters: 11 }), { text: 'world', skipped: 6, printedCharacters: 11 });
-    assert.deepEqual(streamIncrement(undefined, { text: 'hello', characters: 5 }), { text: 'hello', skipped: 0, printedCharacters: 5 });
+    assert.deepEqual(streamIncrement(undefined, { text: 'world', characters: 11 }), {
+      text: 'world',
+      skipped: 6,
+      printedCharacters: 11,
+    });
+    assert.deepEqual(streamIncrement(undefined, { text: 'hello', characters: 5 }), {
+      text: 'hello',
+      skipped: 0,
+      printedCharacters: 5,
+    });
   });
 
   test('then only what is new', () => {
-    assert.deepEqual(streamIncrement(5, { text: 'lo world', characters: 11 }), { text: ' world', skipped: 0, printedCharacters: 11 });
+    assert.deepEqual(streamIncrement(5, { text: 'lo world', characters: 11 }), {
+      text: ' world',
+      skipped: 0,
+      printedCharacters: 11,
+    });
   });
 
   test('nothing when the details are not newer than what was printed', () => {
-    assert.deepEqual(streamIncrement(11, { text: 'world', characters: 11 }), { text: '', skipped: 0, printedCharacters: 11 });
-    assert.deepEqual(streamIncrement(11, { text: 'wor', characters: 9 }), { text: '', skipped: 0, printedCharacters: 11 });
+    assert.deepEqual(streamIncrement(11, { text: 'world', characters: 11 }), {
+      text: '',
+      skipped: 0,
+      printedCharacters: 11,
+    });
+    assert.deepEqual(streamIncrement(11, { text: 'wor', characters: 9 }), {
+      text: '',
+      skipped: 0,
+      printedCharacters: 11,
+    });
   });
 
   test('what the tail lost while nobody looked is counted as skipped', () => {
-    assert.deepEqual(streamIncrement(2, { text: 'ghij', characters: 10 }), { text: 'ghij', skipped: 4, printedCharacters: 10 });
+    assert.deepEqual(streamIncrement(2, { text: 'ghij', characters: 10 }), {
+      text: 'ghij',
+      skipped: 4,
+      printedCharacters: 10,
+    });
   });
 });
 
@@ -57,8 +95,14 @@ describe('streamed text as lines', () => {
   });
 
   test('a long line is wrapped at a space, or cut without one', () => {
-    assert.deepEqual(streamLines('', 'the quick brown fox jumps', 10), { lines: [`${P}the quick`, `${P}brown fox`], held: 'jumps' });
-    assert.deepEqual(streamLines('', 'abcdefghijklmnopqrstuvwxy', 10), { lines: [`${P}abcdefghij`, `${P}klmnopqrst`], held: 'uvwxy' });
+    assert.deepEqual(streamLines('', 'the quick brown fox jumps', 10), {
+      lines: [`${P}the quick`, `${P}brown fox`],
+      held: 'jumps',
+    });
+    assert.deepEqual(streamLines('', 'abcdefghijklmnopqrstuvwxy', 10), {
+      lines: [`${P}abcdefghij`, `${P}klmnopqrst`],
+      held: 'uvwxy',
+    });
   });
 });
 
@@ -72,11 +116,17 @@ class Run {
   }
 
   scheduled(activity: string, activityId: string): HistoryEvent {
-    return this.event({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, activityTaskScheduledEventAttributes: { activityId, activityType: { name: activity } } });
+    return this.event({
+      eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+      activityTaskScheduledEventAttributes: { activityId, activityType: { name: activity } },
+    });
   }
 
   completed(scheduledEventId: number): HistoryEvent {
-    return this.event({ eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, activityTaskCompletedEventAttributes: { scheduledEventId } });
+    return this.event({
+      eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+      activityTaskCompletedEventAttributes: { scheduledEventId },
+    });
   }
 }
 
@@ -89,7 +139,12 @@ function pending(activityId: string, details: unknown, attempt = 1, activity = '
   });
 }
 
-const details = (text: string, characters = text.length) => ({ chunks: 3, characters, streamed: text, streamedCharacters: characters });
+const details = (text: string, characters = text.length) => ({
+  chunks: 3,
+  characters,
+  streamed: text,
+  streamedCharacters: characters,
+});
 
 describe('the streamed text printer of follow', () => {
   test('prints an open model call’s text once, only what is new, and the held rest when the call ends', () => {
@@ -101,7 +156,11 @@ describe('the streamed text printer of follow', () => {
     assert.equal(printer.watching, true);
     assert.deepEqual(printer.pending([pending('3', { chunks: 0, characters: 0, waitingForFirstTokenSeconds: 2 })]), []);
     assert.deepEqual(printer.pending([pending('3', details('<think>First line\nsecond'))]), [`${P}<think>First line`]);
-    assert.deepEqual(printer.pending([pending('3', details('<think>First line\nsecond'))]), [], 'the same details again print nothing');
+    assert.deepEqual(
+      printer.pending([pending('3', details('<think>First line\nsecond'))]),
+      [],
+      'the same details again print nothing',
+    );
     const full = '<think>First line\nsecond half\nand';
     assert.deepEqual(printer.pending([pending('3', details(full.slice(-20), full.length))]), [`${P}second half`]);
     assert.deepEqual(printer.read(run.completed(Number(scheduled.eventId))), [`${P}and`]);
@@ -113,7 +172,10 @@ describe('the streamed text printer of follow', () => {
     const run = new Run();
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('callModel', '7'));
-    assert.deepEqual(printer.pending([pending('7', details('tail end\n', 5_000))]), [`${P}… (4,991 characters before)`, `${P}tail end`]);
+    assert.deepEqual(printer.pending([pending('7', details('tail end\n', 5_000))]), [
+      `${P}… (4,991 characters before)`,
+      `${P}tail end`,
+    ]);
   });
 
   test('a new attempt starts over', () => {
@@ -121,7 +183,11 @@ describe('the streamed text printer of follow', () => {
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('callModel', '7'));
     assert.deepEqual(printer.pending([pending('7', details('first try\nhalf'))]), [`${P}first try`]);
-    assert.deepEqual(printer.pending([pending('7', details('again\n'), 2)]), [`${P}half`, '  (attempt 2 of the model call)', `${P}again`]);
+    assert.deepEqual(printer.pending([pending('7', details('again\n'), 2)]), [
+      `${P}half`,
+      '  (attempt 2 of the model call)',
+      `${P}again`,
+    ]);
   });
 
   test('tools and calls whose scheduling it has not read yet are not shown', () => {
@@ -129,7 +195,10 @@ describe('the streamed text printer of follow', () => {
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('search', '4'));
     assert.equal(printer.watching, false);
-    assert.deepEqual(printer.pending([pending('4', details('tool text\n'), 1, 'search'), pending('9', details('later call\n'))]), []);
+    assert.deepEqual(
+      printer.pending([pending('4', details('tool text\n'), 1, 'search'), pending('9', details('later call\n'))]),
+      [],
+    );
   });
 
   test('unreadable heartbeat details are skipped', () => {
@@ -139,7 +208,9 @@ describe('the streamed text printer of follow', () => {
     const unreadable = temporal.api.workflow.v1.PendingActivityInfo.fromObject({
       activityId: '2',
       attempt: 1,
-      heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] },
+      heartbeatDetails: {
+        payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }],
+      },
     });
     assert.deepEqual(printer.pending([unreadable]), []);
   });

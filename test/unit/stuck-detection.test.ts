@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
 import type { ToolCallRequest } from '../../src/core/protocols';
-import { callSignature, INITIAL_STUCK_DETECTOR_STATE, observeToolCall, watchedCalls, type StuckVerdict } from '../../src/core/stuck-detection';
+import {
+  callSignature,
+  INITIAL_STUCK_DETECTOR_STATE,
+  observeToolCall,
+  watchedCalls,
+  type StuckVerdict,
+} from '../../src/core/stuck-detection';
 
 /** Feeds the watched calls of each reply to the detector, as the workflow does; returns the verdict kinds. */
 function verdicts(replies: string[]): Array<StuckVerdict['kind']> {

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { characterEstimateCounter, countConversationTokens } from '../../activities/token-counter';
-import { calibrationAfterCall, inEstimatedTokens, inServerTokens, MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN, MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN, UNCALIBRATED } from '../../src/core/token-calibration';
+import {
+  calibrationAfterCall,
+  inEstimatedTokens,
+  inServerTokens,
+  MAX_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
+  MIN_SERVER_TOKENS_PER_ESTIMATED_TOKEN,
+  UNCALIBRATED,
+} from '../../src/core/token-calibration';
 
 describe('token calibration', () => {
   test("the ratio is the server's prompt tokens over our estimate of the same prompt", () => {

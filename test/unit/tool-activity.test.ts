@@ -14,7 +14,11 @@ import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type JsonSchema } from '../../src/core/
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 
 /** `env.run` with the activity's own argument and result types. */
-function runIn<A extends unknown[], R>(env: MockActivityEnvironment, activity: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+function runIn<A extends unknown[], R>(
+  env: MockActivityEnvironment,
+  activity: (...args: A) => Promise<R>,
+  ...args: A
+): Promise<R> {
   return env.run(activity, ...args) as Promise<R>;
 }
 
@@ -38,7 +42,10 @@ interface RecordingTool extends ToolDefinition {
   runs: Array<{ args: Record<string, unknown>; context: ToolContext }>;
 }
 
-function tool(run: (args: Record<string, unknown>, context: ToolContext) => Promise<string>, name = 'lookup'): RecordingTool {
+function tool(
+  run: (args: Record<string, unknown>, context: ToolContext) => Promise<string>,
+  name = 'lookup',
+): RecordingTool {
   const runs: RecordingTool['runs'] = [];
   return {
     name,
@@ -53,7 +60,13 @@ function tool(run: (args: Record<string, unknown>, context: ToolContext) => Prom
 }
 
 function input(overrides: Partial<ToolActivityInput> = {}): ToolActivityInput {
-  return { workflowId: 'wf-tools', callId: 'call-1-1', arguments: { query: 'temporal' }, maxObservationCharacters: 1_000, ...overrides };
+  return {
+    workflowId: 'wf-tools',
+    callId: 'call-1-1',
+    arguments: { query: 'temporal' },
+    maxObservationCharacters: 1_000,
+    ...overrides,
+  };
 }
 
 function deferred<T = void>() {
@@ -69,7 +82,10 @@ class StoreDownFor extends MemoryTranscriptStore {
   refusals = 0;
   constructor(
     private readonly downFor: number,
-    private readonly failure = ApplicationFailure.create({ type: FailureTypes.transcriptUnavailable, message: 'The transcript store s3://b/t is unavailable (storing): connect ECONNREFUSED.' }),
+    private readonly failure = ApplicationFailure.create({
+      type: FailureTypes.transcriptUnavailable,
+      message: 'The transcript store s3://b/t is unavailable (storing): connect ECONNREFUSED.',
+    }),
   ) {
     super();
   }
@@ -114,7 +130,11 @@ describe('createToolActivity', () => {
   test('a non-string result is stored as JSON', async () => {
     const store = new MemoryTranscriptStore();
     const lookup = tool(async () => ({ hits: [1, 2] }) as unknown as string);
-    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
+    const output = await runIn(
+      environment().env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input(),
+    );
     assert.equal(await store.getText(output.observation.ref), '{"hits":[1,2]}');
   });
 
@@ -123,7 +143,11 @@ describe('createToolActivity', () => {
     const whole = Array.from({ length: 300 }, (_, index) => `line ${index}`).join('\n');
     assert.equal(whole.length, 2_589);
     const lookup = tool(async () => whole);
-    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input({ maxObservationCharacters: 1_000 }));
+    const output = await runIn(
+      environment().env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input({ maxObservationCharacters: 1_000 }),
+    );
 
     assert.ok(output.fullOutput, 'the whole output is referenced');
     assert.equal(output.fullOutput.ref, MemoryTranscriptStore.referenceOf(whole));
@@ -159,7 +183,11 @@ describe('createToolActivity', () => {
   test('invalid arguments become an error observation without running the handler', async () => {
     const store = new MemoryTranscriptStore();
     const lookup = tool(async () => 'should not run');
-    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input({ arguments: { limit: 'ten', verbose: true } }));
+    const output = await runIn(
+      environment().env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input({ arguments: { limit: 'ten', verbose: true } }),
+    );
     assert.equal(lookup.runs.length, 0);
     assert.equal(output.isError, true);
     const text = await store.getText(output.observation.ref);
@@ -172,7 +200,11 @@ describe('createToolActivity', () => {
   test('missing arguments are checked as an empty object', async () => {
     const store = new MemoryTranscriptStore();
     const lookup = tool(async () => 'should not run');
-    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input({ arguments: undefined as unknown as Record<string, unknown> }));
+    const output = await runIn(
+      environment().env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input({ arguments: undefined as unknown as Record<string, unknown> }),
+    );
     assert.equal(lookup.runs.length, 0);
     assert.equal(output.isError, true);
     assert.match(await store.getText(output.observation.ref), /missing required argument "query"/);
@@ -183,7 +215,11 @@ describe('createToolActivity', () => {
     const lookup = tool(async () => {
       throw new ToolInputError('No page at that URL; check the address.');
     });
-    const output = await runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
+    const output = await runIn(
+      environment().env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input(),
+    );
     assert.equal(output.isError, true);
     assert.equal(await store.getText(output.observation.ref), 'Error: No page at that URL; check the address.');
   });
@@ -194,18 +230,28 @@ describe('createToolActivity', () => {
     const lookup = tool(async () => {
       throw failure;
     });
-    await assert.rejects(runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input()), (error) => error === failure);
+    await assert.rejects(
+      runIn(environment().env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input()),
+      (error) => error === failure,
+    );
     assert.equal(store.blobs.size, 0, 'nothing is stored for a failed attempt');
   });
 
   test('a transcript store that is down when the output is stored: tried again within the attempt until it answers; the tool ran once', async () => {
     const store = new StoreDownFor(2);
     const lookup = tool(async () => 'Facts.');
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 600, currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
+    const env = new MockActivityEnvironment(
+      { heartbeatTimeoutMs: 600, currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 },
+      { logger: quietLogger },
+    );
     const heartbeats: unknown[] = [];
     env.on('heartbeat', (details: unknown) => heartbeats.push(details));
     const started = Date.now();
-    const output = await runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), input());
+    const output = await runIn(
+      env,
+      createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }),
+      input(),
+    );
     assert.equal(await store.getText(output.observation.ref), 'Facts.');
     assert.equal(store.refusals, 2);
     assert.equal(lookup.runs.length, 1);
@@ -213,7 +259,9 @@ describe('createToolActivity', () => {
     assert.ok(Date.now() - started >= paused - 50, `paused ${paused} ms between tries`);
     // While it waited, the heartbeats said for what (the Web UI and `describe` show them).
     assert.ok(
-      heartbeats.some((details) => /is unavailable/.test(String((details as { waitingForStore?: string } | undefined)?.waitingForStore))),
+      heartbeats.some((details) =>
+        /is unavailable/.test(String((details as { waitingForStore?: string } | undefined)?.waitingForStore)),
+      ),
       JSON.stringify(heartbeats),
     );
   });
@@ -221,15 +269,27 @@ describe('createToolActivity', () => {
   test('a store still down when the attempt would pass its start-to-close timeout: the store failure, for Temporal to retry; other store failures at once', async () => {
     const lookup = tool(async () => 'Facts.');
     const down = new StoreDownFor(10);
-    const env = new MockActivityEnvironment({ currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 1_200 }, { logger: quietLogger });
+    const env = new MockActivityEnvironment(
+      { currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 1_200 },
+      { logger: quietLogger },
+    );
     await assert.rejects(
       runIn(env, createToolActivity(lookup, { store: down, tokenCounter: characterEstimateCounter }), input()),
       (error) => (error as ApplicationFailure).type === FailureTypes.transcriptUnavailable,
     );
     assert.equal(down.refusals, 2, 'tried, paused 500 ms, tried; a 1 s pause would pass the timeout');
-    const missing = new StoreDownFor(1, ApplicationFailure.create({ type: FailureTypes.transcriptMissing, message: 'gone', nonRetryable: true }));
-    const patient = new MockActivityEnvironment({ currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 }, { logger: quietLogger });
-    await assert.rejects(runIn(patient, createToolActivity(lookup, { store: missing, tokenCounter: characterEstimateCounter }), input()), /gone/);
+    const missing = new StoreDownFor(
+      1,
+      ApplicationFailure.create({ type: FailureTypes.transcriptMissing, message: 'gone', nonRetryable: true }),
+    );
+    const patient = new MockActivityEnvironment(
+      { currentAttemptScheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 30_000 },
+      { logger: quietLogger },
+    );
+    await assert.rejects(
+      runIn(patient, createToolActivity(lookup, { store: missing, tokenCounter: characterEstimateCounter }), input()),
+      /gone/,
+    );
     assert.equal(missing.refusals, 1);
   });
 
@@ -283,7 +343,11 @@ describe('createToolActivity', () => {
       return new Promise<string>(() => undefined);
     });
     const { env } = environment();
-    const running = runIn(env, createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }), input());
+    const running = runIn(
+      env,
+      createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }),
+      input(),
+    );
     await started.promise;
     env.cancel();
     await assert.rejects(running, (error) => error instanceof CancelledFailure);
@@ -296,7 +360,11 @@ describe('createToolActivity', () => {
       return 'done';
     });
     const { env, heartbeats } = environment(600); // ticks every heartbeatIntervalFor(600) = 600 / 3 = 200 ms
-    await runIn(env, createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }), input({ callId: 'call-9-2' }));
+    await runIn(
+      env,
+      createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }),
+      input({ callId: 'call-9-2' }),
+    );
     assert.deepEqual(heartbeats[0], { callId: 'call-9-2', started: true });
     assert.deepEqual(heartbeats[1], { progress: 'halfway' }, "the handler's own heartbeats pass through");
     const ticks = heartbeats.filter((details) => (details as { running?: boolean }).running === true);
@@ -312,7 +380,10 @@ describe('truncateForModel', () => {
   test('leaves short output alone and cuts long output with a note', () => {
     assert.equal(truncateForModel('short', 5, 'sha256:ref'), 'short');
     const cut = truncateForModel('abcdefghij', 4, 'sha256:ref');
-    assert.equal(cut, 'abcd\n\n[Output truncated: showing 4 of 10 characters. The whole output is kept in the transcript store as sha256:ref.]');
+    assert.equal(
+      cut,
+      'abcd\n\n[Output truncated: showing 4 of 10 characters. The whole output is kept in the transcript store as sha256:ref.]',
+    );
   });
 });
 
@@ -335,12 +406,26 @@ describe('validateArguments', () => {
 
   test('valid arguments have no problems', () => {
     assert.deepEqual(validateArguments(schema, { query: 'q' }), []);
-    assert.deepEqual(validateArguments(schema, { query: 'q', count: 3, ratio: 0.5, tags: ['a'], filter: { a: 1 }, note: null, mode: 'deep', anything: [1] }), []);
+    assert.deepEqual(
+      validateArguments(schema, {
+        query: 'q',
+        count: 3,
+        ratio: 0.5,
+        tags: ['a'],
+        filter: { a: 1 },
+        note: null,
+        mode: 'deep',
+        anything: [1],
+      }),
+      [],
+    );
   });
 
   test('an integer is a number, a fraction is not an integer', () => {
     assert.deepEqual(validateArguments(schema, { query: 'q', ratio: 2 }), []);
-    assert.deepEqual(validateArguments(schema, { query: 'q', count: 2.5 }), ['argument "count" must be integer, got number']);
+    assert.deepEqual(validateArguments(schema, { query: 'q', count: 2.5 }), [
+      'argument "count" must be integer, got number',
+    ]);
   });
 
   test('missing required argument', () => {
@@ -350,25 +435,42 @@ describe('validateArguments', () => {
   test('wrong types are named, including arrays and null', () => {
     assert.deepEqual(validateArguments(schema, { query: ['q'] }), ['argument "query" must be string, got array']);
     assert.deepEqual(validateArguments(schema, { query: null }), ['argument "query" must be string, got null']);
-    assert.deepEqual(validateArguments(schema, { query: 'q', filter: [] }), ['argument "filter" must be object, got array']);
-    assert.deepEqual(validateArguments(schema, { query: 'q', tags: 'a' }), ['argument "tags" must be array, got string']);
-    assert.deepEqual(validateArguments(schema, { query: 'q', note: 3 }), ['argument "note" must be string or null, got integer']);
+    assert.deepEqual(validateArguments(schema, { query: 'q', filter: [] }), [
+      'argument "filter" must be object, got array',
+    ]);
+    assert.deepEqual(validateArguments(schema, { query: 'q', tags: 'a' }), [
+      'argument "tags" must be array, got string',
+    ]);
+    assert.deepEqual(validateArguments(schema, { query: 'q', note: 3 }), [
+      'argument "note" must be string or null, got integer',
+    ]);
   });
 
   test('enum values', () => {
-    assert.deepEqual(validateArguments(schema, { query: 'q', mode: 'slow' }), ['argument "mode" must be one of "fast", "deep"']);
+    assert.deepEqual(validateArguments(schema, { query: 'q', mode: 'slow' }), [
+      'argument "mode" must be one of "fast", "deep"',
+    ]);
   });
 
   test('unknown arguments are refused only when additionalProperties is false', () => {
-    assert.deepEqual(validateArguments(schema, { query: 'q', extra: 1 }), ['unknown argument "extra" (expected: query, count, ratio, tags, filter, note, mode, anything)']);
+    assert.deepEqual(validateArguments(schema, { query: 'q', extra: 1 }), [
+      'unknown argument "extra" (expected: query, count, ratio, tags, filter, note, mode, anything)',
+    ]);
     assert.deepEqual(validateArguments({ ...schema, additionalProperties: true }, { query: 'q', extra: 1 }), []);
     assert.deepEqual(validateArguments({ type: 'object' }, { extra: 1 }), []);
-    assert.deepEqual(validateArguments({ type: 'object', additionalProperties: false }, { extra: 1 }), ['unknown argument "extra" (expected: none)']);
+    assert.deepEqual(validateArguments({ type: 'object', additionalProperties: false }, { extra: 1 }), [
+      'unknown argument "extra" (expected: none)',
+    ]);
   });
 
   test('argument names that are Object.prototype members are not mistaken for declared properties', () => {
-    assert.deepEqual(validateArguments({ type: 'object', properties: {}, additionalProperties: false }, { constructor: 'x' }), ['unknown argument "constructor" (expected: none)']);
-    assert.deepEqual(validateArguments({ type: 'object', properties: {}, required: ['toString'] }, {}), ['missing required argument "toString"']);
+    assert.deepEqual(
+      validateArguments({ type: 'object', properties: {}, additionalProperties: false }, { constructor: 'x' }),
+      ['unknown argument "constructor" (expected: none)'],
+    );
+    assert.deepEqual(validateArguments({ type: 'object', properties: {}, required: ['toString'] }, {}), [
+      'missing required argument "toString"',
+    ]);
   });
 
   test('every problem is reported', () => {
@@ -386,7 +488,12 @@ describe('ToolRegistry', () => {
   });
 
   test('accepts valid names and lists them in registration order', () => {
-    const registry = new ToolRegistry([definition('search'), definition('_private'), definition('visit-page'), definition('a'.repeat(64))]);
+    const registry = new ToolRegistry([
+      definition('search'),
+      definition('_private'),
+      definition('visit-page'),
+      definition('a'.repeat(64)),
+    ]);
     assert.deepEqual(registry.names(), ['search', '_private', 'visit-page', 'a'.repeat(64)]);
     assert.equal(registry.get('search')?.name, 'search');
     assert.equal(registry.get('missing'), undefined);
@@ -405,7 +512,12 @@ describe('ToolRegistry', () => {
   }
 
   test('reserved names are the agent activities', () => {
-    assert.deepEqual([...RESERVED_ACTIVITY_NAMES].sort(), ['callModel', 'compressContext', 'finishTranscript', 'startConversation']);
+    assert.deepEqual([...RESERVED_ACTIVITY_NAMES].sort(), [
+      'callModel',
+      'compressContext',
+      'finishTranscript',
+      'startConversation',
+    ]);
   });
 
   test('rejects a duplicate', () => {
@@ -415,18 +527,28 @@ describe('ToolRegistry', () => {
   });
 
   test('rejects parameters that are not an object schema', () => {
-    assert.throws(() => new ToolRegistry([definition('search', { parameters: { type: 'array' } })]), /parameters must be a JSON schema of type "object"/);
+    assert.throws(
+      () => new ToolRegistry([definition('search', { parameters: { type: 'array' } })]),
+      /parameters must be a JSON schema of type "object"/,
+    );
   });
 
   test('specs fill in activity defaults and keep overrides', () => {
-    const registry = new ToolRegistry([definition('search'), definition('python', { activity: { heartbeatSeconds: 5, taskQueue: 'sandbox' } })]);
+    const registry = new ToolRegistry([
+      definition('search'),
+      definition('python', { activity: { heartbeatSeconds: 5, taskQueue: 'sandbox' } }),
+    ]);
     const [search, python] = registry.specs();
     assert.equal(search?.name, 'search');
     assert.equal(search?.description, 'The search tool.');
     assert.deepEqual(search?.parameters, { type: 'object', properties: {} });
     assert.deepEqual(search?.activity, DEFAULT_TOOL_ACTIVITY_SETTINGS);
     assert.notEqual(search?.activity, DEFAULT_TOOL_ACTIVITY_SETTINGS, 'each spec gets its own settings object');
-    assert.deepEqual(python?.activity, { ...DEFAULT_TOOL_ACTIVITY_SETTINGS, heartbeatSeconds: 5, taskQueue: 'sandbox' });
+    assert.deepEqual(python?.activity, {
+      ...DEFAULT_TOOL_ACTIVITY_SETTINGS,
+      heartbeatSeconds: 5,
+      taskQueue: 'sandbox',
+    });
     assert.equal(DEFAULT_TOOL_ACTIVITY_SETTINGS.heartbeatSeconds, 30, 'the defaults object is not modified');
   });
 
@@ -441,8 +563,14 @@ describe('ToolRegistry', () => {
 
   test('unknown tool names are an error listing the available tools', () => {
     const registry = new ToolRegistry([definition('search'), definition('visit')]);
-    assert.throws(() => registry.specs(['search', 'browse']), { message: 'Unknown tool: browse. This worker has: search, visit.' });
-    assert.throws(() => registry.specs(['browse', 'calc']), { message: 'Unknown tools: browse, calc. This worker has: search, visit.' });
-    assert.throws(() => new ToolRegistry().specs(['search']), { message: 'Unknown tool: search. This worker has: no tools.' });
+    assert.throws(() => registry.specs(['search', 'browse']), {
+      message: 'Unknown tool: browse. This worker has: search, visit.',
+    });
+    assert.throws(() => registry.specs(['browse', 'calc']), {
+      message: 'Unknown tools: browse, calc. This worker has: search, visit.',
+    });
+    assert.throws(() => new ToolRegistry().specs(['search']), {
+      message: 'Unknown tool: search. This worker has: no tools.',
+    });
   });
 });

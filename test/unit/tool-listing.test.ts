@@ -1,16 +1,45 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { describeSource, formatToolListing, parseToolListing, shortDescription, type ToolListing } from '../../src/cli/tool-listing';
+import {
+  describeSource,
+  formatToolListing,
+  parseToolListing,
+  shortDescription,
+  type ToolListing,
+} from '../../src/cli/tool-listing';
 
 /** `react-agent tools`: the listing worker/list-tools.ts prints, as the command shows it. */
 const listing: ToolListing = {
   tools: [
-    { name: 'search', source: 'built-in', requiresApproval: false, description: 'Search the web and return the top results for each query. Use several queries at once.' },
+    {
+      name: 'search',
+      source: 'built-in',
+      requiresApproval: false,
+      description: 'Search the web and return the top results for each query. Use several queries at once.',
+    },
     { name: 'lookup', source: 'module', requiresApproval: false, description: 'Looks a term up.\nSecond line.' },
-    { name: 'echo', source: 'mcp', server: 'everything', requiresApproval: false, description: 'Echoes back the input string' },
-    { name: 'web_get-sum', source: 'mcp', server: 'web', serverToolName: 'get-sum', requiresApproval: true, description: 'Returns the sum of two numbers' },
+    {
+      name: 'echo',
+      source: 'mcp',
+      server: 'everything',
+      requiresApproval: false,
+      description: 'Echoes back the input string',
+    },
+    {
+      name: 'web_get-sum',
+      source: 'mcp',
+      server: 'web',
+      serverToolName: 'get-sum',
+      requiresApproval: true,
+      description: 'Returns the sum of two numbers',
+    },
   ],
-  skippedServers: [{ server: 'graph', reason: 'MCP server "graph" (stdio: graph-server) did not start: exited with code 3\nits stderr ended with: …' }],
+  skippedServers: [
+    {
+      server: 'graph',
+      reason: 'MCP server "graph" (stdio: graph-server) did not start: exited with code 3\nits stderr ended with: …',
+    },
+  ],
 };
 
 describe('shortDescription', () => {
@@ -58,6 +87,9 @@ test('no tools at all says so', () => {
 
 test('the JSON the lister printed is read back; anything else is refused quoting it', () => {
   assert.deepEqual(parseToolListing(JSON.stringify(listing)), listing);
-  assert.throws(() => parseToolListing('Error: Cannot find module'), /the tool listing was not readable: "Error: Cannot find module"/);
+  assert.throws(
+    () => parseToolListing('Error: Cannot find module'),
+    /the tool listing was not readable: "Error: Cannot find module"/,
+  );
   assert.throws(() => parseToolListing('{"tools": {}}'), /not readable/);
 });

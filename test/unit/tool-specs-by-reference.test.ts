@@ -24,7 +24,14 @@ import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
 const sum: ToolDefinition = {
   name: 'get-sum',
   description: 'Returns the sum of two numbers. '.repeat(8).trim(),
-  parameters: { type: 'object', properties: { a: { type: 'number', description: 'First number' }, b: { type: 'number', description: 'Second number' } }, required: ['a', 'b'] },
+  parameters: {
+    type: 'object',
+    properties: {
+      a: { type: 'number', description: 'First number' },
+      b: { type: 'number', description: 'Second number' },
+    },
+    required: ['a', 'b'],
+  },
   requiresApproval: true,
   activity: { startToCloseSeconds: 150, maxAttempts: 5, initialRetrySeconds: 2 },
   run: async () => '3',
@@ -52,10 +59,33 @@ const start = { question: 'Which sum?', protocol: 'native' as const, today: '202
 describe('startConversation with storeToolSpecs', () => {
   test("history gets each tool's name, scheduling and approval; the specs are one stored blob", async () => {
     const store = new MemoryTranscriptStore();
-    const output = await conversationActivities(store, [sum, echo]).startConversation({ ...start, storeToolSpecs: true });
+    const output = await conversationActivities(store, [sum, echo]).startConversation({
+      ...start,
+      storeToolSpecs: true,
+    });
     assert.deepEqual(output.tools, [
-      { name: 'get-sum', activity: { startToCloseSeconds: 150, heartbeatSeconds: 30, maxAttempts: 5, initialRetrySeconds: 2, taskQueue: 'tool-queue' }, requiresApproval: true },
-      { name: 'echo', activity: { startToCloseSeconds: 300, heartbeatSeconds: 30, maxAttempts: 3, initialRetrySeconds: 1, taskQueue: 'tool-queue' }, requiresApproval: false },
+      {
+        name: 'get-sum',
+        activity: {
+          startToCloseSeconds: 150,
+          heartbeatSeconds: 30,
+          maxAttempts: 5,
+          initialRetrySeconds: 2,
+          taskQueue: 'tool-queue',
+        },
+        requiresApproval: true,
+      },
+      {
+        name: 'echo',
+        activity: {
+          startToCloseSeconds: 300,
+          heartbeatSeconds: 30,
+          maxAttempts: 3,
+          initialRetrySeconds: 1,
+          taskQueue: 'tool-queue',
+        },
+        requiresApproval: false,
+      },
     ]);
     assert.match(output.toolSpecs ?? '', /^sha256:[0-9a-f]{64}$/);
     const stored = await loadToolSpecs(store, output.toolSpecs as string);
@@ -80,13 +110,28 @@ describe('startConversation with storeToolSpecs', () => {
       ['get-sum', 'echo'],
     );
     assert.equal((output.tools[0] as { description?: string }).description, sum.description);
-    assert.ok(JSON.stringify(output).length > JSON.stringify(await conversationActivities(new MemoryTranscriptStore(), [sum, echo]).startConversation({ ...start, storeToolSpecs: true })).length);
+    assert.ok(
+      JSON.stringify(output).length >
+        JSON.stringify(
+          await conversationActivities(new MemoryTranscriptStore(), [sum, echo]).startConversation({
+            ...start,
+            storeToolSpecs: true,
+          }),
+        ).length,
+    );
   });
 
   test('the same tool list stored by two runs is one blob', async () => {
     const store = new MemoryTranscriptStore();
-    const first = await conversationActivities(store, [sum, echo]).startConversation({ ...start, storeToolSpecs: true });
-    const second = await conversationActivities(store, [sum, echo]).startConversation({ ...start, question: 'Another?', storeToolSpecs: true });
+    const first = await conversationActivities(store, [sum, echo]).startConversation({
+      ...start,
+      storeToolSpecs: true,
+    });
+    const second = await conversationActivities(store, [sum, echo]).startConversation({
+      ...start,
+      question: 'Another?',
+      storeToolSpecs: true,
+    });
     assert.equal(first.toolSpecs, second.toolSpecs);
     assert.notEqual(first.conversation, second.conversation);
   });
@@ -101,11 +146,17 @@ describe('startConversation with storeToolSpecs', () => {
 
 test('the run keeps the reference when its transcript opens (and carries it on continue-as-new)', async () => {
   const store = new MemoryTranscriptStore();
-  const output: StartConversationOutput = await conversationActivities(store, [echo]).startConversation({ ...start, storeToolSpecs: true });
+  const output: StartConversationOutput = await conversationActivities(store, [echo]).startConversation({
+    ...start,
+    storeToolSpecs: true,
+  });
   const state = openedRunState(initialRunState('native', DEFAULT_LIMITS, 0), output);
   assert.equal(state.setup?.toolSpecs, output.toolSpecs);
   assert.deepEqual(state.setup?.tools, output.tools);
-  const before = openedRunState(initialRunState('native', DEFAULT_LIMITS, 0), await conversationActivities(store, [echo]).startConversation(start));
+  const before = openedRunState(
+    initialRunState('native', DEFAULT_LIMITS, 0),
+    await conversationActivities(store, [echo]).startConversation(start),
+  );
   assert.equal('toolSpecs' in (before.setup ?? {}), false, 'a run opened the old way has no reference');
 });
 
@@ -115,8 +166,20 @@ function recordingOpenAI(): { openai: OpenAI; requests: Array<{ tools?: unknown[
   const create = async (params: { tools?: unknown[] }) => {
     requests.push(params);
     return (async function* () {
-      yield { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: null }] };
-      yield { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] };
+      yield {
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'm',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: null }],
+      };
+      yield {
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'm',
+        choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      };
     })();
   };
   return { openai: { chat: { completions: { create } } } as unknown as OpenAI, requests };
@@ -124,15 +187,29 @@ function recordingOpenAI(): { openai: OpenAI; requests: Array<{ tools?: unknown[
 
 describe("callModel with the run's stored specs", () => {
   const modelDefaults = { model: 'm', temperature: 0.6, topP: 0.95, maxOutputTokens: 100 };
-  const environment = () => new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR') });
+  const environment = () =>
+    new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR') });
 
   test('sends the schemas the run started with, though this worker no longer offers the tool (its MCP server dropped it)', async () => {
     const store = new MemoryTranscriptStore();
-    const opened = await conversationActivities(store, [sum, echo]).startConversation({ ...start, storeToolSpecs: true });
+    const opened = await conversationActivities(store, [sum, echo]).startConversation({
+      ...start,
+      storeToolSpecs: true,
+    });
     const { openai, requests } = recordingOpenAI();
     // This worker's registry has another echo and no get-sum.
-    const changedEcho: ToolDefinition = { ...echo, description: 'A newer echo.', parameters: { type: 'object', properties: { text: { type: 'string' } } } };
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([changedEcho]) });
+    const changedEcho: ToolDefinition = {
+      ...echo,
+      description: 'A newer echo.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } } },
+    };
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults,
+      tools: new ToolRegistry([changedEcho]),
+    });
     const input = {
       workflowId: 'wf',
       modelCall: 1,
@@ -155,9 +232,25 @@ describe("callModel with the run's stored specs", () => {
     const store = new MemoryTranscriptStore();
     const opened = await conversationActivities(store, [echo]).startConversation(start);
     const { openai, requests } = recordingOpenAI();
-    const callModel = createCallModel({ chatModel: chatModelOver(openai), store, tokenCounter: characterEstimateCounter, modelDefaults, tools: new ToolRegistry([echo]) });
-    await environment().run(callModel, { workflowId: 'wf', modelCall: 1, conversation: opened.conversation, append: [], model: { model: 'm' }, protocol: 'native' as const, tools: ['echo'] });
-    assert.deepEqual(requests[0]?.tools, [{ type: 'function', function: { name: 'echo', description: echo.description, parameters: echo.parameters } }]);
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults,
+      tools: new ToolRegistry([echo]),
+    });
+    await environment().run(callModel, {
+      workflowId: 'wf',
+      modelCall: 1,
+      conversation: opened.conversation,
+      append: [],
+      model: { model: 'm' },
+      protocol: 'native' as const,
+      tools: ['echo'],
+    });
+    assert.deepEqual(requests[0]?.tools, [
+      { type: 'function', function: { name: 'echo', description: echo.description, parameters: echo.parameters } },
+    ]);
   });
 });
 

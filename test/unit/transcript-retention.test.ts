@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, expect, test } from '@jest/globals';
 import { formatBytes, formatRetentionSummary, parseGcArguments } from '../../src/cli/commands/gc-command';
-import { applyRetention, planRetention, reachableBlobs, referencesIn, referencesInValue, retentionQueries, summarisePlan } from '../../src/cli/transcript-retention';
+import {
+  applyRetention,
+  planRetention,
+  reachableBlobs,
+  referencesIn,
+  referencesInValue,
+  retentionQueries,
+  summarisePlan,
+} from '../../src/cli/transcript-retention';
 import { putConversation, putMessage } from '../../src/storage/conversation';
 import { TranscriptStoreUnavailableError } from '../../src/storage/transcript-store';
 import { UsageError } from '../../src/cli/usage-error';
@@ -18,7 +26,10 @@ async function twoRuns() {
   const system = await putMessage(store, { role: 'system', content: 'You are a research agent.' });
   const oldQuestion = await putMessage(store, { role: 'user', content: 'old question' });
   const toolOutput = await store.putText('the whole page the tool read');
-  const oldReply = await putMessage(store, { role: 'user', content: `<tool_response>[stored as ${toolOutput}] (a page quoting sha256:${'a'.repeat(64)})</tool_response>` });
+  const oldReply = await putMessage(store, {
+    role: 'user',
+    content: `<tool_response>[stored as ${toolOutput}] (a page quoting sha256:${'a'.repeat(64)})</tool_response>`,
+  });
   const oldFirstManifest = await putConversation(store, [system, oldQuestion]);
   const oldManifest = await putConversation(store, [system, oldQuestion, oldReply]);
   for (const reference of store.blobs.keys()) store.writtenAt.set(reference, longAgo);
@@ -33,14 +44,19 @@ describe('references', () => {
     const a = `sha256:${'a'.repeat(64)}`;
     const b = `sha256:${'b'.repeat(64)}`;
     assert.deepEqual(referencesIn(`x ${a} y ${a} ${b} sha256:short`), [a, b]);
-    const history = [{ payloads: [{ data: new TextEncoder().encode(JSON.stringify({ transcript: a })) }] }, { memo: { nested: [b] } }];
+    const history = [
+      { payloads: [{ data: new TextEncoder().encode(JSON.stringify({ transcript: a })) }] },
+      { memo: { nested: [b] } },
+    ];
     expect([...referencesInValue(history)].sort()).toEqual([a, b]);
   });
 
   test('reachableBlobs follows manifests to messages and messages to stored tool outputs; a quoted hash that is no blob is skipped', async () => {
     const runs = await twoRuns();
     const reached = await reachableBlobs(runs.store, [runs.oldManifest]);
-    expect([...reached.keys()].sort()).toEqual([runs.oldManifest, runs.system, runs.oldQuestion, runs.oldReply, runs.toolOutput].sort());
+    expect([...reached.keys()].sort()).toEqual(
+      [runs.oldManifest, runs.system, runs.oldQuestion, runs.oldReply, runs.toolOutput].sort(),
+    );
     assert.equal(reached.get(runs.oldManifest)?.manifest, true);
     assert.equal(reached.get(runs.oldReply)?.manifest, false);
   });
@@ -50,7 +66,10 @@ describe('references', () => {
     const failing = Object.assign(Object.create(runs.store) as MemoryTranscriptStore, {
       getText: async () => Promise.reject(new TranscriptStoreUnavailableError('down')),
     });
-    await assert.rejects(reachableBlobs(failing, [runs.newManifest]), (error: unknown) => (error as Error).name === 'TranscriptStoreUnavailableError');
+    await assert.rejects(
+      reachableBlobs(failing, [runs.newManifest]),
+      (error: unknown) => (error as Error).name === 'TranscriptStoreUnavailableError',
+    );
   });
 });
 
@@ -58,8 +77,14 @@ describe('planRetention', () => {
   test('removes what only old runs reach; keeps a blob a newer run shares and one written after the cutoff', async () => {
     const runs = await twoRuns();
     runs.store.writtenAt.set(runs.toolOutput, new Date(now.getTime() - DAY));
-    const plan = await planRetention(runs.store, { oldRoots: [runs.oldFirstManifest, runs.oldManifest], keptRoots: [runs.newManifest], cutoff });
-    expect(plan.remove.map((blob) => blob.reference).sort()).toEqual([runs.oldFirstManifest, runs.oldManifest, runs.oldQuestion, runs.oldReply].sort());
+    const plan = await planRetention(runs.store, {
+      oldRoots: [runs.oldFirstManifest, runs.oldManifest],
+      keptRoots: [runs.newManifest],
+      cutoff,
+    });
+    expect(plan.remove.map((blob) => blob.reference).sort()).toEqual(
+      [runs.oldFirstManifest, runs.oldManifest, runs.oldQuestion, runs.oldReply].sort(),
+    );
     expect([...plan.manifests].sort()).toEqual([runs.oldFirstManifest, runs.oldManifest].sort());
     expect(plan.kept).toEqual(
       expect.arrayContaining([
@@ -87,7 +112,11 @@ describe('planRetention', () => {
 
   test('applyRetention deletes messages and outputs first, manifests last; the kept blobs still read', async () => {
     const runs = await twoRuns();
-    const plan = await planRetention(runs.store, { oldRoots: [runs.oldManifest], keptRoots: [runs.newManifest], cutoff });
+    const plan = await planRetention(runs.store, {
+      oldRoots: [runs.oldManifest],
+      keptRoots: [runs.newManifest],
+      cutoff,
+    });
     const deleted: string[] = [];
     const recording = Object.assign(Object.create(runs.store) as MemoryTranscriptStore, {
       deleteBlob: async (reference: string) => {
@@ -98,7 +127,10 @@ describe('planRetention', () => {
     await applyRetention(recording, plan, 1);
     assert.equal(deleted.at(-1), runs.oldManifest);
     expect(deleted.sort()).toEqual([runs.oldManifest, runs.oldQuestion, runs.oldReply, runs.toolOutput].sort());
-    assert.equal(await runs.store.getText(runs.system), JSON.stringify({ role: 'system', content: 'You are a research agent.' }));
+    assert.equal(
+      await runs.store.getText(runs.system),
+      JSON.stringify({ role: 'system', content: 'You are a research agent.' }),
+    );
     assert.ok(runs.store.blobs.has(runs.newManifest) && runs.store.blobs.has(runs.newQuestion));
     assert.ok(runs.store.blobs.has(runs.oldFirstManifest), 'an intermediate manifest no root named stays');
   });
@@ -106,7 +138,12 @@ describe('planRetention', () => {
 
 describe('gc command line', () => {
   test('durations like 30d, 12h, 90m and 1h30m; --dry-run and --json', () => {
-    expect(parseGcArguments(['--older-than', '30d'])).toEqual({ olderThanMs: 30 * DAY, olderThan: '30d', dryRun: false, json: false });
+    expect(parseGcArguments(['--older-than', '30d'])).toEqual({
+      olderThanMs: 30 * DAY,
+      olderThan: '30d',
+      dryRun: false,
+      json: false,
+    });
     assert.equal(parseGcArguments(['--older-than', '12h', '--dry-run']).olderThanMs, 12 * 3_600_000);
     assert.equal(parseGcArguments(['--older-than=90m']).olderThanMs, 90 * 60_000);
     assert.equal(parseGcArguments(['--older-than', '1h30m', '--json']).json, true);
@@ -138,7 +175,10 @@ describe('gc command line', () => {
       bytesFreed: 3 * 1024 * 1024,
     };
     const text = formatRetentionSummary(summary, '30d');
-    assert.match(text, /^Closed runs older than 30d \(closed before 2026-11-01T12:00:00\.000Z\): 3; open or newer runs: 2$/m);
+    assert.match(
+      text,
+      /^Closed runs older than 30d \(closed before 2026-11-01T12:00:00\.000Z\): 3; open or newer runs: 2$/m,
+    );
     assert.match(text, /^Manifests: 6 removed, 1 kept$/m);
     assert.match(text, /^Blobs: 20 removed, 4 kept$/m);
     assert.match(text, /^Kept: 3 referenced by an open or newer run, 2 written within 30d$/m);

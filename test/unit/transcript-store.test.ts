@@ -1,10 +1,26 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { appendToConversation, composeMessage, loadConversation, loadMessageReferences, putConversation, putMessage } from '../../src/storage/conversation';
+import {
+  appendToConversation,
+  composeMessage,
+  loadConversation,
+  loadMessageReferences,
+  putConversation,
+  putMessage,
+} from '../../src/storage/conversation';
 import { LocalDirectoryTranscriptStore } from '../../src/storage/local-directory-transcript-store';
 import { TranscriptMissingError, isReference } from '../../src/storage/transcript-store';
 import type { ChatMessage } from '../../src/core/messages';
@@ -51,7 +67,11 @@ describe('LocalDirectoryTranscriptStore', () => {
     const second = await store.putText('same text');
     assert.equal(second, first);
     assert.equal(filesUnder(store.directory).length, 1);
-    assert.equal(statSync(path).ino, writtenAs, 'a repeated put does not rewrite the blob (same file; only its time is refreshed)');
+    assert.equal(
+      statSync(path).ino,
+      writtenAs,
+      'a repeated put does not rewrite the blob (same file; only its time is refreshed)',
+    );
     assert.notEqual(await store.putText('same text '), first);
     assert.equal(filesUnder(store.directory).length, 2);
   });
@@ -120,7 +140,10 @@ describe('LocalDirectoryTranscriptStore', () => {
   ]) {
     test(`a malformed reference is refused: ${JSON.stringify(malformed.slice(0, 24))}`, async () => {
       const store = freshStore();
-      await assert.rejects(store.getText(malformed), (error: unknown) => error instanceof TypeError && /Not a transcript reference/.test(error.message));
+      await assert.rejects(
+        store.getText(malformed),
+        (error: unknown) => error instanceof TypeError && /Not a transcript reference/.test(error.message),
+      );
     });
   }
 
@@ -203,14 +226,20 @@ describe('LocalDirectoryTranscriptStore listing and deleting (for gc)', () => {
 describe('conversation helpers', () => {
   const system: ChatMessage = { role: 'system', content: 'You are a research assistant.' };
   const question: ChatMessage = { role: 'user', content: '誰が最初に月に行きましたか？' };
-  const reply: ChatMessage = { role: 'assistant', content: '<think>Apollo 11.</think>\n<tool_call>{"name":"search","arguments":{}}</tool_call>' };
+  const reply: ChatMessage = {
+    role: 'assistant',
+    content: '<think>Apollo 11.</think>\n<tool_call>{"name":"search","arguments":{}}</tool_call>',
+  };
 
   test('putMessage stores role and content only; putConversation lists them in order', async () => {
     const store = freshStore();
     const extra = { role: 'user', content: 'hi', secret: 'not stored' } as ChatMessage;
     const reference = await putMessage(store, extra);
     assert.deepEqual(JSON.parse(await store.getText(reference)), { role: 'user', content: 'hi' });
-    const conversation = await putConversation(store, [await putMessage(store, system), await putMessage(store, question)]);
+    const conversation = await putConversation(store, [
+      await putMessage(store, system),
+      await putMessage(store, question),
+    ]);
     assert.deepEqual(await loadConversation(store, conversation), [system, question]);
   });
 
@@ -224,10 +253,23 @@ describe('conversation helpers', () => {
     assert.notEqual(appended.conversation, first);
     assert.equal(appended.messageReferences.length, 2);
     assert.deepEqual(JSON.parse(await store.getText(appended.messageReferences[0] as string)), reply);
-    assert.deepEqual(await loadMessageReferences(store, appended.conversation), [systemRef, questionRef, ...appended.messageReferences]);
-    assert.deepEqual(await loadConversation(store, appended.conversation), [system, question, reply, { role: 'user', content: 'observation' }]);
+    assert.deepEqual(await loadMessageReferences(store, appended.conversation), [
+      systemRef,
+      questionRef,
+      ...appended.messageReferences,
+    ]);
+    assert.deepEqual(await loadConversation(store, appended.conversation), [
+      system,
+      question,
+      reply,
+      { role: 'user', content: 'observation' },
+    ]);
 
-    assert.deepEqual(await loadMessageReferences(store, first), [systemRef, questionRef], 'the earlier manifest still lists two messages');
+    assert.deepEqual(
+      await loadMessageReferences(store, first),
+      [systemRef, questionRef],
+      'the earlier manifest still lists two messages',
+    );
     assert.deepEqual(await loadConversation(store, first), [system, question]);
 
     const again = await appendToConversation(store, first, [reply, { role: 'user', content: 'observation' }]);
@@ -246,17 +288,27 @@ describe('conversation helpers', () => {
     const second = await store.putText('second output');
     const composed = await composeMessage(store, {
       role: 'user',
-      parts: [{ text: '<tool_response>\n' }, { ref: output }, { text: '\n</tool_response>\n<tool_response>\n' }, { ref: second }, { text: '\n</tool_response>' }],
+      parts: [
+        { text: '<tool_response>\n' },
+        { ref: output },
+        { text: '\n</tool_response>\n<tool_response>\n' },
+        { ref: second },
+        { text: '\n</tool_response>' },
+      ],
     });
     assert.deepEqual(composed, {
       role: 'user',
-      content: '<tool_response>\nNeil Armstrong, 1969 🌕\n</tool_response>\n<tool_response>\nsecond output\n</tool_response>',
+      content:
+        '<tool_response>\nNeil Armstrong, 1969 🌕\n</tool_response>\n<tool_response>\nsecond output\n</tool_response>',
     });
   });
 
   test('composeMessage rejects when a referenced blob is missing', async () => {
     const store = freshStore();
-    await assert.rejects(composeMessage(store, { role: 'user', parts: [{ ref: sha256('gone') }] }), TranscriptMissingError);
+    await assert.rejects(
+      composeMessage(store, { role: 'user', parts: [{ ref: sha256('gone') }] }),
+      TranscriptMissingError,
+    );
   });
 
   test('a blob that is not a manifest is refused as a conversation', async () => {

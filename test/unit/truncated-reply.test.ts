@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { deepResearchProtocol } from '../../src/core/protocols/deep-research-protocol';
 import type { ParsedTurn, ProtocolName } from '../../src/core/protocols';
-import { decideFinalAnswer, FINAL_ANSWER_RETRIES_WHEN_TRUNCATED, markTruncatedAnswer, truncatedFinalAnswerNote, truncatedReplyNote, truncationOf } from '../../src/core/protocols/truncated-reply';
+import {
+  decideFinalAnswer,
+  FINAL_ANSWER_RETRIES_WHEN_TRUNCATED,
+  markTruncatedAnswer,
+  truncatedFinalAnswerNote,
+  truncatedReplyNote,
+  truncationOf,
+} from '../../src/core/protocols/truncated-reply';
 
 const parseTags = (content: string) => deepResearchProtocol.parse({ content, toolCalls: [] }, 1);
 const answered = (answer: string): ParsedTurn => ({ thought: '', toolCalls: [], answer });
@@ -27,15 +34,39 @@ describe('truncationOf', () => {
   const cases: Array<[string, ProtocolName, ParsedTurn, string, ReturnType<typeof truncationOf>]> = [
     ['native length answer', 'native', answered('BYD sold more cars th'), 'length', 'output_limit'],
     ['native stop answer', 'native', answered('BYD'), 'stop', undefined],
-    ['native length tool call', 'native', { thought: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: {} }] }, 'length', 'output_limit'],
-    ['native tool_calls', 'native', { thought: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: {} }] }, 'tool_calls', undefined],
+    [
+      'native length tool call',
+      'native',
+      { thought: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: {} }] },
+      'length',
+      'output_limit',
+    ],
+    [
+      'native tool_calls',
+      'native',
+      { thought: '', toolCalls: [{ id: 'a', name: 'lookup', arguments: {} }] },
+      'tool_calls',
+      undefined,
+    ],
     ['classic length', 'classic', answered('BYD sold'), 'length', 'output_limit'],
     ['classic stop', 'classic', answered('BYD'), 'stop', undefined],
     ['tags unclosed, length', 'deep-research', parseTags('<answer>BYD sold'), 'length', 'output_limit'],
     ['tags unclosed, stop', 'deep-research', parseTags('<answer>BYD sold'), 'stop', 'unclosed_answer'],
     ['tags length inside <think>', 'deep-research', parseTags('<think>I need to'), 'length', 'output_limit'],
-    ['tags length after a tool call', 'deep-research', parseTags('<tool_call>{"name":"a","arguments":{}}</tool_call> and then'), 'length', 'output_limit'],
-    ['tags closed answer, length (rambled on after it)', 'deep-research', parseTags('<answer>BYD</answer> and so on'), 'length', undefined],
+    [
+      'tags length after a tool call',
+      'deep-research',
+      parseTags('<tool_call>{"name":"a","arguments":{}}</tool_call> and then'),
+      'length',
+      'output_limit',
+    ],
+    [
+      'tags closed answer, length (rambled on after it)',
+      'deep-research',
+      parseTags('<answer>BYD</answer> and so on'),
+      'length',
+      undefined,
+    ],
     ['tags closed answer, stop', 'deep-research', parseTags('<answer>BYD</answer>'), 'stop', undefined],
   ];
   for (const [name, protocol, turn, finishReason, expected] of cases) {
@@ -58,7 +89,10 @@ describe('notes', () => {
     assert.match(truncatedFinalAnswerNote('native', 'output_limit'), /^Your answer was cut off.*much shorter/);
   });
   test('a partial answer is marked by how it was cut', () => {
-    assert.equal(markTruncatedAnswer('BYD sold more cars th ', 'output_limit'), 'BYD sold more cars th [cut off: the reply reached the output token limit]');
+    assert.equal(
+      markTruncatedAnswer('BYD sold more cars th ', 'output_limit'),
+      'BYD sold more cars th [cut off: the reply reached the output token limit]',
+    );
     assert.equal(markTruncatedAnswer('BYD', 'unclosed_answer'), 'BYD [cut off: the answer was never closed]');
   });
 });
@@ -79,7 +113,11 @@ describe('decideFinalAnswer', () => {
     });
   });
   test('cut before any answer text: nothing to keep', () => {
-    assert.deepEqual(decideFinalAnswer('deep-research', parseTags('<think>Let me'), 'length', 0), { kind: 'keep_marked' });
-    assert.deepEqual(decideFinalAnswer('classic', { thought: 'x', toolCalls: [], problem: 'format' }, 'length', 0), { kind: 'keep_marked' });
+    assert.deepEqual(decideFinalAnswer('deep-research', parseTags('<think>Let me'), 'length', 0), {
+      kind: 'keep_marked',
+    });
+    assert.deepEqual(decideFinalAnswer('classic', { thought: 'x', toolCalls: [], problem: 'format' }, 'length', 0), {
+      kind: 'keep_marked',
+    });
   });
 });

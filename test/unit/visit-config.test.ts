@@ -12,7 +12,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 function configurationError(environment: Record<string, string>, variable: string, pattern: RegExp): void {
   assert.throws(
     () => loadVisitConfig(environment),
-    (error: unknown) => error instanceof ConfigurationError && error.variable === variable && pattern.test(error.message),
+    (error: unknown) =>
+      error instanceof ConfigurationError && error.variable === variable && pattern.test(error.message),
   );
 }
 
@@ -46,21 +47,56 @@ describe('loadVisitConfig', () => {
       localFileDirectories: [scratch, scratch],
       summarize: true,
     });
-    assert.equal(loadVisitConfig({ REACT_AGENT_VISIT_ALLOW_PRIVATE: 'false', REACT_AGENT_VISIT_SUMMARIZE: '0' }).summarize, false);
+    assert.equal(
+      loadVisitConfig({ REACT_AGENT_VISIT_ALLOW_PRIVATE: 'false', REACT_AGENT_VISIT_SUMMARIZE: '0' }).summarize,
+      false,
+    );
   });
 
   test('bad values fail naming the variable', () => {
     configurationError({ REACT_AGENT_VISIT_MAX_BYTES: '5MB' }, 'REACT_AGENT_VISIT_MAX_BYTES', /positive integer/);
-    configurationError({ REACT_AGENT_VISIT_TIMEOUT_SECONDS: '0' }, 'REACT_AGENT_VISIT_TIMEOUT_SECONDS', /positive number/);
-    configurationError({ REACT_AGENT_VISIT_ALLOW_PRIVATE: 'maybe' }, 'REACT_AGENT_VISIT_ALLOW_PRIVATE', /true or false, got "maybe"/);
+    configurationError(
+      { REACT_AGENT_VISIT_TIMEOUT_SECONDS: '0' },
+      'REACT_AGENT_VISIT_TIMEOUT_SECONDS',
+      /positive number/,
+    );
+    configurationError(
+      { REACT_AGENT_VISIT_ALLOW_PRIVATE: 'maybe' },
+      'REACT_AGENT_VISIT_ALLOW_PRIVATE',
+      /true or false, got "maybe"/,
+    );
     configurationError({ REACT_AGENT_VISIT_SUMMARIZE: 'sure' }, 'REACT_AGENT_VISIT_SUMMARIZE', /true or false/);
-    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'https://wiki.corp' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /host names/);
-    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:0' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /port "0" is not 1–65535 or \*/);
-    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:http' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /port "http" is not 1–65535 or \*.*/);
-    configurationError({ REACT_AGENT_VISIT_ALLOWED_HOSTS: '[fd00::7:8080' }, 'REACT_AGENT_VISIT_ALLOWED_HOSTS', /closing bracket/);
-    configurationError({ REACT_AGENT_VISIT_FILE_DIRS: join(scratch, 'missing') }, 'REACT_AGENT_VISIT_FILE_DIRS', /not an existing directory/);
+    configurationError(
+      { REACT_AGENT_VISIT_ALLOWED_HOSTS: 'https://wiki.corp' },
+      'REACT_AGENT_VISIT_ALLOWED_HOSTS',
+      /host names/,
+    );
+    configurationError(
+      { REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:0' },
+      'REACT_AGENT_VISIT_ALLOWED_HOSTS',
+      /port "0" is not 1–65535 or \*/,
+    );
+    configurationError(
+      { REACT_AGENT_VISIT_ALLOWED_HOSTS: 'wiki.corp:http' },
+      'REACT_AGENT_VISIT_ALLOWED_HOSTS',
+      /port "http" is not 1–65535 or \*.*/,
+    );
+    configurationError(
+      { REACT_AGENT_VISIT_ALLOWED_HOSTS: '[fd00::7:8080' },
+      'REACT_AGENT_VISIT_ALLOWED_HOSTS',
+      /closing bracket/,
+    );
+    configurationError(
+      { REACT_AGENT_VISIT_FILE_DIRS: join(scratch, 'missing') },
+      'REACT_AGENT_VISIT_FILE_DIRS',
+      /not an existing directory/,
+    );
     const file = join(scratch, 'a-file.txt');
     writeFileSync(file, 'x');
-    configurationError({ REACT_AGENT_VISIT_FILE_DIRS: file }, 'REACT_AGENT_VISIT_FILE_DIRS', /not an existing directory/);
+    configurationError(
+      { REACT_AGENT_VISIT_FILE_DIRS: file },
+      'REACT_AGENT_VISIT_FILE_DIRS',
+      /not an existing directory/,
+    );
   });
 });

@@ -11,7 +11,12 @@ import {
   type NetworkGuardOptions,
 } from '../../activities/tools/visit/network-guard';
 import { ToolInputError } from '../../activities/tools/tool-definition';
-import { ipv4ToNumber, ipv6ToBigInt, numberToIpv4, specialPurposeTable } from '../../activities/tools/visit/special-purpose-addresses';
+import {
+  ipv4ToNumber,
+  ipv6ToBigInt,
+  numberToIpv4,
+  specialPurposeTable,
+} from '../../activities/tools/visit/special-purpose-addresses';
 
 /** Every range the guard refuses, its edges, and public neighbours that must pass. */
 const CLASSIFICATION_TABLE: Array<[address: string, expected: BlockedAddressKind | undefined]> = [
@@ -212,11 +217,26 @@ describe('checkDestination', () => {
   });
 
   test('refuses IP literals, including IPv6 and IPv4-mapped forms the URL parser normalises', async () => {
-    for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/', 'http://0x7f.1/', 'http://10.0.0.1/', 'http://[fe80::1]/', 'http://0.0.0.0/']) {
+    for (const url of [
+      'http://127.0.0.1:8080/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://10.0.0.1/',
+      'http://[fe80::1]/',
+      'http://0.0.0.0/',
+    ]) {
       await refusal(url);
     }
-    assert.match((await refusal('http://mapped.example/')).message, /it resolves to ::ffff:10\.0\.0\.5 \(which carries 10\.0\.0\.5\), a private address/);
-    assert.match((await refusal('http://[::ffff:a9fe:a9fe]/')).message, /::ffff:a9fe:a9fe \(which carries 169\.254\.169\.254\), a link-local address \(the cloud metadata service\)/);
+    assert.match(
+      (await refusal('http://mapped.example/')).message,
+      /it resolves to ::ffff:10\.0\.0\.5 \(which carries 10\.0\.0\.5\), a private address/,
+    );
+    assert.match(
+      (await refusal('http://[::ffff:a9fe:a9fe]/')).message,
+      /::ffff:a9fe:a9fe \(which carries 169\.254\.169\.254\), a link-local address \(the cloud metadata service\)/,
+    );
   });
 
   test('refuses schemes other than http and https', async () => {
@@ -229,7 +249,12 @@ describe('checkDestination', () => {
     assert.deepEqual(destination.pinnedAddresses, ANSWERS['public.example']);
     const lookup = destination.lookup;
     assert.ok(lookup);
-    const call = (options: object) => new Promise<unknown[]>((resolve) => (lookup as (...args: unknown[]) => void)('public.example', options, (...results: unknown[]) => resolve(results)));
+    const call = (options: object) =>
+      new Promise<unknown[]>((resolve) =>
+        (lookup as (...args: unknown[]) => void)('public.example', options, (...results: unknown[]) =>
+          resolve(results),
+        ),
+      );
     assert.deepEqual(await call({ all: true }), [null, ANSWERS['public.example']]);
     assert.deepEqual(await call({}), [null, '93.184.216.34', 4]);
     assert.deepEqual(await call({ family: 6 }), [null, '2606:2800:220:1:248:1893:25c8:1946', 6]);
@@ -238,7 +263,11 @@ describe('checkDestination', () => {
   });
 
   test('public IP literals pass without a lookup', async () => {
-    const destination = await checkDestination(new URL('http://93.184.216.34/'), { allowPrivateNetworks: false, allowedHosts: [], resolveHost: () => assert.fail('no lookup for a literal') });
+    const destination = await checkDestination(new URL('http://93.184.216.34/'), {
+      allowPrivateNetworks: false,
+      allowedHosts: [],
+      resolveHost: () => assert.fail('no lookup for a literal'),
+    });
     assert.equal(destination.lookup, undefined);
   });
 
@@ -290,7 +319,10 @@ describe('isAllowedHost', () => {
   test('a refusal on another port of an allowed host says how to allow that port', async () => {
     const error = await refusal('http://127.0.0.1:8233/api/v1/namespaces', { ...STRICT, allowedHosts: ['127.0.0.1'] });
     assert.match(error.message, /127\.0\.0\.1, a loopback address/);
-    assert.match(error.message, /allows 127\.0\.0\.1 on other ports only \(a bare host means ports 80 and 443\); 127\.0\.0\.1:8233 would allow this one/);
+    assert.match(
+      error.message,
+      /allows 127\.0\.0\.1 on other ports only \(a bare host means ports 80 and 443\); 127\.0\.0\.1:8233 would allow this one/,
+    );
     await refusal('http://127.0.0.1:8234/', { ...STRICT, allowedHosts: ['127.0.0.1:8233'] });
   });
 });
@@ -311,8 +343,14 @@ describe("the machine's own addresses", () => {
 
   test('checkDestination refuses an own address, literal or resolved, naming it', async () => {
     const options = { ...STRICT, ownAddresses: () => own };
-    assert.match((await refusal('http://93.184.216.34:8233/', options)).message, /93\.184\.216\.34, an address of this machine's own network interfaces/);
-    assert.match((await refusal('https://public.example/', options)).message, /public\.example is blocked: it resolves to 93\.184\.216\.34, an address of this machine's own/);
+    assert.match(
+      (await refusal('http://93.184.216.34:8233/', options)).message,
+      /93\.184\.216\.34, an address of this machine's own network interfaces/,
+    );
+    assert.match(
+      (await refusal('https://public.example/', options)).message,
+      /public\.example is blocked: it resolves to 93\.184\.216\.34, an address of this machine's own/,
+    );
     await checkDestination(new URL('https://public.example/'), { ...STRICT, ownAddresses: () => ['198.51.100.1'] });
     // by default, the interfaces of this machine: its loopback, and whatever else it has
     await refusal('http://[::ffff:127.0.0.1]/');

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { ToolInputError } from '../../activities/tools/tool-definition';
-import { createModelPageSummarizer, parsePageSummary, splitIntoChunks, type PageToSummarize } from '../../activities/tools/visit/page-summarizer';
+import {
+  createModelPageSummarizer,
+  parsePageSummary,
+  splitIntoChunks,
+  type PageToSummarize,
+} from '../../activities/tools/visit/page-summarizer';
 import { createOpenAIChatModel } from '../../activities/model/openai-chat-model';
 import { fakeChatModel } from '../fakes/fake-chat-model';
 
@@ -12,7 +17,11 @@ function fakeModel(reply: (prompt: string, callIndex: number) => string | Error)
 
 function controls() {
   const heartbeats: unknown[] = [];
-  return { signal: new AbortController().signal, heartbeat: (details?: unknown) => heartbeats.push(details), heartbeats };
+  return {
+    signal: new AbortController().signal,
+    heartbeat: (details?: unknown) => heartbeats.push(details),
+    heartbeats,
+  };
 }
 
 const PAGE: PageToSummarize = {
@@ -24,11 +33,21 @@ const PAGE: PageToSummarize = {
 
 describe('createModelPageSummarizer', () => {
   test('asks the model once for a short page and reads its JSON', async () => {
-    const model = fakeModel(() => JSON.stringify({ rational: 'The first paragraph has the number.', evidence: 'BYD sold 4,272,145 vehicles in 2024', summary: 'BYD sold 4,272,145 vehicles.' }));
+    const model = fakeModel(() =>
+      JSON.stringify({
+        rational: 'The first paragraph has the number.',
+        evidence: 'BYD sold 4,272,145 vehicles in 2024',
+        summary: 'BYD sold 4,272,145 vehicles.',
+      }),
+    );
     const summarizer = createModelPageSummarizer({ chatModel: model, model: 'extractor-model' });
     const { heartbeat, signal, heartbeats } = controls();
     const summary = await summarizer.summarize(PAGE, { heartbeat, signal });
-    assert.deepEqual(summary, { rational: 'The first paragraph has the number.', evidence: 'BYD sold 4,272,145 vehicles in 2024', summary: 'BYD sold 4,272,145 vehicles.' });
+    assert.deepEqual(summary, {
+      rational: 'The first paragraph has the number.',
+      evidence: 'BYD sold 4,272,145 vehicles in 2024',
+      summary: 'BYD sold 4,272,145 vehicles.',
+    });
     assert.equal(model.calls.length, 1);
     const call = model.calls[0];
     assert.equal(call?.request.model, 'extractor-model');
@@ -40,15 +59,24 @@ describe('createModelPageSummarizer', () => {
     assert.match(prompt, /"rational".*"evidence".*"summary"/);
     // Before the call and while it streams, always with the piece's progress.
     assert.ok(heartbeats.length >= 2);
-    assert.ok(heartbeats.every((details) => JSON.stringify(details) === JSON.stringify({ summarizing: PAGE.url, part: 1, of: 1 })));
+    assert.ok(
+      heartbeats.every(
+        (details) => JSON.stringify(details) === JSON.stringify({ summarizing: PAGE.url, part: 1, of: 1 }),
+      ),
+    );
   });
 
   test('splits a long page into chunks, heartbeats between them, and merges the extractions', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, index) => `Paragraph ${index}: ${'detail '.repeat(20)}`);
     const markdown = paragraphs.join('\n\n');
     const model = fakeModel((prompt, index) => {
-      if (prompt.startsWith('Several extractions')) return JSON.stringify({ rational: 'merged', evidence: 'all the evidence', summary: 'the merged summary' });
-      return JSON.stringify({ rational: `part ${index + 1}`, evidence: `evidence from part ${index + 1}`, summary: `summary ${index + 1}` });
+      if (prompt.startsWith('Several extractions'))
+        return JSON.stringify({ rational: 'merged', evidence: 'all the evidence', summary: 'the merged summary' });
+      return JSON.stringify({
+        rational: `part ${index + 1}`,
+        evidence: `evidence from part ${index + 1}`,
+        summary: `summary ${index + 1}`,
+      });
     });
     const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm', maxChunkCharacters: 1_000 });
     const { heartbeat, signal, heartbeats } = controls();
@@ -64,7 +92,8 @@ describe('createModelPageSummarizer', () => {
       assert.ok(prompt.includes(chunks[index] as string), `chunk ${index + 1} is in its prompt`);
     }
     const mergePrompt = model.promptOf(model.calls.length - 1);
-    for (let index = 1; index <= chunks.length; index += 1) assert.ok(mergePrompt.includes(`evidence from part ${index}`));
+    for (let index = 1; index <= chunks.length; index += 1)
+      assert.ok(mergePrompt.includes(`evidence from part ${index}`));
     assert.match(mergePrompt, /How many vehicles did BYD sell/);
     assert.deepEqual(summary, { rational: 'merged', evidence: 'all the evidence', summary: 'the merged summary' });
     // Before each chunk and the merge, and while each call streams: each beat names its piece.
@@ -94,7 +123,11 @@ describe('createModelPageSummarizer', () => {
     const model = fakeModel(() => 'BYD sold about 4.27 million vehicles {not json');
     const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm' });
     const summary = await summarizer.summarize(PAGE, controls());
-    assert.deepEqual(summary, { rational: '', evidence: '', summary: 'BYD sold about 4.27 million vehicles {not json' });
+    assert.deepEqual(summary, {
+      rational: '',
+      evidence: '',
+      summary: 'BYD sold about 4.27 million vehicles {not json',
+    });
   });
 
   test('a failing model call becomes a plain Error naming the model (Temporal retries it)', async () => {
@@ -119,21 +152,33 @@ describe('createModelPageSummarizer', () => {
       return new Error('request aborted');
     });
     const summarizer = createModelPageSummarizer({ chatModel: model, model: 'm' });
-    await assert.rejects(summarizer.summarize(PAGE, { signal: abort.signal, heartbeat: () => undefined }), (error: unknown) => error === reason);
+    await assert.rejects(
+      summarizer.summarize(PAGE, { signal: abort.signal, heartbeat: () => undefined }),
+      (error: unknown) => error === reason,
+    );
   });
 
   test('accepts the OpenAI chat model (checked by the compiler; no request is made)', () => {
-    assert.ok(createModelPageSummarizer({ chatModel: createOpenAIChatModel({ apiKey: 'not-needed', baseUrl: 'http://127.0.0.1:9/v1' }), model: 'm' }));
+    assert.ok(
+      createModelPageSummarizer({
+        chatModel: createOpenAIChatModel({ apiKey: 'not-needed', baseUrl: 'http://127.0.0.1:9/v1' }),
+        model: 'm',
+      }),
+    );
   });
 
   test('rejects a tiny chunk size', () => {
-    assert.throws(() => createModelPageSummarizer({ chatModel: fakeModel(() => ''), model: 'm', maxChunkCharacters: 10 }), RangeError);
+    assert.throws(
+      () => createModelPageSummarizer({ chatModel: fakeModel(() => ''), model: 'm', maxChunkCharacters: 10 }),
+      RangeError,
+    );
   });
 });
 
 describe('parsePageSummary', () => {
   test('reads JSON inside a code fence after a <think> block, with the spelling "rationale"', () => {
-    const answer = '<think>The goal asks for {numbers}.</think>\n```json\n{"rationale": "r", "evidence": ["a", "b"], "summary": "s"}\n```';
+    const answer =
+      '<think>The goal asks for {numbers}.</think>\n```json\n{"rationale": "r", "evidence": ["a", "b"], "summary": "s"}\n```';
     assert.deepEqual(parsePageSummary(answer), { rational: 'r', evidence: 'a\n\nb', summary: 's' });
   });
 

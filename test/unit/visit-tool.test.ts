@@ -31,7 +31,13 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function context(): ToolContext & { heartbeats: unknown[] } {
   const heartbeats: unknown[] = [];
-  return { signal: new AbortController().signal, heartbeat: (details) => heartbeats.push(details), workflowId: 'wf-visit', callId: 'call-1', heartbeats };
+  return {
+    signal: new AbortController().signal,
+    heartbeat: (details) => heartbeats.push(details),
+    workflowId: 'wf-visit',
+    callId: 'call-1',
+    heartbeats,
+  };
 }
 
 async function inputError(promise: Promise<unknown>): Promise<string> {
@@ -56,9 +62,15 @@ describe('visit tool without network', () => {
 
   test('reads a markdown file by path and an HTML file by file:// URL, heartbeating per page', async () => {
     const run = context();
-    const output = await tool.run({ url: [join(allowed, 'notes.md'), pathToFileURL(join(allowed, 'page.html')).href] }, run);
+    const output = await tool.run(
+      { url: [join(allowed, 'notes.md'), pathToFileURL(join(allowed, 'page.html')).href] },
+      run,
+    );
     const [notes, page] = output.split('\n\n=======\n\n');
-    assert.equal(notes, `## Meeting notes\nURL: ${pathToFileURL(join(allowed, 'notes.md')).href}\n\n# Meeting notes\n\nRevenue rose 12 percent in the third quarter.`);
+    assert.equal(
+      notes,
+      `## Meeting notes\nURL: ${pathToFileURL(join(allowed, 'notes.md')).href}\n\n# Meeting notes\n\nRevenue rose 12 percent in the third quarter.`,
+    );
     assert.match(page ?? '', /^## Local page\nURL: file:\/\/.*page\.html\n\n/);
     assert.match(page ?? '', /turbines/);
     assert.equal(run.heartbeats.length, 2);
@@ -77,26 +89,47 @@ describe('visit tool without network', () => {
   });
 
   test('refuses files outside the directories, symbolic links out of them, binary files, and files when not enabled', async () => {
-    assert.match(await inputError(tool.run({ url: join(outside, 'secret.txt') }, context())), /outside the directories/);
-    assert.match(await inputError(tool.run({ url: `${allowed}/../outside/secret.txt` }, context())), /outside the directories/);
-    assert.match(await inputError(tool.run({ url: join(allowed, 'link-to-secret.txt') }, context())), /outside the directories/);
+    assert.match(
+      await inputError(tool.run({ url: join(outside, 'secret.txt') }, context())),
+      /outside the directories/,
+    );
+    assert.match(
+      await inputError(tool.run({ url: `${allowed}/../outside/secret.txt` }, context())),
+      /outside the directories/,
+    );
+    assert.match(
+      await inputError(tool.run({ url: join(allowed, 'link-to-secret.txt') }, context())),
+      /outside the directories/,
+    );
     assert.match(await inputError(tool.run({ url: join(allowed, 'image.bin') }, context())), /binary file/);
     assert.match(await inputError(tool.run({ url: join(allowed, 'missing.md') }, context())), /does not exist/);
-    assert.match(await inputError(createVisitTool().run({ url: '/etc/passwd' }, context())), /not enabled.*REACT_AGENT_VISIT_FILE_DIRS/);
+    assert.match(
+      await inputError(createVisitTool().run({ url: '/etc/passwd' }, context())),
+      /not enabled.*REACT_AGENT_VISIT_FILE_DIRS/,
+    );
   });
 
   test('one bad URL does not sink the others: failures are reported inline', async () => {
-    const output = await tool.run({ url: [join(allowed, 'notes.md'), 'http://169.254.169.254/latest/meta-data/', 'ftp://files.example/x'] }, context());
+    const output = await tool.run(
+      { url: [join(allowed, 'notes.md'), 'http://169.254.169.254/latest/meta-data/', 'ftp://files.example/x'] },
+      context(),
+    );
     const sections = output.split('\n\n=======\n\n');
     assert.equal(sections.length, 3);
     assert.match(sections[0] ?? '', /Revenue rose 12 percent/);
-    assert.match(sections[1] ?? '', /^could not visit http:\/\/169\.254\.169\.254\/latest\/meta-data\/: access to 169\.254\.169\.254 is blocked: .*metadata.*REACT_AGENT_VISIT_ALLOW_PRIVATE/);
+    assert.match(
+      sections[1] ?? '',
+      /^could not visit http:\/\/169\.254\.169\.254\/latest\/meta-data\/: access to 169\.254\.169\.254 is blocked: .*metadata.*REACT_AGENT_VISIT_ALLOW_PRIVATE/,
+    );
     assert.match(sections[2] ?? '', /^could not visit ftp:\/\/files\.example\/x: .*only http and https/);
   });
 
   test('refuses internal IP literals by default, before connecting', async () => {
     for (const url of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://10.0.0.1/', 'http://[::ffff:192.168.0.1]/']) {
-      assert.match(await inputError(createVisitTool().run({ url }, context())), /is blocked.*REACT_AGENT_VISIT_ALLOW_PRIVATE/);
+      assert.match(
+        await inputError(createVisitTool().run({ url }, context())),
+        /is blocked.*REACT_AGENT_VISIT_ALLOW_PRIVATE/,
+      );
     }
   });
 
@@ -114,11 +147,18 @@ describe('visit tool without network', () => {
       async summarize(page, controls) {
         seen.push(page);
         controls.heartbeat({ summarizing: page.url });
-        return { rational: 'r', evidence: 'Revenue rose 12 percent in the third quarter.', summary: 'Revenue grew 12%.' };
+        return {
+          rational: 'r',
+          evidence: 'Revenue rose 12 percent in the third quarter.',
+          summary: 'Revenue grew 12%.',
+        };
       },
     };
     const summarizing = createVisitTool({ localFileDirectories: [allowed], summarizer });
-    const output = await summarizing.run({ url: join(allowed, 'notes.md'), goal: 'How did revenue change?' }, context());
+    const output = await summarizing.run(
+      { url: join(allowed, 'notes.md'), goal: 'How did revenue change?' },
+      context(),
+    );
     assert.equal(
       output,
       `## Meeting notes\nURL: ${pathToFileURL(join(allowed, 'notes.md')).href}\n\nGoal: How did revenue change?\n\nEvidence:\nRevenue rose 12 percent in the third quarter.\n\nSummary:\nRevenue grew 12%.`,
@@ -126,23 +166,35 @@ describe('visit tool without network', () => {
     assert.equal(seen[0]?.goal, 'How did revenue change?');
     assert.match(seen[0]?.markdown ?? '', /Revenue rose/);
     // without a goal, the whole text
-    assert.match(await summarizing.run({ url: join(allowed, 'notes.md') }, context()), /# Meeting notes\n\nRevenue rose/);
+    assert.match(
+      await summarizing.run({ url: join(allowed, 'notes.md') }, context()),
+      /# Meeting notes\n\nRevenue rose/,
+    );
     assert.equal(seen.length, 1);
   });
 
   test('a failing summarizer is not swallowed (Temporal retries the tool)', async () => {
     const summarizer: PageSummarizer = { summarize: async () => Promise.reject(new Error('model endpoint down')) };
-    await assert.rejects(createVisitTool({ localFileDirectories: [allowed], summarizer }).run({ url: join(allowed, 'notes.md'), goal: 'g' }, context()), (error: unknown) => {
-      assert.ok(!(error instanceof ToolInputError));
-      return /model endpoint down/.test(String(error));
-    });
+    await assert.rejects(
+      createVisitTool({ localFileDirectories: [allowed], summarizer }).run(
+        { url: join(allowed, 'notes.md'), goal: 'g' },
+        context(),
+      ),
+      (error: unknown) => {
+        assert.ok(!(error instanceof ToolInputError));
+        return /model endpoint down/.test(String(error));
+      },
+    );
   });
 
   test('a call cancelled before it starts stops with the abort reason', async () => {
     const abort = new AbortController();
     const reason = new Error('cancelled');
     abort.abort(reason);
-    await assert.rejects(tool.run({ url: join(allowed, 'notes.md') }, { ...context(), signal: abort.signal }), (error: unknown) => error === reason);
+    await assert.rejects(
+      tool.run({ url: join(allowed, 'notes.md') }, { ...context(), signal: abort.signal }),
+      (error: unknown) => error === reason,
+    );
   });
 });
 
@@ -160,7 +212,8 @@ describe('parseVisitTarget', () => {
     assert.equal(web('example.com/news'), 'https://example.com/news');
     assert.equal(web('localhost:8080/x'), 'https://localhost:8080/x');
     assert.equal(web(' <http://example.com/> '), 'http://example.com/');
-    for (const entry of ['mailto:a@example.com', 'data:text/html,hi', 'ftp://example.com/']) assert.throws(() => parseVisitTarget(entry), ToolInputError);
+    for (const entry of ['mailto:a@example.com', 'data:text/html,hi', 'ftp://example.com/'])
+      assert.throws(() => parseVisitTarget(entry), ToolInputError);
   });
 });
 
@@ -175,15 +228,32 @@ describe('readable content', () => {
   });
 
   test('decodes the declared or meta charset, and pretty-prints JSON', async () => {
-    const latin = Buffer.from('<html><head><meta charset="windows-1252"><title>Caf\xe9</title></head><body><p>Cr\xe8me br\xfbl\xe9e</p></body></html>', 'latin1');
+    const latin = Buffer.from(
+      '<html><head><meta charset="windows-1252"><title>Caf\xe9</title></head><body><p>Cr\xe8me br\xfbl\xe9e</p></body></html>',
+      'latin1',
+    );
     const page = await extractReadableContent(latin, { format: 'html', url: 'https://example.com/', truncated: false });
     assert.equal(page.title, 'Café');
     assert.match(page.markdown, /Crème brûlée/);
-    const json = await extractReadableContent(Buffer.from('{"sales":{"2024":4272145}}'), { format: 'json', url: 'https://api.example/v1/sales.json', truncated: false });
-    assert.deepEqual(json, { title: 'sales.json', markdown: '```json\n{\n  "sales": {\n    "2024": 4272145\n  }\n}\n```' });
+    const json = await extractReadableContent(Buffer.from('{"sales":{"2024":4272145}}'), {
+      format: 'json',
+      url: 'https://api.example/v1/sales.json',
+      truncated: false,
+    });
+    assert.deepEqual(json, {
+      title: 'sales.json',
+      markdown: '```json\n{\n  "sales": {\n    "2024": 4272145\n  }\n}\n```',
+    });
   });
 
   test('a cut PDF is an error, not garbage', async () => {
-    await assert.rejects(extractReadableContent(Buffer.from('%PDF-1.7'), { format: 'pdf', url: 'https://example.com/a.pdf', truncated: true }), /larger than the byte limit/);
+    await assert.rejects(
+      extractReadableContent(Buffer.from('%PDF-1.7'), {
+        format: 'pdf',
+        url: 'https://example.com/a.pdf',
+        truncated: true,
+      }),
+      /larger than the byte limit/,
+    );
   });
 });

@@ -28,12 +28,14 @@ function violations(): string[] {
     if (/process\.env/.test(source)) problems.push(`${where} reads process.env`);
     for (const { specifier, typeOnly } of importsOf(file)) {
       if (!specifier.startsWith('.')) {
-        if (!typeOnly && !PACKAGES_ALLOWED_IN_WORKFLOW_CODE.has(specifier)) problems.push(`${where} imports package ${specifier}`);
+        if (!typeOnly && !PACKAGES_ALLOWED_IN_WORKFLOW_CODE.has(specifier))
+          problems.push(`${where} imports package ${specifier}`);
         continue;
       }
       const target = relative(root, resolveFile(file, specifier));
       if (target.startsWith('activities/') || target.startsWith('worker/')) {
-        if (!typeOnly || target.startsWith('worker/')) problems.push(`${where} imports ${target} (only 'import type' from activities/ is allowed)`);
+        if (!typeOnly || target.startsWith('worker/'))
+          problems.push(`${where} imports ${target} (only 'import type' from activities/ is allowed)`);
         continue;
       }
       if (!['workflows/', 'src/core/', 'schemas/'].some((folder) => target.startsWith(folder))) {
@@ -66,7 +68,10 @@ test('nothing imports worker/', () => {
       const path = join(directory, name);
       if (name === 'node_modules' || name.startsWith('.') || name === 'worker') continue;
       if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.ts') && importsOf(path).some(({ specifier }) => /(^|\/)worker(\/|$)/.test(specifier) && specifier.startsWith('.'))) {
+      else if (
+        name.endsWith('.ts') &&
+        importsOf(path).some(({ specifier }) => /(^|\/)worker(\/|$)/.test(specifier) && specifier.startsWith('.'))
+      ) {
         offenders.push(relative(root, path));
       }
     }

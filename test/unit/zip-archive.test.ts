@@ -27,9 +27,15 @@ describe('readZipEntries', () => {
   });
 
   test('refuses an archive listing more files than allowed, and bytes that are not a ZIP', () => {
-    const many = deflatedZip(Array.from({ length: 11 }, (_, index) => ({ name: `part${index}.xml`, content: Buffer.from('<a/>') })));
+    const many = deflatedZip(
+      Array.from({ length: 11 }, (_, index) => ({ name: `part${index}.xml`, content: Buffer.from('<a/>') })),
+    );
     refused(() => readZipEntries(many, 'many.docx', 10), 'too-large', /lists 11 files, over the limit of 10/);
-    refused(() => readZipEntries(Buffer.from('not a zip at all, just some text that is long enough'), 'text.docx'), 'unreadable', /ZIP structure is damaged/);
+    refused(
+      () => readZipEntries(Buffer.from('not a zip at all, just some text that is long enough'), 'text.docx'),
+      'unreadable',
+      /ZIP structure is damaged/,
+    );
   });
 });
 
@@ -52,20 +58,36 @@ describe('readZipWithinLimits', () => {
 
   test('an archive that declares more than the limit is refused before anything is inflated', () => {
     const bomb = deflatedZip([{ name: 'word/document.xml', content: Buffer.alloc(5 * MB, 0x61) }]);
-    refused(() => readZipWithinLimits(bomb, 'bomb.docx', limits, everything), 'too-large', /bomb\.docx is too large to read: it inflates past 4 MB/);
+    refused(
+      () => readZipWithinLimits(bomb, 'bomb.docx', limits, everything),
+      'too-large',
+      /bomb\.docx is too large to read: it inflates past 4 MB/,
+    );
   });
 
   test('an archive whose headers lie about the size is stopped while inflating', () => {
     const liar = deflatedZip([{ name: 'word/document.xml', content: Buffer.alloc(64 * MB, 0x61), declaredSize: 1000 }]);
     assert.ok(liar.length < 200_000, `the bomb is small (${liar.length} bytes)`);
     const before = Date.now();
-    refused(() => readZipWithinLimits(liar, 'liar.docx', limits, everything), 'too-large', /liar\.docx is too large to read: it inflates past 4 MB/);
+    refused(
+      () => readZipWithinLimits(liar, 'liar.docx', limits, everything),
+      'too-large',
+      /liar\.docx is too large to read: it inflates past 4 MB/,
+    );
     assert.ok(Date.now() - before < 5_000, 'stopped at the limit, not after inflating 64 MB');
   });
 
   test('the limit is for all files together, not each', () => {
-    const parts = Array.from({ length: 5 }, (_, index) => ({ name: `word/part${index}.xml`, content: Buffer.alloc(1 * MB, 0x62), declaredSize: 10 }));
-    refused(() => readZipWithinLimits(deflatedZip(parts), 'parts.docx', limits, everything), 'too-large', /inflates past 4 MB/);
+    const parts = Array.from({ length: 5 }, (_, index) => ({
+      name: `word/part${index}.xml`,
+      content: Buffer.alloc(1 * MB, 0x62),
+      declaredSize: 10,
+    }));
+    refused(
+      () => readZipWithinLimits(deflatedZip(parts), 'parts.docx', limits, everything),
+      'too-large',
+      /inflates past 4 MB/,
+    );
   });
 
   test('an encrypted entry or an unknown compression method is unreadable, not a crash', () => {

@@ -23,22 +23,33 @@ afterAll(async () => {
 });
 
 const lastMessage = (request: ModelRequest | undefined) => String(request?.messages.at(-1)?.content ?? '');
-const asksForFinalAnswer = (request: ModelRequest) => /Stop calling tools now|Do not (call|use) any more tools/.test(lastMessage(request));
+const asksForFinalAnswer = (request: ModelRequest) =>
+  /Stop calling tools now|Do not (call|use) any more tools/.test(lastMessage(request));
 
 const COMPLETE = 'BYD sold more cars than Tesla in 2024, by about 2.48 million.';
 const CUT = 'BYD sold more cars th';
 
 /** A reply cut off at the output token limit, and the complete one, in each protocol's format. */
 const formats: Record<ProtocolName, { cut: ScriptedReply; complete: ScriptedReply }> = {
-  'deep-research': { cut: { content: `<think>Enough.</think>\n<answer>${CUT}`, finishReason: 'length' }, complete: answer(COMPLETE) },
+  'deep-research': {
+    cut: { content: `<think>Enough.</think>\n<answer>${CUT}`, finishReason: 'length' },
+    complete: answer(COMPLETE),
+  },
   native: { cut: { content: CUT, finishReason: 'length' }, complete: { content: COMPLETE } },
-  classic: { cut: { content: `Thought: Enough.\nFinal Answer: ${CUT}`, finishReason: 'length' }, complete: { content: `Thought: Enough.\nFinal Answer: ${COMPLETE}` } },
+  classic: {
+    cut: { content: `Thought: Enough.\nFinal Answer: ${CUT}`, finishReason: 'length' },
+    complete: { content: `Thought: Enough.\nFinal Answer: ${COMPLETE}` },
+  },
 };
 
 describe('a reply cut off at the output token limit', () => {
   for (const protocol of ['deep-research', 'native', 'classic'] as const) {
     test(`${protocol}: is not accepted as the answer; the model is asked for a shorter reply`, async () => {
-      const { result, requests } = await environment.run(`cut-${protocol}`, [formats[protocol].cut, formats[protocol].complete], { protocol });
+      const { result, requests } = await environment.run(
+        `cut-${protocol}`,
+        [formats[protocol].cut, formats[protocol].complete],
+        { protocol },
+      );
       assert.equal(result.prediction, COMPLETE);
       assert.equal(result.termination, 'answer');
       assert.equal(result.iterations, 2, 'the cut-off reply counts as a model call');
@@ -49,7 +60,10 @@ describe('a reply cut off at the output token limit', () => {
   }
 
   test('deep-research: an <answer> never closed is cut off even when the server said stop', async () => {
-    const { result, requests } = await environment.run('unclosed-answer', [{ content: `<answer>${CUT}` }, answer(COMPLETE)]);
+    const { result, requests } = await environment.run('unclosed-answer', [
+      { content: `<answer>${CUT}` },
+      answer(COMPLETE),
+    ]);
     assert.equal(result.prediction, COMPLETE);
     assert.match(lastMessage(requests[1]), /<answer> was not closed/);
   }, 60_000);
@@ -57,7 +71,14 @@ describe('a reply cut off at the output token limit', () => {
   test('native: tool calls in a cut-off reply are answered, not run', async () => {
     const { result, messages } = await environment.run(
       'cut-native-call',
-      [{ content: '', toolCalls: [{ id: 'call_a', name: 'lookup', arguments: '{"query": "BYD"}' }], finishReason: 'length' }, { content: COMPLETE }],
+      [
+        {
+          content: '',
+          toolCalls: [{ id: 'call_a', name: 'lookup', arguments: '{"query": "BYD"}' }],
+          finishReason: 'length',
+        },
+        { content: COMPLETE },
+      ],
       { protocol: 'native' },
     );
     assert.equal(result.prediction, COMPLETE);
@@ -86,7 +107,12 @@ describe('a reply cut off at the output token limit', () => {
   test('a final answer cut off is asked for once more, shorter', async () => {
     const { result, requests } = await environment.run(
       'final-cut-then-complete',
-      (turn) => (turn === 1 ? toolCall('lookup', { query: 'BYD' }) : turn === 2 ? formats['deep-research'].cut : answer(COMPLETE)),
+      (turn) =>
+        turn === 1
+          ? toolCall('lookup', { query: 'BYD' })
+          : turn === 2
+            ? formats['deep-research'].cut
+            : answer(COMPLETE),
       {
         limits: { maxModelCalls: 1 },
       },
@@ -100,10 +126,18 @@ describe('a reply cut off at the output token limit', () => {
 });
 
 describe('replies the protocol cannot read', () => {
-  const unreadableCall: ScriptedReply = { content: '<tool_call>\n{"name": "lookup", "arguments": {"query": </tool_call>' };
+  const unreadableCall: ScriptedReply = {
+    content: '<tool_call>\n{"name": "lookup", "arguments": {"query": </tool_call>',
+  };
 
   test('get the format correction and are not "the same call" for stuck detection', async () => {
-    const { result, requests } = await environment.run('unreadable-calls', [unreadableCall, unreadableCall, unreadableCall, unreadableCall, answer(COMPLETE)]);
+    const { result, requests } = await environment.run('unreadable-calls', [
+      unreadableCall,
+      unreadableCall,
+      unreadableCall,
+      unreadableCall,
+      answer(COMPLETE),
+    ]);
     assert.equal(result.termination, 'answer');
     assert.equal(result.prediction, COMPLETE);
     assert.equal(result.details.stuckNudges, 0);
@@ -112,9 +146,14 @@ describe('replies the protocol cannot read', () => {
   }, 60_000);
 
   test('a model that never writes the format ends error through the final answer phase after loop.maxMalformedReplies', async () => {
-    const { result, requests } = await environment.run('never-the-format', (turn, request) => (asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' }), {
-      limits: { maxModelCalls: 20 },
-    });
+    const { result, requests } = await environment.run(
+      'never-the-format',
+      (turn, request) =>
+        asksForFinalAnswer(request) ? answer('best effort: BYD') : { content: 'I would rather chat.' },
+      {
+        limits: { maxModelCalls: 20 },
+      },
+    );
     assert.equal(result.termination, 'error');
     assert.match(result.error ?? '', /5 replies in a row could not be read/);
     assert.equal(result.details.replyLimit, 'maxMalformedReplies');
@@ -128,7 +167,10 @@ describe('a model whose tokenizer counts more than our estimate', () => {
   const counter = createTiktokenCounter();
   const estimate = (request: ModelRequest) =>
     countConversationTokens(
-      request.messages.map((message) => ({ role: 'user', content: typeof message.content === 'string' ? message.content : '' })),
+      request.messages.map((message) => ({
+        role: 'user',
+        content: typeof message.content === 'string' ? message.content : '',
+      })),
       counter,
     );
 
@@ -140,21 +182,33 @@ describe('a model whose tokenizer counts more than our estimate', () => {
       (turn, request) => {
         if (request.purpose === 'summary') return { content: 'SUMMARY: BYD sold 4.27M vehicles in 2024; Tesla 1.79M.' };
         const call = request.modelCall ?? turn;
-        const reply = call === 1 ? toolCall('lookup', { query: 'BYD' }, longThought) : call <= 9 ? toolCall('lookup', { query: `step ${call}` }) : answer(COMPLETE);
+        const reply =
+          call === 1
+            ? toolCall('lookup', { query: 'BYD' }, longThought)
+            : call <= 9
+              ? toolCall('lookup', { query: `step ${call}` })
+              : answer(COMPLETE);
         return {
           ...reply,
           promptTokens: Math.round(ratio * estimate(request)),
           completionTokens: Math.round(ratio * counter.count(reply.content ?? '')),
         };
       },
-      { limits: { maxContextTokens: 8_000 }, loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false } },
+      {
+        limits: { maxContextTokens: 8_000 },
+        loop: { compressAtFraction: 0.5, keepRecentTurns: 1, stuckDetection: false },
+      },
     );
     assert.equal(result.termination, 'answer');
     assert.ok(
       requests.some((request) => request.purpose === 'summary'),
       'old turns were folded into a summary',
     );
-    assert.equal(result.details.compressions.length, 1, `compressed at calls ${result.details.compressions.map((compression) => compression.atModelCall).join(', ')}`);
+    assert.equal(
+      result.details.compressions.length,
+      1,
+      `compressed at calls ${result.details.compressions.map((compression) => compression.atModelCall).join(', ')}`,
+    );
     for (const request of requests.filter((candidate) => candidate.purpose !== 'summary')) {
       assert.ok(estimate(request) * ratio <= 8_000, "every prompt fits the context budget in the server's tokens");
     }

@@ -8,7 +8,16 @@ import { FailureTypes } from '../../src/core/failure-types';
 import type { ChatMessage } from '../../src/core/messages';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
 import { protocolProblems } from '../integration/support/agent-environment';
-import { answerReply, batchId, iterFileProblems, iterLines, questions, startBatch, toolReply, waitFor } from '../integration/support/batch-helpers';
+import {
+  answerReply,
+  batchId,
+  iterFileProblems,
+  iterLines,
+  questions,
+  startBatch,
+  toolReply,
+  waitFor,
+} from '../integration/support/batch-helpers';
 import { WorkflowEnvironment } from './support/workflow-environment';
 
 /**
@@ -37,7 +46,8 @@ const lookupThenAnswer =
 function completedRequestsPerRun(id: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const request of environment.requests) {
-    if (request.workflowId?.startsWith(`${id}/`)) counts.set(request.workflowId, (counts.get(request.workflowId) ?? 0) + 1);
+    if (request.workflowId?.startsWith(`${id}/`))
+      counts.set(request.workflowId, (counts.get(request.workflowId) ?? 0) + 1);
   }
   return counts;
 }
@@ -51,7 +61,13 @@ test('a 20-question batch with 2 rollouts: both iter files complete and correct,
   environment.addBatch(id, lookupThenAnswer());
   const output = join(environment.directory, 'out-20x2');
   const items = questions(20);
-  const handle = await startBatch(environment, id, items, { rollouts: 2, concurrency: 4, output, runsPerContinuation: 15, name: 'twenty' });
+  const handle = await startBatch(environment, id, items, {
+    rollouts: 2,
+    concurrency: 4,
+    output,
+    runsPerContinuation: 15,
+    name: 'twenty',
+  });
   const summary = await handle.result();
 
   assert.equal(summary.cancelled, false);
@@ -96,7 +112,11 @@ test('a 20-question batch with 2 rollouts: both iter files complete and correct,
     'every run made its two model calls once',
   );
 
-  await waitFor('visibility to list the batch’s runs', async () => (await visibleCount(`ReactBatchId = '${id}'`)) === 40, 20_000);
+  await waitFor(
+    'visibility to list the batch’s runs',
+    async () => (await visibleCount(`ReactBatchId = '${id}'`)) === 40,
+    20_000,
+  );
   assert.equal(await visibleCount(`ReactBatchId = '${id}' AND ReactRollout = 2`), 20);
 
   // The batch's last run carried at most 15 runs; its history holds no messages and no lines.
@@ -109,7 +129,9 @@ test('a 20-question batch with 2 rollouts: both iter files complete and correct,
 
 test('a cancelled batch starts no new runs; the running ones end cancelled with valid transcripts and their lines; the batch returns its summary', async () => {
   const id = batchId('batch-cancel');
-  environment.addBatch(id, (_pair, turn) => (turn === 1 ? toolReply('wait', { seconds: 60 }) : answerReply('too late')));
+  environment.addBatch(id, (_pair, turn) =>
+    turn === 1 ? toolReply('wait', { seconds: 60 }) : answerReply('too late'),
+  );
   const output = join(environment.directory, 'out-cancel');
   const handle = await startBatch(environment, id, questions(10), { rollouts: 1, concurrency: 3, output });
   let progress: BatchProgress | undefined;
@@ -145,17 +167,25 @@ test('resume reruns only the runs that ended in error; their new lines replace t
   const items = questions(6);
   const first = batchId('batch-resume-1');
   environment.addBatch(first, (pair, turn) =>
-    [2, 5].includes(pair.index) ? ApplicationFailure.nonRetryable('Incorrect API key provided', FailureTypes.modelRequestRejected) : lookupThenAnswer()(pair, turn),
+    [2, 5].includes(pair.index)
+      ? ApplicationFailure.nonRetryable('Incorrect API key provided', FailureTypes.modelRequestRejected)
+      : lookupThenAnswer()(pair, turn),
   );
   const firstSummary = await (await startBatch(environment, first, items, { rollouts: 1, output })).result();
   assert.deepEqual({ ...firstSummary.perRollout[0]?.terminations }, { answer: 4, error: 2 });
 
   const second = batchId('batch-resume-2');
   environment.addBatch(second, lookupThenAnswer());
-  const secondSummary = await (await startBatch(environment, second, items, { rollouts: 1, output, resume: true })).result();
+  const secondSummary = await (
+    await startBatch(environment, second, items, { rollouts: 1, output, resume: true })
+  ).result();
   assert.equal(secondSummary.perRollout[0]?.kept, 4);
   assert.deepEqual({ ...secondSummary.perRollout[0]?.terminations }, { answer: 6 });
-  assert.deepEqual([...completedRequestsPerRun(second).keys()].sort(), [`${second}/q2-r1`, `${second}/q5-r1`], 'only the errored pairs ran again');
+  assert.deepEqual(
+    [...completedRequestsPerRun(second).keys()].sort(),
+    [`${second}/q2-r1`, `${second}/q5-r1`],
+    'only the errored pairs ran again',
+  );
   const lines = iterLines(output, 1);
   assert.deepEqual(iterFileProblems(lines, 6, 1), []);
   assert.deepEqual(

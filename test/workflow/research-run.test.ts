@@ -23,7 +23,11 @@ afterAll(async () => {
 test('a multi-step run reaches an answer and its transcript follows the protocol exactly', async () => {
   const { handle, result, messages, requests } = await environment.run(
     'answer',
-    [toolCall('lookup', { query: 'BYD 2024 sales' }), toolCall('lookup', { query: 'Tesla 2024 deliveries' }), answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.')],
+    [
+      toolCall('lookup', { query: 'BYD 2024 sales' }),
+      toolCall('lookup', { query: 'Tesla 2024 deliveries' }),
+      answer('BYD sold about 2.48 million more vehicles than Tesla in 2024.'),
+    ],
     { answer: 'BYD, by about 2.5 million' },
   );
 
@@ -57,7 +61,9 @@ test('a multi-step run reaches an answer and its transcript follows the protocol
   });
 
   const description = await handle.describe();
-  const attributes = Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
+  const attributes = Object.fromEntries(
+    description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]),
+  );
   assert.equal(attributes.ReactTermination, 'answer');
   assert.equal(attributes.ReactIterations, 3);
 });
@@ -77,27 +83,45 @@ test('malformed tool calls and unknown tools become observations and the run con
   assert.match(messages[3]?.content ?? '', /<tool_response>\nError: the tool call is not valid JSON/);
   assert.match(messages[5]?.content ?? '', /there is no tool named "teleport"\. Available tools: .*lookup/);
   assert.match(messages[7]?.content ?? '', /has no "name"/);
-  assert.match(messages[9]?.content ?? '', /invalid arguments for tool "lookup": missing required argument "query"; unknown argument "wrong"/);
+  assert.match(
+    messages[9]?.content ?? '',
+    /invalid arguments for tool "lookup": missing required argument "query"; unknown argument "wrong"/,
+  );
   assert.match(messages[11]?.content ?? '', /neither a <tool_call> nor an <answer>/);
 });
 
 test('the run ends max_calls when the model never answers: one last tool-less call, every tool call answered', async () => {
-  const { result, messages, requests } = await environment.run('max-calls', (turn) => toolCall('lookup', { query: `step ${turn}` }), { limits: { maxModelCalls: 3 } });
+  const { result, messages, requests } = await environment.run(
+    'max-calls',
+    (turn) => toolCall('lookup', { query: `step ${turn}` }),
+    { limits: { maxModelCalls: 3 } },
+  );
   assert.equal(result.termination, 'max_calls');
   assert.equal(result.iterations, 4, 'three calls and the final answer call');
   assert.equal(requests.length, 4);
   assert.equal(result.details.finalAnswerPhase, 'max_calls');
-  assert.match(String(requests[3]?.messages.at(-1)?.content), /<tool_response>\nFacts about step 3[\s\S]*You have used all the model calls[\s\S]*Stop calling tools now/);
+  assert.match(
+    String(requests[3]?.messages.at(-1)?.content),
+    /<tool_response>\nFacts about step 3[\s\S]*You have used all the model calls[\s\S]*Stop calling tools now/,
+  );
   assert.equal(result.prediction, 'No answer found: the model-call budget ran out.');
   assert.deepEqual(protocolProblems(messages), []);
-  assert.match(messages.at(-1)?.content ?? '', /<tool_response>\nNot run: the run ended \(max_calls\)/, 'the call in the final reply is answered, not run');
+  assert.match(
+    messages.at(-1)?.content ?? '',
+    /<tool_response>\nNot run: the run ended \(max_calls\)/,
+    'the call in the final reply is answered, not run',
+  );
 });
 
 test('the final answer phase can be turned off: max_calls then ends at once', async () => {
-  const { result, requests, messages } = await environment.run('max-calls-no-final', (turn) => toolCall('lookup', { query: `step ${turn}` }), {
-    limits: { maxModelCalls: 2 },
-    loop: { finalAnswerPhase: false },
-  });
+  const { result, requests, messages } = await environment.run(
+    'max-calls-no-final',
+    (turn) => toolCall('lookup', { query: `step ${turn}` }),
+    {
+      limits: { maxModelCalls: 2 },
+      loop: { finalAnswerPhase: false },
+    },
+  );
   assert.equal(result.termination, 'max_calls');
   assert.equal(requests.length, 2);
   assert.deepEqual(protocolProblems(messages), []);
@@ -116,7 +140,10 @@ test('a context past the token budget gets one last call that asks for the final
   assert.equal(result.prediction, 'best guess: BYD');
   assert.deepEqual(protocolProblems(messages), []);
   const finalRequest = requests.at(-1);
-  assert.match(String(finalRequest?.messages.at(-1)?.content), /<tool_response>\n\[Output withheld: the context reached its limit of 2,000 tokens/);
+  assert.match(
+    String(finalRequest?.messages.at(-1)?.content),
+    /<tool_response>\n\[Output withheld: the context reached its limit of 2,000 tokens/,
+  );
   assert.match(String(finalRequest?.messages.at(-1)?.content), /Stop calling tools now/);
 });
 
@@ -134,13 +161,21 @@ test('a tool that hangs is cut by its timeout and the run goes on', async () => 
 });
 
 test('a question over 20,000 characters is refused before any model call', async () => {
-  const { workflowId, handle } = await environment.start('oversized', [answer('never')], { question: 'x'.repeat(20_001) });
-  await assert.rejects(handle.result(), (error: Error) => /question is 20001 characters; the most is 20000/.test(String((error as { cause?: Error }).cause?.message)));
+  const { workflowId, handle } = await environment.start('oversized', [answer('never')], {
+    question: 'x'.repeat(20_001),
+  });
+  await assert.rejects(handle.result(), (error: Error) =>
+    /question is 20001 characters; the most is 20000/.test(String((error as { cause?: Error }).cause?.message)),
+  );
   assert.equal(environment.requestsOf(workflowId).length, 0);
 });
 
 test('a huge tool output is truncated for the model with a note and kept whole in the store', async () => {
-  const { result, messages } = await environment.run('big-output', [toolCall('big_output', { characters: 5_000_000 }), answer('ok')], { limits: { maxObservationCharacters: 10_000 } });
+  const { result, messages } = await environment.run(
+    'big-output',
+    [toolCall('big_output', { characters: 5_000_000 }), answer('ok')],
+    { limits: { maxObservationCharacters: 10_000 } },
+  );
   assert.equal(result.termination, 'answer');
   const observation = messages[3]?.content ?? '';
   assert.ok(observation.length < 11_000, `observation is ${observation.length} characters`);
@@ -150,7 +185,9 @@ test('a huge tool output is truncated for the model with a note and kept whole i
 });
 
 test('the run ends timeout when the wall-time budget runs out during a tool call', async () => {
-  const { result, messages } = await environment.run('timeout', [toolCall('wait', { seconds: 60 })], { limits: { maxDurationMinutes: 0.05 } });
+  const { result, messages } = await environment.run('timeout', [toolCall('wait', { seconds: 60 })], {
+    limits: { maxDurationMinutes: 0.05 },
+  });
   assert.equal(result.termination, 'timeout');
   assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
   assert.deepEqual(protocolProblems(messages), []);
@@ -158,13 +195,23 @@ test('the run ends timeout when the wall-time budget runs out during a tool call
 });
 
 test('invalid input is rejected before any model call', async () => {
-  const { workflowId, handle } = await environment.start('invalid', [answer('never')], { question: '   ', limits: { maxModelCalls: -1 } });
+  const { workflowId, handle } = await environment.start('invalid', [answer('never')], {
+    question: '   ',
+    limits: { maxModelCalls: -1 },
+  });
   await assert.rejects(handle.result(), (error: Error) =>
-    /question must not be blank.*limits\.maxModelCalls must be an integer from 1 to 10000, got -1/s.test(String((error as { cause?: Error }).cause?.message)),
+    /question must not be blank.*limits\.maxModelCalls must be an integer from 1 to 10000, got -1/s.test(
+      String((error as { cause?: Error }).cause?.message),
+    ),
   );
   assert.equal(environment.requestsOf(workflowId).length, 0);
 
-  const { workflowId: unknownTools, handle: handle2 } = await environment.start('unknown-tools', [answer('never')], { question: 'q', tools: ['lookup', 'nope'] });
-  await assert.rejects(handle2.result(), (error: Error) => /Unknown tool: nope\. This worker has: lookup, wait/.test(String((error as { cause?: Error }).cause?.message)));
+  const { workflowId: unknownTools, handle: handle2 } = await environment.start('unknown-tools', [answer('never')], {
+    question: 'q',
+    tools: ['lookup', 'nope'],
+  });
+  await assert.rejects(handle2.result(), (error: Error) =>
+    /Unknown tool: nope\. This worker has: lookup, wait/.test(String((error as { cause?: Error }).cause?.message)),
+  );
   assert.equal(environment.requestsOf(unknownTools).length, 0);
 });

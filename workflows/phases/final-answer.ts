@@ -12,11 +12,23 @@ import {
 import { FailureTypes } from '../../src/core/failure-types';
 import { FINAL_ANSWER_RETRIES_WHEN_TRUNCATED } from '../../src/core/protocols';
 import { checkAnswer, isCutOffFinalReply, readFinalReply } from '../../src/core/reply-steps';
-import { endingAfterFinalAnswer, finalAnswerCause, type EndingRecord, type FinalAnswerCalls, type FinalEnding } from '../../src/core/run-ending';
+import {
+  endingAfterFinalAnswer,
+  finalAnswerCause,
+  type EndingRecord,
+  type FinalAnswerCalls,
+  type FinalEnding,
+} from '../../src/core/run-ending';
 import { appendPendingText } from '../../src/core/pending';
 import type { RunState } from '../../src/core/run-state';
 import { unansweredTurn } from '../../src/core/turns';
-import { applyCompression, applyModelReply, finalAnswerRequest, hasPromptEstimate, prepareFinalAnswer } from '../../src/core/run-transitions';
+import {
+  applyCompression,
+  applyModelReply,
+  finalAnswerRequest,
+  hasPromptEstimate,
+  prepareFinalAnswer,
+} from '../../src/core/run-transitions';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
@@ -36,7 +48,10 @@ export async function finalAnswer(run: ResearchRun, ending: FinalEnding): Promis
   if (why === undefined) return ending;
   return run.leaveLoop(async () => {
     const finishReason = ending.kind === 'finish_requested' ? ending.reason : '';
-    const prepared = prepareFinalAnswer(run.state, why, ending.openTurn, { protocol: run.protocol, injected: run.takeInjected() });
+    const prepared = prepareFinalAnswer(run.state, why, ending.openTurn, {
+      protocol: run.protocol,
+      injected: run.takeInjected(),
+    });
     const request = finalAnswerRequest(why, run.protocol, finishReason);
     run.state = appendPendingText(prepared, request);
     return endingAfterFinalAnswer(ending, await finalAnswerCalls(run, { prepared, request }));
@@ -68,7 +83,8 @@ async function finalAnswerCalls(run: ResearchRun, prompt: FinalPrompt): Promise<
         }
       } catch (error) {
         // The server refused the prompt as too long after all: the window it names, and harder compression.
-        if (!steps.length || isCancellation(error) || failureType(error) !== FailureTypes.modelContextLengthExceeded) throw error;
+        if (!steps.length || isCancellation(error) || failureType(error) !== FailureTypes.modelContextLengthExceeded)
+          throw error;
         run.state = learnedFromOverflow(run.state, rootMessage(error));
         const left = await fitFinalAnswer(run, prompt, steps);
         if (left === undefined) return { kind: 'called' };
@@ -85,7 +101,11 @@ async function finalAnswerCalls(run: ResearchRun, prompt: FinalPrompt): Promise<
  * `finalAnswerFitSteps`), until it fits the context budget. Returns the steps not taken yet, or
  * undefined when not even the question alone fits: then no call is made and the state says why.
  */
-async function fitFinalAnswer(run: ResearchRun, prompt: FinalPrompt, steps: FinalAnswerFitStep[]): Promise<FinalAnswerFitStep[] | undefined> {
+async function fitFinalAnswer(
+  run: ResearchRun,
+  prompt: FinalPrompt,
+  steps: FinalAnswerFitStep[],
+): Promise<FinalAnswerFitStep[] | undefined> {
   for (const [index, step] of steps.entries()) {
     run.enter('compressing');
     const base = withConversationOf(run.state, prompt.prepared);
@@ -112,7 +132,11 @@ async function fitFinalAnswer(run: ResearchRun, prompt: FinalPrompt, steps: Fina
 /** One call of the final answer phase: what its reply gave, or undefined when its answer was cut off and is asked for again. */
 async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promise<EndingRecord | undefined> {
   const outcome = await CancellationScope.cancellable(() => run.callModel(true));
-  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
+  run.state = applyModelReply(
+    run.state,
+    outcome,
+    hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates),
+  );
   const sortUnusable = isCutOffFinalReply(outcome, run.protocol, retriesLeft) && patched(LoopPatches.unusableReplies);
   const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, sortUnusable);
   run.state = read.state;
@@ -120,7 +144,10 @@ async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promis
     case 'ask_again':
       return undefined;
     case 'take':
-      return { ...(read.step.openCalls.length ? { openTurn: unansweredTurn(read.step.openCalls) } : {}), ...takeFinalAnswer(run, read.step.answer) };
+      return {
+        ...(read.step.openCalls.length ? { openTurn: unansweredTurn(read.step.openCalls) } : {}),
+        ...takeFinalAnswer(run, read.step.answer),
+      };
     default: {
       const unknown: never = read.step;
       throw new Error(`unknown final reply step ${JSON.stringify(unknown)}`);
@@ -131,7 +158,13 @@ async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promis
 /** The final answer becomes the run's; against a schema it may fail (the error says why) or get a correction no call follows. */
 function takeFinalAnswer(run: ResearchRun, answer: string | undefined): EndingRecord {
   if (answer === undefined) return {};
-  const checked = checkAnswer(run.state, answer, run.answerChecks.answerSchema, run.options.answerAttempts, run.answerChecks.boundedAnswerChecks);
+  const checked = checkAnswer(
+    run.state,
+    answer,
+    run.answerChecks.answerSchema,
+    run.options.answerAttempts,
+    run.answerChecks.boundedAnswerChecks,
+  );
   run.state = checked.state;
   switch (checked.check.kind) {
     case 'accepted':

@@ -1,4 +1,12 @@
-import { allHandlersFinished, CancellationScope, condition, continueAsNew, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { afterStoreFailure, type FinalEnding } from '../../src/core/run-ending';
 import type { ResearchRunInput } from '../../src/core/run-input';
 import type { ResearchRunResult } from '../../src/core/run-result';
@@ -32,7 +40,9 @@ async function finishing(run: ResearchRun, ending: FinalEnding): Promise<Researc
     run.state = closingState(run.state, ending.openTurn, termination, run.takeInjected(), run.protocol);
     transcript = run.state.conversation;
     try {
-      transcript = (await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })).conversation;
+      transcript = (
+        await runActivities.finishTranscript({ conversation: run.state.conversation, append: run.state.pending })
+      ).conversation;
     } catch (error) {
       conclusion = afterStoreFailure(conclusion, rootMessage(error));
     }
@@ -80,5 +90,9 @@ async function continuingAsNew(run: ResearchRun): Promise<never> {
   upsertSearchAttributes([{ key: REACT_ITERATIONS, value: run.state.modelCalls }]);
   recordContinuation(run);
   // `resumedFrom`: this run's id, which the next run checks against the run it continued from (src/core/run-input.ts).
-  return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({ ...run.input, resume: run.state, resumedFrom: workflowInfo().runId });
+  return continueAsNew<(input: ResearchRunInput) => Promise<ResearchRunResult>>({
+    ...run.input,
+    resume: run.state,
+    resumedFrom: workflowInfo().runId,
+  });
 }

@@ -34,7 +34,11 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
     run.state = openedRunState(run.state, started);
   } catch (error) {
     if (isCancellation(error)) return { kind: 'cancelled' };
-    throw ApplicationFailure.create({ type: failureType(error) ?? FailureTypes.invalidRunInput, message: rootMessage(error), nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: failureType(error) ?? FailureTypes.invalidRunInput,
+      message: rootMessage(error),
+      nonRetryable: true,
+    });
   }
   recordRunOpened(run);
   return patched(LoopPatches.contextWindow) ? learnContextWindow(run) : undefined;
@@ -48,7 +52,10 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
 async function learnContextWindow(run: ResearchRun): Promise<Ending | undefined> {
   try {
     const { model, maxOutputTokens } = run.modelOptions();
-    const learned = await runActivities.learnContextWindow({ model, ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) });
+    const learned = await runActivities.learnContextWindow({
+      model,
+      ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+    });
     run.state = learnedContextWindow(run.state, learned);
   } catch (error) {
     if (isCancellation(error)) return { kind: 'cancelled' };

@@ -4,7 +4,15 @@ import { learnedFromOverflow, withSummaryLimits } from '../../src/core/context-w
 import { FailureTypes } from '../../src/core/failure-types';
 import { isUnusableReply, readReply, type ReplyStep } from '../../src/core/reply-steps';
 import { unpricedCostBudgetError } from '../../src/core/ending-texts';
-import { budgetEndBeforeModelCall, costBudgetEndsLoop, costBudgetWithoutPrice, compressionDue, compressionTarget, contextOverLimit, continueAsNewDue } from '../../src/core/run-budgets';
+import {
+  budgetEndBeforeModelCall,
+  costBudgetEndsLoop,
+  costBudgetWithoutPrice,
+  compressionDue,
+  compressionTarget,
+  contextOverLimit,
+  continueAsNewDue,
+} from '../../src/core/run-budgets';
 import type { Ending } from '../../src/core/run-ending';
 import { applyCompression, applyModelReply, hasPromptEstimate } from '../../src/core/run-transitions';
 import { unansweredTurn } from '../../src/core/turns';
@@ -37,7 +45,8 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   const costBudget = costBudgetEndsLoop(run.state, now, finalAnswerPhase) && patched(LoopPatches.costBudget);
   const budget = budgetEndBeforeModelCall(run.state, now, { finalAnswerPhase, costBudget });
   if (budget) return { kind: 'budget_ended', budget };
-  if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested)) return { kind: 'continue_as_new' };
+  if (continueAsNewDue(run.state, run.options, workflowInfo().continueAsNewSuggested))
+    return { kind: 'continue_as_new' };
   run.deliverInjected();
   await compressIfDue(run);
   if (contextOverLimit(run.state)) return { kind: 'budget_ended', budget: 'token_limit' };
@@ -54,13 +63,23 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     }
     return { kind: 'failed', message: rootMessage(error) };
   }
-  run.state = applyModelReply(run.state, outcome, hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates));
+  run.state = applyModelReply(
+    run.state,
+    outcome,
+    hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates),
+  );
   recordModelCall(run);
   const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
-  const read = readReply(run.state, outcome, { protocol: run.protocol, options: run.options, ...run.answerChecks }, sortUnusable);
+  const read = readReply(
+    run.state,
+    outcome,
+    { protocol: run.protocol, options: run.options, ...run.answerChecks },
+    sortUnusable,
+  );
   run.state = read.state;
   run.noteAnswer(read.given);
-  if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget)) return unpricedCostBudget(run, read.step);
+  if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget))
+    return unpricedCostBudget(run, read.step);
   return takeStep(run, read.step);
 }
 

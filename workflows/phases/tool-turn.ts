@@ -17,7 +17,11 @@ import type { ResearchRun } from '../research-run';
  * when its tool requires it, results kept in call order; then stuck detection over the turn.
  * Returns `stuck` or the malformed-replies end when one applies, nothing when the loop goes on.
  */
-export async function runToolTurn(run: ResearchRun, calls: ToolCallRequest[], malformedLimitReached: boolean): Promise<Ending | undefined> {
+export async function runToolTurn(
+  run: ResearchRun,
+  calls: ToolCallRequest[],
+  malformedLimitReached: boolean,
+): Promise<Ending | undefined> {
   const turn = run.beginTurn(calls);
   await runCalls(run, turn);
   run.endTurn();
@@ -55,7 +59,10 @@ async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<Cal
   const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
   if (call.problem) return note(call.problem);
   const spec = run.toolSchedule(call.name);
-  if (!spec) return note(`Error: there is no tool named "${call.name}". Available tools: ${run.toolNames().join(', ') || 'none'}.`);
+  if (!spec)
+    return note(
+      `Error: there is no tool named "${call.name}". Available tools: ${run.toolNames().join(', ') || 'none'}.`,
+    );
   if (spec.requiresApproval) {
     const refusal = approvalRefusal(call.name, await run.awaitApproval(call), run.options.approvalTimeoutMinutes);
     if (refusal) return note(refusal);
@@ -71,7 +78,8 @@ async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<Cal
   } catch (error) {
     if (isCancellation(error)) throw error;
     // A tool the run started with that the worker no longer registers (the SDK's NotFoundError, after the tool's attempts).
-    if (run.toolSpecsByReference && failureType(error) === ACTIVITY_NOT_REGISTERED) return note(goneToolObservation(call.name, run.toolNames()));
+    if (run.toolSpecsByReference && failureType(error) === ACTIVITY_NOT_REGISTERED)
+      return note(goneToolObservation(call.name, run.toolNames()));
     return note(`Error: the tool "${call.name}" failed: ${rootMessage(error)}`);
   }
 }

@@ -18,7 +18,8 @@ function describeResource(resource: Record<string, unknown>): string {
   const uri = typeof resource.uri === 'string' ? resource.uri : 'a resource';
   const mimeType = typeof resource.mimeType === 'string' ? `, ${resource.mimeType}` : '';
   if (typeof resource.text === 'string') return `[resource ${uri}${mimeType}]\n${resource.text}`;
-  if (typeof resource.blob === 'string') return `[resource ${uri}${mimeType}: ${size(resource.blob)} of binary data, left out]`;
+  if (typeof resource.blob === 'string')
+    return `[resource ${uri}${mimeType}: ${size(resource.blob)} of binary data, left out]`;
   return `[resource ${uri}${mimeType}: no content]`;
 }
 
@@ -32,10 +33,15 @@ export function contentItemText(item: ContentItem): string {
       // The model gets text only: it learns that there was one, what kind and how big.
       return `[${item.type}: ${typeof item.mimeType === 'string' ? item.mimeType : 'unknown type'}, ${size(item.data)}, not shown: this agent passes text only]`;
     case 'resource':
-      return typeof item.resource === 'object' && item.resource !== null ? describeResource(item.resource as Record<string, unknown>) : '[resource: no content]';
+      return typeof item.resource === 'object' && item.resource !== null
+        ? describeResource(item.resource as Record<string, unknown>)
+        : '[resource: no content]';
     case 'resource_link': {
       const name = typeof item.name === 'string' ? item.name : 'resource';
-      const parts = [typeof item.mimeType === 'string' ? item.mimeType : undefined, typeof item.description === 'string' ? item.description : undefined].filter(Boolean);
+      const parts = [
+        typeof item.mimeType === 'string' ? item.mimeType : undefined,
+        typeof item.description === 'string' ? item.description : undefined,
+      ].filter(Boolean);
       return `[resource link: ${name} <${String(item.uri)}>${parts.length ? ` (${parts.join('; ')})` : ''}]`;
     }
     default:
@@ -51,12 +57,16 @@ export function contentItemText(item: ContentItem): string {
 export function callResultText(result: McpCallResult): { text: string; isError: boolean } {
   const isError = result.isError === true;
   const items = Array.isArray(result.content)
-    ? (result.content as unknown[]).filter((item): item is ContentItem => typeof item === 'object' && item !== null && typeof (item as ContentItem).type === 'string')
+    ? (result.content as unknown[]).filter(
+        (item): item is ContentItem =>
+          typeof item === 'object' && item !== null && typeof (item as ContentItem).type === 'string',
+      )
     : [];
   const parts = items.map(contentItemText).filter((part) => part !== '');
   const hasText = items.some((item) => item.type === 'text' && typeof item.text === 'string' && item.text !== '');
   if (!hasText && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent, null, 2));
-  if (parts.length === 0 && result.toolResult !== undefined) parts.push(typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
+  if (parts.length === 0 && result.toolResult !== undefined)
+    parts.push(typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
   const text = parts.join('\n\n');
   return { text: text === '' ? '(the tool returned no content)' : text, isError };
 }

@@ -32,7 +32,15 @@ export class McpCallError extends Error {
 }
 
 /** Network errors after which the request cannot have reached the server. */
-const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ERR_INVALID_URL']);
+const NOT_CONNECTED_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ERR_INVALID_URL',
+]);
 
 function causeCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -65,8 +73,16 @@ export function sendFailedBeforeServer(error: unknown, transport: 'stdio' | 'htt
  * when the tool is marked idempotent; otherwise not, so a call that may have had effects is not
  * made twice (the model sees the failure as its observation).
  */
-export function callFailure(error: McpCallError, context: { server: string; tool: string; idempotent: boolean }): ApplicationFailure {
-  const type = error.kind === 'unavailable' ? McpFailureTypes.unavailable : error.kind === 'timeout' ? McpFailureTypes.timeout : McpFailureTypes.connectionLost;
+export function callFailure(
+  error: McpCallError,
+  context: { server: string; tool: string; idempotent: boolean },
+): ApplicationFailure {
+  const type =
+    error.kind === 'unavailable'
+      ? McpFailureTypes.unavailable
+      : error.kind === 'timeout'
+        ? McpFailureTypes.timeout
+        : McpFailureTypes.connectionLost;
   const retryable = error.delivery === 'not-sent' || context.idempotent;
   const note =
     error.delivery === 'not-sent'

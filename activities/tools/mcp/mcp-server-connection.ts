@@ -120,7 +120,11 @@ export class McpServerConnection {
       throw new McpServerStartError(
         settings.name,
         `MCP server "${settings.name}" (${describeServer(settings)}) did not start: ${connection.redact((error as Error).message)}` +
-          (tail ? `\n  its stderr ended with:\n    ${tail.split('\n').slice(-12).join('\n    ')}` : settings.transport === 'stdio' ? ' (it wrote nothing to stderr)' : ''),
+          (tail
+            ? `\n  its stderr ended with:\n    ${tail.split('\n').slice(-12).join('\n    ')}`
+            : settings.transport === 'stdio'
+              ? ' (it wrote nothing to stderr)'
+              : ''),
       );
     }
     return connection;
@@ -171,13 +175,22 @@ export class McpServerConnection {
    * `McpCallError` (transport, timeout), `McpServerAnswerError` (a JSON-RPC error answer) or the
    * signal's reason when aborted — then the SDK has sent `notifications/cancelled`.
    */
-  async callTool(tool: string, args: Record<string, unknown>, options: { signal: AbortSignal; timeoutMs: number } & CallObserver): Promise<McpCallResult> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal: AbortSignal; timeoutMs: number } & CallObserver,
+  ): Promise<McpCallResult> {
     const release = await this.slots.acquire(options.signal);
     try {
-      const client = await this.ready(options.signal, Math.min(options.timeoutMs, this.options.reconnectWaitMs ?? 20_000));
+      const client = await this.ready(
+        options.signal,
+        Math.min(options.timeoutMs, this.options.reconnectWaitMs ?? 20_000),
+      );
       // A fresh object per call: the send hook recognises the request by it.
       const argumentsObject = { ...args };
-      const observer: CallObserver & { sendError?: unknown } = { ...(options.onSending ? { onSending: options.onSending } : {}) };
+      const observer: CallObserver & { sendError?: unknown } = {
+        ...(options.onSending ? { onSending: options.onSending } : {}),
+      };
       this.inFlight.set(argumentsObject, observer);
       try {
         return (await client.callTool({ name: tool, arguments: argumentsObject }, undefined, {
@@ -207,7 +220,13 @@ export class McpServerConnection {
     if (!client) await this.transport?.close().catch(() => undefined);
   }
 
-  private classify(error: unknown, observer: { sendError?: unknown }, client: Client, tool: string, timeoutMs: number): Error {
+  private classify(
+    error: unknown,
+    observer: { sendError?: unknown },
+    client: Client,
+    tool: string,
+    timeoutMs: number,
+  ): Error {
     const server = this.settings.name;
     if (observer.sendError !== undefined) {
       const notSent = sendFailedBeforeServer(observer.sendError, this.settings.transport);
@@ -236,7 +255,9 @@ export class McpServerConnection {
     }
     if (typeof code === 'number') return new McpServerAnswerError(this.redact((error as Error).message));
     // Anything else (an answer that does not parse, a validation of structured content) is about the answer, not the transport.
-    return new McpServerAnswerError(`MCP server "${server}" answered the call of "${tool}" with something this client could not read: ${this.redact((error as Error)?.message ?? String(error))}`);
+    return new McpServerAnswerError(
+      `MCP server "${server}" answered the call of "${tool}" with something this client could not read: ${this.redact((error as Error)?.message ?? String(error))}`,
+    );
   }
 
   /** The connected client, waiting up to `waitMs` for a (re)start; throws a not-sent McpCallError otherwise. */
@@ -244,11 +265,20 @@ export class McpServerConnection {
     const deadline = Date.now() + waitMs;
     let lastError: unknown;
     while (!this.client) {
-      if (this.closed) throw new McpCallError(`MCP server "${this.name}" is shut down (the worker is stopping).`, 'not-sent', 'unavailable');
+      if (this.closed)
+        throw new McpCallError(
+          `MCP server "${this.name}" is shut down (the worker is stopping).`,
+          'not-sent',
+          'unavailable',
+        );
       signal?.throwIfAborted();
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
-        const why = lastError ? `: ${this.redact((lastError as Error).message)}` : this.settings.transport === 'stdio' ? ' (it is being restarted)' : '';
+        const why = lastError
+          ? `: ${this.redact((lastError as Error).message)}`
+          : this.settings.transport === 'stdio'
+            ? ' (it is being restarted)'
+            : '';
         throw new McpCallError(`MCP server "${this.name}" is not available${why}.`, 'not-sent', 'unavailable');
       }
       // HTTP reconnects on demand; a stdio server restarts on its own schedule (or now, if none is set).
@@ -263,7 +293,11 @@ export class McpServerConnection {
       const timer = delay(remaining, undefined, { ...(signal ? { signal } : {}) }).catch(() => undefined);
       await Promise.race([wake, attempt ?? wake, timer]);
       if (lastError && this.settings.transport === 'http' && !this.client) {
-        throw new McpCallError(`MCP server "${this.name}" is not reachable: ${this.redact((lastError as Error).message)}.`, 'not-sent', 'unavailable');
+        throw new McpCallError(
+          `MCP server "${this.name}" is not reachable: ${this.redact((lastError as Error).message)}.`,
+          'not-sent',
+          'unavailable',
+        );
       }
     }
     return this.client;
@@ -279,7 +313,8 @@ export class McpServerConnection {
         if (restart) this.options.log(`mcp ${this.name}: restarted (pid ${this.pid ?? '?'})`);
       },
       (error: unknown) => {
-        if (!this.closed && this.settings.transport === 'stdio') this.scheduleRestart(`did not start again (${this.redact((error as Error).message)})`);
+        if (!this.closed && this.settings.transport === 'stdio')
+          this.scheduleRestart(`did not start again (${this.redact((error as Error).message)})`);
       },
     );
   }
@@ -307,7 +342,12 @@ export class McpServerConnection {
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]) => {
       const params = (message as { method?: string; params?: { arguments?: unknown } }).params;
-      const observer = (message as { method?: string }).method === 'tools/call' && typeof params?.arguments === 'object' && params.arguments !== null ? this.inFlight.get(params.arguments) : undefined;
+      const observer =
+        (message as { method?: string }).method === 'tools/call' &&
+        typeof params?.arguments === 'object' &&
+        params.arguments !== null
+          ? this.inFlight.get(params.arguments)
+          : undefined;
       observer?.onSending?.();
       try {
         await send(message, options);
@@ -321,7 +361,9 @@ export class McpServerConnection {
   private async connect(): Promise<Client> {
     const transport = this.createTransport();
     this.hookSend(transport);
-    const client = new Client(this.options.clientInfo ?? { name: 'durable-react-agent', version: '1' }, { capabilities: {} });
+    const client = new Client(this.options.clientInfo ?? { name: 'durable-react-agent', version: '1' }, {
+      capabilities: {},
+    });
     // Transport errors also reject the calls they affect; here they are only kept from crashing the worker.
     client.onerror = () => undefined;
     client.onclose = () => this.onClosed(client);
@@ -359,7 +401,9 @@ export class McpServerConnection {
     const wait = delays[Math.min(this.consecutiveRestarts, delays.length - 1)] ?? 1_000;
     this.consecutiveRestarts += 1;
     const tail = this.stderrTail().trim().split('\n').slice(-3).join(' | ');
-    this.options.log(`mcp ${this.name}: the server ${what}; restarting it in ${(wait / 1000).toFixed(1)} s${tail ? ` (stderr: ${tail})` : ''}`);
+    this.options.log(
+      `mcp ${this.name}: the server ${what}; restarting it in ${(wait / 1000).toFixed(1)} s${tail ? ` (stderr: ${tail})` : ''}`,
+    );
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.closed) return;

@@ -1,6 +1,11 @@
 import type { McpServerSettings } from '../../../src/domain/mcp-server-settings';
 
-export type { McpHttpServerSettings, McpServerOptions, McpServerSettings, McpStdioServerSettings } from '../../../src/domain/mcp-server-settings';
+export type {
+  McpHttpServerSettings,
+  McpServerOptions,
+  McpServerSettings,
+  McpStdioServerSettings,
+} from '../../../src/domain/mcp-server-settings';
 
 /** Whether `list` (true, false or names) covers the server's tool `name`. */
 export function coversTool(list: boolean | string[], name: string): boolean {

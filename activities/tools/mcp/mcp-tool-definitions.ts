@@ -75,7 +75,9 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
     server: settings.name,
     serverToolName: tool.name,
     // What the server lists reaches the model and the run's stored tool list: its secrets are taken out here too.
-    description: connection.redact((tool.description ?? tool.title ?? `The tool "${tool.name}" of the MCP server "${settings.name}".`).trim()),
+    description: connection.redact(
+      (tool.description ?? tool.title ?? `The tool "${tool.name}" of the MCP server "${settings.name}".`).trim(),
+    ),
     parameters: connection.redactValue(parametersOf(tool)),
     requiresApproval: coversTool(settings.requiresApproval, tool.name),
     activity: {
@@ -109,11 +111,17 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
           timeoutMs: settings.timeoutSeconds * 1000,
           onSending: () => heartbeat('sending'),
           onProgress: (progress) =>
-            context.heartbeat({ mcpRequest: 'sending', callId: context.callId, progress: progress.progress, ...(progress.total === undefined ? {} : { total: progress.total }) }),
+            context.heartbeat({
+              mcpRequest: 'sending',
+              callId: context.callId,
+              progress: progress.progress,
+              ...(progress.total === undefined ? {} : { total: progress.total }),
+            }),
         });
       } catch (error) {
         if (context.signal.aborted) throw error;
-        if (error instanceof McpServerAnswerError) throw new ToolInputError(`the MCP server "${settings.name}" refused the call of "${name}": ${error.message}`);
+        if (error instanceof McpServerAnswerError)
+          throw new ToolInputError(`the MCP server "${settings.name}" refused the call of "${name}": ${error.message}`);
         if (error instanceof McpCallError) {
           if (error.delivery === 'not-sent') {
             rememberNotSent(key);
@@ -131,7 +139,10 @@ function mcpToolDefinition(connection: McpServerConnection, tool: Tool): McpTool
       const { text, isError } = callResultText(result);
       const observation = connection.redact(text);
       // The tool's own failure is the model's to read and act on, not a reason to call again.
-      if (isError) throw new ToolInputError(`the tool "${name}" (MCP server "${settings.name}") reported an error: ${observation}`);
+      if (isError)
+        throw new ToolInputError(
+          `the tool "${name}" (MCP server "${settings.name}") reported an error: ${observation}`,
+        );
       return observation;
     },
   };

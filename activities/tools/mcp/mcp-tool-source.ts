@@ -27,7 +27,10 @@ export class McpStartFailure extends Error {
  * left out when it is `optional`; otherwise every started server is closed again and this
  * throws `McpStartFailure`, naming each server that failed.
  */
-export async function startMcpToolSource(servers: McpServerSettings[], options: McpConnectionOptions): Promise<McpToolSource> {
+export async function startMcpToolSource(
+  servers: McpServerSettings[],
+  options: McpConnectionOptions,
+): Promise<McpToolSource> {
   const outcomes = await Promise.allSettled(
     servers.map(async (settings) => {
       const connection = await McpServerConnection.start(settings, options);
@@ -40,7 +43,9 @@ export async function startMcpToolSource(servers: McpServerSettings[], options: 
         await connection.close();
         throw new McpServerStartError(
           settings.name,
-          error instanceof McpServerStartError ? error.message : `MCP server "${settings.name}" (${describeServer(settings)}): ${connection.redact((error as Error).message)}`,
+          error instanceof McpServerStartError
+            ? error.message
+            : `MCP server "${settings.name}" (${describeServer(settings)}): ${connection.redact((error as Error).message)}`,
         );
       }
       return { connection, tools };
@@ -63,5 +68,10 @@ export async function startMcpToolSource(servers: McpServerSettings[], options: 
     await close();
     throw new McpStartFailure(failures);
   }
-  return { tools: started.flatMap(({ tools }) => tools), connections: started.map(({ connection }) => connection), skipped, close };
+  return {
+    tools: started.flatMap(({ tools }) => tools),
+    connections: started.map(({ connection }) => connection),
+    skipped,
+    close,
+  };
 }

@@ -30,11 +30,15 @@ export const DEFAULT_MAXIMUM_FILES_PER_CALL = 20;
 function requestedFiles(value: unknown, maxFiles: number): string[] {
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((entry) => typeof entry !== 'string')) {
-    throw new ToolInputError('"files" must be a file path or a list of file paths (strings), like ["report.pdf", "notes/summary.docx"].');
+    throw new ToolInputError(
+      '"files" must be a file path or a list of file paths (strings), like ["report.pdf", "notes/summary.docx"].',
+    );
   }
   const files = (list as string[]).map((entry) => entry.trim()).filter(Boolean);
-  if (files.length === 0) throw new ToolInputError('"files" is empty: pass at least one file path, like ["report.pdf"].');
-  if (files.length > maxFiles) throw new ToolInputError(`Too many files in one call (${files.length}); read at most ${maxFiles} per call.`);
+  if (files.length === 0)
+    throw new ToolInputError('"files" is empty: pass at least one file path, like ["report.pdf"].');
+  if (files.length > maxFiles)
+    throw new ToolInputError(`Too many files in one call (${files.length}); read at most ${maxFiles} per call.`);
   return [...new Set(files)];
 }
 
@@ -69,7 +73,8 @@ export function createParseFileTool(options: ParseFileToolOptions): ToolDefiniti
         files: {
           type: ['array', 'string'],
           items: { type: 'string' },
-          description: 'File paths relative to the workspace, e.g. ["report.pdf", "data/sales.csv"]. One path as a string is accepted too.',
+          description:
+            'File paths relative to the workspace, e.g. ["report.pdf", "data/sales.csv"]. One path as a string is accepted too.',
         },
       },
       required: ['files'],
@@ -86,9 +91,13 @@ export function createParseFileTool(options: ParseFileToolOptions): ToolDefiniti
         const position = files.length > 1 ? ` ${index + 1} of ${files.length}` : '';
         try {
           const path = await resolver.resolveFile(requested);
-          const document = await extractTextInThread({ path }, { ...options.documentLimits, maxBytes, signal: context.signal }).catch((error: unknown) => {
+          const document = await extractTextInThread(
+            { path },
+            { ...options.documentLimits, maxBytes, signal: context.signal },
+          ).catch((error: unknown) => {
             // Messages name the file as the model wrote it, not by its real location.
-            if (error instanceof DocumentExtractionError) throw new DocumentExtractionError(error.problem, error.message.split(path).join(requested));
+            if (error instanceof DocumentExtractionError)
+              throw new DocumentExtractionError(error.problem, error.message.split(path).join(requested));
             throw error;
           });
           const details = [
@@ -101,7 +110,9 @@ export function createParseFileTool(options: ParseFileToolOptions): ToolDefiniti
           sections.push(`=== File${position}: ${requested} (${details.filter(Boolean).join(', ')}) ===\n${body}`);
           readCount += 1;
         } catch (error) {
-          sections.push(`=== File${position}: ${requested} (not read) ===\nError: ${problemForModel(error, requested)}`);
+          sections.push(
+            `=== File${position}: ${requested} (not read) ===\nError: ${problemForModel(error, requested)}`,
+          );
         }
       }
       if (readCount === 0) {

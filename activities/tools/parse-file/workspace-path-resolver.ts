@@ -12,7 +12,10 @@ interface WorkspaceDirectory {
 /** True when `path` is `directory` or inside it (both absolute and normalised). */
 export function isInsideDirectory(path: string, directory: string): boolean {
   const fromDirectory = relative(directory, path);
-  return fromDirectory === '' || (!fromDirectory.startsWith(`..${sep}`) && fromDirectory !== '..' && !isAbsolute(fromDirectory));
+  return (
+    fromDirectory === '' ||
+    (!fromDirectory.startsWith(`..${sep}`) && fromDirectory !== '..' && !isAbsolute(fromDirectory))
+  );
 }
 
 /**
@@ -26,7 +29,8 @@ export class WorkspacePathResolver {
 
   /** @param workspaceDirectories Folders files may be read from; the first one anchors relative paths. */
   constructor(workspaceDirectories: readonly string[]) {
-    if (workspaceDirectories.length === 0) throw new Error('WorkspacePathResolver needs at least one workspace folder.');
+    if (workspaceDirectories.length === 0)
+      throw new Error('WorkspacePathResolver needs at least one workspace folder.');
     this.workspaces = workspaceDirectories.map((directory) => {
       const given = resolve(directory);
       let real: string;
@@ -60,10 +64,16 @@ export class WorkspacePathResolver {
    */
   async resolveFile(requestedPath: string): Promise<string> {
     const requested = requestedPath.trim();
-    if (!requested) throw new ToolInputError('An empty file path was given; pass paths relative to the workspace, like "reports/2024.pdf".');
-    if (requested.includes('\0')) throw new ToolInputError(`The path ${JSON.stringify(requested)} contains a NUL character.`);
+    if (!requested)
+      throw new ToolInputError(
+        'An empty file path was given; pass paths relative to the workspace, like "reports/2024.pdf".',
+      );
+    if (requested.includes('\0'))
+      throw new ToolInputError(`The path ${JSON.stringify(requested)} contains a NUL character.`);
     if (requested === '~' || requested.startsWith('~/')) {
-      throw new ToolInputError(`"~" is not expanded: pass paths relative to the workspace, like "${requested.replace(/^~\/?/, '') || 'notes.md'}".`);
+      throw new ToolInputError(
+        `"~" is not expanded: pass paths relative to the workspace, like "${requested.replace(/^~\/?/, '') || 'notes.md'}".`,
+      );
     }
 
     const candidate = isAbsolute(requested) ? resolve(requested) : resolve(this.primaryDirectory, requested);
@@ -79,7 +89,9 @@ export class WorkspacePathResolver {
       real = await realpath(candidate);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') {
-        throw new ToolInputError(`File not found: ${JSON.stringify(requested)}.${await this.listingHint(await this.nearestExistingFolder(candidate))}`);
+        throw new ToolInputError(
+          `File not found: ${JSON.stringify(requested)}.${await this.listingHint(await this.nearestExistingFolder(candidate))}`,
+        );
       }
       throw error;
     }
@@ -92,7 +104,9 @@ export class WorkspacePathResolver {
 
     const information = await stat(real);
     if (information.isDirectory()) {
-      throw new ToolInputError(`${JSON.stringify(requested)} is a folder; pass the files inside it.${await this.listingHint(real)}`);
+      throw new ToolInputError(
+        `${JSON.stringify(requested)} is a folder; pass the files inside it.${await this.listingHint(real)}`,
+      );
     }
     if (!information.isFile()) throw new ToolInputError(`${JSON.stringify(requested)} is not a regular file.`);
     return real;
@@ -104,7 +118,9 @@ export class WorkspacePathResolver {
   }
 
   private isInsideSomeWorkspace(path: string): boolean {
-    return this.workspaces.some((workspace) => isInsideDirectory(path, workspace.given) || isInsideDirectory(path, workspace.real));
+    return this.workspaces.some(
+      (workspace) => isInsideDirectory(path, workspace.given) || isInsideDirectory(path, workspace.real),
+    );
   }
 
   /** The closest folder above `path` that exists, stopping at the workspace. */
@@ -126,7 +142,9 @@ export class WorkspacePathResolver {
       const roots = await this.realWorkspaceRoots();
       if (!roots.some((root) => isInsideDirectory(realFolder, root))) return '';
       const entries = (await readdir(folder, { withFileTypes: true })).filter((entry) => !entry.name.startsWith('.'));
-      const names = entries.slice(0, 30).map((entry) => this.describe(join(folder, entry.name)) + (entry.isDirectory() ? '/' : ''));
+      const names = entries
+        .slice(0, 30)
+        .map((entry) => this.describe(join(folder, entry.name)) + (entry.isDirectory() ? '/' : ''));
       if (names.length === 0) return ` The folder ${this.describe(folder)} is empty.`;
       const more = entries.length > names.length ? `, and ${entries.length - names.length} more` : '';
       return ` Files in ${this.describe(folder) === '.' ? 'the workspace' : this.describe(folder)}: ${names.join(', ')}${more}.`;

@@ -48,7 +48,8 @@ export function bubblewrapCommand(input: BubblewrapCommandInput): string[] {
         return ['--ro-bind', operation.source, operation.destination];
       case 'writable-bind': {
         const quota = input.writeQuota;
-        if (quota.kind === 'shared') return ['--bind', sharedCopyOf(quota.writableMountPoint, operation.source), operation.destination];
+        if (quota.kind === 'shared')
+          return ['--bind', sharedCopyOf(quota.writableMountPoint, operation.source), operation.destination];
         // A private tmpfs of the quota instead of the host directory (which only holds the program).
         return [
           '--perms',
@@ -57,7 +58,9 @@ export function bubblewrapCommand(input: BubblewrapCommandInput): string[] {
           String(Math.floor(quota.bytes)),
           '--tmpfs',
           operation.destination,
-          ...(operation.destination === SANDBOX_WORK_DIRECTORY ? ['--ro-bind', quota.programFile, `${SANDBOX_WORK_DIRECTORY}/main.py`] : []),
+          ...(operation.destination === SANDBOX_WORK_DIRECTORY
+            ? ['--ro-bind', quota.programFile, `${SANDBOX_WORK_DIRECTORY}/main.py`]
+            : []),
         ];
       }
       case 'symlink':
@@ -71,7 +74,9 @@ export function bubblewrapCommand(input: BubblewrapCommandInput): string[] {
     }
   });
   const environment = Object.entries(input.environment).flatMap(([name, value]) => ['--setenv', name, value]);
-  const capabilities = input.privileged ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP'] : [];
+  const capabilities = input.privileged
+    ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP']
+    : [];
   return [
     input.bubblewrap,
     ...namespaces,

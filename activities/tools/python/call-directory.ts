@@ -32,7 +32,12 @@ export interface CallDirectory {
  * working directory. `owner` (when the worker is root and drops to an unprivileged user) gets
  * the working and temporary directories; `sandboxUser` is the identity the program sees.
  */
-export function createCallDirectory(parent: string, code: string, owner: UserIdentity | undefined, sandboxUser: UserIdentity): CallDirectory {
+export function createCallDirectory(
+  parent: string,
+  code: string,
+  owner: UserIdentity | undefined,
+  sandboxUser: UserIdentity,
+): CallDirectory {
   const path = mkdtempSync(join(parent, 'react-agent-python-'));
   const directory: CallDirectory = {
     path,
@@ -53,7 +58,11 @@ export function createCallDirectory(parent: string, code: string, owner: UserIde
   mkdirSync(directory.newRootMountPoint, { mode: 0o700 });
   mkdirSync(directory.writableMountPoint, { mode: 0o700 });
   writeFileSync(directory.programFile, code, { mode: 0o644 });
-  writeFileSync(directory.passwdFile, `sandbox:x:${sandboxUser.uid}:${sandboxUser.gid}:sandbox:/sandbox:/usr/sbin/nologin\n`, { mode: 0o644 });
+  writeFileSync(
+    directory.passwdFile,
+    `sandbox:x:${sandboxUser.uid}:${sandboxUser.gid}:sandbox:/sandbox:/usr/sbin/nologin\n`,
+    { mode: 0o644 },
+  );
   writeFileSync(directory.groupFile, `sandbox:x:${sandboxUser.gid}:\n`, { mode: 0o644 });
   return directory;
 }

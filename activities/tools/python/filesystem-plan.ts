@@ -33,10 +33,30 @@ export interface FilesystemPlanInput {
 const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /** What python and the dynamic loader read from /etc. Nothing else of the host's /etc is visible. */
-const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'timezone', 'mime.types', 'matplotlibrc', 'fonts'];
+const ETC_ENTRIES = [
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'localtime',
+  'timezone',
+  'mime.types',
+  'matplotlibrc',
+  'fonts',
+];
 
 /** Only with network access: name resolution and certificates. */
-const NETWORK_ETC_ENTRIES = ['resolv.conf', 'hosts', 'host.conf', 'gai.conf', 'nsswitch.conf', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'pki'];
+const NETWORK_ETC_ENTRIES = [
+  'resolv.conf',
+  'hosts',
+  'host.conf',
+  'gai.conf',
+  'nsswitch.conf',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki',
+];
 
 /**
  * The sandbox's root: read-only system directories, a few files of /etc, the interpreter's

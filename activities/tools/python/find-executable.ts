@@ -2,7 +2,14 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 /** Where system tools (bwrap, unshare, setpriv, prlimit, ...) are looked for first. */
-export const STANDARD_SYSTEM_DIRECTORIES: readonly string[] = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+export const STANDARD_SYSTEM_DIRECTORIES: readonly string[] = [
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+];
 
 /**
  * The standard system directories followed by those of a `PATH`-style string, without repeats.

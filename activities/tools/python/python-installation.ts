@@ -76,6 +76,7 @@ export function resolvePythonInstallation(configured: string): PythonInstallatio
     };
   }
   throw new IsolationUnavailableError(
-    `The python tool cannot run the interpreter ${JSON.stringify(configured)}: ${problems.join('; ')}. ` + 'Install python 3 or set REACT_AGENT_PYTHON to the path of an interpreter.',
+    `The python tool cannot run the interpreter ${JSON.stringify(configured)}: ${problems.join('; ')}. ` +
+      'Install python 3 or set REACT_AGENT_PYTHON to the path of an interpreter.',
   );
 }

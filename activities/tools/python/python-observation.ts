@@ -13,12 +13,15 @@ export interface ObservationLimits {
   maxWriteBytes: number;
 }
 
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
+);
 
 /** The signal that ended the program: Node's, or one a launcher reported as exit code 128 + n. */
 export function terminatingSignal(result: LimitedProcessResult, signalsAsExitCodes: boolean): NodeJS.Signals | null {
   if (result.signal) return result.signal;
-  if (signalsAsExitCodes && result.exitCode !== null && result.exitCode > 128) return SIGNAL_NAMES.get(result.exitCode - 128) ?? null;
+  if (signalsAsExitCodes && result.exitCode !== null && result.exitCode > 128)
+    return SIGNAL_NAMES.get(result.exitCode - 128) ?? null;
   return null;
 }
 
@@ -26,7 +29,11 @@ export function terminatingSignal(result: LimitedProcessResult, signalsAsExitCod
  * The observation the model reads: `[stdout]`, `[stderr]` and `[status]` sections. A failure of
  * the program (exception, limit, crash) is described here so the model can act on it.
  */
-export function formatPythonObservation(result: LimitedProcessResult, limits: ObservationLimits, signalsAsExitCodes: boolean): string {
+export function formatPythonObservation(
+  result: LimitedProcessResult,
+  limits: ObservationLimits,
+  signalsAsExitCodes: boolean,
+): string {
   const seconds = (result.durationMilliseconds / 1000).toFixed(2);
   const signal = terminatingSignal(result, signalsAsExitCodes);
   const succeeded = result.stoppedBecause === undefined && signal === null && result.exitCode === 0;
@@ -41,14 +48,27 @@ export function formatPythonObservation(result: LimitedProcessResult, limits: Ob
   ].join('\n');
 }
 
-function section(text: string, truncated: boolean, stream: string, limits: ObservationLimits, emptyNote: string): string {
+function section(
+  text: string,
+  truncated: boolean,
+  stream: string,
+  limits: ObservationLimits,
+  emptyNote: string,
+): string {
   const body = text.replace(/\n$/, '');
-  const cut = truncated ? `\n[${stream} cut at the limit of ${limits.maxOutputBytes.toLocaleString('en-US')} bytes; the program was stopped]` : '';
+  const cut = truncated
+    ? `\n[${stream} cut at the limit of ${limits.maxOutputBytes.toLocaleString('en-US')} bytes; the program was stopped]`
+    : '';
   return (body === '' ? emptyNote : body) + cut;
 }
 
-function describeStatus(result: LimitedProcessResult, signal: NodeJS.Signals | null, limits: ObservationLimits): string {
-  if (result.stoppedBecause === 'wall-time') return `Stopped: the time limit of ${limits.wallTimeSeconds} s (wall clock) was reached and the program was killed.`;
+function describeStatus(
+  result: LimitedProcessResult,
+  signal: NodeJS.Signals | null,
+  limits: ObservationLimits,
+): string {
+  if (result.stoppedBecause === 'wall-time')
+    return `Stopped: the time limit of ${limits.wallTimeSeconds} s (wall clock) was reached and the program was killed.`;
   if (result.stoppedBecause === 'write-quota') {
     return `Stopped: the files written to the working directory and the temporary directory passed the write quota of ${formatGibibytes(limits.maxWriteBytes)} (or ${writeQuotaEntries(limits.maxWriteBytes).toLocaleString('en-US')} files) and the program was killed. Write less, or delete files you no longer need.`;
   }

@@ -102,8 +102,16 @@ export function createPythonTool(options: PythonToolOptions = {}): PythonTool {
     },
     temporaryDirectory,
   );
-  const observationLimits = { ...limits, wallTimeSeconds: settings.wallTimeSeconds, maxOutputBytes: settings.maxOutputBytes, maxWriteBytes: settings.maxWriteBytes };
-  const memory = settings.memoryBytes >= 1024 ** 3 ? `${settings.memoryBytes / 1024 ** 3} GiB` : `${Math.round(settings.memoryBytes / 1024 ** 2)} MiB`;
+  const observationLimits = {
+    ...limits,
+    wallTimeSeconds: settings.wallTimeSeconds,
+    maxOutputBytes: settings.maxOutputBytes,
+    maxWriteBytes: settings.maxWriteBytes,
+  };
+  const memory =
+    settings.memoryBytes >= 1024 ** 3
+      ? `${settings.memoryBytes / 1024 ** 3} GiB`
+      : `${Math.round(settings.memoryBytes / 1024 ** 2)} MiB`;
 
   return {
     name: 'python',
@@ -115,23 +123,37 @@ export function createPythonTool(options: PythonToolOptions = {}): PythonTool {
       `Limits: ${settings.wallTimeSeconds} s per call, ${memory} of memory.`,
     parameters: {
       type: 'object',
-      properties: { code: { type: 'string', description: 'Python 3 source code, run as a script. Print what you want to see.' } },
+      properties: {
+        code: { type: 'string', description: 'Python 3 source code, run as a script. Print what you want to see.' },
+      },
       required: ['code'],
       additionalProperties: false,
     },
     requiresApproval: settings.requiresApproval,
     activity: { startToCloseSeconds: settings.wallTimeSeconds + 60, heartbeatSeconds: 10, maxAttempts: 2 },
     sandbox,
-    isolationDescription: sandbox.describe({ ...limits, wallTimeSeconds: settings.wallTimeSeconds, allowNetwork: settings.allowNetwork, writeQuotaBytes: settings.maxWriteBytes }),
+    isolationDescription: sandbox.describe({
+      ...limits,
+      wallTimeSeconds: settings.wallTimeSeconds,
+      allowNetwork: settings.allowNetwork,
+      writeQuotaBytes: settings.maxWriteBytes,
+    }),
 
     async run(args, context) {
       const code = args.code;
-      if (typeof code !== 'string' || code.trim() === '') throw new ToolInputError('python needs non-empty "code": the Python source to run.');
+      if (typeof code !== 'string' || code.trim() === '')
+        throw new ToolInputError('python needs non-empty "code": the Python source to run.');
       context.signal.throwIfAborted();
       const user = sandbox.newCallUser();
       const directory = createCallDirectory(temporaryDirectory, code, user, sandbox.userSeenInside(user));
       try {
-        const command = sandbox.command({ directory, limits, allowNetwork: settings.allowNetwork, user, writeQuotaBytes: settings.maxWriteBytes });
+        const command = sandbox.command({
+          directory,
+          limits,
+          allowNetwork: settings.allowNetwork,
+          user,
+          writeQuotaBytes: settings.maxWriteBytes,
+        });
         const result = await runLimitedProcess({
           ...command,
           wallTimeMilliseconds: settings.wallTimeSeconds * 1000,

@@ -123,7 +123,8 @@ export function runLimitedProcess(request: LimitedProcessRequest): Promise<Limit
       if (!quota || settled || exit !== undefined) return;
       const usage = await measureDirectories(quota.directories, quota.maxEntries);
       if (usage.bytes > quota.maxBytes || usage.cut) stop('write-quota');
-      else if (!settled && exit === undefined) quotaTimer = setTimeout(() => void checkQuota(), quota.everyMilliseconds);
+      else if (!settled && exit === undefined)
+        quotaTimer = setTimeout(() => void checkQuota(), quota.everyMilliseconds);
     };
     if (quota) quotaTimer = setTimeout(() => void checkQuota(), quota.everyMilliseconds);
 

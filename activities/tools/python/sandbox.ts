@@ -79,7 +79,13 @@ const RUNS_AS_ROOT = process.getuid?.() === 0;
 /** Per-call uids, when the worker is root, come from this range (above what distributions hand out, below 2^31). */
 const CALL_USER_RANGE = { from: 1_000_000_000, to: 2_000_000_000 } as const;
 const PROBE_TIMEOUT_MS = 20_000;
-const PROBE_LIMITS: ResourceLimits = { memoryBytes: 1024 ** 3, cpuSeconds: 10, maxProcesses: 64, maxFileBytes: 1024 ** 2, maxOpenFiles: 256 };
+const PROBE_LIMITS: ResourceLimits = {
+  memoryBytes: 1024 ** 3,
+  cpuSeconds: 10,
+  maxProcesses: 64,
+  maxFileBytes: 1024 ** 2,
+  maxOpenFiles: 256,
+};
 const PROBE_WRITE_QUOTA_BYTES = 8 * 1024 ** 2;
 /** With rlimits only, how often the private directories are measured against the write quota. */
 export const WRITE_QUOTA_CHECK_MS = 100;
@@ -123,8 +129,20 @@ export class Sandbox {
     const home = insideNamespaces ? SANDBOX_WORK_DIRECTORY : directory.workDirectory;
     const environment = programEnvironment(this.python, home, insideNamespaces ? '/tmp' : directory.temporaryDirectory);
     const programFile = insideNamespaces ? `${SANDBOX_WORK_DIRECTORY}/main.py` : directory.programFile;
-    const nprocLimits = insideNamespaces || user ? limits : { ...limits, maxProcesses: limits.maxProcesses + countTasksOfUser(process.getuid?.() ?? 0) };
-    const python = [prlimit, ...prlimitArguments(nprocLimits), '--', this.python.executable, ...this.python.isolationFlags, '-u', '-B', programFile];
+    const nprocLimits =
+      insideNamespaces || user
+        ? limits
+        : { ...limits, maxProcesses: limits.maxProcesses + countTasksOfUser(process.getuid?.() ?? 0) };
+    const python = [
+      prlimit,
+      ...prlimitArguments(nprocLimits),
+      '--',
+      this.python.executable,
+      ...this.python.isolationFlags,
+      '-u',
+      '-B',
+      programFile,
+    ];
     const dropToUser = (target: UserIdentity) => [
       required(setpriv, 'setpriv'),
       `--reuid=${target.uid}`,
@@ -135,7 +153,13 @@ export class Sandbox {
       '--no-new-privs',
       '--',
     ];
-    const dropCapabilities = [required(setpriv, 'setpriv'), '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+    const dropCapabilities = [
+      required(setpriv, 'setpriv'),
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--',
+    ];
     const plan = () =>
       buildFilesystemPlan({
         pythonDirectories: this.python.directories,
@@ -159,7 +183,9 @@ export class Sandbox {
           allowNetwork,
           privileged: user !== undefined,
           disableNestedUserNamespaces: user === undefined && tools.bubblewrapSupportsDisableUserns,
-          writeQuota: shared ? { kind: 'shared', writableMountPoint: directory.writableMountPoint } : { kind: 'each', bytes: writeQuotaBytes, programFile: directory.programFile },
+          writeQuota: shared
+            ? { kind: 'shared', writableMountPoint: directory.writableMountPoint }
+            : { kind: 'each', bytes: writeQuotaBytes, programFile: directory.programFile },
           innerCommand: user ? [...dropToUser(user), ...python] : python,
         });
         argv = shared
@@ -185,7 +211,13 @@ export class Sandbox {
           plan: plan(),
           allowNetwork,
           privileged: user !== undefined,
-          innerCommand: [required(tools.env, 'env'), '-C', SANDBOX_WORK_DIRECTORY, ...(user ? dropToUser(user) : dropCapabilities), ...python],
+          innerCommand: [
+            required(tools.env, 'env'),
+            '-C',
+            SANDBOX_WORK_DIRECTORY,
+            ...(user ? dropToUser(user) : dropCapabilities),
+            ...python,
+          ],
         });
         break;
       case 'rlimits-only':
@@ -219,12 +251,21 @@ export class Sandbox {
   killLeftovers(user: UserIdentity | undefined): void {
     if (this.level !== 'rlimits-only' || !user) return;
     // `kill -1` as the call's own uid reaches exactly that uid's processes (never the caller itself).
-    spawnSync(this.tools.shell ?? '/bin/sh', ['-c', 'kill -KILL -1 2>/dev/null; exit 0'], { uid: user.uid, gid: user.gid, env: {}, timeout: 5_000 });
+    spawnSync(this.tools.shell ?? '/bin/sh', ['-c', 'kill -KILL -1 2>/dev/null; exit 0'], {
+      uid: user.uid,
+      gid: user.gid,
+      env: {},
+      timeout: 5_000,
+    });
   }
 
   /** In words: what a call gets on this machine (for logs and the README). */
-  describe(limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number }): string {
-    const network = limits?.allowNetwork ? 'the host network (allowNetwork is on)' : 'no network (a new network namespace with only loopback)';
+  describe(
+    limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number },
+  ): string {
+    const network = limits?.allowNetwork
+      ? 'the host network (allowNetwork is on)'
+      : 'no network (a new network namespace with only loopback)';
     const identity = RUNS_AS_ROOT
       ? 'each call runs as its own unprivileged uid with no capabilities (the worker is root)'
       : this.level === 'unshare'
@@ -283,7 +324,11 @@ function required(path: string | undefined, name: string): string {
 }
 
 /** The program's whole environment: nothing of the worker's. */
-export function programEnvironment(python: PythonInstallation, home: string, temporaryDirectory: string): Record<string, string> {
+export function programEnvironment(
+  python: PythonInstallation,
+  home: string,
+  temporaryDirectory: string,
+): Record<string, string> {
   const threads = String(Math.min(4, availableParallelism()));
   return {
     PATH: [...new Set([dirname(python.executable), '/usr/local/bin', '/usr/bin', '/bin'])].join(':'),
@@ -313,10 +358,15 @@ function formatBytes(bytes: number): string {
 
 function findSystemTools(options: SandboxOptions): SystemTools {
   const directories = options.systemToolDirectories ?? systemToolDirectoriesFrom(process.env.PATH);
-  const bubblewrap = options.bubblewrapExecutable === null ? undefined : findExecutable(options.bubblewrapExecutable ?? 'bwrap', directories);
+  const bubblewrap =
+    options.bubblewrapExecutable === null
+      ? undefined
+      : findExecutable(options.bubblewrapExecutable ?? 'bwrap', directories);
   let bubblewrapSupportsDisableUserns = false;
   if (bubblewrap) {
-    const version = /(\d+)\.(\d+)/.exec(spawnSync(bubblewrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '');
+    const version = /(\d+)\.(\d+)/.exec(
+      spawnSync(bubblewrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '',
+    );
     bubblewrapSupportsDisableUserns = version !== null && (Number(version[1]) > 0 || Number(version[2]) >= 8);
   }
   return {
@@ -354,9 +404,20 @@ function missingTool(level: IsolationLevel, tools: SystemTools): string | undefi
 function probe(sandbox: Sandbox, parent: string): string | undefined {
   const user = sandbox.newCallUser();
   const marker = 'python sandbox probe ok';
-  const directory = createCallDirectory(parent, `print(${JSON.stringify(marker)})\n`, user, sandbox.userSeenInside(user));
+  const directory = createCallDirectory(
+    parent,
+    `print(${JSON.stringify(marker)})\n`,
+    user,
+    sandbox.userSeenInside(user),
+  );
   try {
-    const command = sandbox.command({ directory, limits: PROBE_LIMITS, allowNetwork: false, user, writeQuotaBytes: PROBE_WRITE_QUOTA_BYTES });
+    const command = sandbox.command({
+      directory,
+      limits: PROBE_LIMITS,
+      allowNetwork: false,
+      user,
+      writeQuotaBytes: PROBE_WRITE_QUOTA_BYTES,
+    });
     const result = spawnSync(command.command, command.args, {
       cwd: command.cwd,
       env: command.env,
@@ -392,7 +453,11 @@ export function detectSandbox(options: SandboxOptions, temporaryDirectory: strin
   const python = resolvePythonInstallation(options.pythonExecutable);
   const tools = findSystemTools(options);
   const candidates: IsolationLevel[] =
-    options.isolation === 'rlimits-only' ? ['rlimits-only'] : options.isolation === 'namespaces' ? ['bubblewrap', 'unshare'] : ['bubblewrap', 'unshare', 'rlimits-only'];
+    options.isolation === 'rlimits-only'
+      ? ['rlimits-only']
+      : options.isolation === 'namespaces'
+        ? ['bubblewrap', 'unshare']
+        : ['bubblewrap', 'unshare', 'rlimits-only'];
   const unavailable: string[] = [];
   for (const level of candidates) {
     const missing = missingTool(level, tools);
@@ -425,7 +490,11 @@ export function detectSandbox(options: SandboxOptions, temporaryDirectory: strin
  * In words, what isolation the python tool gets on this machine with `options` (defaults: the
  * `python3` interpreter, `auto`), for logs and the README. Detects the sandbox if needed.
  */
-export function describeIsolation(options: Partial<SandboxOptions> & { limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number } } = {}): string {
+export function describeIsolation(
+  options: Partial<SandboxOptions> & {
+    limits?: ResourceLimits & { wallTimeSeconds?: number; allowNetwork?: boolean; writeQuotaBytes?: number };
+  } = {},
+): string {
   const { limits, ...rest } = options;
   return detectSandbox({ pythonExecutable: 'python3', isolation: 'auto', ...rest }).describe(limits);
 }

@@ -35,10 +35,15 @@ export async function fetchSearchJson(request: SearchRequest): Promise<unknown> 
   const displayUrl = url.replace(/([?&](?:api_?key|key|token)=)[^&]*/gi, '$1…');
   let response: Response;
   try {
-    response = await fetch(url, { ...request.init, signal: AbortSignal.any([request.signal, AbortSignal.timeout(request.timeoutMs)]) });
+    response = await fetch(url, {
+      ...request.init,
+      signal: AbortSignal.any([request.signal, AbortSignal.timeout(request.timeoutMs)]),
+    });
   } catch (error) {
     if (request.signal.aborted) throw error;
-    const reason = isTimeoutError(error) ? `no answer within ${request.timeoutMs / 1000} s` : describeNetworkError(error);
+    const reason = isTimeoutError(error)
+      ? `no answer within ${request.timeoutMs / 1000} s`
+      : describeNetworkError(error);
     throw new Error(`${backendName} could not be reached at ${displayUrl} (${reason}).`);
   }
   if (response.status === 401 || response.status === 403) {
@@ -49,7 +54,9 @@ export async function fetchSearchJson(request: SearchRequest): Promise<unknown> 
     });
   }
   if (response.status === 408 || response.status === 429 || response.status >= 500) {
-    throw new Error(`${backendName} answered ${response.status} ${response.statusText}${await responseExcerpt(response)}; retrying.`);
+    throw new Error(
+      `${backendName} answered ${response.status} ${response.statusText}${await responseExcerpt(response)}; retrying.`,
+    );
   }
   if (!response.ok) {
     const advice = response.status === 404 ? ` ${request.notFoundAdvice}` : '';
@@ -63,7 +70,9 @@ export async function fetchSearchJson(request: SearchRequest): Promise<unknown> 
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new Error(`${backendName} answered with something that is not JSON (${text.slice(0, 80).replace(/\s+/g, ' ')}…).`);
+    throw new Error(
+      `${backendName} answered with something that is not JSON (${text.slice(0, 80).replace(/\s+/g, ' ')}…).`,
+    );
   }
 }
 

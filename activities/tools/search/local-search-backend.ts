@@ -7,7 +7,9 @@ export function createLocalSearchBackend(knowledgeBase: KnowledgeBase): SearchBa
     name: 'local knowledge base',
     async search(query, limit, signal) {
       signal.throwIfAborted();
-      return knowledgeBase.search(query, limit).map((hit) => ({ title: hit.title, path: hit.path, snippet: hit.snippet, score: hit.score }));
+      return knowledgeBase
+        .search(query, limit)
+        .map((hit) => ({ title: hit.title, path: hit.path, snippet: hit.snippet, score: hit.score }));
     },
   };
 }

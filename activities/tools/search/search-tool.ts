@@ -17,11 +17,14 @@ export const DEFAULT_MAXIMUM_QUERIES_PER_CALL = 10;
 function requestedQueries(value: unknown, maxQueries: number): string[] {
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((entry) => typeof entry !== 'string')) {
-    throw new ToolInputError('"query" must be a search query or a list of queries (strings), like ["BYD 2024 sales", "Tesla 2024 deliveries"].');
+    throw new ToolInputError(
+      '"query" must be a search query or a list of queries (strings), like ["BYD 2024 sales", "Tesla 2024 deliveries"].',
+    );
   }
   const queries = [...new Set((list as string[]).map((entry) => entry.replace(/\s+/g, ' ').trim()).filter(Boolean))];
   if (queries.length === 0) throw new ToolInputError('"query" is empty: pass at least one search query.');
-  if (queries.length > maxQueries) throw new ToolInputError(`Too many queries in one call (${queries.length}); send at most ${maxQueries}.`);
+  if (queries.length > maxQueries)
+    throw new ToolInputError(`Too many queries in one call (${queries.length}); send at most ${maxQueries}.`);
   return queries;
 }
 
@@ -37,14 +40,16 @@ export function createSearchTool(backend: SearchBackend, options: SearchToolOpti
   return {
     name: 'search',
     description:
-      `Search (${backend.name}) and return the top results for each query: title, URL or file path, and a snippet. ` + 'Pass several queries at once to look at a question from different angles.',
+      `Search (${backend.name}) and return the top results for each query: title, URL or file path, and a snippet. ` +
+      'Pass several queries at once to look at a question from different angles.',
     parameters: {
       type: 'object',
       properties: {
         query: {
           type: ['array', 'string'],
           items: { type: 'string' },
-          description: 'Search queries, e.g. ["BYD 2024 vehicle sales", "Tesla 2024 deliveries"]. One query as a string is accepted too.',
+          description:
+            'Search queries, e.g. ["BYD 2024 vehicle sales", "Tesla 2024 deliveries"]. One query as a string is accepted too.',
         },
       },
       required: ['query'],

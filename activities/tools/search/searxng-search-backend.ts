@@ -42,7 +42,8 @@ export function createSearxngSearchBackend(options: SearxngSearchBackendOptions)
         init: { method: 'GET', headers: { accept: 'application/json' } },
         signal,
         timeoutMs,
-        rejectedAdvice: 'Check SEARXNG_URL, and that the instance allows the JSON API: add "json" to search.formats in its settings.yml.',
+        rejectedAdvice:
+          'Check SEARXNG_URL, and that the instance allows the JSON API: add "json" to search.formats in its settings.yml.',
         notFoundAdvice: `Check SEARXNG_URL (now ${options.baseUrl}): it should be the instance's root address.`,
       })) as SearxngResponse;
       if (!Array.isArray(body.results)) throw new Error('SearXNG answered without a "results" list.');
@@ -57,7 +58,9 @@ export function createSearxngSearchBackend(options: SearxngSearchBackendOptions)
         }));
       const unresponsive = Array.isArray(body.unresponsive_engines) ? body.unresponsive_engines : [];
       if (results.length === 0 && unresponsive.length > 0) {
-        throw new Error(`SearXNG found nothing because its engines did not answer (${JSON.stringify(unresponsive).slice(0, 200)}); retrying.`);
+        throw new Error(
+          `SearXNG found nothing because its engines did not answer (${JSON.stringify(unresponsive).slice(0, 200)}); retrying.`,
+        );
       }
       return results;
     },

@@ -35,7 +35,12 @@ export function createSerperSearchBackend(options: SerperSearchBackendOptions): 
         init: {
           method: 'POST',
           headers: { 'X-API-KEY': options.apiKey, 'Content-Type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ q: query, num: limit, ...(options.country ? { gl: options.country } : {}), ...(options.language ? { hl: options.language } : {}) }),
+          body: JSON.stringify({
+            q: query,
+            num: limit,
+            ...(options.country ? { gl: options.country } : {}),
+            ...(options.language ? { hl: options.language } : {}),
+          }),
         },
         signal,
         timeoutMs,

@@ -40,12 +40,20 @@ function candidatePaths(reference: string, directories: readonly string[]): stri
  * @throws ToolInputError when local files are not enabled, the path is outside the allowed
  *   directories, or it is not a readable file.
  */
-export async function readLocalFile(reference: string, directories: readonly string[], maxBytes: number): Promise<LocalFile> {
+export async function readLocalFile(
+  reference: string,
+  directories: readonly string[],
+  maxBytes: number,
+): Promise<LocalFile> {
   if (!directories.length) {
-    throw new ToolInputError(`${reference} is a local file, and reading local files is not enabled (an operator can allow directories with REACT_AGENT_VISIT_FILE_DIRS).`);
+    throw new ToolInputError(
+      `${reference} is a local file, and reading local files is not enabled (an operator can allow directories with REACT_AGENT_VISIT_FILE_DIRS).`,
+    );
   }
   const lexicalDirectories = directories.map((directory) => resolve(directory));
-  const realDirectories = await Promise.all(lexicalDirectories.map((directory) => realpath(directory).catch(() => directory)));
+  const realDirectories = await Promise.all(
+    lexicalDirectories.map((directory) => realpath(directory).catch(() => directory)),
+  );
   const outside = `${reference} is outside the directories the visit tool may read (${directories.join(', ')})`;
   let lastProblem = `${reference} does not exist`;
   for (const candidate of candidatePaths(reference, directories)) {

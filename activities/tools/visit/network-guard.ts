@@ -3,7 +3,12 @@ import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { allowedHostMatches, parseAllowedHost } from '../../../src/domain/allowed-host';
 import { ToolInputError } from '../tool-definition';
-import { ipv4ToNumber, ipv6ToBigInt, lookUpSpecialPurpose, type BlockedAddressKind as SpecialPurposeKind } from './special-purpose-addresses';
+import {
+  ipv4ToNumber,
+  ipv6ToBigInt,
+  lookUpSpecialPurpose,
+  type BlockedAddressKind as SpecialPurposeKind,
+} from './special-purpose-addresses';
 
 /**
  * The SSRF guard of the visit tool: a web address may only be fetched when every address its
@@ -47,7 +52,10 @@ function interfaceAddresses(): string[] {
  * machine's own interface addresses, where the worker's neighbours (the Temporal Web UI, a
  * metrics port, databases) listen whatever range the address is in.
  */
-export function classifyDestinationAddress(address: string, ownAddresses: readonly string[]): BlockedAddressKind | undefined {
+export function classifyDestinationAddress(
+  address: string,
+  ownAddresses: readonly string[],
+): BlockedAddressKind | undefined {
   const verdict = lookUpSpecialPurpose(address);
   if (verdict.kind) return verdict.kind;
   const own = new Set(ownAddresses.map(addressKey).filter((key): key is string => key !== undefined));
@@ -86,7 +94,9 @@ export interface CheckedDestination {
 
 function resolveWithSystemResolver(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
   });
 }
 
@@ -117,7 +127,8 @@ function describeBlocked(address: string, kind: BlockedAddressKind): string {
   const embedded = lookUpSpecialPurpose(address).embeddedIpv4;
   const named = embedded ? `${address} (which carries ${embedded})` : address;
   if (kind === 'own') return `${named}, an address of this machine's own network interfaces`;
-  const metadata = address === CLOUD_METADATA_ADDRESS || embedded === CLOUD_METADATA_ADDRESS ? ' (the cloud metadata service)' : '';
+  const metadata =
+    address === CLOUD_METADATA_ADDRESS || embedded === CLOUD_METADATA_ADDRESS ? ' (the cloud metadata service)' : '';
   return `${named}, a ${kind} address${metadata}`;
 }
 
@@ -128,12 +139,18 @@ function portHint(hostname: string, port: number, allowedHosts: readonly string[
     return typeof allowed !== 'string' && allowedHostMatches({ ...allowed, ports: 'any' }, hostname, port);
   });
   const host = hostname.includes(':') ? `[${hostname}]` : hostname;
-  return listed ? ` REACT_AGENT_VISIT_ALLOWED_HOSTS allows ${host} on other ports only (a bare host means ports 80 and 443); ${host}:${port} would allow this one.` : '';
+  return listed
+    ? ` REACT_AGENT_VISIT_ALLOWED_HOSTS allows ${host} on other ports only (a bare host means ports 80 and 443); ${host}:${port} would allow this one.`
+    : '';
 }
 
 /** A `lookup` that only ever answers with the given, already checked addresses. */
 function pinnedLookup(addresses: LookupAddress[]): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
+  return ((
+    _hostname: string,
+    options: { all?: boolean; family?: number | string },
+    callback: (...args: unknown[]) => void,
+  ) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     const usable = family === 4 || family === 6 ? addresses.filter((entry) => entry.family === family) : addresses;
     if (!usable.length) {
@@ -156,7 +173,9 @@ function pinnedLookup(addresses: LookupAddress[]): LookupFunction {
  */
 export async function checkDestination(url: URL, options: NetworkGuardOptions): Promise<CheckedDestination> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new DestinationRefusedError(`only http and https addresses can be visited, not ${url.protocol.replace(/:$/, '')}: ${url.href}`);
+    throw new DestinationRefusedError(
+      `only http and https addresses can be visited, not ${url.protocol.replace(/:$/, '')}: ${url.href}`,
+    );
   }
   const hostname = bareHostname(url);
   const port = portOf(url);
@@ -165,7 +184,10 @@ export async function checkDestination(url: URL, options: NetworkGuardOptions): 
 
   if (isIP(hostname)) {
     const kind = classifyDestinationAddress(hostname, ownAddresses);
-    if (kind) throw new DestinationRefusedError(`access to ${hostname} is blocked: it is ${describeBlocked(hostname, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`);
+    if (kind)
+      throw new DestinationRefusedError(
+        `access to ${hostname} is blocked: it is ${describeBlocked(hostname, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`,
+      );
     return { url };
   }
 
@@ -174,7 +196,9 @@ export async function checkDestination(url: URL, options: NetworkGuardOptions): 
   for (const { address } of addresses) {
     const kind = classifyDestinationAddress(address, ownAddresses);
     if (kind) {
-      throw new DestinationRefusedError(`access to ${hostname} is blocked: it resolves to ${describeBlocked(address, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`);
+      throw new DestinationRefusedError(
+        `access to ${hostname} is blocked: it resolves to ${describeBlocked(address, kind)}. ${HOW_TO_ALLOW}${portHint(hostname, port, options.allowedHosts)}`,
+      );
     }
   }
   return { url, pinnedAddresses: addresses, lookup: pinnedLookup(addresses) };

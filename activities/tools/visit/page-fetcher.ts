@@ -3,7 +3,12 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { checkDestination, DestinationRefusedError, type CheckedDestination, type NetworkGuardOptions } from './network-guard';
+import {
+  checkDestination,
+  DestinationRefusedError,
+  type CheckedDestination,
+  type NetworkGuardOptions,
+} from './network-guard';
 
 /** A fetched page: its final address, declared content type and (possibly capped) body. */
 export interface FetchedPage {
@@ -43,7 +48,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 function parseContentType(header: string | undefined): { contentType: string; charset?: string } {
   if (!header) return { contentType: '' };
   const [type = '', ...parameters] = header.split(';');
-  const charsetParameter = parameters.map((parameter) => parameter.trim()).find((parameter) => /^charset=/i.test(parameter));
+  const charsetParameter = parameters
+    .map((parameter) => parameter.trim())
+    .find((parameter) => /^charset=/i.test(parameter));
   const charset = charsetParameter
     ?.slice('charset='.length)
     .replace(/^["']|["']$/g, '')
@@ -74,7 +81,11 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function sendRequest(url: URL, options: PageFetchOptions, lookup: LookupFunction | undefined): Promise<IncomingMessage> {
+function sendRequest(
+  url: URL,
+  options: PageFetchOptions,
+  lookup: LookupFunction | undefined,
+): Promise<IncomingMessage> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(url, {
@@ -102,7 +113,14 @@ function decodedBody(response: IncomingMessage): Readable {
   const encoding = String(response.headers['content-encoding'] ?? '')
     .trim()
     .toLowerCase();
-  const decompressor = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  const decompressor =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
   if (!decompressor) return response;
   // Errors surface through the decompressor, which pipeline destroys with them.
   return pipeline(response, decompressor, () => undefined);
@@ -159,7 +177,9 @@ export async function fetchPage(startUrl: URL, options: PageFetchOptions): Promi
     if (REDIRECT_STATUSES.has(status) && location) {
       response.destroy();
       if (redirects >= options.maxRedirects) {
-        throw new Error(`too many redirects (more than ${options.maxRedirects}); the last one pointed from ${url.href} to ${location}`);
+        throw new Error(
+          `too many redirects (more than ${options.maxRedirects}); the last one pointed from ${url.href} to ${location}`,
+        );
       }
       let next: URL;
       try {

@@ -52,10 +52,13 @@ export interface ModelPageSummarizerOptions {
 /** Default for {@link ModelPageSummarizerOptions.maxChunkCharacters}. */
 export const DEFAULT_MAX_CHUNK_CHARACTERS = 60_000;
 
-const ANSWER_FORMAT = 'Answer with one JSON object and nothing else, in this shape:\n' + '{"rational": "...", "evidence": "...", "summary": "..."}';
+const ANSWER_FORMAT =
+  'Answer with one JSON object and nothing else, in this shape:\n' +
+  '{"rational": "...", "evidence": "...", "summary": "..."}';
 
 function extractionPrompt(page: PageToSummarize, content: string, part: number, parts: number): string {
-  const partNote = parts > 1 ? `\n(This is part ${part} of ${parts} of the page; the other parts are read separately.)` : '';
+  const partNote =
+    parts > 1 ? `\n(This is part ${part} of ${parts} of the page; the other parts are read separately.)` : '';
   return [
     'You read a web page on behalf of a researcher and pull out what serves their goal.',
     '',
@@ -78,7 +81,12 @@ function extractionPrompt(page: PageToSummarize, content: string, part: number, 
 }
 
 function mergePrompt(page: PageToSummarize, partials: PageSummary[]): string {
-  const extractions = partials.map((partial, index) => `### Extraction ${index + 1}\nrational: ${partial.rational}\nevidence:\n${partial.evidence}\nsummary: ${partial.summary}`).join('\n\n');
+  const extractions = partials
+    .map(
+      (partial, index) =>
+        `### Extraction ${index + 1}\nrational: ${partial.rational}\nevidence:\n${partial.evidence}\nsummary: ${partial.summary}`,
+    )
+    .join('\n\n');
   return [
     'Several extractions were made, each from a different part of one long web page, for the same research goal. Combine them into one.',
     '',
@@ -145,7 +153,11 @@ export function parsePageSummary(answer: string): PageSummary {
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
         const fields = parsed as Record<string, unknown>;
         if ('evidence' in fields || 'summary' in fields) {
-          return { rational: asText(fields.rational ?? fields.rationale), evidence: asText(fields.evidence), summary: asText(fields.summary) };
+          return {
+            rational: asText(fields.rational ?? fields.rationale),
+            evidence: asText(fields.evidence),
+            summary: asText(fields.summary),
+          };
         }
       }
     } catch {
@@ -174,7 +186,8 @@ function batchesOf(partials: PageSummary[], limit: number): PageSummary[][] {
     batch.push(partial);
     size += length;
   }
-  if (batch.length === 1 && batches.length) (batches[batches.length - 1] as PageSummary[]).push(batch[0] as PageSummary);
+  if (batch.length === 1 && batches.length)
+    (batches[batches.length - 1] as PageSummary[]).push(batch[0] as PageSummary);
   else if (batch.length) batches.push(batch);
   return batches;
 }
@@ -209,7 +222,9 @@ export function createModelPageSummarizer(options: ModelPageSummarizerOptions): 
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       const message = error instanceof Error ? error.message : String(error);
-      throw new Error(`The visit tool's page summarizer could not call the model "${options.model}": ${message}`, { cause: error });
+      throw new Error(`The visit tool's page summarizer could not call the model "${options.model}": ${message}`, {
+        cause: error,
+      });
     }
     return parsePageSummary(content);
   }

@@ -9,7 +9,14 @@ export type DocumentLimits = Omit<IsolatedExtractionOptions, 'signal' | 'format'
 export type ContentFormat = 'html' | 'markdown' | 'text' | 'json' | 'pdf';
 
 /** The content types the visit tool reads by default. */
-export const DEFAULT_ALLOWED_CONTENT_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'application/json', 'application/pdf'];
+export const DEFAULT_ALLOWED_CONTENT_TYPES: readonly string[] = [
+  'text/html',
+  'application/xhtml+xml',
+  'text/plain',
+  'text/markdown',
+  'application/json',
+  'application/pdf',
+];
 
 /** Content types that say nothing about the body; it is sniffed instead. */
 const UNDECLARED_CONTENT_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
@@ -65,7 +72,8 @@ export function sniffFormat(body: Buffer): ContentFormat | undefined {
     return undefined;
   }
   const start = head.toString('utf8').trimStart().slice(0, 512).toLowerCase();
-  if (start.startsWith('<!doctype html') || start.startsWith('<html') || /^<(?:head|body|meta|title)\b/.test(start)) return 'html';
+  if (start.startsWith('<!doctype html') || start.startsWith('<html') || /^<(?:head|body|meta|title)\b/.test(start))
+    return 'html';
   if (start.startsWith('{') || start.startsWith('[')) return 'json';
   return 'text';
 }
@@ -124,10 +132,18 @@ export function titleFromAddress(address: string): string {
   }
 }
 
-async function pdfToText(body: Buffer, url: string, truncated: boolean, limits: DocumentLimits & { signal?: AbortSignal }): Promise<ReadableDocument> {
+async function pdfToText(
+  body: Buffer,
+  url: string,
+  truncated: boolean,
+  limits: DocumentLimits & { signal?: AbortSignal },
+): Promise<ReadableDocument> {
   if (truncated) throw new Error('the PDF is larger than the byte limit and a cut PDF cannot be read');
   // In a thread of its own: a PDF whose streams inflate to gigabytes ends that thread, never the worker.
-  const document = await extractTextInThread({ bytes: body, name: titleFromAddress(url) }, { ...limits, format: 'pdf', maxBytes: body.length });
+  const document = await extractTextInThread(
+    { bytes: body, name: titleFromAddress(url) },
+    { ...limits, format: 'pdf', maxBytes: body.length },
+  );
   return { title: document.title ?? titleFromAddress(url), markdown: document.text };
 }
 
@@ -137,7 +153,11 @@ async function pdfToText(body: Buffer, url: string, truncated: boolean, limits: 
  * text and markdown as they are.
  * @throws Error when a PDF is cut or cannot be parsed; DocumentExtractionError past a limit.
  */
-export async function extractReadableContent(body: Buffer, description: ContentDescription, limits: DocumentLimits & { signal?: AbortSignal } = {}): Promise<ReadableDocument> {
+export async function extractReadableContent(
+  body: Buffer,
+  description: ContentDescription,
+  limits: DocumentLimits & { signal?: AbortSignal } = {},
+): Promise<ReadableDocument> {
   const { format, url } = description;
   if (format === 'pdf') return pdfToText(body, url, description.truncated, limits);
   const text = decode(body, description.charset, format);

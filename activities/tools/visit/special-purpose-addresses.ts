@@ -10,7 +10,16 @@ import { isIP } from 'node:net';
 
 /** Why an address is not public. */
 export type BlockedAddressKind =
-  'unspecified' | 'loopback' | 'private' | 'link-local' | 'shared (carrier-grade NAT)' | 'multicast' | 'reserved' | 'documentation (TEST-NET)' | 'benchmarking' | 'special-purpose';
+  | 'unspecified'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'shared (carrier-grade NAT)'
+  | 'multicast'
+  | 'reserved'
+  | 'documentation (TEST-NET)'
+  | 'benchmarking'
+  | 'special-purpose';
 
 /** One registry entry. `embeddedIpv4` (IPv6 only) pulls out the IPv4 address the form carries. */
 interface SpecialPurposeRange {
@@ -33,7 +42,11 @@ const IPV4_RANGES: readonly SpecialPurposeRange[] = [
   { cidr: '127.0.0.0/8', kind: 'loopback', name: 'loopback (RFC 1122)' },
   { cidr: '169.254.0.0/16', kind: 'link-local', name: 'link-local, incl. cloud metadata 169.254.169.254 (RFC 3927)' },
   { cidr: '172.16.0.0/12', kind: 'private', name: 'private-use (RFC 1918)' },
-  { cidr: '192.0.0.0/24', kind: 'reserved', name: 'IETF protocol assignments, incl. DS-Lite, PCP/TURN anycast, NAT64 discovery (RFC 6890)' },
+  {
+    cidr: '192.0.0.0/24',
+    kind: 'reserved',
+    name: 'IETF protocol assignments, incl. DS-Lite, PCP/TURN anycast, NAT64 discovery (RFC 6890)',
+  },
   { cidr: '192.0.2.0/24', kind: 'documentation (TEST-NET)', name: 'TEST-NET-1 (RFC 5737)' },
   { cidr: '192.31.196.0/24', kind: 'special-purpose', name: 'AS112-v4 (RFC 7535)' },
   { cidr: '192.52.193.0/24', kind: 'special-purpose', name: 'AMT (RFC 7450)' },
@@ -44,7 +57,11 @@ const IPV4_RANGES: readonly SpecialPurposeRange[] = [
   { cidr: '198.51.100.0/24', kind: 'documentation (TEST-NET)', name: 'TEST-NET-2 (RFC 5737)' },
   { cidr: '203.0.113.0/24', kind: 'documentation (TEST-NET)', name: 'TEST-NET-3 (RFC 5737)' },
   { cidr: '224.0.0.0/4', kind: 'multicast', name: 'multicast (RFC 5771)' },
-  { cidr: '240.0.0.0/4', kind: 'reserved', name: 'reserved, incl. limited broadcast 255.255.255.255 (RFC 1112, RFC 919)' },
+  {
+    cidr: '240.0.0.0/4',
+    kind: 'reserved',
+    name: 'reserved, incl. limited broadcast 255.255.255.255 (RFC 1112, RFC 919)',
+  },
 ];
 
 /** IPv6, most specific first (the first match decides). */
@@ -53,16 +70,35 @@ const IPV6_RANGES: readonly SpecialPurposeRange[] = [
   { cidr: '::1/128', kind: 'loopback', name: 'loopback (RFC 4291)' },
   { cidr: '::ffff:0:0/96', kind: 'reserved', name: 'IPv4-mapped (RFC 4291)', embeddedIpv4: low32 },
   { cidr: '::ffff:0:0:0/96', kind: 'reserved', name: 'IPv4-translated (RFC 2765)', embeddedIpv4: low32 },
-  { cidr: '::/96', kind: 'reserved', name: 'IPv4-compatible, deprecated (RFC 4291)', embeddedIpv4: low32, refusedWhole: true },
+  {
+    cidr: '::/96',
+    kind: 'reserved',
+    name: 'IPv4-compatible, deprecated (RFC 4291)',
+    embeddedIpv4: low32,
+    refusedWhole: true,
+  },
   { cidr: '64:ff9b::/96', kind: 'reserved', name: 'IPv4/IPv6 translation, NAT64 (RFC 6052)', embeddedIpv4: low32 },
   { cidr: '64:ff9b:1::/48', kind: 'private', name: 'local-use IPv4/IPv6 translation (RFC 8215)' },
   { cidr: '100::/64', kind: 'reserved', name: 'discard-only (RFC 6666)' },
   { cidr: '100:0:0:1::/64', kind: 'reserved', name: 'dummy IPv6 prefix (RFC 9780)' },
-  { cidr: '2001::/32', kind: 'special-purpose', name: 'Teredo (RFC 4380): the relay and client it names are not where the connection goes' },
+  {
+    cidr: '2001::/32',
+    kind: 'special-purpose',
+    name: 'Teredo (RFC 4380): the relay and client it names are not where the connection goes',
+  },
   { cidr: '2001:db8::/32', kind: 'documentation (TEST-NET)', name: 'documentation (RFC 3849)' },
   { cidr: '2001:2::/48', kind: 'benchmarking', name: 'benchmarking (RFC 5180)' },
-  { cidr: '2001::/23', kind: 'special-purpose', name: 'IETF protocol assignments, incl. ORCHID, AMT, AS112-v6, PCP/TURN anycast (RFC 2928)' },
-  { cidr: '2002::/16', kind: 'reserved', name: '6to4 (RFC 3056)', embeddedIpv4: (address) => Number((address >> 80n) & 0xffffffffn) },
+  {
+    cidr: '2001::/23',
+    kind: 'special-purpose',
+    name: 'IETF protocol assignments, incl. ORCHID, AMT, AS112-v6, PCP/TURN anycast (RFC 2928)',
+  },
+  {
+    cidr: '2002::/16',
+    kind: 'reserved',
+    name: '6to4 (RFC 3056)',
+    embeddedIpv4: (address) => Number((address >> 80n) & 0xffffffffn),
+  },
   { cidr: '2620:4f:8000::/48', kind: 'special-purpose', name: 'direct delegation AS112 service (RFC 7534)' },
   { cidr: '3fff::/20', kind: 'documentation (TEST-NET)', name: 'documentation (RFC 9637)' },
   { cidr: '5f00::/16', kind: 'special-purpose', name: 'segment routing SIDs (RFC 9602)' },
@@ -109,11 +145,13 @@ export function ipv6ToBigInt(address: string): bigint | undefined {
   }
   const halves = text.split('::');
   if (halves.length > 2) return undefined;
-  const parse = (part: string | undefined): number[] => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const parse = (part: string | undefined): number[] =>
+    part ? part.split(':').map((group) => parseInt(group, 16)) : [];
   const head = parse(halves[0]);
   const rest = parse(halves[1]);
   const explicit = head.length + rest.length + tail.length;
-  const groups = halves.length === 2 ? [...head, ...new Array<number>(8 - explicit).fill(0), ...rest, ...tail] : [...head, ...tail];
+  const groups =
+    halves.length === 2 ? [...head, ...new Array<number>(8 - explicit).fill(0), ...rest, ...tail] : [...head, ...tail];
   if (groups.length !== 8 || groups.some((group) => !(group >= 0 && group <= 0xffff))) return undefined;
   return groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n);
 }
@@ -135,7 +173,9 @@ const COMPILED_IPV4 = compile(IPV4_RANGES, 32);
 const COMPILED_IPV6 = compile(IPV6_RANGES, 128);
 
 function findRange(value: bigint, ranges: readonly CompiledRange[], bits: number): CompiledRange | undefined {
-  return ranges.find((range) => value >> BigInt(bits - range.prefixLength) === range.first >> BigInt(bits - range.prefixLength));
+  return ranges.find(
+    (range) => value >> BigInt(bits - range.prefixLength) === range.first >> BigInt(bits - range.prefixLength),
+  );
 }
 
 /** What the table says about one address. */
@@ -171,6 +211,13 @@ export function lookUpSpecialPurpose(address: string): AddressVerdict {
 }
 
 /** The table's entries, for documentation and tests: `[cidr, kind, name, judged by the IPv4 inside]`. */
-export function specialPurposeTable(): Array<[cidr: string, kind: BlockedAddressKind, name: string, judgedByEmbeddedIpv4: boolean]> {
-  return [...IPV4_RANGES, ...IPV6_RANGES].map((range) => [range.cidr, range.kind, range.name, range.embeddedIpv4 !== undefined && !range.refusedWhole]);
+export function specialPurposeTable(): Array<
+  [cidr: string, kind: BlockedAddressKind, name: string, judgedByEmbeddedIpv4: boolean]
+> {
+  return [...IPV4_RANGES, ...IPV6_RANGES].map((range) => [
+    range.cidr,
+    range.kind,
+    range.name,
+    range.embeddedIpv4 !== undefined && !range.refusedWhole,
+  ]);
 }

@@ -21,7 +21,9 @@ export function parseVisitTarget(entry: string): VisitTarget {
   let address = reference;
   if (!SCHEME_WITH_AUTHORITY.test(reference)) {
     if (OTHER_SCHEME.test(reference) && !HOST_WITH_PORT.test(reference)) {
-      throw new ToolInputError(`${reference} cannot be visited: only http and https addresses (and allowed local files) can be visited.`);
+      throw new ToolInputError(
+        `${reference} cannot be visited: only http and https addresses (and allowed local files) can be visited.`,
+      );
     }
     address = `https://${reference}`;
   }
@@ -32,7 +34,9 @@ export function parseVisitTarget(entry: string): VisitTarget {
     throw new ToolInputError(`${reference} is not a valid URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ToolInputError(`${reference} cannot be visited: only http and https addresses (and allowed local files) can be visited.`);
+    throw new ToolInputError(
+      `${reference} cannot be visited: only http and https addresses (and allowed local files) can be visited.`,
+    );
   }
   return { kind: 'web', url };
 }

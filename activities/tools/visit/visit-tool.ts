@@ -89,7 +89,8 @@ interface ResolvedVisitOptions {
 
 function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new RangeError(`visit tool option ${name} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0))
+    throw new RangeError(`visit tool option ${name} must be a positive number, got ${value}`);
   return value;
 }
 
@@ -98,7 +99,9 @@ function resolveOptions(options: VisitToolOptions): ResolvedVisitOptions {
     maxBytes: positive('maxBytes', options.maxBytes, DEFAULT_VISIT_MAX_BYTES),
     timeoutMs: positive('timeoutMs', options.timeoutMs, DEFAULT_VISIT_TIMEOUT_MS),
     maxRedirects: positive('maxRedirects', options.maxRedirects, DEFAULT_VISIT_MAX_REDIRECTS, true),
-    allowedContentTypes: (options.allowedContentTypes ?? DEFAULT_ALLOWED_CONTENT_TYPES).map((type) => type.trim().toLowerCase()),
+    allowedContentTypes: (options.allowedContentTypes ?? DEFAULT_ALLOWED_CONTENT_TYPES).map((type) =>
+      type.trim().toLowerCase(),
+    ),
     allowPrivateNetworks: options.allowPrivateNetworks ?? false,
     allowedHosts: options.allowedHosts ?? [],
     userAgent: options.userAgent ?? DEFAULT_VISIT_USER_AGENT,
@@ -150,16 +153,21 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
         maxBytes: settings.maxBytes,
         maxRedirects: settings.maxRedirects,
         userAgent: settings.userAgent,
-        accept: 'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,application/pdf;q=0.8,*/*;q=0.1',
+        accept:
+          'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,application/pdf;q=0.8,*/*;q=0.1',
         allowPrivateNetworks: settings.allowPrivateNetworks,
         allowedHosts: settings.allowedHosts,
         signal: AbortSignal.any([signal, timeout]),
         checkContentType(contentType) {
           if (isUndeclaredContentType(contentType) || settings.allowedContentTypes.includes(contentType)) return;
-          throw new Error(`its content type ${contentType} cannot be read as text (readable types: ${settings.allowedContentTypes.join(', ')})`);
+          throw new Error(
+            `its content type ${contentType} cannot be read as text (readable types: ${settings.allowedContentTypes.join(', ')})`,
+          );
         },
       });
-      const format = isUndeclaredContentType(page.contentType) ? sniffFormat(page.body) : formatOfContentType(page.contentType);
+      const format = isUndeclaredContentType(page.contentType)
+        ? sniffFormat(page.body)
+        : formatOfContentType(page.contentType);
       if (!format) throw new Error('the response is binary and declares no readable content type');
       const document = await extractReadableContent(
         page.body,
@@ -179,7 +187,11 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
     const format = formatOfFileName(file.path) ?? sniffFormat(file.body);
     if (!format) throw new Error('it is a binary file and cannot be read as text');
     const finalUrl = pathToFileURL(file.path).href;
-    const document = await extractReadableContent(file.body, { format, url: finalUrl, truncated: file.truncated }, { ...settings.documentLimits, signal });
+    const document = await extractReadableContent(
+      file.body,
+      { format, url: finalUrl, truncated: file.truncated },
+      { ...settings.documentLimits, signal },
+    );
     return { ...document, finalUrl, truncated: file.truncated };
   }
 
@@ -192,10 +204,15 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
     let body = page.markdown.trim();
     if (!body) body = '(the page has no readable text)';
     else if (goal && settings.summarizer) {
-      const summary = await settings.summarizer.summarize({ goal, url: page.finalUrl, title: page.title, markdown: body }, context);
+      const summary = await settings.summarizer.summarize(
+        { goal, url: page.finalUrl, title: page.title, markdown: body },
+        context,
+      );
       body = formatSummary(goal, summary);
     }
-    const note = page.truncated ? `\n\n[Truncated: only the first ${formatBytes(settings.maxBytes)} were read; the rest was not downloaded.]` : '';
+    const note = page.truncated
+      ? `\n\n[Truncated: only the first ${formatBytes(settings.maxBytes)} were read; the rest was not downloaded.]`
+      : '';
     return `## ${page.title || page.finalUrl}\nURL: ${page.finalUrl}\n\n${body}${note}`;
   }
 
@@ -211,7 +228,9 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
           type: ['string', 'array'],
           items: { type: 'string' },
           minItems: 1,
-          description: 'The URL(s) of the webpage(s) to visit: one URL or an array of URLs.' + (localFiles ? ' file:// URLs and paths of allowed local files work too.' : ''),
+          description:
+            'The URL(s) of the webpage(s) to visit: one URL or an array of URLs.' +
+            (localFiles ? ' file:// URLs and paths of allowed local files work too.' : ''),
         },
         goal: { type: 'string', description: 'What you want to find on the page(s).' },
       },
@@ -221,7 +240,11 @@ export function createVisitTool(options: VisitToolOptions = {}): ToolDefinition 
     activity: { startToCloseSeconds: 900 },
     async run(args, context) {
       const entries = typeof args.url === 'string' ? [args.url] : args.url;
-      if (!Array.isArray(entries) || entries.length === 0 || !entries.every((entry): entry is string => typeof entry === 'string')) {
+      if (
+        !Array.isArray(entries) ||
+        entries.length === 0 ||
+        !entries.every((entry): entry is string => typeof entry === 'string')
+      ) {
         throw new ToolInputError('"url" must be a URL or a non-empty array of URLs (strings).');
       }
       const goal = typeof args.goal === 'string' && args.goal.trim() ? args.goal.trim() : undefined;

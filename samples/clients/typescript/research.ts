@@ -12,10 +12,17 @@
  * REACT_AGENT_TASK_QUEUE (react-agent) say where the workers are.
  */
 import { Client, Connection } from '@temporalio/client';
-import { getResearch, InvalidResearchRequestError, startResearch, type ResearchRunRequest } from 'durable-react-agent/client';
+import {
+  getResearch,
+  InvalidResearchRequestError,
+  startResearch,
+  type ResearchRunRequest,
+} from 'durable-react-agent/client';
 
 async function main(argv: string[]): Promise<unknown> {
-  const [command, first, second] = argv.filter((argument, index) => !argument.startsWith('--') && !argv[index - 1]?.startsWith('--'));
+  const [command, first, second] = argv.filter(
+    (argument, index) => !argument.startsWith('--') && !argv[index - 1]?.startsWith('--'),
+  );
   const option = (name: string) => {
     const at = argv.indexOf(`--${name}`);
     return at >= 0 ? argv[at + 1] : undefined;
@@ -31,7 +38,10 @@ async function main(argv: string[]): Promise<unknown> {
         // --input takes a whole request as JSON (to try what the contract refuses).
         const request: ResearchRunRequest = option('input')
           ? (JSON.parse(option('input') as string) as ResearchRunRequest)
-          : { question: first ?? '', ...(option('max-calls') ? { limits: { maxModelCalls: Number(option('max-calls')) } } : {}) };
+          : {
+              question: first ?? '',
+              ...(option('max-calls') ? { limits: { maxModelCalls: Number(option('max-calls')) } } : {}),
+            };
         const id = option('id');
         const run = await startResearch(client, request, { taskQueue, ...(id ? { workflowId: id } : {}) });
         if (command === 'start') return { workflowId: run.workflowId };
@@ -51,7 +61,9 @@ async function main(argv: string[]): Promise<unknown> {
         return await run.result();
       }
       default:
-        throw new Error(`unknown command ${JSON.stringify(command)}: run, start, progress, inject, finish, result or cancel`);
+        throw new Error(
+          `unknown command ${JSON.stringify(command)}: run, start, progress, inject, finish, result or cancel`,
+        );
     }
   } finally {
     await connection.close();

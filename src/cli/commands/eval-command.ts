@@ -5,11 +5,37 @@ import { loadJudgeConfig, loadTemporalConnection, loadWorkerConfig, type Tempora
 import { compareEvaluations } from '../../domain/evaluation/evaluation-comparison';
 import type { EvaluationOutcome, EvaluationWorkflowInput } from '../../core/evaluation/evaluation-contract';
 import type { EvaluationReport } from '../../core/evaluation/evaluation-report';
-import { buildEvaluationReport, exactMatchVerdict, hasReferences, NO_REFERENCES_MESSAGE, runKey, type RunVerdict } from '../../domain/evaluation/evaluation-scoring';
+import {
+  buildEvaluationReport,
+  exactMatchVerdict,
+  hasReferences,
+  NO_REFERENCES_MESSAGE,
+  runKey,
+  type RunVerdict,
+} from '../../domain/evaluation/evaluation-scoring';
 import { WorkflowTypes, type EvaluationWorkflow } from '../../core/workflow-types';
-import { describeInputs, EvaluationInputError, readEvaluationInputs, resolveEvaluationFiles, type EvaluationInputs } from '../../storage/evaluation-input';
-import { COMPARISON_HTML_FILE, defaultEvaluationDirectory, readEvaluationReport, REPORT_HTML_FILE, writeEvaluationFile, writeEvaluationOutputs } from '../../storage/evaluation-output';
-import { absoluteLocation, locationChild, locationOfFile, OutputLocationError, splitLocation } from '../../storage/output-location';
+import {
+  describeInputs,
+  EvaluationInputError,
+  readEvaluationInputs,
+  resolveEvaluationFiles,
+  type EvaluationInputs,
+} from '../../storage/evaluation-input';
+import {
+  COMPARISON_HTML_FILE,
+  defaultEvaluationDirectory,
+  readEvaluationReport,
+  REPORT_HTML_FILE,
+  writeEvaluationFile,
+  writeEvaluationOutputs,
+} from '../../storage/evaluation-output';
+import {
+  absoluteLocation,
+  locationChild,
+  locationOfFile,
+  OutputLocationError,
+  splitLocation,
+} from '../../storage/output-location';
 import { openCliLocation } from '../cli-locations';
 import { parseCommandLine, numberOption } from '../command-line';
 import { openCliContext, type CliContext } from '../cli-context';
@@ -106,7 +132,8 @@ function refuse(command: string, error: unknown): number {
 export async function evalCommand(argumentsList: string[]): Promise<number> {
   if (argumentsList[0] === 'compare') return compareCommand(argumentsList.slice(1));
   const { values, positionals } = parseCommandLine(argumentsList, evalOptionSpecs, evalHelp);
-  if (positionals.length === 0) throw new UsageError('Give a batch output directory or iter*.jsonl files to evaluate.', evalHelp);
+  if (positionals.length === 0)
+    throw new UsageError('Give a batch output directory or iter*.jsonl files to evaluate.', evalHelp);
   const concurrency = numberOption(values, 'concurrency', evalHelp, { minimum: 1, maximum: 1000, integer: true });
   let inputs: EvaluationInputs;
   let output: string;
@@ -120,7 +147,10 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
     return refuse('eval', error);
   }
   for (const note of describeInputs(inputs)) console.error(note);
-  const source = { paths: positionals.map(absoluteLocation), ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}) };
+  const source = {
+    paths: positionals.map(absoluteLocation),
+    ...(values['batch-id'] ? { batchId: values['batch-id'] } : {}),
+  };
   const temporal = temporalOrUndefined();
   const base = webUiBase(temporal);
 
@@ -137,7 +167,9 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
       notes: [NO_REFERENCES_MESSAGE],
       ...(base ? { webUiBase: base } : {}),
     });
-    const written = await writeEvaluationOutputs(output, report, inputs.rollouts, new Map(), undefined, { openLocation });
+    const written = await writeEvaluationOutputs(output, report, inputs.rollouts, new Map(), undefined, {
+      openLocation,
+    });
     const html = await writeHtml(output, report);
     console.error(`react-agent eval: ${NO_REFERENCES_MESSAGE}${values.judge ? ' The judge was not asked.' : ''}`);
     console.log(`Statistics: ${written.report}\nReport: ${html}`);
@@ -146,7 +178,8 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
 
   if (!values.judge) {
     const verdicts = new Map<string, RunVerdict>();
-    for (const run of inputs.rollouts.flat()) if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
+    for (const run of inputs.rollouts.flat())
+      if (run.reference.trim() !== '') verdicts.set(runKey(run), exactMatchVerdict(run));
     const report = buildEvaluationReport({
       rollouts: inputs.rollouts,
       verdicts,
@@ -195,7 +228,8 @@ export async function evalCommand(argumentsList: string[]): Promise<number> {
 async function reportHtmlLine(reportPath: string, htmlProblem?: string): Promise<string> {
   if (htmlProblem) return `Report: none (${htmlProblem}; report.json is complete)`;
   const { location } = locationOfFile(reportPath, openLocation);
-  if ((await location.sizeOf(REPORT_HTML_FILE)) === undefined) return `Report: none (the worker wrote no ${REPORT_HTML_FILE}; see its log)`;
+  if ((await location.sizeOf(REPORT_HTML_FILE)) === undefined)
+    return `Report: none (the worker wrote no ${REPORT_HTML_FILE}; see its log)`;
   return `Report: ${location.urlOf(REPORT_HTML_FILE)}`;
 }
 
@@ -212,7 +246,10 @@ function failureMessage(error: unknown): string {
 }
 
 /** Starts the evaluation workflow (and the local stack when needed), waits for it; a number is the exit code of a failure. */
-async function runEvaluationWorkflow(input: EvaluationWorkflowInput, id: string | undefined): Promise<EvaluationOutcome | number> {
+async function runEvaluationWorkflow(
+  input: EvaluationWorkflowInput,
+  id: string | undefined,
+): Promise<EvaluationOutcome | number> {
   const log = (line: string) => console.error(line);
   const temporal = loadTemporalConnection();
   const workerConfig = loadWorkerConfig();
@@ -224,7 +261,9 @@ async function runEvaluationWorkflow(input: EvaluationWorkflowInput, id: string 
     if (!(await hasLiveWorker(context.client, temporal.namespace, workerConfig.taskQueue))) {
       stack.worker = await ChildWorker.start(context.client, temporal, workerConfig, log);
     }
-    const workflowId = id ?? `evaluation-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+    const workflowId =
+      id ??
+      `evaluation-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
     const handle = await context.client.workflow.start<EvaluationWorkflow>(WorkflowTypes.evaluation, {
       taskQueue: workerConfig.taskQueue,
       workflowId,
@@ -252,7 +291,11 @@ async function runEvaluationWorkflow(input: EvaluationWorkflowInput, id: string 
 
 async function compareCommand(argumentsList: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argumentsList, { output: { type: 'string' } }, evalHelp);
-  if (positionals.length !== 2) throw new UsageError(`eval compare takes two evaluations (directories or report.json files), got ${positionals.length}.`, evalHelp);
+  if (positionals.length !== 2)
+    throw new UsageError(
+      `eval compare takes two evaluations (directories or report.json files), got ${positionals.length}.`,
+      evalHelp,
+    );
   let a: { report: EvaluationReport; path: string };
   let b: { report: EvaluationReport; path: string };
   try {
@@ -265,7 +308,9 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
   let target: string;
   try {
     const next = values.output ?? locationChild(splitLocation(b.path).parent, COMPARISON_HTML_FILE);
-    target = await writeEvaluationFile(absoluteLocation(next), await renderComparisonHtml(comparison), { openLocation });
+    target = await writeEvaluationFile(absoluteLocation(next), await renderComparisonHtml(comparison), {
+      openLocation,
+    });
   } catch (error) {
     return refuse('eval compare', error);
   }
@@ -278,7 +323,11 @@ async function compareCommand(argumentsList: string[]): Promise<number> {
  * After `batch --wait --evaluate`: the evaluation's headline table, and the path of report.html,
  * which the worker wrote next to its report.json with the other outputs.
  */
-export async function printBatchEvaluation(evaluation: { evaluationId: string; reportPath?: string; failed?: string }): Promise<boolean> {
+export async function printBatchEvaluation(evaluation: {
+  evaluationId: string;
+  reportPath?: string;
+  failed?: string;
+}): Promise<boolean> {
   if (evaluation.failed || !evaluation.reportPath) {
     console.error(`react-agent: the evaluation ${evaluation.evaluationId} failed: ${evaluation.failed ?? 'no report'}`);
     return false;

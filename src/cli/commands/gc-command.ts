@@ -42,19 +42,30 @@ export function formatRetentionSummary(summary: RetentionSummary, olderThan: str
 }
 
 /** Reads gc's command line. @throws UsageError (exit 2) on a missing or malformed --older-than, an unknown option or a stray argument. */
-export function parseGcArguments(argumentsList: string[]): { olderThanMs: number; olderThan: string; dryRun: boolean; json: boolean } {
+export function parseGcArguments(argumentsList: string[]): {
+  olderThanMs: number;
+  olderThan: string;
+  dryRun: boolean;
+  json: boolean;
+} {
   let parsed;
   try {
-    parsed = parseArgs({ args: argumentsList, allowPositionals: true, options: { 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: argumentsList,
+      allowPositionals: true,
+      options: { 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+    });
   } catch (error) {
     throw new UsageError((error as Error).message, gcHelp);
   }
   const { values, positionals } = parsed;
-  if (positionals.length > 0) throw new UsageError(`gc takes no arguments besides its options, got ${JSON.stringify(positionals[0])}.`, gcHelp);
+  if (positionals.length > 0)
+    throw new UsageError(`gc takes no arguments besides its options, got ${JSON.stringify(positionals[0])}.`, gcHelp);
   const olderThan = values['older-than'];
   if (olderThan === undefined) throw new UsageError('gc needs --older-than, e.g. --older-than 30d.', gcHelp);
   const olderThanMs = parseDuration(olderThan);
-  if (olderThanMs === undefined || olderThanMs <= 0) throw new UsageError(`--older-than "${olderThan}" is not a duration such as 30d, 12h, 90m or 1h30m.`, gcHelp);
+  if (olderThanMs === undefined || olderThanMs <= 0)
+    throw new UsageError(`--older-than "${olderThan}" is not a duration such as 30d, 12h, 90m or 1h30m.`, gcHelp);
   return { olderThanMs, olderThan, dryRun: values['dry-run'] ?? false, json: values.json ?? false };
 }
 
@@ -62,7 +73,10 @@ export async function gcCommand(argumentsList: string[]): Promise<number> {
   const options = parseGcArguments(argumentsList);
   const context = await openCliContext();
   try {
-    const summary = await collectTranscriptGarbage(context.client, context.store, { olderThanMs: options.olderThanMs, dryRun: options.dryRun });
+    const summary = await collectTranscriptGarbage(context.client, context.store, {
+      olderThanMs: options.olderThanMs,
+      dryRun: options.dryRun,
+    });
     if (options.json) printJson(summary);
     else console.log(formatRetentionSummary(summary, options.olderThan));
     return 0;

@@ -41,14 +41,17 @@ async function add(knowledgeBase: KnowledgeBase, paths: string[]): Promise<numbe
     `\n${result.added} added, ${result.updated} updated, ${result.unchanged} unchanged, ${result.failed} failed; ` +
       `${result.chunksWritten} chunks written. The knowledge base ${displayPath(knowledgeBase.filePath)} holds ${documents} documents in ${chunks} chunks.`,
   );
-  if (result.files.length === 0) console.log('No files found to add (looked for .md, .txt, .html, .pdf, .docx, .csv and .json files).');
+  if (result.files.length === 0)
+    console.log('No files found to add (looked for .md, .txt, .html, .pdf, .docx, .csv and .json files).');
   return result.failed > 0 && result.added + result.updated + result.unchanged === 0 ? 1 : 0;
 }
 
 function list(knowledgeBase: KnowledgeBase): number {
   const documents = knowledgeBase.list();
   if (documents.length === 0) {
-    console.log(`The knowledge base ${displayPath(knowledgeBase.filePath)} is empty. Add files with: react-agent kb add <files or folders>`);
+    console.log(
+      `The knowledge base ${displayPath(knowledgeBase.filePath)} is empty. Add files with: react-agent kb add <files or folders>`,
+    );
     return 0;
   }
   console.log(['ID', 'CHUNKS', 'FORMAT', 'TITLE', 'PATH'].join('\t'));
@@ -76,20 +79,27 @@ function search(knowledgeBase: KnowledgeBase, words: string[], limitText: string
   const query = words.join(' ').trim();
   if (!query) throw new UsageError('kb search needs a query, e.g. react-agent kb search "BYD 2024 sales".', kbHelp);
   const limit = Number(limitText);
-  if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit must be a positive integer, got ${JSON.stringify(limitText)}.`, kbHelp);
+  if (!Number.isInteger(limit) || limit <= 0)
+    throw new UsageError(`--limit must be a positive integer, got ${JSON.stringify(limitText)}.`, kbHelp);
   const results = knowledgeBase.search(query, limit).map((hit) => ({ ...hit, path: displayPath(hit.path) }));
   console.log(formatSearchResults(query, 'local knowledge base', results));
   return 0;
 }
 
 export async function kbCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { limit: { type: 'string', default: '5' } } });
+  const { values, positionals } = parseArgs({
+    args: argumentsList,
+    allowPositionals: true,
+    options: { limit: { type: 'string', default: '5' } },
+  });
   const [action, ...rest] = positionals;
   if (!action) throw new UsageError('kb needs an action: add, list, remove or search.', kbHelp);
-  if (!['add', 'list', 'remove', 'search'].includes(action)) throw new UsageError(`Unknown kb action "${action}".`, kbHelp);
+  if (!['add', 'list', 'remove', 'search'].includes(action))
+    throw new UsageError(`Unknown kb action "${action}".`, kbHelp);
   if (action === 'add' && rest.length === 0) throw new UsageError('kb add needs files or folders to add.', kbHelp);
   // Loaded here, not at the top: the document parsers take half a second to load, which the other commands need not pay.
-  const { KnowledgeBase: KnowledgeBaseClass } = require('../../knowledge-base/knowledge-base') as typeof KnowledgeBaseModule;
+  const { KnowledgeBase: KnowledgeBaseClass } =
+    require('../../knowledge-base/knowledge-base') as typeof KnowledgeBaseModule;
   const knowledgeBase = KnowledgeBaseClass.open(loadKnowledgeBasePath());
   try {
     switch (action) {

@@ -30,7 +30,12 @@ const QUESTION_PREVIEW_CHARACTERS = 60;
 function invalidArgument(error: unknown): string | undefined {
   let current = error;
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
-    const { code, details, message, cause } = current as { code?: unknown; details?: unknown; message?: unknown; cause?: unknown };
+    const { code, details, message, cause } = current as {
+      code?: unknown;
+      details?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
     if (code === 3) return typeof details === 'string' && details !== '' ? details : String(message);
     current = cause;
   }
@@ -71,10 +76,15 @@ function line(run: WorkflowExecutionInfo): string {
 }
 
 export async function listCommand(argumentsList: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argumentsList, options: { limit: { type: 'string', default: '20' }, query: { type: 'string' }, sort: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argumentsList,
+    options: { limit: { type: 'string', default: '20' }, query: { type: 'string' }, sort: { type: 'string' } },
+  });
   const limit = Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive whole number, got ${JSON.stringify(values.limit)}.`, listHelp);
-  if (values.sort !== undefined && values.sort !== 'tokens') throw new UsageError(`--sort takes only "tokens", got ${JSON.stringify(values.sort)}.`, listHelp);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UsageError(`--limit must be a positive whole number, got ${JSON.stringify(values.limit)}.`, listHelp);
+  if (values.sort !== undefined && values.sort !== 'tokens')
+    throw new UsageError(`--sort takes only "tokens", got ${JSON.stringify(values.sort)}.`, listHelp);
   const query = researchRunsQuery(values.query);
   const context = await openCliContext();
   try {
@@ -83,13 +93,16 @@ export async function listCommand(argumentsList: string[]): Promise<number> {
       const runs: WorkflowExecutionInfo[] = [];
       for await (const run of context.client.workflow.list({ query })) {
         if (runs.length >= MAX_SORTED_RUNS) {
-          console.error(`More than ${MAX_SORTED_RUNS} runs match; sorted the ${MAX_SORTED_RUNS} newest. Narrow --query (e.g. StartTime > '...') to sort them all.`);
+          console.error(
+            `More than ${MAX_SORTED_RUNS} runs match; sorted the ${MAX_SORTED_RUNS} newest. Narrow --query (e.g. StartTime > '...') to sort them all.`,
+          );
           break;
         }
         runs.push(run);
       }
       const tokens = (run: WorkflowExecutionInfo) => Number(attribute(run, 'ReactTokens') ?? -1);
-      for (const run of runs.sort((left, right) => tokens(right) - tokens(left)).slice(0, limit)) console.log(line(run));
+      for (const run of runs.sort((left, right) => tokens(right) - tokens(left)).slice(0, limit))
+        console.log(line(run));
       return 0;
     }
     let count = 0;

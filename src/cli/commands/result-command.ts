@@ -13,7 +13,11 @@ prediction, termination) plus usage and timing; messages are read from the trans
   --no-wait      fail at once if the run has not finished (default: wait for it)`;
 
 export async function resultCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { output: { type: 'string' }, 'no-wait': { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args: argumentsList,
+    allowPositionals: true,
+    options: { output: { type: 'string' }, 'no-wait': { type: 'boolean' } },
+  });
   const [workflowId] = positionals;
   if (!workflowId) throw new UsageError('result needs a run id.', resultHelp);
   const context = await openCliContext();
@@ -30,7 +34,9 @@ export async function resultCommand(argumentsList: string[]): Promise<number> {
     const materialised = await materialiseResult(context.store, result);
     if (values.output) {
       await writeFile(values.output, `${JSON.stringify(materialised, null, 2)}\n`);
-      console.log(`Wrote ${values.output} (${materialised.messages.length} messages, termination ${materialised.termination}).`);
+      console.log(
+        `Wrote ${values.output} (${materialised.messages.length} messages, termination ${materialised.termination}).`,
+      );
     } else {
       printJson(materialised);
     }

@@ -1,7 +1,13 @@
 import { parseArgs } from 'node:util';
 import { writeFile } from 'node:fs/promises';
 import type { WorkflowHandle } from '@temporalio/client';
-import { ConfigurationError, loadModelConfig, loadModelPrices, loadTemporalConnection, loadWorkerConfig } from '../../config';
+import {
+  ConfigurationError,
+  loadModelConfig,
+  loadModelPrices,
+  loadTemporalConnection,
+  loadWorkerConfig,
+} from '../../config';
 import type { ResearchRunResult } from '../../core/run-result';
 import { openCliContext, type CliContext } from '../cli-context';
 import { describeResult, followRun, RunEndedWithoutResultError } from '../follow-run';
@@ -54,7 +60,11 @@ async function resultWithin(handle: WorkflowHandle, timeoutMs: number): Promise<
 }
 
 export async function runCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { ...oneRunOptionSpecs, output: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argumentsList,
+    allowPositionals: true,
+    options: { ...oneRunOptionSpecs, output: { type: 'string' } },
+  });
   const input = runInputFrom(positionals.join(' ').trim() || undefined, values, runHelp);
   const log = (line: string) => console.error(line);
 
@@ -91,8 +101,12 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
         break;
       case 'cancel-run': {
         const running = handle as WorkflowHandle;
-        log(`Cancelling run ${running.workflowId}: it answers its open tool calls and ends "cancelled" (Ctrl-C again to stop without waiting) ...`);
-        running.cancel().catch((error: unknown) => log(`Could not cancel run ${running.workflowId}: ${messageOf(error)}`));
+        log(
+          `Cancelling run ${running.workflowId}: it answers its open tool calls and ends "cancelled" (Ctrl-C again to stop without waiting) ...`,
+        );
+        running
+          .cancel()
+          .catch((error: unknown) => log(`Could not cancel run ${running.workflowId}: ${messageOf(error)}`));
         break;
       }
       case 'force-stop':
@@ -105,7 +119,12 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
     }
   }).install();
 
-  const stackState = (): StackState => ({ startedWorker: stack.worker !== undefined, startedServer: stack.server !== undefined, serverExited: stack.serverExited, forced });
+  const stackState = (): StackState => ({
+    startedWorker: stack.worker !== undefined,
+    startedServer: stack.server !== undefined,
+    serverExited: stack.serverExited,
+    forced,
+  });
   /** Awaits a start-up step unless a stop request comes first. */
   const unlessAborted = <T>(step: Promise<T>): Promise<T> => Promise.race([step, startAborted]);
 
@@ -115,7 +134,11 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
     context = await unlessAborted(openCliContext());
     if (!(await unlessAborted(hasLiveWorker(context.client, temporal.namespace, workerConfig.taskQueue)))) {
       // The worker this command starts has this environment's prices: a cost budget it cannot hold is refused now, before any call.
-      const unpriced = costBudgetPriceProblem(input.limits?.maxCostUsd, input.model?.model ?? modelConfig.model, loadModelPrices());
+      const unpriced = costBudgetPriceProblem(
+        input.limits?.maxCostUsd,
+        input.model?.model ?? modelConfig.model,
+        loadModelPrices(),
+      );
       if (unpriced) throw new UsageError(unpriced, runHelp);
       stack.worker = await unlessAborted(ChildWorker.start(context.client, temporal, workerConfig, log));
     }
@@ -175,7 +198,12 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
       const progressLog = (line: string) => {
         if (!forced) log(line);
       };
-      const outcome = await Promise.race([followRun(cli.client, run.workflowId, progressLog, { keepTrying: (problem) => shouldKeepFollowing(problem, stackState()) }), forceRequested]);
+      const outcome = await Promise.race([
+        followRun(cli.client, run.workflowId, progressLog, {
+          keepTrying: (problem) => shouldKeepFollowing(problem, stackState()),
+        }),
+        forceRequested,
+      ]);
       if (outcome === 'forced') return forcedOutcome();
       return await finish(outcome);
     } catch (error) {
@@ -196,7 +224,9 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
       switch (response) {
         case 'wait-quietly': {
           waitedQuietly = true;
-          log(`(Progress display stopped: ${messageOf(failure)}. Still waiting for run ${run.workflowId} to end; Ctrl-C cancels it.)`);
+          log(
+            `(Progress display stopped: ${messageOf(failure)}. Still waiting for run ${run.workflowId} to end; Ctrl-C cancels it.)`,
+          );
           try {
             const outcome = await Promise.race([run.result() as Promise<ResearchRunResult>, forceRequested]);
             if (outcome === 'forced') return forcedOutcome();
@@ -215,7 +245,9 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
           return 1;
         }
         case 'cancel-and-wait': {
-          log(`This command cannot follow run ${run.workflowId} (${messageOf(failure)}) and would leave it without the worker it started; cancelling the run and waiting for it to end ...`);
+          log(
+            `This command cannot follow run ${run.workflowId} (${messageOf(failure)}) and would leave it without the worker it started; cancelling the run and waiting for it to end ...`,
+          );
           const cancelled = await run.cancel().then(
             () => true,
             (error: unknown) => {
@@ -223,20 +255,28 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
               return false;
             },
           );
-          const result = cancelled ? await Promise.race([resultWithin(run, CANCELLED_RUN_WAIT_MS), forceRequested.then(() => undefined)]) : undefined;
+          const result = cancelled
+            ? await Promise.race([resultWithin(run, CANCELLED_RUN_WAIT_MS), forceRequested.then(() => undefined)])
+            : undefined;
           if (result) {
-            log(`Run ${run.workflowId} ended "${result.termination}"; its transcript: 'react-agent result ${run.workflowId}'.`);
+            log(
+              `Run ${run.workflowId} ended "${result.termination}"; its transcript: 'react-agent result ${run.workflowId}'.`,
+            );
           } else if (stack.server !== undefined) {
             log(
               `Run ${run.workflowId} has not ended; it is saved in ${stack.server.databaseFile} and goes on when a dev server and a worker run again ('npm run server', 'npm run worker'); then 'react-agent follow ${run.workflowId}'.`,
             );
           } else {
-            log(`Run ${run.workflowId} has not ended; the Temporal server keeps it and it goes on when a worker runs ('npm run worker'): follow it with ${followHint(run.workflowId)}.`);
+            log(
+              `Run ${run.workflowId} has not ended; the Temporal server keeps it and it goes on when a worker runs ('npm run worker'): follow it with ${followHint(run.workflowId)}.`,
+            );
           }
           return 1;
         }
         case 'leave-running':
-          log(`This command cannot follow run ${run.workflowId} (${messageOf(failure)}). The run goes on with its worker; follow it with ${followHint(run.workflowId)}.`);
+          log(
+            `This command cannot follow run ${run.workflowId} (${messageOf(failure)}). The run goes on with its worker; follow it with ${followHint(run.workflowId)}.`,
+          );
           return 1;
       }
     }

@@ -9,7 +9,10 @@ Runs the local Temporal dev server (SQLite file under the data directory, Web UI
 search attributes registered) until Ctrl-C.`;
 
 export async function serverCommand(argumentsList: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argumentsList, options: { port: { type: 'string', default: '7233' }, 'ui-port': { type: 'string' }, db: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argumentsList,
+    options: { port: { type: 'string', default: '7233' }, 'ui-port': { type: 'string' }, db: { type: 'string' } },
+  });
   const worker = loadWorkerConfig();
   const port = Number(values.port);
   const server = await DevServer.start({
@@ -17,7 +20,9 @@ export async function serverCommand(argumentsList: string[]): Promise<number> {
     uiPort: values['ui-port'] ? Number(values['ui-port']) : port + 1000,
     databaseFile: values.db ?? join(worker.dataDirectory, 'temporal.sqlite'),
   });
-  console.log(`Temporal dev server at ${server.address}; Web UI ${server.uiUrl ?? '(headless)'}; database ${server.databaseFile}; log ${server.logFile}. Ctrl-C stops it.`);
+  console.log(
+    `Temporal dev server at ${server.address}; Web UI ${server.uiUrl ?? '(headless)'}; database ${server.databaseFile}; log ${server.logFile}. Ctrl-C stops it.`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -1,7 +1,12 @@
 import { parseArgs } from 'node:util';
 import { STACK_TOPOLOGY } from '../../config/stack-topology';
 import { MAX_MACHINES } from '../../processes/production-stack/machine-addresses';
-import { defaultStackDirectory, ProductionStack, type StackProcessStatus, type WorkerRole } from '../../processes/production-stack/production-stack';
+import {
+  defaultStackDirectory,
+  ProductionStack,
+  type StackProcessStatus,
+  type WorkerRole,
+} from '../../processes/production-stack/production-stack';
 import { UsageError } from '../usage-error';
 
 export const stackHelp = `Usage: react-agent stack up|down|status [--dir DIR] [--free-ports] [--workers workflows=N,model=N,tools=N]
@@ -61,14 +66,16 @@ function parseWorkers(text: string): Partial<Record<WorkerRole, number>> {
   const counts: Partial<Record<WorkerRole, number>> = {};
   for (const part of text.split(',').filter(Boolean)) {
     const match = /^(workflows|model|tools)=(\d+)$/.exec(part.trim());
-    if (!match) throw new UsageError(`--workers: "${part}" is not role=count (roles: workflows, model, tools)`, stackHelp);
+    if (!match)
+      throw new UsageError(`--workers: "${part}" is not role=count (roles: workflows, model, tools)`, stackHelp);
     counts[match[1] as WorkerRole] = Number(match[2]);
   }
   return counts;
 }
 
 function parseMachines(text: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) > MAX_MACHINES) throw new UsageError(`--machines: "${text}" is not a number of machines from 0 to ${MAX_MACHINES}`, stackHelp);
+  if (!/^\d+$/.test(text.trim()) || Number(text) > MAX_MACHINES)
+    throw new UsageError(`--machines: "${text}" is not a number of machines from 0 to ${MAX_MACHINES}`, stackHelp);
   return Number(text);
 }
 
@@ -79,11 +86,18 @@ export function parseStackCommandLine(argumentsList: string[]): StackCommandLine
     parsed = parseArgs({
       args: argumentsList,
       allowPositionals: true,
-      options: { dir: { type: 'string' }, 'free-ports': { type: 'boolean' }, workers: { type: 'string' }, machines: { type: 'string' }, 'no-ui': { type: 'boolean' } },
+      options: {
+        dir: { type: 'string' },
+        'free-ports': { type: 'boolean' },
+        workers: { type: 'string' },
+        machines: { type: 'string' },
+        'no-ui': { type: 'boolean' },
+      },
     });
   } catch (error) {
     // An unknown option, or one without its value (`--machines -1`), is a usage error like the others.
-    if ((error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(`react-agent stack: ${(error as Error).message.split('\n')[0]}`, stackHelp);
+    if ((error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
+      throw new UsageError(`react-agent stack: ${(error as Error).message.split('\n')[0]}`, stackHelp);
     throw error;
   }
   const { values, positionals } = parsed;
@@ -91,7 +105,9 @@ export function parseStackCommandLine(argumentsList: string[]): StackCommandLine
   const takesMachine = action === 'cut' || action === 'restore';
   if (!['up', 'down', 'status', 'cut', 'restore'].includes(action) || positionals.length !== (takesMachine ? 2 : 1))
     throw new UsageError(
-      takesMachine ? `react-agent stack ${action}: say which machine (machine-1, machine-2, ...)` : 'react-agent stack: say up, down, status, cut MACHINE or restore MACHINE',
+      takesMachine
+        ? `react-agent stack ${action}: say which machine (machine-1, machine-2, ...)`
+        : 'react-agent stack: say up, down, status, cut MACHINE or restore MACHINE',
       stackHelp,
     );
   return {
@@ -106,7 +122,10 @@ export function parseStackCommandLine(argumentsList: string[]): StackCommandLine
 }
 
 function formatStatus(rows: StackProcessStatus[]): string {
-  const table = [['process', 'pid', 'health', 'address'], ...rows.map((row) => [row.name, row.pid ? String(row.pid) : '-', row.health, row.address ?? ''])];
+  const table = [
+    ['process', 'pid', 'health', 'address'],
+    ...rows.map((row) => [row.name, row.pid ? String(row.pid) : '-', row.health, row.address ?? '']),
+  ];
   const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
   return table
     .map((row) =>
@@ -121,7 +140,9 @@ function formatStatus(rows: StackProcessStatus[]): string {
 export async function stackCommand(argumentsList: string[]): Promise<number> {
   // The whole command line is checked before the stack's folder is opened (or created).
   const commandLine = parseStackCommandLine(argumentsList);
-  const stack = await ProductionStack.open(commandLine.directory ?? defaultStackDirectory(), { freePorts: commandLine.freePorts });
+  const stack = await ProductionStack.open(commandLine.directory ?? defaultStackDirectory(), {
+    freePorts: commandLine.freePorts,
+  });
   const log = (line: string) => console.error(line);
   switch (commandLine.action) {
     case 'up': {
@@ -147,7 +168,9 @@ export async function stackCommand(argumentsList: string[]): Promise<number> {
       return 0;
     case 'cut':
       stack.cutMachine(commandLine.machine as string);
-      log(`${commandLine.machine}: link down (its workers are cut off; 'react-agent stack restore ${commandLine.machine}' brings it back).`);
+      log(
+        `${commandLine.machine}: link down (its workers are cut off; 'react-agent stack restore ${commandLine.machine}' brings it back).`,
+      );
       return 0;
     case 'restore':
       stack.restoreMachine(commandLine.machine as string);

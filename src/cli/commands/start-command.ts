@@ -12,7 +12,11 @@ Starts a research run and prints its workflow id and Web UI link, without waitin
 ${oneRunOptionsHelp}`;
 
 export async function startCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: oneRunOptionSpecs });
+  const { values, positionals } = parseArgs({
+    args: argumentsList,
+    allowPositionals: true,
+    options: oneRunOptionSpecs,
+  });
   const input = runInputFrom(positionals.join(' ').trim() || undefined, values, startHelp);
   const context = await openCliContext();
   try {
@@ -20,7 +24,9 @@ export async function startCommand(argumentsList: string[]): Promise<number> {
     console.log(handle.workflowId);
     const link = webUiLink(context.temporal, handle.workflowId);
     if (link) console.error(`Web UI: ${link}`);
-    if (!(await hasLiveWorker(context.client, context.temporal.namespace, context.worker.taskQueue).catch(() => true))) {
+    if (
+      !(await hasLiveWorker(context.client, context.temporal.namespace, context.worker.taskQueue).catch(() => true))
+    ) {
       console.error(`No worker is polling task queue "${context.worker.taskQueue}"; start one with 'npm run worker'.`);
     }
     return 0;

@@ -1,5 +1,11 @@
 import { parseArgs } from 'node:util';
-import { approveToolCallUpdate, finishNowUpdate, injectMessageUpdate, setLimitsUpdate, type LimitChanges } from '../../core/message-definitions';
+import {
+  approveToolCallUpdate,
+  finishNowUpdate,
+  injectMessageUpdate,
+  setLimitsUpdate,
+  type LimitChanges,
+} from '../../core/message-definitions';
 import { openCliContext, printJson } from '../cli-context';
 import { budgetOptionSpecs, budgetOptionsUsage, budgetsFrom } from '../run-options';
 import { UsageError } from '../usage-error';
@@ -25,7 +31,12 @@ Approves (or with --deny, denies) a tool call waiting for approval; 'react-agent
 them. A denial and its reason become the model's observation.`;
 
 /** Sends one update to a run and prints what it returned; a refused update exits 1 with the reason. */
-async function sendUpdate(workflowId: string, send: (handle: ReturnType<Awaited<ReturnType<typeof openCliContext>>['client']['workflow']['getHandle']>) => Promise<unknown>): Promise<number> {
+async function sendUpdate(
+  workflowId: string,
+  send: (
+    handle: ReturnType<Awaited<ReturnType<typeof openCliContext>>['client']['workflow']['getHandle']>,
+  ) => Promise<unknown>,
+): Promise<number> {
   const context = await openCliContext();
   try {
     printJson(await send(context.client.workflow.getHandle(workflowId)));
@@ -47,10 +58,16 @@ export async function injectCommand(argumentsList: string[]): Promise<number> {
 }
 
 export async function finishCommand(argumentsList: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argumentsList, allowPositionals: true, options: { reason: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argumentsList,
+    allowPositionals: true,
+    options: { reason: { type: 'string' } },
+  });
   const [workflowId] = positionals;
   if (!workflowId) throw new UsageError('finish needs a run id.', finishHelp);
-  return sendUpdate(workflowId, (handle) => handle.executeUpdate(finishNowUpdate, { args: [{ ...(values.reason ? { reason: values.reason } : {}) }] }));
+  return sendUpdate(workflowId, (handle) =>
+    handle.executeUpdate(finishNowUpdate, { args: [{ ...(values.reason ? { reason: values.reason } : {}) }] }),
+  );
 }
 
 export async function limitsCommand(argumentsList: string[]): Promise<number> {
@@ -76,7 +93,14 @@ export async function approveCommand(argumentsList: string[]): Promise<number> {
   if (!workflowId || !callId) throw new UsageError('approve needs a run id and a call id.', approveHelp);
   return sendUpdate(workflowId, (handle) =>
     handle.executeUpdate(approveToolCallUpdate, {
-      args: [{ callId, approved: !values.deny, ...(values.reason ? { reason: values.reason } : {}), reviewer: values.reviewer ?? process.env.USER ?? 'cli' }],
+      args: [
+        {
+          callId,
+          approved: !values.deny,
+          ...(values.reason ? { reason: values.reason } : {}),
+          reviewer: values.reviewer ?? process.env.USER ?? 'cli',
+        },
+      ],
     }),
   );
 }

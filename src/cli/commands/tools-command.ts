@@ -29,9 +29,16 @@ const LISTING_TIMEOUT_MS = 180_000;
  */
 export async function toolsCommand(argumentsList: string[]): Promise<number> {
   const unknown = argumentsList.filter((argument) => argument !== '--json');
-  if (unknown.length) throw new UsageError(`react-agent tools: unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.join(' ')}`, toolsHelp);
+  if (unknown.length)
+    throw new UsageError(
+      `react-agent tools: unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.join(' ')}`,
+      toolsHelp,
+    );
   const json = argumentsList.includes('--json');
-  const lister = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/list-tools.ts'), { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const lister = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/list-tools.ts'), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+  });
   let stdout = '';
   let stderr = '';
   lister.child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -40,7 +47,11 @@ export async function toolsCommand(argumentsList: string[]): Promise<number> {
   const { code, signal, error } = await lister.exited.finally(() => clearTimeout(timer));
   if (error) throw new Error(`could not list the tools: ${error.message}`);
   if (code !== 0) {
-    process.stderr.write(stderr.trim() ? `${stderr.trim()}\n` : `react-agent tools: listing the tools failed (${signal ? `killed by ${signal}` : `exit code ${code}`}).\n`);
+    process.stderr.write(
+      stderr.trim()
+        ? `${stderr.trim()}\n`
+        : `react-agent tools: listing the tools failed (${signal ? `killed by ${signal}` : `exit code ${code}`}).\n`,
+    );
     // Configuration the worker refuses: 2, as for a wrong command line.
     return code === 2 ? 2 : 1;
   }

@@ -20,9 +20,18 @@ running activities get REACT_AGENT_SHUTDOWN_GRACE_SECONDS; a second Ctrl-C stops
  * now"); the child never outlives this process (see OwnedProcess).
  */
 export async function workerCommand(argumentsList: string[]): Promise<number> {
-  if (argumentsList.length > 0) throw new UsageError(`react-agent worker takes no arguments (got ${argumentsList.join(' ')}); it is configured by environment variables.`, workerHelp);
-  const worker = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), { stdio: 'inherit', env: process.env });
-  const stops = new StopRequests((requests) => (requests === 1 ? worker.signal('SIGTERM') : worker.signalGroup('SIGKILL'))).install();
+  if (argumentsList.length > 0)
+    throw new UsageError(
+      `react-agent worker takes no arguments (got ${argumentsList.join(' ')}); it is configured by environment variables.`,
+      workerHelp,
+    );
+  const worker = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), {
+    stdio: 'inherit',
+    env: process.env,
+  });
+  const stops = new StopRequests((requests) =>
+    requests === 1 ? worker.signal('SIGTERM') : worker.signalGroup('SIGKILL'),
+  ).install();
   try {
     const { code, signal, error } = await worker.exited;
     if (error) throw new Error(`could not start the worker: ${error.message}`);

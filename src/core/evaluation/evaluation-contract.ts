@@ -187,7 +187,10 @@ export const EXACT_MATCH_JUDGE = 'exact_match';
 
 /** Whether a value names a judge the evaluation knows: gaia, browsecomp, exact_match or an absolute prompt file path. */
 export function isJudgeChoice(value: unknown): value is string {
-  return typeof value === 'string' && (value === 'gaia' || value === 'browsecomp' || value === EXACT_MATCH_JUDGE || value.startsWith('/'));
+  return (
+    typeof value === 'string' &&
+    (value === 'gaia' || value === 'browsecomp' || value === EXACT_MATCH_JUDGE || value.startsWith('/'))
+  );
 }
 
 /**
@@ -196,17 +199,30 @@ export function isJudgeChoice(value: unknown): value is string {
  * type, readable paths, an output and a judge.
  */
 export function validateEvaluationInput(input: EvaluationWorkflowInput): string[] {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return ['the input must be a JSON object such as {"paths": ["/abs/dir"], "output": "/abs/out", "judge": "exact_match"}'];
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return [
+      'the input must be a JSON object such as {"paths": ["/abs/dir"], "output": "/abs/out", "judge": "exact_match"}',
+    ];
   const problems = validateAgainstSchema(EVALUATION_INPUT_SCHEMA, input, '');
   const shapeOk = (field: string) => !concernsField(problems, field);
   // s3:// paths and outputs (issue 13) used to fail here at once, before any activity, so no evaluation that ran replays differently.
   const malformedS3 = (value: string) => workerLocationProblem(value) === 'malformed-s3';
   if (shapeOk('paths') && (input.paths.length === 0 || input.paths.some(workerLocationProblem))) {
     const malformed = input.paths.find(malformedS3);
-    problems.push(malformed ? `paths: ${JSON.stringify(malformed)} is not a valid s3://bucket/prefix URL` : 'paths must be a non-empty list of absolute paths');
+    problems.push(
+      malformed
+        ? `paths: ${JSON.stringify(malformed)} is not a valid s3://bucket/prefix URL`
+        : 'paths must be a non-empty list of absolute paths',
+    );
   }
   const outputProblem = shapeOk('output') ? workerLocationProblem(input.output) : undefined;
-  if (outputProblem) problems.push(outputProblem === 'malformed-s3' ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL` : 'output must be an absolute directory path');
-  if (shapeOk('judge') && !isJudgeChoice(input.judge)) problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
+  if (outputProblem)
+    problems.push(
+      outputProblem === 'malformed-s3'
+        ? `output: ${JSON.stringify(input.output)} is not a valid s3://bucket/prefix URL`
+        : 'output must be an absolute directory path',
+    );
+  if (shapeOk('judge') && !isJudgeChoice(input.judge))
+    problems.push('judge must be gaia, browsecomp, exact_match or the absolute path of a prompt file');
   return problems;
 }

@@ -37,8 +37,12 @@ export interface EvaluationRun {
 }
 
 /** DeepResearch's termination strings, mapped to ours (the original is kept beside). */
-export function terminationOfLine(termination: unknown, isErrorLine: boolean): { termination: string; originalTermination?: string } {
-  if (typeof termination !== 'string' || termination.trim() === '') return { termination: isErrorLine ? 'error' : 'unknown' };
+export function terminationOfLine(
+  termination: unknown,
+  isErrorLine: boolean,
+): { termination: string; originalTermination?: string } {
+  if (typeof termination !== 'string' || termination.trim() === '')
+    return { termination: isErrorLine ? 'error' : 'unknown' };
   const known = ['answer', 'max_calls', 'timeout', 'token_limit', 'cost_limit', 'cancelled', 'stuck', 'error'];
   if (known.includes(termination)) return { termination };
   const lower = termination.toLowerCase();
@@ -96,7 +100,9 @@ export function toolCallsOfMessages(messages: unknown): Record<string, number> {
 
 /** Assistant messages in a transcript (each one a model call). */
 export function modelCallsOfMessages(messages: unknown): number {
-  return Array.isArray(messages) ? messages.filter((message) => (message as { role?: unknown } | null)?.role === 'assistant').length : 0;
+  return Array.isArray(messages)
+    ? messages.filter((message) => (message as { role?: unknown } | null)?.role === 'assistant').length
+    : 0;
 }
 
 /**

@@ -42,18 +42,25 @@ Reply with one JSON object and nothing else, with these keys:
 
 /** The reminder sent with the second (last) attempt when a verdict could not be read. */
 export function verdictReminder(format: VerdictFormat): string {
-  if (format === 'word') return 'Your reply could not be read as a verdict. Reply with exactly one word: Correct or Incorrect.';
-  if (format === 'json') return 'Your reply could not be read as a verdict. Reply with only the JSON object with the keys extracted_final_answer, reasoning, correct ("yes" or "no") and confidence.';
+  if (format === 'word')
+    return 'Your reply could not be read as a verdict. Reply with exactly one word: Correct or Incorrect.';
+  if (format === 'json')
+    return 'Your reply could not be read as a verdict. Reply with only the JSON object with the keys extracted_final_answer, reasoning, correct ("yes" or "no") and confidence.';
   return 'Your reply could not be read as a verdict. Reply with exactly one word, Correct or Incorrect, or with only a JSON object whose "correct" key is "yes" or "no".';
 }
 
 /** The prompt and verdict format of a built-in judge. */
 export function builtInJudge(name: BuiltInJudge): { template: string; format: VerdictFormat } {
-  return name === 'gaia' ? { template: GAIA_JUDGE_PROMPT, format: 'word' } : { template: BROWSECOMP_JUDGE_PROMPT, format: 'json' };
+  return name === 'gaia'
+    ? { template: GAIA_JUDGE_PROMPT, format: 'word' }
+    : { template: BROWSECOMP_JUDGE_PROMPT, format: 'json' };
 }
 
 /** The template with its placeholders filled in. */
-export function renderJudgePrompt(template: string, values: { question: string; reference: string; prediction: string }): string {
+export function renderJudgePrompt(
+  template: string,
+  values: { question: string; reference: string; prediction: string },
+): string {
   const replacements: Record<string, string> = {
     question: values.question,
     reference: values.reference,
@@ -61,7 +68,10 @@ export function renderJudgePrompt(template: string, values: { question: string; 
     prediction: values.prediction,
     response: values.prediction,
   };
-  return template.replace(/\{(question|reference|correct_answer|prediction|response)\}/g, (_, name: string) => replacements[name] as string);
+  return template.replace(
+    /\{(question|reference|correct_answer|prediction|response)\}/g,
+    (_, name: string) => replacements[name] as string,
+  );
 }
 
 /** A judge's verdict: correct or not, or undefined when the reply says neither clearly. */
@@ -121,7 +131,9 @@ export function parseJsonVerdict(reply: string): ParsedVerdict {
         const isCorrect = yesNo(parsed.correct);
         return {
           isCorrect,
-          ...(typeof parsed.extracted_final_answer === 'string' ? { extractedFinalAnswer: parsed.extracted_final_answer } : {}),
+          ...(typeof parsed.extracted_final_answer === 'string'
+            ? { extractedFinalAnswer: parsed.extracted_final_answer }
+            : {}),
           ...(parsed.confidence !== undefined ? { confidence: String(parsed.confidence) } : {}),
           ...(typeof parsed.reasoning === 'string' ? { reasoning: parsed.reasoning } : {}),
         };

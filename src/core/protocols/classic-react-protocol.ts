@@ -23,7 +23,9 @@ function field(content: string, label: string, until: string[]): string | undefi
   const match = new RegExp(`^\\s*${label}:[ \\t]*`, 'mi').exec(content);
   if (!match) return undefined;
   const rest = content.slice(match.index + match[0].length);
-  const stops = until.map((next) => new RegExp(`^\\s*${next}:`, 'mi').exec(rest)?.index).filter((index): index is number => index !== undefined);
+  const stops = until
+    .map((next) => new RegExp(`^\\s*${next}:`, 'mi').exec(rest)?.index)
+    .filter((index): index is number => index !== undefined);
   return rest.slice(0, stops.length ? Math.min(...stops) : rest.length).trim();
 }
 
@@ -37,7 +39,9 @@ export const classicReactProtocol: Protocol = {
   nativeTools: false,
 
   renderSystemPrompt(tools: ToolSpec[], today: string): string {
-    const toolLines = tools.map((tool) => `- ${tool.name}: ${tool.description} Arguments (JSON schema): ${JSON.stringify(tool.parameters)}`).join('\n');
+    const toolLines = tools
+      .map((tool) => `- ${tool.name}: ${tool.description} Arguments (JSON schema): ${JSON.stringify(tool.parameters)}`)
+      .join('\n');
     return (
       'You are a deep research assistant. Answer the question thoroughly and accurately, using the tools to gather information.\n\n' +
       (tools.length ? `Tools:\n${toolLines}\n\n` : 'No tools are available: answer from what you know.\n\n') +
@@ -60,14 +64,36 @@ export const classicReactProtocol: Protocol = {
       const id = `call-${modelCall}-1`;
       const name = action.split('\n')[0]?.trim().replace(/^`|`$/g, '') ?? '';
       const rawInput = field(content, 'Action Input', ['Thought', 'Action', 'Final Answer']);
-      if (rawInput === undefined) return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action has no "Action Input:" line. ${FORMAT_HELP}` }] };
+      if (rawInput === undefined)
+        return {
+          thought,
+          toolCalls: [
+            { id, name, arguments: {}, problem: `Error: the Action has no "Action Input:" line. ${FORMAT_HELP}` },
+          ],
+        };
       const unfenced = rawInput.replace(/^```(?:json)?\s*|\s*```$/g, '');
       try {
         const parsed: unknown = unfenced === '' ? {} : JSON5.parse(unfenced);
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { thought, toolCalls: [{ id, name, arguments: parsed as Record<string, unknown> }] };
-        return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action Input must be a JSON object. ${FORMAT_HELP}` }] };
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+          return { thought, toolCalls: [{ id, name, arguments: parsed as Record<string, unknown> }] };
+        return {
+          thought,
+          toolCalls: [
+            { id, name, arguments: {}, problem: `Error: the Action Input must be a JSON object. ${FORMAT_HELP}` },
+          ],
+        };
       } catch (error) {
-        return { thought, toolCalls: [{ id, name, arguments: {}, problem: `Error: the Action Input is not valid JSON (${(error as Error).message}). ${FORMAT_HELP}` }] };
+        return {
+          thought,
+          toolCalls: [
+            {
+              id,
+              name,
+              arguments: {},
+              problem: `Error: the Action Input is not valid JSON (${(error as Error).message}). ${FORMAT_HELP}`,
+            },
+          ],
+        };
       }
     }
     if (finalAnswer) return { thought, toolCalls: [], answer: finalAnswer };
@@ -76,7 +102,9 @@ export const classicReactProtocol: Protocol = {
 
   renderObservations(observations: Observation[]): PendingMessage[] {
     const parts: MessagePart[] = [];
-    observations.forEach((observation, index) => parts.push({ text: `${index > 0 ? '\n' : ''}Observation: ` }, ...observation.parts));
+    observations.forEach((observation, index) =>
+      parts.push({ text: `${index > 0 ? '\n' : ''}Observation: ` }, ...observation.parts),
+    );
     return [{ role: 'user', parts }];
   },
 

@@ -29,7 +29,12 @@ function isToolResponseMessage(message: ChatMessage): boolean {
   return message.role === 'user' && message.content.includes(TOOL_RESPONSE_TAG);
 }
 
-function between(text: string, open: string, close: string, from = 0): { inner: string; end: number; closed: boolean } | undefined {
+function between(
+  text: string,
+  open: string,
+  close: string,
+  from = 0,
+): { inner: string; end: number; closed: boolean } | undefined {
   const start = text.indexOf(open, from);
   if (start < 0) return undefined;
   const innerStart = start + open.length;
@@ -54,7 +59,8 @@ function parseArguments(raw: unknown): { arguments?: Record<string, unknown>; pr
   if (typeof raw === 'string') {
     try {
       const parsed: unknown = JSON5.parse(raw);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { arguments: parsed as Record<string, unknown> };
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        return { arguments: parsed as Record<string, unknown> };
     } catch {
       // fall through to the problem below
     }
@@ -87,10 +93,20 @@ export function parseToolCallBody(body: string, id: string): ToolCallRequest {
     parsed = JSON5.parse(body.trim());
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { id, name: '', arguments: {}, problem: `Error: the tool call is not valid JSON (${reason}). ${INVALID_TOOL_CALL_HELP}` };
+    return {
+      id,
+      name: '',
+      arguments: {},
+      problem: `Error: the tool call is not valid JSON (${reason}). ${INVALID_TOOL_CALL_HELP}`,
+    };
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { id, name: '', arguments: {}, problem: `Error: the tool call must be a JSON object, got ${describe(parsed)}. ${INVALID_TOOL_CALL_HELP}` };
+    return {
+      id,
+      name: '',
+      arguments: {},
+      problem: `Error: the tool call must be a JSON object, got ${describe(parsed)}. ${INVALID_TOOL_CALL_HELP}`,
+    };
   }
   const record = parsed as Record<string, unknown>;
   const name = record.name;
@@ -120,7 +136,14 @@ export const deepResearchProtocol: Protocol = {
   nativeTools: false,
 
   renderSystemPrompt(tools: ToolSpec[], today: string): string {
-    const toolLines = tools.map((tool) => JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })).join('\n');
+    const toolLines = tools
+      .map((tool) =>
+        JSON.stringify({
+          type: 'function',
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        }),
+      )
+      .join('\n');
     const toolSection = tools.length
       ? '\n\n# Tools\n\nYou may call one or more tools to help with the question. Their signatures are inside <tools></tools>:\n' +
         `<tools>\n${toolLines}\n</tools>\n\n` +
@@ -157,7 +180,12 @@ export const deepResearchProtocol: Protocol = {
         toolCalls.push(callOverCap(id, maxToolCalls, call.closed ? occurrences(content, '<tool_call>', call.end) : 0));
         break;
       } else if (!call.closed && call.inner.trim() === '') {
-        toolCalls.push({ id, name: '', arguments: {}, problem: `Error: the <tool_call> is empty and has no closing tag. ${INVALID_TOOL_CALL_HELP}` });
+        toolCalls.push({
+          id,
+          name: '',
+          arguments: {},
+          problem: `Error: the <tool_call> is empty and has no closing tag. ${INVALID_TOOL_CALL_HELP}`,
+        });
       } else {
         toolCalls.push(parseToolCallBody(call.inner, id));
       }
@@ -181,7 +209,9 @@ export const deepResearchProtocol: Protocol = {
   renderObservations(observations: Observation[]): PendingMessage[] {
     const parts: MessagePart[] = [];
     observations.forEach((observation, index) => {
-      parts.push({ text: `${index > 0 ? '\n' : ''}<tool_response>\n` }, ...observation.parts, { text: '\n</tool_response>' });
+      parts.push({ text: `${index > 0 ? '\n' : ''}<tool_response>\n` }, ...observation.parts, {
+        text: '\n</tool_response>',
+      });
     });
     return [{ role: 'user', parts }];
   },

@@ -44,10 +44,20 @@ export const nativeToolProtocol: Protocol = {
       try {
         parsed = call.arguments.trim() === '' ? {} : JSON5.parse(call.arguments);
       } catch (error) {
-        return { id, name: call.name, arguments: {}, problem: `Error: the arguments are not valid JSON (${(error as Error).message}). Send a JSON object matching the tool's parameters.` };
+        return {
+          id,
+          name: call.name,
+          arguments: {},
+          problem: `Error: the arguments are not valid JSON (${(error as Error).message}). Send a JSON object matching the tool's parameters.`,
+        };
       }
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return { id, name: call.name, arguments: {}, problem: "Error: the arguments must be a JSON object matching the tool's parameters." };
+        return {
+          id,
+          name: call.name,
+          arguments: {},
+          problem: "Error: the arguments must be a JSON object matching the tool's parameters.",
+        };
       }
       return { id, name: call.name, arguments: parsed as Record<string, unknown> };
     });
@@ -58,7 +68,11 @@ export const nativeToolProtocol: Protocol = {
   },
 
   renderObservations(observations: Observation[]): PendingMessage[] {
-    return observations.map((observation) => ({ role: 'tool', toolCallId: observation.callId, parts: observation.parts }));
+    return observations.map((observation) => ({
+      role: 'tool',
+      toolCallId: observation.callId,
+      parts: observation.parts,
+    }));
   },
 
   renderCorrection(problem: string): PendingMessage {

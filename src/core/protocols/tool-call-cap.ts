@@ -29,5 +29,10 @@ export function keptToolCalls<Call>(calls: readonly Call[], cap: number): Call[]
  */
 export function callOverCap(id: string, cap: number, after = 0): ToolCallRequest {
   const rest = after > 0 ? `, nor the ${after} after it` : '';
-  return { id, name: '', arguments: {}, problem: `Error: at most ${cap} tool calls are run per turn; this one was not run${rest}.` };
+  return {
+    id,
+    name: '',
+    arguments: {},
+    problem: `Error: at most ${cap} tool calls are run per turn; this one was not run${rest}.`,
+  };
 }

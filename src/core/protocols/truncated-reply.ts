@@ -19,7 +19,8 @@ export type Truncation = 'output_limit' | 'unclosed_answer';
 export const FINAL_ANSWER_RETRIES_WHEN_TRUNCATED = 1;
 
 /** What a tool call in a truncated reply is answered with: it is not run, its arguments may be cut too. */
-export const TRUNCATED_REPLY_CALL_NOTE = 'Not run: the reply was cut off before it ended, so its tool calls were not run.';
+export const TRUNCATED_REPLY_CALL_NOTE =
+  'Not run: the reply was cut off before it ended, so its tool calls were not run.';
 
 /**
  * Whether the reply was cut off, and how we know; undefined for a complete reply.
@@ -107,12 +108,19 @@ export function markTruncatedAnswer(partial: string, truncation: Truncation): st
  * - `ask_again`: it was cut off and a retry is left; send `note` and call once more.
  * - `keep_marked`: it was cut off and no retry is left; keep the partial answer, marked (none when the cut came before any answer text).
  */
-export type FinalAnswerDecision = { kind: 'accept'; answer?: string } | { kind: 'ask_again'; note: string } | { kind: 'keep_marked'; answer?: string };
+export type FinalAnswerDecision =
+  { kind: 'accept'; answer?: string } | { kind: 'ask_again'; note: string } | { kind: 'keep_marked'; answer?: string };
 
 /** Decides on the final answer phase's reply; `retriesLeft` counts down from {@link FINAL_ANSWER_RETRIES_WHEN_TRUNCATED}. */
-export function decideFinalAnswer(protocol: ProtocolName, turn: ParsedTurn, finishReason: string, retriesLeft: number): FinalAnswerDecision {
+export function decideFinalAnswer(
+  protocol: ProtocolName,
+  turn: ParsedTurn,
+  finishReason: string,
+  retriesLeft: number,
+): FinalAnswerDecision {
   const truncation = truncationOf(protocol, turn, finishReason);
-  if (truncation === undefined) return turn.answer === undefined ? { kind: 'accept' } : { kind: 'accept', answer: turn.answer };
+  if (truncation === undefined)
+    return turn.answer === undefined ? { kind: 'accept' } : { kind: 'accept', answer: turn.answer };
   if (retriesLeft > 0) return { kind: 'ask_again', note: truncatedFinalAnswerNote(protocol, truncation) };
   const partial = turn.answer?.trim();
   return partial ? { kind: 'keep_marked', answer: markTruncatedAnswer(partial, truncation) } : { kind: 'keep_marked' };

@@ -111,7 +111,8 @@ export function namedMetrics(report: EvaluationReport): Array<{ name: string; va
   for (const k of ks) named.push({ name: `unbiased_pass_at_${k}`, value: metrics.unbiasedPassAtK[String(k)] ?? 0 });
   for (const rollout of metrics.perRollout) {
     named.push({ name: `round${rollout.rollout}_pass_at_1`, value: rollout.passAt1 });
-    if (rollout.exactMatch !== undefined) named.push({ name: `round${rollout.rollout}_exact_match`, value: rollout.exactMatch });
+    if (rollout.exactMatch !== undefined)
+      named.push({ name: `round${rollout.rollout}_exact_match`, value: rollout.exactMatch });
     if (rollout.f1 !== undefined) named.push({ name: `round${rollout.rollout}_f1`, value: rollout.f1 });
   }
   return named;

@@ -1,6 +1,13 @@
 import { costFigures, type CostFigures } from '../../core/cost-figures';
 import { exactMatch, tokenF1 } from './answer-matching';
-import type { EvaluationMetrics, EvaluationReport, QuestionRow, RolloutScore, RolloutVerdict, ScoringMethod } from '../../core/evaluation/evaluation-report';
+import type {
+  EvaluationMetrics,
+  EvaluationReport,
+  QuestionRow,
+  RolloutScore,
+  RolloutVerdict,
+  ScoringMethod,
+} from '../../core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../../core/evaluation/evaluation-runs';
 import { bestRollout, meanPassAt1, passAt1PerRollout, passAtAny, unbiasedPassAtK } from './pass-at-k';
 import { trajectoryStatistics } from './trajectory-statistics';
@@ -33,7 +40,12 @@ export const NO_REFERENCES_MESSAGE =
 /** Exact match and token F1 of a run against its reference; correct means exact match. */
 export function exactMatchVerdict(run: EvaluationRun): RunVerdict {
   const em = exactMatch(run.prediction, run.reference);
-  return { isCorrect: em === 1, judgement: em === 1 ? 'exact_match' : 'exact_mismatch', exactMatch: em, f1: tokenF1(run.prediction, run.reference) };
+  return {
+    isCorrect: em === 1,
+    judgement: em === 1 ? 'exact_match' : 'exact_mismatch',
+    exactMatch: em,
+    f1: tokenF1(run.prediction, run.reference),
+  };
 }
 
 export interface BuildReportInput {
@@ -90,7 +102,9 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
   );
   const perRolloutPass = passAt1PerRollout(correctness, rolloutCount);
   const perRollout: RolloutScore[] = input.rollouts.map((runs, index) => {
-    const ems = runs.flatMap((run) => (verdictOf(run)?.exactMatch === undefined ? [] : [verdictOf(run)?.exactMatch as number]));
+    const ems = runs.flatMap((run) =>
+      verdictOf(run)?.exactMatch === undefined ? [] : [verdictOf(run)?.exactMatch as number],
+    );
     const f1s = runs.flatMap((run) => (verdictOf(run)?.f1 === undefined ? [] : [verdictOf(run)?.f1 as number]));
     const exactMatchMean = mean(ems);
     const f1Mean = mean(f1s);
@@ -141,7 +155,9 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
       ];
     }),
   }));
-  const missingRuns = questions.flatMap((question) => byRollout.flatMap((runs, index) => (runs.has(question) ? [] : [{ question, rollout: index + 1 }])));
+  const missingRuns = questions.flatMap((question) =>
+    byRollout.flatMap((runs, index) => (runs.has(question) ? [] : [{ question, rollout: index + 1 }])),
+  );
   const allRuns = input.rollouts.flat();
   const unparsedVerdicts = allRuns.flatMap((run) => {
     const verdict = verdictOf(run);
@@ -188,7 +204,9 @@ export function deepResearchSummaryLine(report: EvaluationReport): Record<string
       best_pass_at_1: percent(report.metrics.bestPassAt1.passAt1),
       [`pass_at_${k}`]: percent(report.metrics.passAtAllRollouts),
     },
-    individual: Object.fromEntries(report.metrics.perRollout.map((rollout) => [`Round${rollout.rollout}_Pass@1`, percent(rollout.passAt1)])),
+    individual: Object.fromEntries(
+      report.metrics.perRollout.map((rollout) => [`Round${rollout.rollout}_Pass@1`, percent(rollout.passAt1)]),
+    ),
     statistics: {
       questions: report.metrics.questions,
       runs: statistics.runs ?? statistics.modelCalls.count,
@@ -201,7 +219,9 @@ export function deepResearchSummaryLine(report: EvaluationReport): Record<string
       avg_tokens: statistics.tokens.mean,
       avg_duration_ms: statistics.durationsMs.mean,
       avg_answer_length: statistics.answerLengths.mean,
-      unbiased_pass_at_k: Object.fromEntries(Object.entries(report.metrics.unbiasedPassAtK).map(([key, value]) => [key, percent(value)])),
+      unbiased_pass_at_k: Object.fromEntries(
+        Object.entries(report.metrics.unbiasedPassAtK).map(([key, value]) => [key, percent(value)]),
+      ),
       unparsed_verdicts: report.unparsedVerdicts.length,
       skipped_lines: report.skipped.length,
     },

@@ -7,7 +7,9 @@
 /** pass@1 of each rollout: the share of the unique questions it answered correctly. */
 export function passAt1PerRollout(correctness: boolean[][], rollouts: number): number[] {
   const questions = correctness.length;
-  return Array.from({ length: rollouts }, (_, rollout) => (questions === 0 ? 0 : correctness.filter((row) => row[rollout] === true).length / questions));
+  return Array.from({ length: rollouts }, (_, rollout) =>
+    questions === 0 ? 0 : correctness.filter((row) => row[rollout] === true).length / questions,
+  );
 }
 
 /** The mean of the rollouts' pass@1 (DeepResearch's "Avg. Pass@k"; not pass@k). */
@@ -45,7 +47,13 @@ export function unbiasedPassAtKForQuestion(samples: number, correct: number, k: 
 export function unbiasedPassAtK(correctness: boolean[][], rollouts: number): Record<string, number> {
   const estimates: Record<string, number> = {};
   for (let k = 1; k <= rollouts; k += 1) {
-    estimates[String(k)] = correctness.length === 0 ? 0 : correctness.reduce((sum, row) => sum + unbiasedPassAtKForQuestion(rollouts, row.filter(Boolean).length, k), 0) / correctness.length;
+    estimates[String(k)] =
+      correctness.length === 0
+        ? 0
+        : correctness.reduce(
+            (sum, row) => sum + unbiasedPassAtKForQuestion(rollouts, row.filter(Boolean).length, k),
+            0,
+          ) / correctness.length;
   }
   return estimates;
 }

@@ -6,7 +6,10 @@ export function distributionOf(values: number[]): Distribution {
   if (values.length === 0) return { count: 0, mean: 0, median: 0, min: 0, max: 0, values: [] };
   const sorted = [...values].sort((left, right) => left - right);
   const middle = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
   return {
     count: values.length,
     mean: values.reduce((sum, value) => sum + value, 0) / values.length,
@@ -27,10 +30,15 @@ export function trajectoryStatistics(runs: EvaluationRun[]): TrajectoryStatistic
   const toolCallTotals: Record<string, number> = {};
   for (const run of runs) {
     terminations[run.termination] = (terminations[run.termination] ?? 0) + 1;
-    for (const [name, count] of Object.entries(run.toolCalls)) toolCallTotals[name] = (toolCallTotals[name] ?? 0) + count;
+    for (const [name, count] of Object.entries(run.toolCalls))
+      toolCallTotals[name] = (toolCallTotals[name] ?? 0) + count;
   }
-  const terminationFrequencies = Object.fromEntries(Object.entries(terminations).map(([name, count]) => [name, count / runs.length]));
-  const toolCallsPerQuestion = Object.fromEntries(Object.entries(toolCallTotals).map(([name, count]) => [name, count / runs.length]));
+  const terminationFrequencies = Object.fromEntries(
+    Object.entries(terminations).map(([name, count]) => [name, count / runs.length]),
+  );
+  const toolCallsPerQuestion = Object.fromEntries(
+    Object.entries(toolCallTotals).map(([name, count]) => [name, count / runs.length]),
+  );
   const allToolCalls = runs.map((run) => Object.values(run.toolCalls).reduce((sum, count) => sum + count, 0));
   return {
     runs: runs.length,

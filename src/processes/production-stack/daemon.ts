@@ -44,7 +44,12 @@ export interface SpawnDaemonOptions {
 export function spawnDaemon(command: string, args: readonly string[], options: SpawnDaemonOptions): DaemonRecord {
   const log = openSync(options.logFile, 'a');
   try {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', log, log] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
     const pid = child.pid;
     if (pid === undefined) throw new Error(`could not start ${command}`);
     child.on('error', () => undefined);

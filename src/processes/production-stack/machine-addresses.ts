@@ -39,7 +39,8 @@ export function isMachineTag(tag: string): boolean {
 export function machineLayout(tag: string, subnet: number, index: number): WorkerMachine {
   if (!isMachineTag(tag)) throw new RangeError(`machine tag ${JSON.stringify(tag)} is not 4 lowercase hex digits`);
   if (!Number.isInteger(subnet) || subnet < 0 || subnet > 255) throw new RangeError(`subnet ${subnet} is not 0-255`);
-  if (!Number.isInteger(index) || index < 1 || index > MAX_MACHINES) throw new RangeError(`machine ${index} is not 1-${MAX_MACHINES}`);
+  if (!Number.isInteger(index) || index < 1 || index > MAX_MACHINES)
+    throw new RangeError(`machine ${index} is not 1-${MAX_MACHINES}`);
   const base = 4 * (index - 1);
   return {
     name: `machine-${index}`,

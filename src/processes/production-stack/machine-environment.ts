@@ -38,7 +38,10 @@ export function loopbackPorts(environment: Readonly<Record<string, string | unde
 }
 
 /** `environment` with every loopback address of {@link loopbackPorts} replaced by `hostAddress` (the port and the rest kept). */
-export function environmentOnMachine(environment: Readonly<Record<string, string | undefined>>, hostAddress: string): Record<string, string> {
+export function environmentOnMachine(
+  environment: Readonly<Record<string, string | undefined>>,
+  hostAddress: string,
+): Record<string, string> {
   const rewritten: Record<string, string> = {};
   for (const [name, value] of Object.entries(environment)) {
     if (value === undefined) continue;

@@ -15,7 +15,8 @@ async function main(): Promise<void> {
   }
   const relay = await startMachineRelay(listenHost, ports);
   for (const port of relay.relayed) console.log(`relay: ${listenHost}:${port} -> 127.0.0.1:${port}`);
-  for (const port of relay.served) console.log(`relay: ${listenHost}:${port} is served there already (a service on all addresses); not relayed`);
+  for (const port of relay.served)
+    console.log(`relay: ${listenHost}:${port} is served there already (a service on all addresses); not relayed`);
   console.log('relay: ready');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

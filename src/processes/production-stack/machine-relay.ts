@@ -24,7 +24,11 @@ function listen(server: Server, host: string, port: number): Promise<void> {
 }
 
 /** Listens on `listenHost` for every port and forwards to `targetHost` (default 127.0.0.1) on the same port. */
-export async function startMachineRelay(listenHost: string, ports: readonly number[], targetHost = '127.0.0.1'): Promise<MachineRelay> {
+export async function startMachineRelay(
+  listenHost: string,
+  ports: readonly number[],
+  targetHost = '127.0.0.1',
+): Promise<MachineRelay> {
   const servers: Server[] = [];
   const sockets = new Set<Socket>();
   const relayed: number[] = [];

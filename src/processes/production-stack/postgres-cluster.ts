@@ -12,7 +12,8 @@ export class PostgresError extends Error {
 export function findPostgresBin(environment: NodeJS.ProcessEnv = process.env, wantedVersion?: number): string {
   const configured = environment.REACT_AGENT_PG_BIN?.trim();
   if (configured) {
-    if (!existsSync(join(configured, 'initdb'))) throw new PostgresError(`REACT_AGENT_PG_BIN=${configured} has no initdb.`);
+    if (!existsSync(join(configured, 'initdb')))
+      throw new PostgresError(`REACT_AGENT_PG_BIN=${configured} has no initdb.`);
     return configured;
   }
   const root = '/usr/lib/postgresql';
@@ -102,13 +103,40 @@ export class PostgresCluster {
       this.giveToServerUser(logFile);
     }
     const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories='' -c max_connections=200 -c fsync=on`;
-    this.check('pg_ctl start', this.runAsServerUser(join(this.options.bin, 'pg_ctl'), ['start', '-w', '-t', '60', '-D', dataDirectory, '-l', logFile, '-o', serverOptions]), logFile);
+    this.check(
+      'pg_ctl start',
+      this.runAsServerUser(join(this.options.bin, 'pg_ctl'), [
+        'start',
+        '-w',
+        '-t',
+        '60',
+        '-D',
+        dataDirectory,
+        '-l',
+        logFile,
+        '-o',
+        serverOptions,
+      ]),
+      logFile,
+    );
   }
 
   /** `pg_ctl stop -m <mode>`: `fast` (the default) closes connections cleanly; `immediate` is a crash (recovery at the next start). */
   stop(mode: 'fast' | 'immediate' = 'fast'): void {
     if (!this.running) return;
-    this.check(`pg_ctl stop -m ${mode}`, this.runAsServerUser(join(this.options.bin, 'pg_ctl'), ['stop', '-w', '-t', '60', '-m', mode, '-D', this.options.dataDirectory]));
+    this.check(
+      `pg_ctl stop -m ${mode}`,
+      this.runAsServerUser(join(this.options.bin, 'pg_ctl'), [
+        'stop',
+        '-w',
+        '-t',
+        '60',
+        '-m',
+        mode,
+        '-D',
+        this.options.dataDirectory,
+      ]),
+    );
   }
 
   /** The postmaster's pid from postmaster.pid when that process runs. */
@@ -129,18 +157,43 @@ export class PostgresCluster {
 
   /** `pg_isready` on the port: true when it accepts connections. */
   ready(): boolean {
-    const result = spawnSync(join(this.options.bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(this.options.port), '-t', '3'], { timeout: 10_000 });
+    const result = spawnSync(
+      join(this.options.bin, 'pg_isready'),
+      ['-q', '-h', '127.0.0.1', '-p', String(this.options.port), '-t', '3'],
+      { timeout: 10_000 },
+    );
     return result.status === 0;
   }
 
   /** Runs SQL as the superuser through psql over TCP; returns its output (unaligned, tuples only). */
   sql(statement: string, database = 'postgres'): string {
     const psql = existsSync(join(this.options.bin, 'psql')) ? join(this.options.bin, 'psql') : 'psql';
-    const result = spawnSync(psql, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(this.options.port), '-U', 'postgres', '-d', database, '-c', statement], {
-      encoding: 'utf8',
-      env: { ...process.env, PGPASSWORD: this.options.superuserPassword, PGCONNECT_TIMEOUT: '10' },
-      timeout: 60_000,
-    });
+    const result = spawnSync(
+      psql,
+      [
+        '-X',
+        '-q',
+        '-A',
+        '-t',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(this.options.port),
+        '-U',
+        'postgres',
+        '-d',
+        database,
+        '-c',
+        statement,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, PGPASSWORD: this.options.superuserPassword, PGCONNECT_TIMEOUT: '10' },
+        timeout: 60_000,
+      },
+    );
     this.check(`psql (${statement.split(/\s+/).slice(0, 3).join(' ')} …)`, result);
     return result.stdout.trim();
   }
@@ -162,25 +215,46 @@ export class PostgresCluster {
     const user = spawnSync('id', ['-u', POSTGRES_USER], { encoding: 'utf8' });
     const group = spawnSync('id', ['-g', POSTGRES_USER], { encoding: 'utf8' });
     if (user.status !== 0)
-      throw new PostgresError(`This runs as root and PostgreSQL refuses to run as root, but there is no '${POSTGRES_USER}' system user to run it as (the postgresql package creates it).`);
+      throw new PostgresError(
+        `This runs as root and PostgreSQL refuses to run as root, but there is no '${POSTGRES_USER}' system user to run it as (the postgresql package creates it).`,
+      );
     chownSync(path, Number(user.stdout.trim()), Number(group.stdout.trim()));
   }
 
   /** Runs a PostgreSQL program as `postgres` when root (setpriv), else as this user. */
   private runAsServerUser(program: string, args: string[]): SpawnSyncReturns<string> {
     if (!this.asRoot) return spawnSync(program, args, { encoding: 'utf8', timeout: 120_000 });
-    const reach = spawnSync('setpriv', ['--reuid', POSTGRES_USER, '--regid', POSTGRES_USER, '--init-groups', 'test', '-x', join(this.options.dataDirectory, '..')]);
+    const reach = spawnSync('setpriv', [
+      '--reuid',
+      POSTGRES_USER,
+      '--regid',
+      POSTGRES_USER,
+      '--init-groups',
+      'test',
+      '-x',
+      join(this.options.dataDirectory, '..'),
+    ]);
     // The data folder lives under root's home, which postgres may not traverse: then (only then)
     // the server keeps CAP_DAC_READ_SEARCH, which lets it look up paths there.
-    const capability = reach.status === 0 ? [] : ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search'];
-    return spawnSync('setpriv', ['--reuid', POSTGRES_USER, '--regid', POSTGRES_USER, '--init-groups', ...capability, program, ...args], { encoding: 'utf8', timeout: 120_000, cwd: '/' });
+    const capability =
+      reach.status === 0 ? [] : ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search'];
+    return spawnSync(
+      'setpriv',
+      ['--reuid', POSTGRES_USER, '--regid', POSTGRES_USER, '--init-groups', ...capability, program, ...args],
+      { encoding: 'utf8', timeout: 120_000, cwd: '/' },
+    );
   }
 
   private check(step: string, result: SpawnSyncReturns<string>, logFile?: string): void {
     if (result.error) throw new PostgresError(`PostgreSQL: ${step} could not run: ${result.error.message}`);
     if (result.status !== 0) {
-      const log = logFile && existsSync(logFile) ? `\nLast lines of ${logFile}:\n${readFileSync(logFile, 'utf8').trim().split('\n').slice(-10).join('\n')}` : '';
-      throw new PostgresError(`PostgreSQL: ${step} failed (exit ${result.status}): ${`${result.stderr ?? ''}${result.stdout ?? ''}`.trim()}${log}`);
+      const log =
+        logFile && existsSync(logFile)
+          ? `\nLast lines of ${logFile}:\n${readFileSync(logFile, 'utf8').trim().split('\n').slice(-10).join('\n')}`
+          : '';
+      throw new PostgresError(
+        `PostgreSQL: ${step} failed (exit ${result.status}): ${`${result.stderr ?? ''}${result.stdout ?? ''}`.trim()}${log}`,
+      );
     }
   }
 }

@@ -12,16 +12,37 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../../core/search-attributes';
-import { STACK_TOPOLOGY, TEMPORAL_SERVICES, temporalServiceEnvironment, type TemporalServiceName, type TemporalServicePorts } from '../../config/stack-topology';
+import {
+  STACK_TOPOLOGY,
+  TEMPORAL_SERVICES,
+  temporalServiceEnvironment,
+  type TemporalServiceName,
+  type TemporalServicePorts,
+} from '../../config/stack-topology';
 import { findFreePort, INDEXED_VALUE_TYPES, isPortFree } from '../dev-server';
 import { prepareSeaweedDirectory, resolveWeedBinary, s3PortAnswers, weedMiniArguments } from '../seaweed-server';
 import { PROJECT_ROOT, projectEntryArguments } from '../typescript-process';
 import { isAlive, killDaemon, spawnDaemon, stopDaemon, type DaemonRecord } from './daemon';
-import { chooseSubnet, machineLayout, MAX_MACHINES, preferredSubnet, subnetsInUse, type WorkerMachine } from './machine-addresses';
+import {
+  chooseSubnet,
+  machineLayout,
+  MAX_MACHINES,
+  preferredSubnet,
+  subnetsInUse,
+  type WorkerMachine,
+} from './machine-addresses';
 import { environmentOnMachine, loopbackPorts } from './machine-environment';
 import { findPostgresBin, PostgresCluster } from './postgres-cluster';
 import { StackError } from './stack-error';
-import { createMachine, cutMachine, deleteMachine, hostAddressListing, machineLinkState, machineSupportProblem, restoreMachine } from './worker-machine';
+import {
+  createMachine,
+  cutMachine,
+  deleteMachine,
+  hostAddressListing,
+  machineLinkState,
+  machineSupportProblem,
+  restoreMachine,
+} from './worker-machine';
 import { placeWorkers, workerCounts, type StackWorker, type WorkerRole } from './worker-placement';
 
 export { StackError } from './stack-error';
@@ -63,15 +84,22 @@ export function defaultStackDirectory(environment: NodeJS.ProcessEnv = process.e
 }
 
 /** Where `npm run setup:temporal-server` links the binaries: `REACT_AGENT_TEMPORAL_SERVER_DIR`, else `.tools/temporal-server`. */
-export function temporalServerTools(environment: NodeJS.ProcessEnv = process.env): { server: string; sqlTool: string; uiServer?: string } {
-  const directory = environment.REACT_AGENT_TEMPORAL_SERVER_DIR?.trim() || join(PROJECT_ROOT, '.tools', 'temporal-server');
+export function temporalServerTools(environment: NodeJS.ProcessEnv = process.env): {
+  server: string;
+  sqlTool: string;
+  uiServer?: string;
+} {
+  const directory =
+    environment.REACT_AGENT_TEMPORAL_SERVER_DIR?.trim() || join(PROJECT_ROOT, '.tools', 'temporal-server');
   const server = join(directory, 'bin', 'temporal-server');
   const sqlTool = join(directory, 'bin', 'temporal-sql-tool');
   for (const binary of [server, sqlTool]) {
     try {
       accessSync(binary, constants.X_OK);
     } catch {
-      throw new StackError(`Temporal's server is not built: no ${binary}. Run 'npm run setup:temporal-server' (builds it from the Go module proxy, about 10 minutes the first time).`);
+      throw new StackError(
+        `Temporal's server is not built: no ${binary}. Run 'npm run setup:temporal-server' (builds it from the Go module proxy, about 10 minutes the first time).`,
+      );
     }
   }
   const uiServer = join(directory, 'bin', 'temporal-ui-server');
@@ -202,14 +230,19 @@ export class ProductionStack {
   ) {}
 
   /** Opens the stack in `directory` (default {@link defaultStackDirectory}); a new one gets the topology's ports, or free ones with `freePorts`. */
-  static async open(directory: string = defaultStackDirectory(), options: { freePorts?: boolean } = {}): Promise<ProductionStack> {
+  static async open(
+    directory: string = defaultStackDirectory(),
+    options: { freePorts?: boolean } = {},
+  ): Promise<ProductionStack> {
     const resolved = resolve(directory);
     mkdirSync(join(resolved, 'logs'), { recursive: true, mode: 0o700 });
     const stateFile = join(resolved, 'stack.json');
-    if (existsSync(stateFile)) return new ProductionStack(resolved, JSON.parse(readFileSync(stateFile, 'utf8')) as StackState);
+    if (existsSync(stateFile))
+      return new ProductionStack(resolved, JSON.parse(readFileSync(stateFile, 'utf8')) as StackState);
     const ports = options.freePorts ? await freePorts() : defaultPorts();
     const seaweed: number[] = [];
-    for (let index = 0; index < 9; index += 1) seaweed.push(options.freePorts ? await freeLowPort() : await findFreePort());
+    for (let index = 0; index < 9; index += 1)
+      seaweed.push(options.freePorts ? await freeLowPort() : await findFreePort());
     const stack = new ProductionStack(resolved, {
       version: 1,
       ports: { ...ports, seaweed },
@@ -257,7 +290,9 @@ export class ProductionStack {
     const machine = this.machines.find((candidate) => candidate.name === name);
     if (machine) return machine;
     const names = this.machines.map((candidate) => candidate.name);
-    throw new StackError(`This stack has no machine ${name} (${names.length > 0 ? `its machines: ${names.join(', ')}` : "it has none: 'stack up --machines N' makes them"}).`);
+    throw new StackError(
+      `This stack has no machine ${name} (${names.length > 0 ? `its machines: ${names.join(', ')}` : "it has none: 'stack up --machines N' makes them"}).`,
+    );
   }
 
   /** The S3 variables of a client of the stack's store (and where transcripts go). */
@@ -315,7 +350,8 @@ export class ProductionStack {
   async up(options: StackUpOptions = {}): Promise<void> {
     const log = options.log ?? (() => undefined);
     const machineCount = options.machines ?? this.machines.length;
-    if (!Number.isInteger(machineCount) || machineCount < 0 || machineCount > MAX_MACHINES) throw new StackError(`--machines must be 0 to ${MAX_MACHINES}, got ${machineCount}`);
+    if (!Number.isInteger(machineCount) || machineCount < 0 || machineCount > MAX_MACHINES)
+      throw new StackError(`--machines must be 0 to ${MAX_MACHINES}, got ${machineCount}`);
     if (machineCount > 0) {
       // Before anything starts: without namespaces there is nothing to start them for.
       const problem = machineSupportProblem();
@@ -343,7 +379,9 @@ export class ProductionStack {
     if (postgres.initialise()) log(`PostgreSQL: new cluster in ${postgres.dataDirectory}`);
     if (!postgres.running) {
       if (!(await isPortFree(postgres.port)))
-        throw new StackError(`Cannot start PostgreSQL: port ${postgres.port} on ${HOST} is in use (another PostgreSQL? Stop it, or make a new stack with --free-ports).`);
+        throw new StackError(
+          `Cannot start PostgreSQL: port ${postgres.port} on ${HOST} is in use (another PostgreSQL? Stop it, or make a new stack with --free-ports).`,
+        );
       const started = Date.now();
       postgres.start();
       log(`PostgreSQL: started on ${HOST}:${postgres.port} (pid ${postgres.pid}, ${Date.now() - started} ms)`);
@@ -357,21 +395,38 @@ export class ProductionStack {
     const sql = (databaseName: string, args: string[]) => {
       const result = spawnSync(
         sqlTool,
-        ['--plugin', STACK_TOPOLOGY.temporal.plugin, '--ep', HOST, '--port', String(postgres.port), '--user', user, '--password', this.state.secrets.temporal, '--db', databaseName, ...args],
+        [
+          '--plugin',
+          STACK_TOPOLOGY.temporal.plugin,
+          '--ep',
+          HOST,
+          '--port',
+          String(postgres.port),
+          '--user',
+          user,
+          '--password',
+          this.state.secrets.temporal,
+          '--db',
+          databaseName,
+          ...args,
+        ],
         {
           encoding: 'utf8',
           timeout: 300_000,
         },
       );
       if (result.status !== 0)
-        throw new StackError(`temporal-sql-tool ${args.join(' ')} (database ${databaseName}) failed: ${`${result.stderr}${result.stdout}`.trim().split('\n').slice(-8).join('\n')}`);
+        throw new StackError(
+          `temporal-sql-tool ${args.join(' ')} (database ${databaseName}) failed: ${`${result.stderr}${result.stdout}`.trim().split('\n').slice(-8).join('\n')}`,
+        );
     };
     for (const [name, schema] of [
       [database, STACK_TOPOLOGY.temporal.schemas.temporal],
       [visibilityDatabase, STACK_TOPOLOGY.temporal.schemas.visibility],
     ] as const) {
       if (postgres.sql(`SELECT 1 FROM pg_database WHERE datname = '${name}'`) !== '1') sql(name, ['create-database']);
-      if (name === visibilityDatabase) for (const extension of visibilityExtensions) postgres.sql(`CREATE EXTENSION IF NOT EXISTS ${extension}`, name);
+      if (name === visibilityDatabase)
+        for (const extension of visibilityExtensions) postgres.sql(`CREATE EXTENSION IF NOT EXISTS ${extension}`, name);
       // As in docker-compose.yml's temporal-schema: setup-schema -v 0.0 leaves a database with a newer schema as it is.
       sql(name, ['setup-schema', '-v', '0.0']);
       sql(name, ['update-schema', '--schema-name', schema]);
@@ -383,7 +438,14 @@ export class ProductionStack {
   private temporalSettings() {
     const dynamicConfigFile = join(this.directory, 'dynamicconfig.yaml');
     writeFileSync(dynamicConfigFile, readFileSync(join(PROJECT_ROOT, STACK_TOPOLOGY.temporal.dynamicConfig)));
-    return { bindAddress: HOST, postgresHost: HOST, postgresPort: this.state.ports.postgres, postgresPassword: this.state.secrets.temporal, dynamicConfigFile, ports: this.state.ports.temporal };
+    return {
+      bindAddress: HOST,
+      postgresHost: HOST,
+      postgresPort: this.state.ports.postgres,
+      postgresPassword: this.state.secrets.temporal,
+      dynamicConfigFile,
+      ports: this.state.ports.temporal,
+    };
   }
 
   /** Starts one Temporal service (when not running) and waits until its gRPC port answers. */
@@ -391,21 +453,37 @@ export class ProductionStack {
     const name = `temporal-${service}`;
     if (isAlive(this.state.processes[name])) return;
     const ports = this.state.ports.temporal[service];
-    const listeners = [ports.grpcPort, ports.membershipPort, ports.metricsPort, ...(ports.httpPort ? [ports.httpPort] : [])];
+    const listeners = [
+      ports.grpcPort,
+      ports.membershipPort,
+      ports.metricsPort,
+      ...(ports.httpPort ? [ports.httpPort] : []),
+    ];
     for (const port of listeners) {
       const deadline = Date.now() + 15_000;
       while (!(await isPortFree(port))) {
-        if (Date.now() > deadline) throw new StackError(`Cannot start Temporal's ${service} service: port ${port} on ${HOST} is in use.`);
+        if (Date.now() > deadline)
+          throw new StackError(`Cannot start Temporal's ${service} service: port ${port} on ${HOST} is in use.`);
         await delay(250);
       }
     }
     const environment = { ...process.env, ...temporalServiceEnvironment(service, this.temporalSettings()) };
-    const daemon = spawnDaemon(serverBinary, ['--allow-no-auth', 'start'], { env: environment, cwd: this.directory, logFile: this.logFile(name) });
+    const daemon = spawnDaemon(serverBinary, ['--allow-no-auth', 'start'], {
+      env: environment,
+      cwd: this.directory,
+      logFile: this.logFile(name),
+    });
     this.record(name, daemon);
     const deadline = Date.now() + 90_000;
     while (!(await tcpAnswers(HOST, ports.grpcPort))) {
-      if (!isAlive(daemon)) throw new StackError(`Temporal's ${service} service exited while starting. Last lines of ${this.logFile(name)}:\n${tail(this.logFile(name))}`);
-      if (Date.now() > deadline) throw new StackError(`Temporal's ${service} service did not listen on ${HOST}:${ports.grpcPort} within 90 s; see ${this.logFile(name)}`);
+      if (!isAlive(daemon))
+        throw new StackError(
+          `Temporal's ${service} service exited while starting. Last lines of ${this.logFile(name)}:\n${tail(this.logFile(name))}`,
+        );
+      if (Date.now() > deadline)
+        throw new StackError(
+          `Temporal's ${service} service did not listen on ${HOST}:${ports.grpcPort} within 90 s; see ${this.logFile(name)}`,
+        );
       await delay(200);
     }
   }
@@ -415,7 +493,9 @@ export class ProductionStack {
       if (isAlive(this.state.processes[`temporal-${service}`])) continue;
       const started = Date.now();
       await this.startTemporalService(service, serverBinary);
-      log(`Temporal ${service}: pid ${this.state.processes[`temporal-${service}`]?.pid} on ${HOST}:${this.state.ports.temporal[service].grpcPort} (${Date.now() - started} ms)`);
+      log(
+        `Temporal ${service}: pid ${this.state.processes[`temporal-${service}`]?.pid} on ${HOST}:${this.state.ports.temporal[service].grpcPort} (${Date.now() - started} ms)`,
+      );
     }
   }
 
@@ -425,15 +505,21 @@ export class ProductionStack {
     let lastProblem = 'no answer yet';
     const started = Date.now();
     while (Date.now() < deadline) {
-      const problem = await this.servingProblem(log).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+      const problem = await this.servingProblem(log).catch((error: unknown) =>
+        error instanceof Error ? error.message : String(error),
+      );
       if (problem === undefined) {
-        log(`Temporal: namespace ${this.namespace} with the project's search attributes, serving (${Date.now() - started} ms)`);
+        log(
+          `Temporal: namespace ${this.namespace} with the project's search attributes, serving (${Date.now() - started} ms)`,
+        );
         return;
       }
       lastProblem = problem;
       await delay(1_000);
     }
-    throw new StackError(`Temporal at ${this.address} did not become ready within 180 s (last problem: ${lastProblem}); see the logs in ${join(this.directory, 'logs')}`);
+    throw new StackError(
+      `Temporal at ${this.address} did not become ready within 180 s (last problem: ${lastProblem}); see the logs in ${join(this.directory, 'logs')}`,
+    );
   }
 
   /**
@@ -459,12 +545,18 @@ export class ProductionStack {
           log(`Temporal: registered namespace ${namespace} (retention ${STACK_TOPOLOGY.temporal.retentionDays} days)`);
           return 'namespace just registered';
         }
-        const registered = (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+        const registered =
+          (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
         const missing = Object.entries(PROJECT_SEARCH_ATTRIBUTES).filter(([name]) => !(name in registered));
         if (missing.length > 0) {
           await connection.operatorService.addSearchAttributes({
             namespace,
-            searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, INDEXED_VALUE_TYPES[type] as temporal.api.enums.v1.IndexedValueType])),
+            searchAttributes: Object.fromEntries(
+              missing.map(([name, type]) => [
+                name,
+                INDEXED_VALUE_TYPES[type] as temporal.api.enums.v1.IndexedValueType,
+              ]),
+            ),
           });
           log(`Temporal: registered search attributes ${missing.map(([name, type]) => `${name}=${type}`).join(', ')}`);
           return 'search attributes just registered';
@@ -478,14 +570,19 @@ export class ProductionStack {
           requestId: randomBytes(16).toString('hex'),
           identity: 'react-agent stack',
           workflowIdReusePolicy: temporal.api.enums.v1.WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-          workflowIdConflictPolicy: temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
+          workflowIdConflictPolicy:
+            temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
         });
         await connection.workflowService.terminateWorkflowExecution({
           namespace,
           workflowExecution: { workflowId: PROBE_WORKFLOW_ID, runId: start.runId },
           reason: 'readiness probe of react-agent stack up',
         });
-        await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name: 'react-agent-stack-probe' }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
+        await connection.workflowService.describeTaskQueue({
+          namespace,
+          taskQueue: { name: 'react-agent-stack-probe' },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        });
         return undefined;
       });
     } finally {
@@ -508,19 +605,35 @@ export class ProductionStack {
     }
     const { accessKeyId, secretAccessKey } = prepareSeaweedDirectory(this.seaweedDirectory);
     const started = Date.now();
-    const daemon = spawnDaemon(weed, weedMiniArguments(this.seaweedDirectory, { s3: this.state.ports.s3, others: this.state.ports.seaweed }), {
-      env: process.env,
-      cwd: this.seaweedDirectory,
-      logFile: this.logFile('seaweedfs'),
-    });
+    const daemon = spawnDaemon(
+      weed,
+      weedMiniArguments(this.seaweedDirectory, { s3: this.state.ports.s3, others: this.state.ports.seaweed }),
+      {
+        env: process.env,
+        cwd: this.seaweedDirectory,
+        logFile: this.logFile('seaweedfs'),
+      },
+    );
     this.record('seaweedfs', daemon);
     const deadline = Date.now() + 60_000;
     while (!(await s3PortAnswers(this.state.ports.s3))) {
-      if (!isAlive(daemon)) throw new StackError(`SeaweedFS exited while starting. Last lines of ${this.logFile('seaweedfs')}:\n${tail(this.logFile('seaweedfs'))}`);
-      if (Date.now() > deadline) throw new StackError(`SeaweedFS did not answer on ${this.s3Endpoint} within 60 s; see ${this.logFile('seaweedfs')}`);
+      if (!isAlive(daemon))
+        throw new StackError(
+          `SeaweedFS exited while starting. Last lines of ${this.logFile('seaweedfs')}:\n${tail(this.logFile('seaweedfs'))}`,
+        );
+      if (Date.now() > deadline)
+        throw new StackError(
+          `SeaweedFS did not answer on ${this.s3Endpoint} within 60 s; see ${this.logFile('seaweedfs')}`,
+        );
       await delay(200);
     }
-    const client = new S3Client({ endpoint: this.s3Endpoint, region: STACK_TOPOLOGY.s3.region, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 1 });
+    const client = new S3Client({
+      endpoint: this.s3Endpoint,
+      region: STACK_TOPOLOGY.s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId, secretAccessKey },
+      maxAttempts: 1,
+    });
     try {
       for (;;) {
         try {
@@ -529,14 +642,19 @@ export class ProductionStack {
         } catch (error) {
           const name = (error as Error).name;
           if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') break;
-          if (Date.now() > deadline) throw new StackError(`SeaweedFS did not create the bucket ${STACK_TOPOLOGY.s3.bucket}: ${name} ${(error as Error).message}`);
+          if (Date.now() > deadline)
+            throw new StackError(
+              `SeaweedFS did not create the bucket ${STACK_TOPOLOGY.s3.bucket}: ${name} ${(error as Error).message}`,
+            );
           await delay(300);
         }
       }
     } finally {
       client.destroy();
     }
-    log(`SeaweedFS: S3 on ${this.s3Endpoint}, bucket ${STACK_TOPOLOGY.s3.bucket} (pid ${daemon.pid}, ${Date.now() - started} ms)`);
+    log(
+      `SeaweedFS: S3 on ${this.s3Endpoint}, bucket ${STACK_TOPOLOGY.s3.bucket} (pid ${daemon.pid}, ${Date.now() - started} ms)`,
+    );
   }
 
   private async upUi(uiServer: string | undefined, log: (line: string) => void): Promise<void> {
@@ -545,7 +663,8 @@ export class ProductionStack {
       return;
     }
     if (isAlive(this.state.processes.ui)) return;
-    if (!(await isPortFree(this.state.ports.ui))) throw new StackError(`Cannot start the Web UI: port ${this.state.ports.ui} on ${HOST} is in use.`);
+    if (!(await isPortFree(this.state.ports.ui)))
+      throw new StackError(`Cannot start the Web UI: port ${this.state.ports.ui} on ${HOST} is in use.`);
     const configDirectory = join(this.directory, 'ui-config');
     mkdirSync(configDirectory, { recursive: true });
     writeFileSync(
@@ -563,12 +682,20 @@ export class ProductionStack {
         '',
       ].join('\n'),
     );
-    const daemon = spawnDaemon(uiServer, ['--root', this.directory, '--config', 'ui-config', '--env', 'stack', 'start'], { env: process.env, cwd: this.directory, logFile: this.logFile('ui') });
+    const daemon = spawnDaemon(
+      uiServer,
+      ['--root', this.directory, '--config', 'ui-config', '--env', 'stack', 'start'],
+      { env: process.env, cwd: this.directory, logFile: this.logFile('ui') },
+    );
     this.record('ui', daemon);
     const deadline = Date.now() + 30_000;
     while ((await httpStatus(this.state.ports.ui, '/')) === undefined) {
-      if (!isAlive(daemon)) throw new StackError(`The Web UI server exited while starting. Last lines of ${this.logFile('ui')}:\n${tail(this.logFile('ui'))}`);
-      if (Date.now() > deadline) throw new StackError(`The Web UI did not answer on ${this.uiUrl} within 30 s; see ${this.logFile('ui')}`);
+      if (!isAlive(daemon))
+        throw new StackError(
+          `The Web UI server exited while starting. Last lines of ${this.logFile('ui')}:\n${tail(this.logFile('ui'))}`,
+        );
+      if (Date.now() > deadline)
+        throw new StackError(`The Web UI did not answer on ${this.uiUrl} within 30 s; see ${this.logFile('ui')}`);
       await delay(200);
     }
     log(`Web UI: ${this.uiUrl} (pid ${daemon.pid})`);
@@ -591,12 +718,19 @@ export class ProductionStack {
   /** Everything a worker process gets: this process's environment and {@link workerEnvironment}, its loopback addresses moved across the link on a machine. */
   private processEnvironment(worker: StackWorker): NodeJS.ProcessEnv {
     const environment = { ...process.env, ...this.workerEnvironment(worker) };
-    return worker.machine === undefined ? environment : environmentOnMachine(environment, this.machine(worker.machine).hostAddress);
+    return worker.machine === undefined
+      ? environment
+      : environmentOnMachine(environment, this.machine(worker.machine).hostAddress);
   }
 
   /** The ports a machine's relay forwards: every loopback port a worker of any role is given (Temporal's frontend, S3, a model server on loopback). */
   private portsToRelay(): number[] {
-    const ports = STACK_TOPOLOGY.workers.fleets.flatMap((fleet) => loopbackPorts({ ...process.env, ...this.workerEnvironment({ name: `worker-${fleet.role}-1`, role: fleet.role }) }));
+    const ports = STACK_TOPOLOGY.workers.fleets.flatMap((fleet) =>
+      loopbackPorts({
+        ...process.env,
+        ...this.workerEnvironment({ name: `worker-${fleet.role}-1`, role: fleet.role }),
+      }),
+    );
     return [...new Set(ports)].sort((a, b) => a - b);
   }
 
@@ -620,7 +754,8 @@ export class ProductionStack {
     const existing = this.machines.slice(0, count).filter((machine) => machineLinkState(machine) !== 'missing');
     if (existing.length === 0 || subnet === undefined) {
       subnet = chooseSubnet(subnetsInUse(hostAddressListing()), subnet ?? preferredSubnet(tag));
-      if (subnet === undefined) throw new StackError(`No /24 of 10.231.0.0/16 is free on this host for the worker machines.`);
+      if (subnet === undefined)
+        throw new StackError(`No /24 of 10.231.0.0/16 is free on this host for the worker machines.`);
     }
     this.state.machineSubnet = subnet;
     const made: WorkerMachine[] = [];
@@ -634,7 +769,9 @@ export class ProductionStack {
           deleteMachine(machine);
           createMachine(machine);
           made.push(machine);
-          log(`Machine ${machine.name}: network namespace ${machine.namespace}, ${machine.address} (host end ${machine.hostAddress} on ${machine.hostInterface})`);
+          log(
+            `Machine ${machine.name}: network namespace ${machine.namespace}, ${machine.address} (host end ${machine.hostAddress} on ${machine.hostInterface})`,
+          );
         } else if (state === 'cut') {
           log(`Machine ${machine.name}: its link is cut ('stack restore ${machine.name}' brings it back)`);
         }
@@ -655,18 +792,31 @@ export class ProductionStack {
   }
 
   /** Starts the machine's relay unless it runs for these ports on a machine not made anew. */
-  private async startRelay(machine: WorkerMachine, ports: number[], madeAnew: boolean, log: (line: string) => void): Promise<void> {
+  private async startRelay(
+    machine: WorkerMachine,
+    ports: number[],
+    madeAnew: boolean,
+    log: (line: string) => void,
+  ): Promise<void> {
     const name = this.relayName(machine);
     const relayed = this.state.relayedPorts?.[machine.name];
     if (!madeAnew && isAlive(this.state.processes[name]) && relayed?.join(',') === ports.join(',')) return;
     await stopDaemon(this.state.processes[name], 5_000);
     const logFile = this.logFile(name);
     const offset = existsSync(logFile) ? readFileSync(logFile).length : 0;
-    const daemon = spawnDaemon(process.execPath, [...projectEntryArguments('src/processes/production-stack/machine-relay-main.ts'), machine.hostAddress, ...ports.map(String)], {
-      env: process.env,
-      cwd: PROJECT_ROOT,
-      logFile,
-    });
+    const daemon = spawnDaemon(
+      process.execPath,
+      [
+        ...projectEntryArguments('src/processes/production-stack/machine-relay-main.ts'),
+        machine.hostAddress,
+        ...ports.map(String),
+      ],
+      {
+        env: process.env,
+        cwd: PROJECT_ROOT,
+        logFile,
+      },
+    );
     this.record(name, daemon);
     this.state.relayedPorts = { ...this.state.relayedPorts, [machine.name]: ports };
     this.save();
@@ -674,8 +824,12 @@ export class ProductionStack {
     for (;;) {
       const output = readFileSync(logFile).subarray(offset).toString('utf8');
       if (output.includes('relay: ready')) break;
-      if (!isAlive(daemon)) throw new StackError(`The relay of ${machine.name} exited while starting. Last lines of ${logFile}:\n${output.trim().split('\n').slice(-8).join('\n')}`);
-      if (Date.now() > deadline) throw new StackError(`The relay of ${machine.name} did not start within 60 s; see ${logFile}`);
+      if (!isAlive(daemon))
+        throw new StackError(
+          `The relay of ${machine.name} exited while starting. Last lines of ${logFile}:\n${output.trim().split('\n').slice(-8).join('\n')}`,
+        );
+      if (Date.now() > deadline)
+        throw new StackError(`The relay of ${machine.name} did not start within 60 s; see ${logFile}`);
       await delay(100);
     }
     log(`Machine ${machine.name}: relay on ${machine.hostAddress} for ports ${ports.join(', ')} (pid ${daemon.pid})`);
@@ -694,7 +848,11 @@ export class ProductionStack {
 
   /** Stops the machine's workers and relay and deletes its namespace and veth pair. */
   private async removeMachine(machine: WorkerMachine): Promise<void> {
-    await Promise.all(this.state.workers.filter((worker) => worker.machine === machine.name).map((worker) => stopDaemon(this.state.processes[worker.name], 15_000)));
+    await Promise.all(
+      this.state.workers
+        .filter((worker) => worker.machine === machine.name)
+        .map((worker) => stopDaemon(this.state.processes[worker.name], 15_000)),
+    );
     await stopDaemon(this.state.processes[this.relayName(machine)], 5_000);
     this.record(this.relayName(machine), undefined);
     deleteMachine(machine);
@@ -705,7 +863,11 @@ export class ProductionStack {
    * the topology's replicas) and starts those not running, a few at a time: on a small machine,
    * many workers loading at once each take long to poll.
    */
-  private async upWorkers(counts: Partial<Record<WorkerRole, number>> | undefined, machinesChanged: boolean, log: (line: string) => void): Promise<void> {
+  private async upWorkers(
+    counts: Partial<Record<WorkerRole, number>> | undefined,
+    machinesChanged: boolean,
+    log: (line: string) => void,
+  ): Promise<void> {
     if (counts !== undefined || machinesChanged || this.state.workers.length === 0) {
       const roles = STACK_TOPOLOGY.workers.fleets.map((fleet) => fleet.role);
       const wantedCounts =
@@ -731,7 +893,8 @@ export class ProductionStack {
     }
     const queue = [...this.state.workers];
     const starters = Array.from({ length: Math.max(1, Math.min(availableParallelism(), queue.length)) }, async () => {
-      for (let worker = queue.shift(); worker !== undefined; worker = queue.shift()) await this.startWorker(worker, log);
+      for (let worker = queue.shift(); worker !== undefined; worker = queue.shift())
+        await this.startWorker(worker, log);
     });
     await Promise.all(starters);
   }
@@ -746,7 +909,9 @@ export class ProductionStack {
     const nodeArguments = projectEntryArguments('worker/main.ts');
     const machine = worker.machine === undefined ? undefined : this.machine(worker.machine);
     // `ip netns exec` execs node in the namespace: the recorded pid is the worker's.
-    const [command, args] = machine ? ['ip', ['netns', 'exec', machine.namespace, process.execPath, ...nodeArguments]] : [process.execPath, nodeArguments];
+    const [command, args] = machine
+      ? ['ip', ['netns', 'exec', machine.namespace, process.execPath, ...nodeArguments]]
+      : [process.execPath, nodeArguments];
     const started = Date.now();
     const daemon = spawnDaemon(command as string, args as string[], { env: environment, cwd: PROJECT_ROOT, logFile });
     this.record(worker.name, daemon);
@@ -754,24 +919,32 @@ export class ProductionStack {
     for (;;) {
       const output = readFileSync(logFile).subarray(offset).toString('utf8');
       if (output.includes('react-agent worker:')) break;
-      if (!isAlive(daemon)) throw new StackError(`Worker ${worker.name} exited while starting. Last lines of ${logFile}:\n${output.trim().split('\n').slice(-12).join('\n')}`);
-      if (Date.now() > deadline) throw new StackError(`Worker ${worker.name} did not start within 120 s; see ${logFile}`);
+      if (!isAlive(daemon))
+        throw new StackError(
+          `Worker ${worker.name} exited while starting. Last lines of ${logFile}:\n${output.trim().split('\n').slice(-12).join('\n')}`,
+        );
+      if (Date.now() > deadline)
+        throw new StackError(`Worker ${worker.name} did not start within 120 s; see ${logFile}`);
       await delay(200);
     }
-    log(`Worker ${worker.name} (${worker.role}${machine ? `, on ${machine.name} ${machine.address}` : ''}): pid ${daemon.pid} (${Date.now() - started} ms)`);
+    log(
+      `Worker ${worker.name} (${worker.role}${machine ? `, on ${machine.name} ${machine.address}` : ''}): pid ${daemon.pid} (${Date.now() - started} ms)`,
+    );
   }
 
   /** `stack cut <machine>`: sets the host's end of the machine's link down; its workers keep running, cut off. */
   cutMachine(name: string): void {
     const machine = this.machine(name);
-    if (machineLinkState(machine) === 'missing') throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
+    if (machineLinkState(machine) === 'missing')
+      throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
     cutMachine(machine);
   }
 
   /** `stack restore <machine>`: sets the machine's link up again. */
   restoreMachine(name: string): void {
     const machine = this.machine(name);
-    if (machineLinkState(machine) === 'missing') throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
+    if (machineLinkState(machine) === 'missing')
+      throw new StackError(`Machine ${name} does not exist now ('stack up' makes it).`);
     restoreMachine(machine);
   }
 
@@ -820,11 +993,24 @@ export class ProductionStack {
       const ports = this.state.ports.temporal[service];
       let health = 'stopped';
       if (record) {
-        const [grpc, metrics] = await Promise.all([tcpAnswers(HOST, ports.grpcPort), httpStatus(ports.metricsPort, '/metrics')]);
-        health = !grpc ? `gRPC ${ports.grpcPort} not answering` : metrics !== 200 ? `metrics ${ports.metricsPort} not answering` : 'ready';
+        const [grpc, metrics] = await Promise.all([
+          tcpAnswers(HOST, ports.grpcPort),
+          httpStatus(ports.metricsPort, '/metrics'),
+        ]);
+        health = !grpc
+          ? `gRPC ${ports.grpcPort} not answering`
+          : metrics !== 200
+            ? `metrics ${ports.metricsPort} not answering`
+            : 'ready';
         if (service === 'frontend' && health === 'ready') health = (await this.frontendProblem()) ?? 'ready';
       }
-      rows.push({ name, ...(record ? { pid: record.pid } : {}), running: record !== undefined, health, address: `${HOST}:${ports.grpcPort}` });
+      rows.push({
+        name,
+        ...(record ? { pid: record.pid } : {}),
+        running: record !== undefined,
+        health,
+        address: `${HOST}:${ports.grpcPort}`,
+      });
     }
     const seaweed = this.processOf('seaweedfs');
     rows.push({
@@ -856,7 +1042,8 @@ export class ProductionStack {
     }
     for (const worker of this.state.workers) {
       const record = this.processOf(worker.name);
-      const machine = worker.machine === undefined ? undefined : this.machines.find((candidate) => candidate.name === worker.machine);
+      const machine =
+        worker.machine === undefined ? undefined : this.machines.find((candidate) => candidate.name === worker.machine);
       rows.push({
         name: worker.name,
         ...(record ? { pid: record.pid } : {}),
@@ -916,13 +1103,18 @@ export class ProductionStack {
       await this.removeMachine(machine);
       if (existed) log(`deleted ${machine.name} (network namespace ${machine.namespace} and its veth pair)`);
     }
-    for (const name of ['ui', 'seaweedfs', ...[...TEMPORAL_SERVICES].reverse().map((service) => `temporal-${service}`)]) {
+    for (const name of [
+      'ui',
+      'seaweedfs',
+      ...[...TEMPORAL_SERVICES].reverse().map((service) => `temporal-${service}`),
+    ]) {
       if (this.processOf(name)) {
         await stopDaemon(this.state.processes[name], 15_000);
         log(`stopped ${name}`);
       }
     }
-    for (const name of Object.keys(this.state.processes)) if (!isAlive(this.state.processes[name])) delete this.state.processes[name];
+    for (const name of Object.keys(this.state.processes))
+      if (!isAlive(this.state.processes[name])) delete this.state.processes[name];
     this.save();
     const postgres = this.postgres();
     if (postgres.running) {

@@ -27,11 +27,16 @@ function quietly(args: readonly string[]): void {
  * Why worker machines cannot be made here, or undefined when they can: they need root (making a
  * network namespace needs CAP_SYS_ADMIN) and `ip` from iproute2 on PATH, with `ip netns` working.
  */
-export function machineSupportProblem(environment: NodeJS.ProcessEnv = process.env, uid: number | undefined = process.getuid?.()): string | undefined {
-  if (uid !== 0) return `network namespaces need root, and this runs as uid ${uid ?? 'unknown'} (run 'stack up --machines' as root, or leave the workers on the host)`;
+export function machineSupportProblem(
+  environment: NodeJS.ProcessEnv = process.env,
+  uid: number | undefined = process.getuid?.(),
+): string | undefined {
+  if (uid !== 0)
+    return `network namespaces need root, and this runs as uid ${uid ?? 'unknown'} (run 'stack up --machines' as root, or leave the workers on the host)`;
   const probe = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8', env: environment });
   const code = (probe.error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return `'ip' (iproute2) is not on PATH (${environment.PATH ?? 'no PATH'}); install it: apt-get install iproute2`;
+  if (code === 'ENOENT')
+    return `'ip' (iproute2) is not on PATH (${environment.PATH ?? 'no PATH'}); install it: apt-get install iproute2`;
   if (probe.error) return `'ip netns list' could not run: ${probe.error.message}`;
   if (probe.status !== 0) return `'ip netns list' fails here: ${`${probe.stderr}${probe.stdout}`.trim()}`;
   return undefined;
@@ -55,7 +60,9 @@ export function createMachine(machine: WorkerMachine): void {
     ip(['-n', machine.namespace, 'link', 'set', 'lo', 'up']);
   } catch (error) {
     deleteMachine(machine);
-    throw new StackError(`Could not make the worker machine ${machine.name} (network namespace ${machine.namespace}, ${machine.address}): ${(error as Error).message}`);
+    throw new StackError(
+      `Could not make the worker machine ${machine.name} (network namespace ${machine.namespace}, ${machine.address}): ${(error as Error).message}`,
+    );
   }
 }
 
@@ -75,7 +82,9 @@ export function machineLinkState(machine: WorkerMachine): MachineLinkState {
   if (!namespaceExists(machine.namespace)) return 'missing';
   const link = spawnSync('ip', ['-o', 'link', 'show', 'dev', machine.hostInterface], { encoding: 'utf8' });
   if (link.status !== 0) return 'missing';
-  const inside = spawnSync('ip', ['-n', machine.namespace, '-o', 'link', 'show', 'dev', machine.machineInterface], { encoding: 'utf8' });
+  const inside = spawnSync('ip', ['-n', machine.namespace, '-o', 'link', 'show', 'dev', machine.machineInterface], {
+    encoding: 'utf8',
+  });
   if (inside.status !== 0) return 'missing';
   // The flags are in angle brackets: <BROADCAST,MULTICAST,UP,LOWER_UP>; UP is the administrative state.
   const flags = /<([^>]*)>/.exec(link.stdout)?.[1]?.split(',') ?? [];

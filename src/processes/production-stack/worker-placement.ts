@@ -17,7 +17,11 @@ export interface StackWorker {
  * workers is on min(r, N) machines, and cutting one machine off leaves every role that has
  * another worker running elsewhere. With no machines every worker is on the host.
  */
-export function placeWorkers(roles: readonly WorkerRole[], counts: Partial<Record<WorkerRole, number>>, machines: readonly string[]): StackWorker[] {
+export function placeWorkers(
+  roles: readonly WorkerRole[],
+  counts: Partial<Record<WorkerRole, number>>,
+  machines: readonly string[],
+): StackWorker[] {
   const workers: StackWorker[] = [];
   for (const role of roles) {
     for (let index = 1; index <= (counts[role] ?? 0); index += 1) {

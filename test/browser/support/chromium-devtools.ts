@@ -26,7 +26,10 @@ interface DevToolsMessage {
 /** One page of a headless Chromium, driven through the DevTools protocol. */
 export class ChromiumPage {
   private nextId = 0;
-  private readonly waiting = new Map<number, { resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void }
+  >();
   private readonly listeners = new Set<(message: DevToolsMessage) => void>();
   private sessionId = '';
   private stderr = '';
@@ -54,7 +57,11 @@ export class ChromiumPage {
   }
 
   /** Starts Chromium with one blank page of `width`×`height`; each command after gives up after `timeoutMs`. */
-  static async open({ width = 1280, height = 720, timeoutMs = 30_000 }: { width?: number; height?: number; timeoutMs?: number } = {}): Promise<ChromiumPage> {
+  static async open({
+    width = 1280,
+    height = 720,
+    timeoutMs = 30_000,
+  }: { width?: number; height?: number; timeoutMs?: number } = {}): Promise<ChromiumPage> {
     const profile = mkdtempSync(join(tmpdir(), 'chromium-devtools-'));
     const child = spawn(
       requireChromium(),
@@ -78,8 +85,12 @@ export class ChromiumPage {
     browserProcesses.remember(child);
     const page = new ChromiumPage(child, profile, timeoutMs);
     try {
-      const { targetId } = (await page.send('Target.createTarget', { url: 'about:blank' }, false)) as { targetId: string };
-      const { sessionId } = (await page.send('Target.attachToTarget', { targetId, flatten: true }, false)) as { sessionId: string };
+      const { targetId } = (await page.send('Target.createTarget', { url: 'about:blank' }, false)) as {
+        targetId: string;
+      };
+      const { sessionId } = (await page.send('Target.attachToTarget', { targetId, flatten: true }, false)) as {
+        sessionId: string;
+      };
       page.sessionId = sessionId;
       await page.send('Page.enable');
       await page.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
@@ -105,11 +116,16 @@ export class ChromiumPage {
 
   /** The value of a JavaScript expression evaluated in the page (awaited when it is a promise). */
   async evaluate<T>(expression: string): Promise<T> {
-    const { result, exceptionDetails } = (await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true })) as {
+    const { result, exceptionDetails } = (await this.send('Runtime.evaluate', {
+      expression,
+      returnByValue: true,
+      awaitPromise: true,
+    })) as {
       result: { value: T };
       exceptionDetails?: { text: string; exception?: { description?: string } };
     };
-    if (exceptionDetails) throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    if (exceptionDetails)
+      throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
     return result.value;
   }
 
@@ -168,7 +184,11 @@ export class ChromiumPage {
     });
   }
 
-  private send(method: string, params: Record<string, unknown> = {}, inSession = true): Promise<Record<string, unknown>> {
+  private send(
+    method: string,
+    params: Record<string, unknown> = {},
+    inSession = true,
+  ): Promise<Record<string, unknown>> {
     const id = ++this.nextId;
     const output = this.child.stdio[3] as Writable;
     return new Promise((resolveSend, reject) => {

@@ -11,7 +11,8 @@ import { inflateSync } from 'node:zlib';
  * size and pixels with node:zlib (no image library).
  */
 
-const INSTALL_HINT = 'install it with `apt-get install -y --no-install-recommends chromium` (.ci/run does this when it is missing)';
+const INSTALL_HINT =
+  'install it with `apt-get install -y --no-install-recommends chromium` (.ci/run does this when it is missing)';
 
 /** Chromium process groups still running: killed when the test process exits. */
 const running = new Set<ChildProcess>();
@@ -74,7 +75,11 @@ export interface ChromiumOptions {
  * throw-away profile directory and its own process group. Resolves with its output when it exits
  * 0; rejects with its stderr otherwise, or after the timeout, when the group is SIGKILLed.
  */
-export async function runHeadlessChromium(url: string, action: string[], options: ChromiumOptions = {}): Promise<ChromiumOutcome> {
+export async function runHeadlessChromium(
+  url: string,
+  action: string[],
+  options: ChromiumOptions = {},
+): Promise<ChromiumOutcome> {
   const executable = requireChromium();
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -103,7 +108,11 @@ export async function runHeadlessChromium(url: string, action: string[], options
     const outcome = await new Promise<ChromiumOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         killGroup(child);
-        reject(new Error(`headless Chromium did not finish within ${timeoutMs} ms (killed): ${argumentsList.join(' ')}\n${stderr.slice(-2000)}`));
+        reject(
+          new Error(
+            `headless Chromium did not finish within ${timeoutMs} ms (killed): ${argumentsList.join(' ')}\n${stderr.slice(-2000)}`,
+          ),
+        );
       }, timeoutMs);
       child.once('error', (error) => {
         clearTimeout(timer);
@@ -114,7 +123,10 @@ export async function runHeadlessChromium(url: string, action: string[], options
         resolve({ code, signal, stdout, stderr });
       });
     });
-    if (outcome.code !== 0) throw new Error(`headless Chromium exited with ${outcome.code ?? outcome.signal}: ${argumentsList.join(' ')}\n${stderr.slice(-2000)}`);
+    if (outcome.code !== 0)
+      throw new Error(
+        `headless Chromium exited with ${outcome.code ?? outcome.signal}: ${argumentsList.join(' ')}\n${stderr.slice(-2000)}`,
+      );
     return outcome;
   } finally {
     // the browser's helpers (zygote, GPU, renderer processes) share its group
@@ -125,7 +137,11 @@ export async function runHeadlessChromium(url: string, action: string[], options
 }
 
 /** Takes a screenshot of `url` into `pngPath` (the window size of `options`). */
-export async function screenshotPage(url: string, pngPath: string, options: ChromiumOptions = {}): Promise<ChromiumOutcome> {
+export async function screenshotPage(
+  url: string,
+  pngPath: string,
+  options: ChromiumOptions = {},
+): Promise<ChromiumOutcome> {
   return runHeadlessChromium(url, [`--screenshot=${pngPath}`], options);
 }
 
@@ -198,7 +214,8 @@ export function decodePng(png: Buffer): DecodedPng {
         pixels[target + index] = raw[source + index]! + (index >= channels ? pixels[target + index - channels]! : 0);
       }
     } else if (filter === 2) {
-      for (let index = 0; index < stride; index += 1) pixels[target + index] = raw[source + index]! + (row > 0 ? pixels[previous + index]! : 0);
+      for (let index = 0; index < stride; index += 1)
+        pixels[target + index] = raw[source + index]! + (row > 0 ? pixels[previous + index]! : 0);
     } else if (filter === 3) {
       for (let index = 0; index < stride; index += 1) {
         const left = index >= channels ? pixels[target + index - channels]! : 0;
@@ -227,14 +244,25 @@ export function decodePng(png: Buffer): DecodedPng {
 
 /** How many pixels are within `tolerance` (per channel) of the colour `#rrggbb`. */
 export function countPixelsNear(image: DecodedPng, hex: string, tolerance = 12): number {
-  const [red, green, blue] = [1, 3, 5].map((start) => Number.parseInt(hex.slice(start, start + 2), 16)) as [number, number, number];
+  const [red, green, blue] = [1, 3, 5].map((start) => Number.parseInt(hex.slice(start, start + 2), 16)) as [
+    number,
+    number,
+    number,
+  ];
   const rgba = image.rgba;
   let count = 0;
   for (let offset = 0; offset < rgba.length; offset += 4) {
     const redDifference = rgba[offset]! - red;
     const greenDifference = rgba[offset + 1]! - green;
     const blueDifference = rgba[offset + 2]! - blue;
-    if (redDifference <= tolerance && redDifference >= -tolerance && greenDifference <= tolerance && greenDifference >= -tolerance && blueDifference <= tolerance && blueDifference >= -tolerance) {
+    if (
+      redDifference <= tolerance &&
+      redDifference >= -tolerance &&
+      greenDifference <= tolerance &&
+      greenDifference >= -tolerance &&
+      blueDifference <= tolerance &&
+      blueDifference >= -tolerance
+    ) {
       count += 1;
     }
   }

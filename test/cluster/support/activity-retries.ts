@@ -6,13 +6,17 @@ import { temporal } from '@temporalio/proto';
  * ActivityTaskStarted with attempt > 1 carries the failure of the attempt before it
  * (`lastFailure`): a timeout (heartbeat, start-to-close, …) or an application failure's type.
  */
-export async function activityRetriesByCause(client: Client, workflowIds: readonly string[]): Promise<Map<string, number>> {
+export async function activityRetriesByCause(
+  client: Client,
+  workflowIds: readonly string[],
+): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const workflowId of workflowIds) {
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     const activityTypes = new Map<string, string>();
     for (const event of history.events ?? []) {
-      if (event.activityTaskScheduledEventAttributes) activityTypes.set(String(event.eventId), event.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+      if (event.activityTaskScheduledEventAttributes)
+        activityTypes.set(String(event.eventId), event.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
       const started = event.activityTaskStartedEventAttributes;
       if (!started || (started.attempt ?? 1) <= 1) continue;
       const failure = started.lastFailure;
@@ -32,5 +36,8 @@ export function formatRetries(counts: Map<string, number>): string {
   if (counts.size === 0) return 'activity retries: none';
   const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   const width = Math.max(...rows.map(([key]) => key.length));
-  return ["activity retries by cause (attempt > 1, from the previous attempt's failure):", ...rows.map(([key, count]) => `  ${key.padEnd(width)}  ${count}`)].join('\n');
+  return [
+    "activity retries by cause (attempt > 1, from the previous attempt's failure):",
+    ...rows.map(([key, count]) => `  ${key.padEnd(width)}  ${count}`),
+  ].join('\n');
 }

@@ -40,7 +40,12 @@ export class ClusterEnvironment {
    * is SIGKILLed and its machines deleted when this process exits (the exit hook), so a failed or
    * interrupted test leaves nothing running.
    */
-  static async start(script: Script, workers: Partial<Record<WorkerRole, number>>, log: (line: string) => void, options: { machines?: number } = {}): Promise<ClusterEnvironment> {
+  static async start(
+    script: Script,
+    workers: Partial<Record<WorkerRole, number>>,
+    log: (line: string) => void,
+    options: { machines?: number } = {},
+  ): Promise<ClusterEnvironment> {
     const directory = mkdtempSync(join(tmpdir(), 'react-agent-cluster-'));
     const model = await ScriptedModelServer.start({ script });
     let stack: ProductionStack | undefined;
@@ -73,11 +78,34 @@ export class ClusterEnvironment {
       const client = new Client({ connection, namespace: stack.namespace });
       const s3 = stack.s3Environment();
       const s3Client = createS3Client(
-        { bucket: STACK_TOPOLOGY.s3.bucket, prefix: STACK_TOPOLOGY.s3.transcriptPrefix, endpoint: s3.AWS_ENDPOINT_URL as string, region: STACK_TOPOLOGY.s3.region, forcePathStyle: true },
-        { credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID as string, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY as string } },
+        {
+          bucket: STACK_TOPOLOGY.s3.bucket,
+          prefix: STACK_TOPOLOGY.s3.transcriptPrefix,
+          endpoint: s3.AWS_ENDPOINT_URL as string,
+          region: STACK_TOPOLOGY.s3.region,
+          forcePathStyle: true,
+        },
+        {
+          credentials: {
+            accessKeyId: s3.AWS_ACCESS_KEY_ID as string,
+            secretAccessKey: s3.AWS_SECRET_ACCESS_KEY as string,
+          },
+        },
       );
-      const store = new S3TranscriptStore({ bucket: STACK_TOPOLOGY.s3.bucket, prefix: STACK_TOPOLOGY.s3.transcriptPrefix }, s3Client);
-      return new ClusterEnvironment(directory, stack, model, client, connection, store, new S3Objects(s3Client, STACK_TOPOLOGY.s3.bucket), toolLog);
+      const store = new S3TranscriptStore(
+        { bucket: STACK_TOPOLOGY.s3.bucket, prefix: STACK_TOPOLOGY.s3.transcriptPrefix },
+        s3Client,
+      );
+      return new ClusterEnvironment(
+        directory,
+        stack,
+        model,
+        client,
+        connection,
+        store,
+        new S3Objects(s3Client, STACK_TOPOLOGY.s3.bucket),
+        toolLog,
+      );
     } catch (error) {
       stack?.killAllNow();
       await model.close();
@@ -91,17 +119,33 @@ export class ClusterEnvironment {
   }
 
   startRun(input: ResearchRunInput, workflowId: string): Promise<WorkflowHandle> {
-    return this.client.workflow.start(WorkflowTypes.researchAgent, { taskQueue: this.taskQueue, workflowId, args: [input] });
+    return this.client.workflow.start(WorkflowTypes.researchAgent, {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [input],
+    });
   }
 
   /** Stores the questions in the stack's S3 store and starts a `researchBatch` writing to `s3://<bucket>/batches/<id>`. */
-  async startBatch(id: string, items: BatchItem[], options: Partial<ResearchBatchInput> = {}): Promise<{ handle: WorkflowHandle; prefix: string }> {
+  async startBatch(
+    id: string,
+    items: BatchItem[],
+    options: Partial<ResearchBatchInput> = {},
+  ): Promise<{ handle: WorkflowHandle; prefix: string }> {
     const input = await storeBatchInput(this.store, items);
     const prefix = `batches/${id}`;
     const handle = await this.client.workflow.start(WorkflowTypes.researchBatch, {
       taskQueue: this.taskQueue,
       workflowId: id,
-      args: [{ input, questions: items.length, rollouts: 1, output: `s3://${STACK_TOPOLOGY.s3.bucket}/${prefix}`, ...options }],
+      args: [
+        {
+          input,
+          questions: items.length,
+          rollouts: 1,
+          output: `s3://${STACK_TOPOLOGY.s3.bucket}/${prefix}`,
+          ...options,
+        },
+      ],
     });
     return { handle, prefix };
   }
@@ -128,10 +172,12 @@ export class ClusterEnvironment {
           const result = (await this.connection.withDeadline(Date.now() + 10_000, () => handle.result())) as T;
           return { result, closedAt };
         }
-        if (description.status.name !== 'RUNNING') throw new Error(`${handle.workflowId} ended ${description.status.name}`);
+        if (description.status.name !== 'RUNNING')
+          throw new Error(`${handle.workflowId} ended ${description.status.name}`);
         lastProblem = 'running';
       } catch (error) {
-        if (/ended (FAILED|TERMINATED|CANCELLED|TIMED_OUT|CONTINUED_AS_NEW)/.test((error as Error).message)) throw error;
+        if (/ended (FAILED|TERMINATED|CANCELLED|TIMED_OUT|CONTINUED_AS_NEW)/.test((error as Error).message))
+          throw error;
         lastProblem = (error as Error).message;
       }
       await delay(1_000);

@@ -52,7 +52,9 @@ export function chaosSeed(environment: NodeJS.ProcessEnv = process.env): number 
 export function planFaults(seed: number, workers: readonly string[], machines: readonly string[]): PlannedFault[] {
   const random = seededRandom(seed);
   const between = ([low, high]: readonly [number, number]) => Math.round(low + random() * (high - low));
-  const kinds = (Object.keys(FAULT_KINDS) as FaultKind[]).flatMap((kind) => Array.from({ length: FAULT_KINDS[kind].times }, () => kind));
+  const kinds = (Object.keys(FAULT_KINDS) as FaultKind[]).flatMap((kind) =>
+    Array.from({ length: FAULT_KINDS[kind].times }, () => kind),
+  );
   // Fisher–Yates with the seeded generator.
   for (let index = kinds.length - 1; index > 0; index -= 1) {
     const other = Math.floor(random() * (index + 1));

@@ -37,7 +37,16 @@ function table(rows: string[][]): string {
 export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): string {
   const withBatch = faults.some((fault) => fault.batch !== undefined);
   const faultRows = [
-    ['fault', 'at (s)', 'down (s)', 'serving after restore (s)', 'model calls resumed after (s)', 'runs in flight', 'model calls before', ...(withBatch ? ['batch in flight'] : [])],
+    [
+      'fault',
+      'at (s)',
+      'down (s)',
+      'serving after restore (s)',
+      'model calls resumed after (s)',
+      'runs in flight',
+      'model calls before',
+      ...(withBatch ? ['batch in flight'] : []),
+    ],
     ...faults.map((fault) => [
       fault.fault,
       fault.at.toFixed(1),
@@ -55,7 +64,9 @@ export function formatFaultTable(faults: FaultRecord[], outcome: ChaosOutcome): 
     table(faultRows),
     '',
     `runs: ${completed.length}/${outcome.runs.length} completed` +
-      (closed.length ? `, closed between ${closed[0]?.toFixed(1)} s and ${closed[closed.length - 1]?.toFixed(1)} s (faults over at ${outcome.faultsDone.toFixed(1)} s)` : '') +
+      (closed.length
+        ? `, closed between ${closed[0]?.toFixed(1)} s and ${closed[closed.length - 1]?.toFixed(1)} s (faults over at ${outcome.faultsDone.toFixed(1)} s)`
+        : '') +
       `; model calls answered: ${outcome.modelCalls}`,
     ...outcome.runs.filter((run) => !run.ok).map((run) => `  not completed: ${run.id}`),
   ].join('\n');

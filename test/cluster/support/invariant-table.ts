@@ -12,9 +12,14 @@ export interface InvariantCheck {
  * detail; under it, the problems of each that did not hold (the first 10 each).
  */
 export function formatInvariantTable(checks: readonly InvariantCheck[]): string {
-  const rows = [['invariant', 'held', 'detail'], ...checks.map((check) => [check.invariant, check.problems.length === 0 ? 'yes' : 'NO', check.detail])];
+  const rows = [
+    ['invariant', 'held', 'detail'],
+    ...checks.map((check) => [check.invariant, check.problems.length === 0 ? 'yes' : 'NO', check.detail]),
+  ];
   const widths = [0, 1].map((column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  const lines = rows.map((row) => `${(row[0] ?? '').padEnd(widths[0] ?? 0)}  ${(row[1] ?? '').padEnd(widths[1] ?? 0)}  ${row[2] ?? ''}`.trimEnd());
+  const lines = rows.map((row) =>
+    `${(row[0] ?? '').padEnd(widths[0] ?? 0)}  ${(row[1] ?? '').padEnd(widths[1] ?? 0)}  ${row[2] ?? ''}`.trimEnd(),
+  );
   for (const check of checks) {
     if (check.problems.length === 0) continue;
     lines.push('', `${check.invariant}:`, ...check.problems.slice(0, 10).map((problem) => `  ${problem}`));

@@ -37,16 +37,25 @@ export function toolCallsRunning(toolLog: string): string[] {
     const key = `${entry.tool} ${entry.callId} on pid ${entry.pid}`;
     open.set(key, (open.get(key) ?? 0) + (entry.event === 'start' ? 1 : -1));
   }
-  return [...open.entries()].filter(([key, count]) => count > 0 && alive(Number(key.split(' ').pop()))).map(([key]) => key);
+  return [...open.entries()]
+    .filter(([key, count]) => count > 0 && alive(Number(key.split(' ').pop())))
+    .map(([key]) => key);
 }
 
 /** The workflows, tool calls and model requests still running now (see {@link WorkLeftRunning}). */
-export async function workLeftRunning(client: Client, toolLog: string, model: ScriptedModelServer): Promise<WorkLeftRunning> {
+export async function workLeftRunning(
+  client: Client,
+  toolLog: string,
+  model: ScriptedModelServer,
+): Promise<WorkLeftRunning> {
   const workflows: string[] = [];
-  for await (const execution of client.workflow.list({ query: 'ExecutionStatus = "Running"' })) workflows.push(execution.workflowId);
+  for await (const execution of client.workflow.list({ query: 'ExecutionStatus = "Running"' }))
+    workflows.push(execution.workflowId);
   return {
     workflows,
     toolCalls: toolCallsRunning(toolLog),
-    modelRequests: model.requests.filter((request) => !request.completed && !request.aborted).map((request) => `#${request.sequence} ${request.workflowId ?? '(judge)'}`),
+    modelRequests: model.requests
+      .filter((request) => !request.completed && !request.aborted)
+      .map((request) => `#${request.sequence} ${request.workflowId ?? '(judge)'}`),
   };
 }

@@ -27,7 +27,10 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     {
       name: 'whoami',
       description: `Says who the agent is. Token: ${token}; as base64: ${forms.base64}; reversed: ${forms.reversed}.`,
-      inputSchema: { type: 'object', properties: { format: { type: 'string', description: `Any format; the default shows ${forms.hex}` } } },
+      inputSchema: {
+        type: 'object',
+        properties: { format: { type: 'string', description: `Any format; the default shows ${forms.hex}` } },
+      },
     },
   ],
 }));

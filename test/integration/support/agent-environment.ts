@@ -66,9 +66,14 @@ export class AgentEnvironment {
     let connection: Connection | undefined;
     try {
       if (failure !== undefined) throw failure.reason;
-      connection = await Connection.connect({ address: (serverStart as PromiseFulfilledResult<DevServer>).value.address });
+      connection = await Connection.connect({
+        address: (serverStart as PromiseFulfilledResult<DevServer>).value.address,
+      });
     } catch (error) {
-      await Promise.all([serverStart.status === 'fulfilled' ? serverStart.value.stop() : undefined, modelStart.status === 'fulfilled' ? modelStart.value.close() : undefined]);
+      await Promise.all([
+        serverStart.status === 'fulfilled' ? serverStart.value.stop() : undefined,
+        modelStart.status === 'fulfilled' ? modelStart.value.close() : undefined,
+      ]);
       rmSync(directory, { recursive: true, force: true });
       throw error;
     }
@@ -99,7 +104,17 @@ export class AgentEnvironment {
       REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
       ...(options.workerEnvironment ?? {}),
     };
-    return new AgentEnvironment(directory, server, model, client, connection, taskQueue, new LocalDirectoryTranscriptStore(transcripts), toolLog, workerEnvironment);
+    return new AgentEnvironment(
+      directory,
+      server,
+      model,
+      client,
+      connection,
+      taskQueue,
+      new LocalDirectoryTranscriptStore(transcripts),
+      toolLog,
+      workerEnvironment,
+    );
   }
 
   /** Environment a worker (or the CLI) of this environment runs with. */
@@ -129,8 +144,16 @@ export class AgentEnvironment {
     await Promise.all(this.workers.map((worker) => worker.crash()));
   }
 
-  async startRun(input: ResearchRunInput, workflowId = `run-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<WorkflowHandle<typeof researchAgent>> {
-    return this.client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: this.taskQueue, workflowId, args: [input], staticSummary: input.question.slice(0, 100) });
+  async startRun(
+    input: ResearchRunInput,
+    workflowId = `run-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`,
+  ): Promise<WorkflowHandle<typeof researchAgent>> {
+    return this.client.workflow.start<typeof researchAgent>('researchAgent', {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [input],
+      staticSummary: input.question.slice(0, 100),
+    });
   }
 
   async transcript(result: ResearchRunResult): Promise<ChatMessage[]> {
@@ -160,11 +183,15 @@ export function protocolProblems(messages: ChatMessage[]): string[] {
     const expected = index % 2 === 0 ? 'assistant' : 'user';
     if (message.role !== expected) problems.push(`message ${index} is ${message.role}, expected ${expected}`);
     if (message.role === 'assistant') {
-      if (message.content.includes('<tool_response>')) problems.push(`message ${index}: assistant wrote a <tool_response>`);
+      if (message.content.includes('<tool_response>'))
+        problems.push(`message ${index}: assistant wrote a <tool_response>`);
       const calls = message.content.split('<tool_call>').length - 1;
       const next = messages[index + 1];
       const responses = next ? next.content.split('<tool_response>').length - 1 : 0;
-      if (calls > 0 && responses !== calls) problems.push(`message ${index} has ${calls} <tool_call>s but the next message has ${responses} <tool_response>s`);
+      if (calls > 0 && responses !== calls)
+        problems.push(
+          `message ${index} has ${calls} <tool_call>s but the next message has ${responses} <tool_response>s`,
+        );
     }
   }
   return problems;

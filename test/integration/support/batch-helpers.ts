@@ -16,7 +16,10 @@ export function batchId(label: string): string {
 }
 
 export function questions(count: number, prefix = 'Question'): BatchItem[] {
-  return Array.from({ length: count }, (_, index) => ({ question: `${prefix} number ${index}?`, answer: `ref-${index}` }));
+  return Array.from({ length: count }, (_, index) => ({
+    question: `${prefix} number ${index}?`,
+    answer: `ref-${index}`,
+  }));
 }
 
 /** Where a batch starts: an integration `AgentEnvironment` or the workflow tier's `WorkflowEnvironment`. */
@@ -52,8 +55,15 @@ export function turnOf(request: ScriptedRequest): number {
   return countAssistantMessages(request.messages) + 1;
 }
 
-export const answerReply = (text: string, extra: Partial<ScriptedReply> = {}): ScriptedReply => ({ content: `<think>Done.</think>\n<answer>${text}</answer>`, ...extra });
-export const toolReply = (name: string, args: Record<string, unknown>, extra: Partial<ScriptedReply> = {}): ScriptedReply => ({
+export const answerReply = (text: string, extra: Partial<ScriptedReply> = {}): ScriptedReply => ({
+  content: `<think>Done.</think>\n<answer>${text}</answer>`,
+  ...extra,
+});
+export const toolReply = (
+  name: string,
+  args: Record<string, unknown>,
+  extra: Partial<ScriptedReply> = {},
+): ScriptedReply => ({
   content: `<think>Use ${name}.</think>\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`,
   ...extra,
 });
@@ -85,10 +95,17 @@ export function iterLines(output: string, rollout: number): ResultLine[] {
 export function runLinesWritten(output: string): number {
   const runs = join(output, 'runs');
   if (!existsSync(runs)) return 0;
-  return readdirSync(runs).reduce((total, rollout) => total + readdirSync(join(runs, rollout)).filter((name) => name.endsWith('.json')).length, 0);
+  return readdirSync(runs).reduce(
+    (total, rollout) => total + readdirSync(join(runs, rollout)).filter((name) => name.endsWith('.json')).length,
+    0,
+  );
 }
 
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -100,14 +117,18 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
 export function iterFileProblems(lines: ResultLine[], questionCount: number, rollout: number): string[] {
   const problems: string[] = [];
   const indices = lines.map((line) => line.index);
-  if (lines.length !== questionCount) problems.push(`iter${rollout} has ${lines.length} lines, expected ${questionCount}`);
+  if (lines.length !== questionCount)
+    problems.push(`iter${rollout} has ${lines.length} lines, expected ${questionCount}`);
   const seen = new Set<number>();
   for (const index of indices) {
     if (seen.has(index)) problems.push(`iter${rollout}: index ${index} appears twice`);
     seen.add(index);
   }
-  for (let index = 0; index < questionCount; index += 1) if (!seen.has(index)) problems.push(`iter${rollout}: index ${index} missing`);
-  if (indices.some((index, position) => position > 0 && index < (indices[position - 1] as number))) problems.push(`iter${rollout}: lines not in question order`);
-  for (const line of lines) if (line.rollout !== rollout) problems.push(`iter${rollout}: a line of rollout ${line.rollout}`);
+  for (let index = 0; index < questionCount; index += 1)
+    if (!seen.has(index)) problems.push(`iter${rollout}: index ${index} missing`);
+  if (indices.some((index, position) => position > 0 && index < (indices[position - 1] as number)))
+    problems.push(`iter${rollout}: lines not in question order`);
+  for (const line of lines)
+    if (line.rollout !== rollout) problems.push(`iter${rollout}: a line of rollout ${line.rollout}`);
   return problems;
 }

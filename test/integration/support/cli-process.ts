@@ -64,7 +64,10 @@ export class CliProcess {
   }
 
   /** Runs the command to its end. */
-  static async complete(argumentsList: string[], options: CliOptions): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  static async complete(
+    argumentsList: string[],
+    options: CliOptions,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const cli = CliProcess.start(argumentsList, options);
     const { code } = await cli.exited;
     return { code, stdout: cli.stdout, stderr: cli.stderr };
@@ -80,8 +83,10 @@ export class CliProcess {
     for (;;) {
       const match = pattern.exec(this.stderr);
       if (match) return match;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the CLI exited before printing ${pattern}:\n${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`the CLI did not print ${pattern} within ${timeoutMs} ms:\n${this.stderr}`);
+      if (this.child.exitCode !== null || this.child.signalCode !== null)
+        throw new Error(`the CLI exited before printing ${pattern}:\n${this.stderr}`);
+      if (Date.now() > deadline)
+        throw new Error(`the CLI did not print ${pattern} within ${timeoutMs} ms:\n${this.stderr}`);
       await new Promise((resolveLater) => setTimeout(resolveLater, 100));
     }
   }
@@ -144,7 +149,10 @@ export function commandLine(pid: number): string {
  * Reads a run from the database a local stack left behind (after `run` stopped its dev server),
  * by starting a dev server on that file again: its status and, when it completed, its result.
  */
-export async function runFromDatabase(databaseFile: string, workflowId: string): Promise<{ status: string; result?: ResearchRunResult }> {
+export async function runFromDatabase(
+  databaseFile: string,
+  workflowId: string,
+): Promise<{ status: string; result?: ResearchRunResult }> {
   const server = await DevServer.start({ port: 0, uiPort: false, databaseFile });
   const connection = await Connection.connect({ address: server.address });
   try {

@@ -12,7 +12,11 @@ export interface ClientOutcome {
  * Runs a client program (a sample, the temporal CLI) to its end, collecting its output; SIGKILLed
  * after `timeoutMs`. The client tests drive runs through these as a user would from a shell.
  */
-export function runClient(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number }): Promise<ClientOutcome> {
+export function runClient(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number },
+): Promise<ClientOutcome> {
   return new Promise((resolveOutcome, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -46,7 +46,10 @@ export class EverythingHttpServer {
 
   static async start(port?: number): Promise<EverythingHttpServer> {
     const chosen = port ?? (await freePort());
-    const child = spawn(process.execPath, [MCP_SERVER_ENTRIES.everything, 'streamableHttp'], { env: { ...process.env, PORT: String(chosen) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MCP_SERVER_ENTRIES.everything, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(chosen) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const server = new EverythingHttpServer(child, chosen, '');
     child.stdout?.on('data', (data: Buffer) => (server.output += data.toString()));
     child.stderr?.on('data', (data: Buffer) => (server.output += data.toString()));
@@ -78,7 +81,12 @@ export function historyText(history: unknown): string {
     // Payloads come base64-encoded in `data` (the history as JSON), or as bytes.
     if (key === 'data' && typeof value === 'string') return Buffer.from(value, 'base64').toString('utf8');
     if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-    if (value && typeof value === 'object' && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data)) {
+    if (
+      value &&
+      typeof value === 'object' &&
+      (value as { type?: unknown }).type === 'Buffer' &&
+      Array.isArray((value as { data?: unknown }).data)
+    ) {
       return Buffer.from((value as { data: number[] }).data).toString('utf8');
     }
     return value;

@@ -23,5 +23,9 @@ export function parseMetricsText(text: string): ExposedSample[] {
 
 /** Sum of the samples of `name` whose labels include `labels` (0 when there are none). */
 export function sumOf(samples: ExposedSample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((total, sample) => total + sample.value, 0);
+  return samples
+    .filter(
+      (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    )
+    .reduce((total, sample) => total + sample.value, 0);
 }

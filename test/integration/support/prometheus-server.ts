@@ -7,13 +7,16 @@ import { OwnedProcess } from '../../../src/processes/owned-process';
 /** Debian's `prometheus` package puts its binaries here; `PROMETHEUS_PATH` / `PROMTOOL_PATH` override. */
 export const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 export const PROMTOOL = process.env.PROMTOOL_PATH ?? '/usr/bin/promtool';
-export const INSTALL_HINT = "apt-get install -y prometheus (Debian's package: /usr/bin/prometheus and /usr/bin/promtool; .ci/run installs it)";
+export const INSTALL_HINT =
+  "apt-get install -y prometheus (Debian's package: /usr/bin/prometheus and /usr/bin/promtool; .ci/run installs it)";
 
 /** Why Prometheus cannot run here, or undefined when it can. */
 export function prometheusMissing(): string | undefined {
   if (!existsSync(PROMETHEUS)) return `${PROMETHEUS} is not installed: ${INSTALL_HINT}`;
   const version = spawnSync(PROMETHEUS, ['--version'], { encoding: 'utf8' });
-  return version.status === 0 ? undefined : `${PROMETHEUS} --version failed: ${version.stderr || version.error?.message}`;
+  return version.status === 0
+    ? undefined
+    : `${PROMETHEUS} --version failed: ${version.stderr || version.error?.message}`;
 }
 
 /** Why promtool cannot run here, or undefined when it can. */
@@ -57,7 +60,9 @@ export class PrometheusServer {
       'global:',
       `  scrape_interval: ${interval}`,
       `  evaluation_interval: ${interval}`,
-      ...(options.ruleFiles?.length ? ['rule_files:', ...options.ruleFiles.map((file) => `  - ${JSON.stringify(file)}`)] : []),
+      ...(options.ruleFiles?.length
+        ? ['rule_files:', ...options.ruleFiles.map((file) => `  - ${JSON.stringify(file)}`)]
+        : []),
       'scrape_configs:',
       '  - job_name: react-agent',
       `    scrape_timeout: ${interval}`,
@@ -71,7 +76,12 @@ export class PrometheusServer {
     const log = openSync(logFile, 'a');
     const child = OwnedProcess.spawn(
       PROMETHEUS,
-      [`--config.file=${configFile}`, `--storage.tsdb.path=${join(options.directory, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      [
+        `--config.file=${configFile}`,
+        `--storage.tsdb.path=${join(options.directory, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
       { stdio: ['ignore', log, log] },
     );
     const server = new PrometheusServer(child, `http://127.0.0.1:${port}`, logFile);
@@ -98,8 +108,13 @@ export class PrometheusServer {
   /** An instant query through the HTTP API (`/api/v1/query`); rejects on an error answer. */
   async query(expression: string): Promise<Sample[]> {
     const response = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expression)}`);
-    const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
-    if (body.status !== 'success' || body.data?.resultType !== 'vector') throw new Error(`query ${expression} failed: ${body.error ?? JSON.stringify(body)}`);
+    const body = (await response.json()) as {
+      status: string;
+      error?: string;
+      data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
+    if (body.status !== 'success' || body.data?.resultType !== 'vector')
+      throw new Error(`query ${expression} failed: ${body.error ?? JSON.stringify(body)}`);
     return body.data.result.map((sample) => ({ labels: { ...sample.metric }, value: Number(sample.value[1]) }));
   }
 
@@ -123,14 +138,22 @@ export class PrometheusServer {
   /** The rule groups as loaded, with each rule's health and last error (`/api/v1/rules`). */
   async rules(): Promise<Array<{ name: string; type: string; health: string; lastError?: string; query: string }>> {
     const response = await fetch(`${this.url}/api/v1/rules`);
-    const body = (await response.json()) as { data: { groups: Array<{ rules: Array<{ name: string; type: string; health: string; lastError?: string; query: string }> }> } };
+    const body = (await response.json()) as {
+      data: {
+        groups: Array<{
+          rules: Array<{ name: string; type: string; health: string; lastError?: string; query: string }>;
+        }>;
+      };
+    };
     return body.data.groups.flatMap((group) => group.rules.map((rule) => ({ ...rule })));
   }
 
   /** The last scrape of each target: health and error (`/api/v1/targets`). */
   async targets(): Promise<Array<{ scrapeUrl: string; health: string; lastError: string; lastScrape: string }>> {
     const response = await fetch(`${this.url}/api/v1/targets`);
-    const body = (await response.json()) as { data: { activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string; lastScrape: string }> } };
+    const body = (await response.json()) as {
+      data: { activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string; lastScrape: string }> };
+    };
     return body.data.activeTargets.map((target) => ({ ...target }));
   }
 
@@ -142,5 +165,8 @@ export class PrometheusServer {
 /** Runs `promtool` with `args`; its exit status and output. */
 export function promtool(args: string[]): { status: number | null; output: string } {
   const result = spawnSync(PROMTOOL, args, { encoding: 'utf8' });
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
+  return {
+    status: result.status,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`,
+  };
 }

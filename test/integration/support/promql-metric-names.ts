@@ -39,8 +39,12 @@ export function dashboardPanels(dashboard: Dashboard): DashboardPanel[] {
 
 /** Every PromQL expression of the dashboard: its panels' targets and its query variables. */
 export function dashboardExpressions(dashboard: Dashboard): string[] {
-  const targets = dashboardPanels(dashboard).flatMap((panel) => (panel.targets ?? []).map((target) => target.expr ?? ''));
-  const variables = dashboard.templating.list.filter((variable) => variable.type === 'query').map((variable) => (typeof variable.query === 'string' ? variable.query : (variable.query?.query ?? '')));
+  const targets = dashboardPanels(dashboard).flatMap((panel) =>
+    (panel.targets ?? []).map((target) => target.expr ?? ''),
+  );
+  const variables = dashboard.templating.list
+    .filter((variable) => variable.type === 'query')
+    .map((variable) => (typeof variable.query === 'string' ? variable.query : (variable.query?.query ?? '')));
   return [...targets, ...variables];
 }
 
@@ -60,7 +64,10 @@ export function ruleExpressions(rulesFile: string): string[] {
       continue;
     }
     const block: string[] = [];
-    while (index + 1 < lines.length && ((lines[index + 1] as string).trim() === '' || /^\s*/.exec(lines[index + 1] as string)![0].length > indent.length)) {
+    while (
+      index + 1 < lines.length &&
+      ((lines[index + 1] as string).trim() === '' || /^\s*/.exec(lines[index + 1] as string)![0].length > indent.length)
+    ) {
       block.push((lines[index + 1] as string).trim());
       index += 1;
     }
@@ -74,7 +81,8 @@ export function agentMetricNames(): Set<string> {
   const names = new Set<string>();
   for (const metric of Object.values(AgentMetrics)) {
     names.add(metric.name);
-    if (metric.kind === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
+    if (metric.kind === 'histogram')
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(metric.name + suffix);
   }
   return names;
 }

@@ -18,7 +18,9 @@ export class S3Objects {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
       keys.push(...(page.Contents ?? []).map((object) => object.Key as string));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

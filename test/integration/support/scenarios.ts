@@ -9,8 +9,13 @@ import { countAssistantMessages } from '../../fakes/scripted-model-server';
 export class Scenarios {
   private readonly byWorkflow = new Map<string, (turn: number, request: ScriptedRequest) => ScriptedReply>();
 
-  add(workflowId: string, replies: ScriptedReply[] | ((turn: number, request: ScriptedRequest) => ScriptedReply)): string {
-    const pick = Array.isArray(replies) ? (turn: number) => replies[Math.min(turn, replies.length) - 1] as ScriptedReply : replies;
+  add(
+    workflowId: string,
+    replies: ScriptedReply[] | ((turn: number, request: ScriptedRequest) => ScriptedReply),
+  ): string {
+    const pick = Array.isArray(replies)
+      ? (turn: number) => replies[Math.min(turn, replies.length) - 1] as ScriptedReply
+      : replies;
     this.byWorkflow.set(workflowId, pick);
     return workflowId;
   }
@@ -29,7 +34,11 @@ export function runId(label: string): string {
   return `${label}-${process.pid}-${sequence}-${Date.now().toString(36)}`;
 }
 
-export const toolCall = (name: string, args: Record<string, unknown>, thought = `I will use ${name}.`): ScriptedReply => ({
+export const toolCall = (
+  name: string,
+  args: Record<string, unknown>,
+  thought = `I will use ${name}.`,
+): ScriptedReply => ({
   content: `<think>${thought}</think>\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`,
 });
 

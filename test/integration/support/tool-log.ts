@@ -23,12 +23,18 @@ export function readToolLog(file: string, workflowId: string): ToolLogEntry[] {
 }
 
 /** Resolves once `predicate` holds for the run's tool log. */
-export async function waitForToolLog(file: string, workflowId: string, predicate: (entries: ToolLogEntry[]) => boolean, timeoutMs = 30_000): Promise<ToolLogEntry[]> {
+export async function waitForToolLog(
+  file: string,
+  workflowId: string,
+  predicate: (entries: ToolLogEntry[]) => boolean,
+  timeoutMs = 30_000,
+): Promise<ToolLogEntry[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const entries = readToolLog(file, workflowId);
     if (predicate(entries)) return entries;
-    if (Date.now() > deadline) throw new Error(`tool log condition not met within ${timeoutMs} ms: ${JSON.stringify(entries)}`);
+    if (Date.now() > deadline)
+      throw new Error(`tool log condition not met within ${timeoutMs} ms: ${JSON.stringify(entries)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -25,7 +25,10 @@ export class WorkerProcess {
 
   /** Starts a worker with `environment` added to this process's and resolves once it polls. */
   static async start(environment: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
-    const child = spawnTypescript('worker/main.ts', { env: { ...process.env, ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTypescript('worker/main.ts', {
+      env: { ...process.env, ...environment },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const worker = new WorkerProcess(child);
     const deadline = Date.now() + timeoutMs;
     while (!worker.output.includes('react-agent worker:')) {

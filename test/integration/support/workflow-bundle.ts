@@ -10,7 +10,11 @@ const root = resolve(__dirname, '../../..');
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : name.endsWith('.ts') || name.endsWith('.json') ? [path] : [];
+    return statSync(path).isDirectory()
+      ? sourceFiles(path)
+      : name.endsWith('.ts') || name.endsWith('.json')
+        ? [path]
+        : [];
   });
 }
 
@@ -24,7 +28,11 @@ function sourceFiles(directory: string): string[] {
 export async function cachedWorkflowBundle(entry?: string): Promise<string> {
   const hash = createHash('sha256');
   if (entry !== undefined) hash.update(entry).update(readFileSync(entry));
-  for (const file of [...sourceFiles(join(root, 'workflows')), ...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'schemas'))].sort()) {
+  for (const file of [
+    ...sourceFiles(join(root, 'workflows')),
+    ...sourceFiles(join(root, 'src')),
+    ...sourceFiles(join(root, 'schemas')),
+  ].sort()) {
     hash.update(file).update(readFileSync(file));
   }
   hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));

@@ -77,9 +77,13 @@ export class LlamaServerMissingError extends Error {
 
 /** Throws LlamaServerMissingError (saying how to fix it) unless the binary runs. */
 export function assertLlamaServerBuilt(): void {
-  if (!existsSync(LLAMA_SERVER_BINARY)) throw new LlamaServerMissingError(`llama-server is not built (${LLAMA_SERVER_BINARY} is missing). ${SETUP_HINT}`);
+  if (!existsSync(LLAMA_SERVER_BINARY))
+    throw new LlamaServerMissingError(`llama-server is not built (${LLAMA_SERVER_BINARY} is missing). ${SETUP_HINT}`);
   const check = spawnSync(LLAMA_SERVER_BINARY, ['--version'], { encoding: 'utf8', timeout: 30_000 });
-  if (check.status !== 0) throw new LlamaServerMissingError(`${LLAMA_SERVER_BINARY} --version fails (${check.error?.message ?? `exit ${check.status}`}): ${check.stderr.trim()}. ${SETUP_HINT}`);
+  if (check.status !== 0)
+    throw new LlamaServerMissingError(
+      `${LLAMA_SERVER_BINARY} --version fails (${check.error?.message ?? `exit ${check.status}`}): ${check.stderr.trim()}. ${SETUP_HINT}`,
+    );
 }
 
 /** Servers still running: SIGKILLed when the test process exits, so none outlives it. */
@@ -102,7 +106,9 @@ function startProcess(args: string[]): ServerProcess {
   const server: ServerProcess = {
     child,
     exited: new Promise<string>((resolveExit) => {
-      child.once('exit', (code, signal) => resolveExit(signal ? `was killed by ${signal}` : `exited with code ${code}`));
+      child.once('exit', (code, signal) =>
+        resolveExit(signal ? `was killed by ${signal}` : `exited with code ${code}`),
+      );
       child.once('error', (error) => resolveExit(`could not be started (${error.message})`));
     }),
   };
@@ -190,17 +196,29 @@ export class LlamaServer {
    */
   async promptTokens(request: { messages: unknown[]; tools?: unknown[] }): Promise<number> {
     const template = await this.postJson('/apply-template', request);
-    const tokens = await this.postJson('/tokenize', { content: (template as { prompt: string }).prompt, add_special: false, parse_special: true });
+    const tokens = await this.postJson('/tokenize', {
+      content: (template as { prompt: string }).prompt,
+      add_special: false,
+      parse_special: true,
+    });
     return (tokens as { tokens: number[] }).tokens.length;
   }
 
   /** Token ids of `text`, as the server tokenizes a prompt (special tokens parsed). */
   async tokenize(text: string): Promise<number[]> {
-    return ((await this.postJson('/tokenize', { content: text, add_special: false, parse_special: true })) as { tokens: number[] }).tokens;
+    return (
+      (await this.postJson('/tokenize', { content: text, add_special: false, parse_special: true })) as {
+        tokens: number[];
+      }
+    ).tokens;
   }
 
   private async postJson(path: string, body: unknown): Promise<unknown> {
-    const response = await fetch(`${this.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${this.origin}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`);
     return response.json();
   }
@@ -228,7 +246,10 @@ export class LlamaServer {
     if (server === undefined || server.exit !== undefined) return;
     server.child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const stopped = await Promise.race([server.exited.then(() => true), new Promise<boolean>((resolveTimeout) => (timer = setTimeout(() => resolveTimeout(false), STOP_GRACE_MS)))]);
+    const stopped = await Promise.race([
+      server.exited.then(() => true),
+      new Promise<boolean>((resolveTimeout) => (timer = setTimeout(() => resolveTimeout(false), STOP_GRACE_MS))),
+    ]);
     clearTimeout(timer);
     if (!stopped) {
       server.child.kill('SIGKILL');
@@ -255,7 +276,10 @@ export class LlamaServer {
 
   private resolve(options: LlamaServerOptions): ResolvedOptions {
     const model = options.model ?? 'tiny-chatml';
-    const modelPath = model === 'tiny-chatml' || model === 'tiny-thinking' ? join(TINY_MODEL_DIRECTORY, `${model}.gguf`) : resolve(model);
+    const modelPath =
+      model === 'tiny-chatml' || model === 'tiny-thinking'
+        ? join(TINY_MODEL_DIRECTORY, `${model}.gguf`)
+        : resolve(model);
     if (!existsSync(modelPath)) throw new LlamaServerMissingError(`The model ${modelPath} is missing. ${SETUP_HINT}`);
     const modelName =
       modelPath
@@ -281,7 +305,10 @@ export class LlamaServer {
   private grammarFile(grammar: string): string {
     if (grammar.includes('::=')) {
       this.temporaryDirectory ??= mkdtempSync(join(tmpdir(), 'llama-server-grammar-'));
-      const file = join(this.temporaryDirectory, `grammar-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.gbnf`);
+      const file = join(
+        this.temporaryDirectory,
+        `grammar-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.gbnf`,
+      );
       writeFileSync(file, grammar);
       return file;
     }
@@ -332,7 +359,9 @@ export class LlamaServer {
     const fail = async (reason: string): Promise<never> => {
       await this.stopProcess();
       const tail = this.output.trim().split('\n').slice(-30).join('\n');
-      throw new Error(`llama-server (${LLAMA_SERVER_BINARY} ${args.join(' ')}) ${reason}. Last lines of its log:\n${tail}`);
+      throw new Error(
+        `llama-server (${LLAMA_SERVER_BINARY} ${args.join(' ')}) ${reason}. Last lines of its log:\n${tail}`,
+      );
     };
     const deadline = Date.now() + this.current.startTimeoutMs;
     for (;;) {

@@ -32,13 +32,19 @@ export class OpenAIOnlyProxy {
       if (!path.startsWith('/v1/') && path !== '/health') {
         refused.push(`${request.method ?? '?'} ${path}`);
         request.resume();
-        response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }));
+        response
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }));
         return;
       }
-      const upstream = httpRequest(`${origin}${request.url ?? '/'}`, { method: request.method, headers: request.headers }, (upstreamResponse) => {
-        response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
-        upstreamResponse.pipe(response);
-      });
+      const upstream = httpRequest(
+        `${origin}${request.url ?? '/'}`,
+        { method: request.method, headers: request.headers },
+        (upstreamResponse) => {
+          response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
+          upstreamResponse.pipe(response);
+        },
+      );
       upstream.on('error', () => response.destroy());
       response.on('close', () => upstream.destroy());
       request.pipe(upstream);

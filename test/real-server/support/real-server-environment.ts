@@ -59,7 +59,10 @@ export class RealServerEnvironment {
     const llama = await LlamaServer.start(options.llamaServer);
     const directory = mkdtempSync(join(tmpdir(), 'react-agent-real-server-'));
     try {
-      const [server, bundle] = await Promise.all([DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }), cachedWorkflowBundle()]);
+      const [server, bundle] = await Promise.all([
+        DevServer.start({ port: 0, uiPort: false, databaseFile: join(directory, 'temporal.sqlite') }),
+        cachedWorkflowBundle(),
+      ]);
       const connection = await Connection.connect({ address: server.address }).catch(async (error: unknown) => {
         await server.stop();
         throw error;
@@ -85,7 +88,17 @@ export class RealServerEnvironment {
         REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
         ...(options.workerEnvironment ?? {}),
       };
-      return new RealServerEnvironment(directory, server, llama, client, connection, taskQueue, new LocalDirectoryTranscriptStore(transcripts), toolLog, workerEnvironment);
+      return new RealServerEnvironment(
+        directory,
+        server,
+        llama,
+        client,
+        connection,
+        taskQueue,
+        new LocalDirectoryTranscriptStore(transcripts),
+        toolLog,
+        workerEnvironment,
+      );
     } catch (error) {
       await llama.close();
       rmSync(directory, { recursive: true, force: true });
@@ -104,8 +117,16 @@ export class RealServerEnvironment {
     return worker;
   }
 
-  async startRun(input: ResearchRunInput, workflowId = `real-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<WorkflowHandle<typeof researchAgent>> {
-    return this.client.workflow.start<typeof researchAgent>('researchAgent', { taskQueue: this.taskQueue, workflowId, args: [input], staticSummary: input.question.slice(0, 100) });
+  async startRun(
+    input: ResearchRunInput,
+    workflowId = `real-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`,
+  ): Promise<WorkflowHandle<typeof researchAgent>> {
+    return this.client.workflow.start<typeof researchAgent>('researchAgent', {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [input],
+      staticSummary: input.question.slice(0, 100),
+    });
   }
 
   /** Starts a run, waits for its result and loads its transcript. */

@@ -22,10 +22,14 @@ import type { ToolDefinition } from '../../../activities/tools/tool-definition';
 const MODULE_PATH = __filename;
 
 /** Worker environment that loads this module's `lookup` with the given size and delay. */
-export function realServerToolsEnvironment(options: { lookupCharacters?: number | number[]; lookupDelayMs?: number } = {}): Record<string, string> {
+export function realServerToolsEnvironment(
+  options: { lookupCharacters?: number | number[]; lookupDelayMs?: number } = {},
+): Record<string, string> {
   return {
     REACT_AGENT_TOOL_MODULES: MODULE_PATH,
-    ...(options.lookupCharacters !== undefined ? { REACT_AGENT_TEST_LOOKUP_CHARACTERS: [options.lookupCharacters].flat().join(',') } : {}),
+    ...(options.lookupCharacters !== undefined
+      ? { REACT_AGENT_TEST_LOOKUP_CHARACTERS: [options.lookupCharacters].flat().join(',') }
+      : {}),
     ...(options.lookupDelayMs !== undefined ? { REACT_AGENT_TEST_LOOKUP_DELAY_MS: String(options.lookupDelayMs) } : {}),
   };
 }
@@ -58,7 +62,12 @@ function log(event: Record<string, unknown>): void {
 export const lookup: ToolDefinition = {
   name: 'lookup',
   description: 'Look up a fact. Returns a short text about the query.',
-  parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { query: { type: 'string' } },
+    required: ['query'],
+    additionalProperties: false,
+  },
   activity: { startToCloseSeconds: 120, heartbeatSeconds: 2, maxAttempts: 3 },
   async run(args, context) {
     const entry = { tool: 'lookup', callId: context.callId, workflowId: context.workflowId };

@@ -50,5 +50,7 @@ export async function activityOutcomes(handle: WorkflowHandle): Promise<Activity
 
 /** The results of a run's completed model calls, in order: each parsed turn, finish reason and usage. */
 export async function modelCallOutputs(handle: WorkflowHandle): Promise<CallModelOutput[]> {
-  return (await activityOutcomes(handle)).filter((outcome) => outcome.activity === 'callModel' && outcome.result !== undefined).map((outcome) => outcome.result as CallModelOutput);
+  return (await activityOutcomes(handle))
+    .filter((outcome) => outcome.activity === 'callModel' && outcome.result !== undefined)
+    .map((outcome) => outcome.result as CallModelOutput);
 }

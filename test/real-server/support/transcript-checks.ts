@@ -19,7 +19,8 @@ export function transcriptProblems(messages: ChatMessage[], protocol: ProtocolNa
     const answers = messages.slice(index + 1, index + 1 + message.toolCalls.length);
     message.toolCalls.forEach((call, position) => {
       const answer = answers[position];
-      if (answer?.role !== 'tool' || answer.toolCallId !== call.id) problems.push(`message ${index}: tool call ${call.id} is not answered by message ${index + 1 + position}`);
+      if (answer?.role !== 'tool' || answer.toolCallId !== call.id)
+        problems.push(`message ${index}: tool call ${call.id} is not answered by message ${index + 1 + position}`);
     });
   }
   return problems;

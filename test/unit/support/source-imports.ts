@@ -17,7 +17,8 @@ export function importsOf(file: string): ImportStatement[] {
   for (const match of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+['"]([^'"]+)['"]/gm)) {
     found.push({ specifier: match[3] as string, typeOnly: Boolean(match[2]) });
   }
-  for (const match of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ specifier: match[1] as string, typeOnly: false });
+  for (const match of source.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm))
+    found.push({ specifier: match[1] as string, typeOnly: false });
   for (const match of source.matchAll(/require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
     found.push({ specifier: (match[1] ?? match[2]) as string, typeOnly: false });
   }

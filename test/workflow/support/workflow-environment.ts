@@ -12,7 +12,12 @@ import type { ChatMessage } from '../../../src/core/messages';
 import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../../../src/core/search-attributes';
-import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_TIMEOUT_SECONDS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P } from '../../../src/config/model-config';
+import {
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  DEFAULT_MODEL_TIMEOUT_SECONDS,
+  DEFAULT_TEMPERATURE,
+  DEFAULT_TOP_P,
+} from '../../../src/config/model-config';
 import { resolveTemporalCli } from '../../../src/processes/temporal-cli';
 import { loadConversation } from '../../../src/storage/conversation';
 import type { researchAgent } from '../../../workflows/research-agent';
@@ -49,7 +54,11 @@ export type ModelAnswer = ScriptedReply | Error;
 export type Replies = ScriptedReply[] | ((turn: number, request: ModelRequest) => ModelAnswer);
 
 /** A batch's model behaviour: the answer to a call of the run of question `index`, rollout `rollout`. */
-export type BatchBehaviour = (pair: { index: number; rollout: number }, turn: number, request: ModelRequest) => ModelAnswer;
+export type BatchBehaviour = (
+  pair: { index: number; rollout: number },
+  turn: number,
+  request: ModelRequest,
+) => ModelAnswer;
 
 /** Options of {@link WorkflowEnvironment.start}. */
 export interface WorkflowEnvironmentOptions {
@@ -76,7 +85,10 @@ function requestOf(chat: ChatRequest): ModelRequest {
  * (statuses, stalls, dialects) belongs to the integration tier and is refused here.
  */
 async function chatReplyOf(reply: ScriptedReply, request: ModelRequest): Promise<FakeChatReply> {
-  if (reply.status !== undefined || reply.stallAfterChunks !== undefined) throw new Error('HTTP statuses and stalls are the integration tier’s (test/integration); the workflow tier has no HTTP');
+  if (reply.status !== undefined || reply.stallAfterChunks !== undefined)
+    throw new Error(
+      'HTTP statuses and stalls are the integration tier’s (test/integration); the workflow tier has no HTTP',
+    );
   if (reply.delayBeforeFirstChunkMs) await delay(reply.delayBeforeFirstChunkMs);
   const content = applyStopSequences(reply.content ?? '', request.stop);
   const reasoning = reply.reasoning ?? '';
@@ -139,7 +151,10 @@ export class WorkflowEnvironment {
     const toolLog = join(directory, 'tools.log');
     // The test tools log where this variable says, read at each call (they run in this process).
     process.env.REACT_AGENT_TEST_TOOL_LOG = toolLog;
-    const searchAttributes = Object.entries(PROJECT_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+    const searchAttributes = Object.entries(PROJECT_SEARCH_ATTRIBUTES).flatMap(([name, type]) => [
+      '--search-attribute',
+      `${name}=${type}`,
+    ]);
     const [testEnvironment, bundle] = await Promise.all([
       TestWorkflowEnvironment.createLocal({
         server: { executable: { type: 'existing-path', path: resolveTemporalCli().path }, extraArgs: searchAttributes },
@@ -167,14 +182,34 @@ export class WorkflowEnvironment {
           chatModel: model,
           store,
           tools: new ToolRegistry(testTools),
-          modelDefaults: { model: 'scripted-model', temperature: DEFAULT_TEMPERATURE, topP: DEFAULT_TOP_P, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS, firstTokenSeconds: 5, stallSeconds: 5 },
-          modelActivity: { startToCloseSeconds: DEFAULT_MODEL_TIMEOUT_SECONDS, heartbeatSeconds: 5, maxAttempts: options.modelMaxAttempts ?? 4 },
+          modelDefaults: {
+            model: 'scripted-model',
+            temperature: DEFAULT_TEMPERATURE,
+            topP: DEFAULT_TOP_P,
+            maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            firstTokenSeconds: 5,
+            stallSeconds: 5,
+          },
+          modelActivity: {
+            startToCloseSeconds: DEFAULT_MODEL_TIMEOUT_SECONDS,
+            heartbeatSeconds: 5,
+            maxAttempts: options.modelMaxAttempts ?? 4,
+          },
         }),
         // The bundle carries the OpenTelemetry workflow interceptors; their sink goes nowhere here (as in worker/tracing.ts without tracing).
         sinks: { exporter: { export: { fn: () => undefined, callDuringReplay: false } } } as never,
         shutdownGraceTime: '1 second',
       });
-      environment = new WorkflowEnvironment(testEnvironment, worker, worker.run(), store, model, taskQueue, directory, toolLog);
+      environment = new WorkflowEnvironment(
+        testEnvironment,
+        worker,
+        worker.run(),
+        store,
+        model,
+        taskQueue,
+        directory,
+        toolLog,
+      );
       return environment;
     } catch (error) {
       await testEnvironment.teardown();
@@ -189,7 +224,9 @@ export class WorkflowEnvironment {
     if (own) return own;
     const pair = /^(.+)\/q(\d+)-r(\d+)$/.exec(workflowId);
     const behaviour = pair ? this.batches.get(pair[1] as string) : undefined;
-    return behaviour && pair ? (turn, request) => behaviour({ index: Number(pair[2]), rollout: Number(pair[3]) }, turn, request) : undefined;
+    return behaviour && pair
+      ? (turn, request) => behaviour({ index: Number(pair[2]), rollout: Number(pair[3]) }, turn, request)
+      : undefined;
   }
 
   /** Answers the model calls of the runs of batch `batchId` with `behaviour`. */
@@ -202,9 +239,16 @@ export class WorkflowEnvironment {
   }
 
   /** Starts a run of `researchAgent` answered by `replies`. */
-  async start(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}): Promise<{ workflowId: string; handle: WorkflowHandle<typeof researchAgent> }> {
+  async start(
+    label: string,
+    replies: Replies,
+    input: Partial<ResearchRunInput> = {},
+  ): Promise<{ workflowId: string; handle: WorkflowHandle<typeof researchAgent> }> {
     const workflowId = `${label}-${process.pid}-${++sequence}-${Date.now().toString(36)}`;
-    this.scenarios.set(workflowId, Array.isArray(replies) ? (turn) => replies[Math.min(turn, replies.length) - 1] as ScriptedReply : replies);
+    this.scenarios.set(
+      workflowId,
+      Array.isArray(replies) ? (turn) => replies[Math.min(turn, replies.length) - 1] as ScriptedReply : replies,
+    );
     const question = input.question ?? `Question of ${label}?`;
     const handle = await this.client.workflow.start<typeof researchAgent>('researchAgent', {
       taskQueue: this.taskQueue,
@@ -219,7 +263,13 @@ export class WorkflowEnvironment {
   async run(label: string, replies: Replies, input: Partial<ResearchRunInput> = {}) {
     const { workflowId, handle } = await this.start(label, replies, input);
     const result = (await handle.result()) as ResearchRunResult;
-    return { workflowId, handle, result, messages: await this.transcript(result), requests: this.requestsOf(workflowId) };
+    return {
+      workflowId,
+      handle,
+      result,
+      messages: await this.transcript(result),
+      requests: this.requestsOf(workflowId),
+    };
   }
 
   async transcript(result: ResearchRunResult): Promise<ChatMessage[]> {

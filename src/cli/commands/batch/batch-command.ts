@@ -61,7 +61,13 @@ const batchCommandOptionSpecs = {
 
 export async function batchCommand(argumentsList: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argumentsList, batchCommandOptionSpecs, batchHelp);
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `Give one input file, got ${positionals.length}.` : 'Give the questions file (.jsonl, .json or .csv).', batchHelp);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length
+        ? `Give one input file, got ${positionals.length}.`
+        : 'Give the questions file (.jsonl, .json or .csv).',
+      batchHelp,
+    );
   if (!values.output) throw new UsageError('--output DIR is required: where the iter files go.', batchHelp);
   const settings = batchSettingsFrom(values, batchHelp);
   const resume = values.resume === true;
@@ -85,8 +91,12 @@ export async function batchCommand(argumentsList: string[]): Promise<number> {
     await startBatch(context, id, batchInput);
     console.log(id);
     const link = webUiLink(context.temporal, id);
-    console.error(`Batch ${id} started: ${batchSummaryText(batchInput.questions, batchInput.rollouts, batchInput.output)}${link ? `\nWeb UI: ${link}` : ''}`);
-    if (!(await hasLiveWorker(context.client, context.temporal.namespace, context.worker.taskQueue).catch(() => true))) {
+    console.error(
+      `Batch ${id} started: ${batchSummaryText(batchInput.questions, batchInput.rollouts, batchInput.output)}${link ? `\nWeb UI: ${link}` : ''}`,
+    );
+    if (
+      !(await hasLiveWorker(context.client, context.temporal.namespace, context.worker.taskQueue).catch(() => true))
+    ) {
       console.error(`No worker is polling task queue "${context.worker.taskQueue}"; start one with 'npm run worker'.`);
     }
     if (!values.wait) return 0;
@@ -103,6 +113,11 @@ export async function startBatch(context: CliContext, id: string, input: Researc
     workflowId: id,
     args: [input],
     staticSummary: batchSummaryText(input.questions, input.rollouts, input.output),
-    memo: { questions: input.questions, rollouts: input.rollouts, output: input.output, ...(input.name ? { name: input.name } : {}) },
+    memo: {
+      questions: input.questions,
+      rollouts: input.rollouts,
+      output: input.output,
+      ...(input.name ? { name: input.name } : {}),
+    },
   });
 }

@@ -17,14 +17,19 @@ import { UsageError } from '../../usage-error';
 export async function followToEnd(context: CliContext, id: string): Promise<number> {
   let summary: BatchSummary;
   try {
-    summary = await followBatch(context.client, id, { tty: process.stderr.isTTY === true, write: (text) => process.stderr.write(text) });
+    summary = await followBatch(context.client, id, {
+      tty: process.stderr.isTTY === true,
+      write: (text) => process.stderr.write(text),
+    });
   } catch (error) {
     console.error(`react-agent: ${(error as Error).message}`);
     return 1;
   }
   console.log(describeBatchSummary(summary));
   // eval-command (the tokenizer, the report renderer) is loaded only when there is an evaluation to print.
-  const evaluated = summary.evaluation ? await (require('../eval-command') as typeof import('../eval-command')).printBatchEvaluation(summary.evaluation) : true;
+  const evaluated = summary.evaluation
+    ? await (require('../eval-command') as typeof import('../eval-command')).printBatchEvaluation(summary.evaluation)
+    : true;
   return summary.cancelled || !evaluated ? 1 : 0;
 }
 
@@ -65,7 +70,10 @@ async function batchStatusCommand(id: string): Promise<number> {
     try {
       const answered = await handle.query(batchProgressQuery);
       const etaMs = description.status.name === 'RUNNING' ? remainingMsAt(answered, Date.now()) : 0;
-      progress = { ...answered, ...(etaMs !== undefined ? { etaMs, eta: new Date(Date.now() + etaMs).toISOString() } : {}) };
+      progress = {
+        ...answered,
+        ...(etaMs !== undefined ? { etaMs, eta: new Date(Date.now() + etaMs).toISOString() } : {}),
+      };
     } catch (error) {
       progress = `unavailable (${(error as Error).message})`;
     }
@@ -90,7 +98,9 @@ async function cancelBatchCommand(id: string): Promise<number> {
   const context = await openCliContext();
   try {
     await context.client.workflow.getHandle(id).cancel();
-    console.log(`Cancellation requested for batch ${id}: no new runs start; the running ones end "cancelled" with their lines written, then the batch writes its summary.`);
+    console.log(
+      `Cancellation requested for batch ${id}: no new runs start; the running ones end "cancelled" with their lines written, then the batch writes its summary.`,
+    );
     return 0;
   } finally {
     await context.close();
@@ -100,9 +110,17 @@ async function cancelBatchCommand(id: string): Promise<number> {
 export const listBatchesHelp = `  --batches   list recent batches instead: id, status, questions × rollouts, output, start time`;
 
 async function listBatchesCommand(argumentsList: string[]): Promise<number> {
-  const { values } = parseCommandLine(argumentsList, { batches: { type: 'boolean' }, limit: { type: 'string', default: '20' }, query: { type: 'string' } }, listBatchesHelp);
+  const { values } = parseCommandLine(
+    argumentsList,
+    { batches: { type: 'boolean' }, limit: { type: 'string', default: '20' }, query: { type: 'string' } },
+    listBatchesHelp,
+  );
   const limit = Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive whole number, got ${JSON.stringify(values.limit)}.`, listBatchesHelp);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UsageError(
+      `--limit must be a positive whole number, got ${JSON.stringify(values.limit)}.`,
+      listBatchesHelp,
+    );
   const query = `WorkflowType = '${WorkflowTypes.researchBatch}'${values.query ? ` AND (${values.query})` : ''}`;
   const context = await openCliContext();
   try {
@@ -110,7 +128,15 @@ async function listBatchesCommand(argumentsList: string[]): Promise<number> {
     console.log(['BATCH ID', 'STATUS', 'PAIRS', 'OUTPUT', 'STARTED'].join('\t'));
     for await (const batch of context.client.workflow.list({ query })) {
       const memo = (batch.memo ?? {}) as { questions?: number; rollouts?: number; output?: string };
-      console.log([batch.workflowId, batch.status.name, memo.questions ? `${memo.questions}×${memo.rollouts ?? 1}` : '-', memo.output ?? '-', batch.startTime.toISOString()].join('\t'));
+      console.log(
+        [
+          batch.workflowId,
+          batch.status.name,
+          memo.questions ? `${memo.questions}×${memo.rollouts ?? 1}` : '-',
+          memo.output ?? '-',
+          batch.startTime.toISOString(),
+        ].join('\t'),
+      );
       if (++count >= limit) break;
     }
     return 0;
@@ -124,9 +150,18 @@ type Command = { help: string; run: (argumentsList: string[]) => Promise<number>
 
 /** What `follow`, `status` and `cancel` do given a batch id: the line their help gains, and the action. */
 export const batchSides = {
-  follow: { note: 'a progress bar (a plain line every few seconds when not a terminal) until the batch ends, then its summary.', run: followBatchCommand },
-  status: { note: 'counts by state and termination per rollout, runs per minute and the ETA (query `progress`).', run: batchStatusCommand },
-  cancel: { note: 'no new runs start; running runs end "cancelled" with their lines; the batch ends with its summary.', run: cancelBatchCommand },
+  follow: {
+    note: 'a progress bar (a plain line every few seconds when not a terminal) until the batch ends, then its summary.',
+    run: followBatchCommand,
+  },
+  status: {
+    note: 'counts by state and termination per rollout, runs per minute and the ETA (query `progress`).',
+    run: batchStatusCommand,
+  },
+  cancel: {
+    note: 'no new runs start; running runs end "cancelled" with their lines; the batch ends with its summary.',
+    run: cancelBatchCommand,
+  },
 } satisfies Record<string, { note: string; run: (batchId: string) => Promise<number> }>;
 
 /**
@@ -136,7 +171,8 @@ export const batchSides = {
 export function takingBatchIds(runCommand: Command, side: (typeof batchSides)[keyof typeof batchSides]): Command {
   return {
     help: `${runCommand.help}\n\nGiven a batch id: ${side.note}`,
-    run: async (argumentsList) => ((await isBatch(argumentsList[0])) ? side.run(argumentsList[0] as string) : runCommand.run(argumentsList)),
+    run: async (argumentsList) =>
+      (await isBatch(argumentsList[0])) ? side.run(argumentsList[0] as string) : runCommand.run(argumentsList),
   };
 }
 
@@ -144,6 +180,7 @@ export function takingBatchIds(runCommand: Command, side: (typeof batchSides)[ke
 export function listingBatches(listRuns: Command): Command {
   return {
     help: `${listRuns.help}\n${listBatchesHelp}`,
-    run: (argumentsList) => (argumentsList.includes('--batches') ? listBatchesCommand(argumentsList) : listRuns.run(argumentsList)),
+    run: (argumentsList) =>
+      argumentsList.includes('--batches') ? listBatchesCommand(argumentsList) : listRuns.run(argumentsList),
   };
 }

@@ -1,6 +1,14 @@
 import { ScheduleAlreadyRunning } from '@temporalio/client';
 import { WorkflowTypes } from '../../../core/workflow-types';
-import { batchSettingsFrom, batchSummaryText, checkedBatchFiles, reportRejected, researchBatchInputOf, storeInput, type CheckedBatchFiles } from '../../batch-preparation';
+import {
+  batchSettingsFrom,
+  batchSummaryText,
+  checkedBatchFiles,
+  reportRejected,
+  researchBatchInputOf,
+  storeInput,
+  type CheckedBatchFiles,
+} from '../../batch-preparation';
 import { UsageError } from '../../usage-error';
 import { scheduleHelp } from './schedule-help';
 import { scheduleLink } from './schedule-link';
@@ -11,7 +19,8 @@ import type { ScheduleSubcommand } from './schedule-subcommand';
 /** `schedule create <id>`: a schedule that starts a batch of the questions (stored now, by hash) at each action. */
 export const createSchedule: ScheduleSubcommand = (id, values) => async (context) => {
   if (!values.input) throw new UsageError('schedule create needs --input FILE: the questions.', scheduleHelp);
-  if (!values.output) throw new UsageError('schedule create needs --output DIR: where the dated folders go.', scheduleHelp);
+  if (!values.output)
+    throw new UsageError('schedule create needs --output DIR: where the dated folders go.', scheduleHelp);
   const { timing, timezone, jitter } = specFrom(values);
   if (!timing) throw new UsageError('schedule create needs --cron EXPR or --every DURATION.', scheduleHelp);
   const settings = batchSettingsFrom(values, scheduleHelp);
@@ -24,7 +33,9 @@ export const createSchedule: ScheduleSubcommand = (id, values) => async (context
     return reportRejected(error);
   }
   for (const note of files.notes) console.error(note);
-  const input = researchBatchInputOf(files, await storeInput(context.store, files.file), settings, { schedule: { id } });
+  const input = researchBatchInputOf(files, await storeInput(context.store, files.file), settings, {
+    schedule: { id },
+  });
   const memo: ScheduleMemo = {
     questions: input.questions,
     rollouts: input.rollouts,
@@ -48,12 +59,18 @@ export const createSchedule: ScheduleSubcommand = (id, values) => async (context
         staticSummary: batchSummaryText(input.questions, input.rollouts, `${files.output}/${id}/<scheduled time>`),
         memo: memo as unknown as Record<string, unknown>,
       },
-      policies: { overlap, ...(catchupWindow !== undefined ? { catchupWindow } : {}), pauseOnFailure: values['pause-on-failure'] === true },
+      policies: {
+        overlap,
+        ...(catchupWindow !== undefined ? { catchupWindow } : {}),
+        pauseOnFailure: values['pause-on-failure'] === true,
+      },
       state: { paused: values.paused === true, ...(values.note ? { note: values.note } : {}) },
     });
   } catch (error) {
     if (error instanceof ScheduleAlreadyRunning) {
-      console.error(`react-agent schedule: a schedule "${id}" already exists; change it with 'react-agent schedule update ${id} ...' or remove it with 'schedule delete ${id}'.`);
+      console.error(
+        `react-agent schedule: a schedule "${id}" already exists; change it with 'react-agent schedule update ${id} ...' or remove it with 'schedule delete ${id}'.`,
+      );
       return 1;
     }
     throw error;

@@ -36,7 +36,11 @@ export async function scheduleCommand(argumentsList: string[]): Promise<number> 
   const name = positionals[0];
   if (!name) throw new UsageError('Give a subcommand.', scheduleHelp);
   const subcommand = Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
-  if (!subcommand) throw new UsageError(`Unknown schedule subcommand "${name}"; use one of ${Object.keys(subcommands).join(', ')}.`, scheduleHelp);
+  if (!subcommand)
+    throw new UsageError(
+      `Unknown schedule subcommand "${name}"; use one of ${Object.keys(subcommands).join(', ')}.`,
+      scheduleHelp,
+    );
   const id = name === 'list' ? '' : scheduleIdFrom(positionals, name);
   const run = subcommand(id, values);
   const context = await openCliContext();
@@ -44,7 +48,9 @@ export async function scheduleCommand(argumentsList: string[]): Promise<number> 
     return await run(context);
   } catch (error) {
     if (error instanceof ScheduleNotFoundError) {
-      console.error(`react-agent schedule: no schedule "${id}" in namespace ${context.temporal.namespace}; 'react-agent schedule list' shows the schedules there.`);
+      console.error(
+        `react-agent schedule: no schedule "${id}" in namespace ${context.temporal.namespace}; 'react-agent schedule list' shows the schedules there.`,
+      );
       return 1;
     }
     throw error;

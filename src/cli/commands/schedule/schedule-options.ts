@@ -30,11 +30,15 @@ export type ScheduleValues = ReturnType<typeof parseCommandLine<typeof scheduleO
 export type ScheduleTiming = Pick<ScheduleSpec, 'cronExpressions' | 'intervals'>;
 
 /** A duration option in milliseconds; undefined when absent; a usage error unless above 0. */
-export function durationOption(values: ScheduleValues, name: 'catchup-window' | 'jitter' | 'every'): number | undefined {
+export function durationOption(
+  values: ScheduleValues,
+  name: 'catchup-window' | 'jitter' | 'every',
+): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const milliseconds = parseDuration(raw);
-  if (milliseconds === undefined || milliseconds <= 0) throw new UsageError(`--${name} "${raw}" is not a duration such as 90s, 15m, 6h, 1d or 1h30m.`, scheduleHelp);
+  if (milliseconds === undefined || milliseconds <= 0)
+    throw new UsageError(`--${name} "${raw}" is not a duration such as 90s, 15m, 6h, 1d or 1h30m.`, scheduleHelp);
   return milliseconds;
 }
 
@@ -42,13 +46,18 @@ export function durationOption(values: ScheduleValues, name: 'catchup-window' | 
 export function overlapOption(values: ScheduleValues): ScheduleOverlapPolicy | undefined {
   if (values.overlap === undefined) return undefined;
   const policy = overlapPolicyOf(values.overlap);
-  if (!policy) throw new UsageError(`--overlap must be one of ${Object.keys(OVERLAP_POLICIES).join(', ')}, got "${values.overlap}".`, scheduleHelp);
+  if (!policy)
+    throw new UsageError(
+      `--overlap must be one of ${Object.keys(OVERLAP_POLICIES).join(', ')}, got "${values.overlap}".`,
+      scheduleHelp,
+    );
   return policy;
 }
 
 /** The spec options given (cron or interval, time zone, jitter), checked. */
 export function specFrom(values: ScheduleValues): { timing?: ScheduleTiming; timezone?: string; jitter?: number } {
-  if (values.cron !== undefined && values.every !== undefined) throw new UsageError('Give --cron or --every, not both.', scheduleHelp);
+  if (values.cron !== undefined && values.every !== undefined)
+    throw new UsageError('Give --cron or --every, not both.', scheduleHelp);
   let timing: ScheduleTiming | undefined;
   if (values.cron !== undefined) {
     const problem = cronProblem(values.cron);
@@ -61,16 +70,31 @@ export function specFrom(values: ScheduleValues): { timing?: ScheduleTiming; tim
     timing = { intervals: [{ every }] };
   }
   if (values.timezone !== undefined && !isKnownTimeZone(values.timezone))
-    throw new UsageError(`--timezone "${values.timezone}" is not a known IANA time zone (e.g. Europe/Paris, America/New_York, UTC).`, scheduleHelp);
+    throw new UsageError(
+      `--timezone "${values.timezone}" is not a known IANA time zone (e.g. Europe/Paris, America/New_York, UTC).`,
+      scheduleHelp,
+    );
   const jitter = durationOption(values, 'jitter');
-  return { ...(timing ? { timing } : {}), ...(values.timezone !== undefined ? { timezone: values.timezone } : {}), ...(jitter !== undefined ? { jitter } : {}) };
+  return {
+    ...(timing ? { timing } : {}),
+    ...(values.timezone !== undefined ? { timezone: values.timezone } : {}),
+    ...(jitter !== undefined ? { jitter } : {}),
+  };
 }
 
 /** The schedule id after the subcommand, checked: it names the output folder. */
 export function scheduleIdFrom(positionals: string[], subcommand: string): string {
   const id = positionals[1];
   if (!id) throw new UsageError(`schedule ${subcommand} needs a schedule id.`, scheduleHelp);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) throw new UsageError(`A schedule id is letters, digits, '.', '_' and '-' (it names the output folder), got "${id}".`, scheduleHelp);
-  if (positionals.length > 2) throw new UsageError(`Unexpected arguments after the schedule id: ${positionals.slice(2).join(' ')}.`, scheduleHelp);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id))
+    throw new UsageError(
+      `A schedule id is letters, digits, '.', '_' and '-' (it names the output folder), got "${id}".`,
+      scheduleHelp,
+    );
+  if (positionals.length > 2)
+    throw new UsageError(
+      `Unexpected arguments after the schedule id: ${positionals.slice(2).join(' ')}.`,
+      scheduleHelp,
+    );
   return id;
 }

@@ -1,6 +1,15 @@
 import type { ScheduleHandle, ScheduleOverlapPolicy, ScheduleSpec } from '@temporalio/client';
 import type { BatchRunTemplate, ResearchBatchInput } from '../../../core/batch-contract';
-import { batchNumbersFrom, batchRunTemplateFrom, batchSummaryText, checkedInputFile, checkedOutputDirectory, reportRejected, storedQuestions, type CheckedQuestions } from '../../batch-preparation';
+import {
+  batchNumbersFrom,
+  batchRunTemplateFrom,
+  batchSummaryText,
+  checkedInputFile,
+  checkedOutputDirectory,
+  reportRejected,
+  storedQuestions,
+  type CheckedQuestions,
+} from '../../batch-preparation';
 import { everyRunOptionSpecs } from '../../run-options';
 import { scheduleHelp } from './schedule-help';
 import type { ScheduleMemo } from './schedule-memo';
@@ -95,7 +104,11 @@ export function updatedSchedule(id: string, previous: PreviousSchedule, changes:
     },
     state: {
       paused: changes.paused === true ? true : previous.state.paused,
-      ...(changes.note !== undefined ? { note: changes.note } : previous.state.note !== undefined ? { note: previous.state.note } : {}),
+      ...(changes.note !== undefined
+        ? { note: changes.note }
+        : previous.state.note !== undefined
+          ? { note: previous.state.note }
+          : {}),
       ...(previous.state.remainingActions !== undefined ? { remainingActions: previous.state.remainingActions } : {}),
     },
   };
@@ -136,7 +149,11 @@ export const updateSchedule: ScheduleSubcommand = (id, values) => async (context
     ...(jitter !== undefined ? { jitter } : {}),
     ...(overlap ? { overlap } : {}),
     ...(catchupWindow !== undefined ? { catchupWindow } : {}),
-    ...(values['pause-on-failure'] ? { pauseOnFailure: true } : values['no-pause-on-failure'] ? { pauseOnFailure: false } : {}),
+    ...(values['pause-on-failure']
+      ? { pauseOnFailure: true }
+      : values['no-pause-on-failure']
+        ? { pauseOnFailure: false }
+        : {}),
     ...(values.paused === true ? { paused: true } : {}),
     ...(values.note !== undefined ? { note: values.note } : {}),
   };
