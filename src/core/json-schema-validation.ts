@@ -99,8 +99,19 @@ interface Check {
   maxDepth?: number;
 }
 
-function nativeMatch(pattern: string, text: string): boolean {
-  return new RegExp(pattern, 'u').test(text);
+/** The project's own schemas' patterns, compiled once for linear-time matching. */
+const ownPatterns = new Map<string, LinearPattern>();
+
+/** Whether `text` matches one of the project's own patterns (linear time; an own pattern RE2 cannot compile is a bug, thrown). */
+function ownPatternMatch(pattern: string, text: string): boolean {
+  let linear = ownPatterns.get(pattern);
+  if (linear === undefined) {
+    const made = compileLinearPattern(pattern);
+    if (!('pattern' in made)) throw new Error(`The schema pattern ${JSON.stringify(pattern)} ${made.problem}`);
+    linear = made.pattern;
+    ownPatterns.set(pattern, linear);
+  }
+  return linear.test(text);
 }
 
 /**
@@ -110,8 +121,9 @@ function nativeMatch(pattern: string, text: string): boolean {
  * `definitions`/`$defs`, minItems, minLength, maxLength, pattern, minimum, exclusiveMinimum,
  * maximum. Returns the problems, each naming the field by its path (`limits.maxModelCalls`, or
  * `$.a.b` for structured answers); empty when valid. Numbers must be finite. Pure, so the
- * workflow can use it. Patterns run in JavaScript's RegExp: for the project's own schemas only; a
- * client's schema goes through {@link checkAnswerValue}.
+ * workflow can use it. Patterns match in linear time (RE2, src/core/linear-patterns.ts), unbounded in
+ * work: for the project's own schemas (and answers of runs from before the `bounded-answer-checks`
+ * marker); a client's schema goes through {@link checkAnswerValue}.
  */
 export function validateAgainstSchema(
   schema: JsonSchema,
@@ -119,7 +131,7 @@ export function validateAgainstSchema(
   path = '$',
   root: JsonSchema = schema,
 ): string[] {
-  return validate(schema, value, path, { root, matches: nativeMatch }, 0);
+  return validate(schema, value, path, { root, matches: ownPatternMatch }, 0);
 }
 
 function validate(schema: JsonSchema, value: unknown, path: string, check: Check, depth: number): string[] {

@@ -19,13 +19,46 @@ function isClassicObservation(message: ChatMessage): boolean {
   return message.role === 'user' && message.content.startsWith('Observation:');
 }
 
-function field(content: string, label: string, until: string[]): string | undefined {
-  const match = new RegExp(`^\\s*${label}:[ \\t]*`, 'mi').exec(content);
-  if (!match) return undefined;
-  const rest = content.slice(match.index + match[0].length);
-  const stops = until
-    .map((next) => new RegExp(`^\\s*${next}:`, 'mi').exec(rest)?.index)
-    .filter((index): index is number => index !== undefined);
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
+const WHITESPACE = /\s/;
+
+/** Whether `label` stands at `at`, ASCII letters in either case (as a regex's `i` flag), then a colon. */
+function labelAt(text: string, at: number, label: string): boolean {
+  if (text[at + label.length] !== ':') return false;
+  for (let index = 0; index < label.length; index++) {
+    const char = text[at + index] as string;
+    if (char !== label[index] && !(char.charCodeAt(0) < 128 && char.toLowerCase() === label[index]?.toLowerCase()))
+      return false;
+  }
+  return true;
+}
+
+/**
+ * Where the first line that starts (after whitespace, blank lines included) with `label:` has its
+ * label, in one pass over the text: what `/^\s*label:/mi` finds, without a pattern built at run time
+ * or backtracking over whitespace on a model's text.
+ */
+function labelledLine(text: string, label: string): number | undefined {
+  let atLineStart = true;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index] as string;
+    if (LINE_TERMINATOR.test(char)) atLineStart = true;
+    else if (atLineStart && !WHITESPACE.test(char)) {
+      if (labelAt(text, index, label)) return index;
+      atLineStart = false;
+    }
+  }
+  return undefined;
+}
+
+/** The text after the first line labelled `label:`, up to the first line labelled with one of `until`, trimmed; undefined without such a line. */
+export function classicField(content: string, label: string, until: string[]): string | undefined {
+  const at = labelledLine(content, label);
+  if (at === undefined) return undefined;
+  let start = at + label.length + 1;
+  while (content[start] === ' ' || content[start] === '\t') start++;
+  const rest = content.slice(start);
+  const stops = until.map((next) => labelledLine(rest, next)).filter((index): index is number => index !== undefined);
   return rest.slice(0, stops.length ? Math.min(...stops) : rest.length).trim();
 }
 
@@ -57,13 +90,16 @@ export const classicReactProtocol: Protocol = {
 
   parse(reply: ModelReply, modelCall: number): ParsedTurn {
     const content = reply.content;
-    const thought = (field(content, 'Thought', ['Action', 'Action Input', 'Final Answer']) ?? '').slice(0, 1_000);
-    const finalAnswer = field(content, 'Final Answer', []);
-    const action = field(content, 'Action', ['Action Input', 'Thought', 'Final Answer']);
+    const thought = (classicField(content, 'Thought', ['Action', 'Action Input', 'Final Answer']) ?? '').slice(
+      0,
+      1_000,
+    );
+    const finalAnswer = classicField(content, 'Final Answer', []);
+    const action = classicField(content, 'Action', ['Action Input', 'Thought', 'Final Answer']);
     if (action) {
       const id = `call-${modelCall}-1`;
       const name = action.split('\n')[0]?.trim().replace(/^`|`$/g, '') ?? '';
-      const rawInput = field(content, 'Action Input', ['Thought', 'Action', 'Final Answer']);
+      const rawInput = classicField(content, 'Action Input', ['Thought', 'Action', 'Final Answer']);
       if (rawInput === undefined)
         return {
           thought,
