@@ -19,7 +19,7 @@ import {
   scrapedMetricNames,
 } from './support/promql-metric-names';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
-import { testWhen } from './support/test-when';
+import { testNeeding } from './support/test-needing';
 import type { WorkerProcess } from './support/worker-process';
 
 /**
@@ -31,8 +31,8 @@ import type { WorkerProcess } from './support/worker-process';
  *
  * The same is checked in what a real Prometheus (Debian's package; .ci/run installs it) stored
  * from scraping both workers every second, with the alert rules of ops/prometheus/alerts.yml
- * loaded and evaluated. Without /usr/bin/prometheus those tests are skipped with the reason
- * in their names, rather than vanish or pass; the /metrics checks run anyway.
+ * loaded and evaluated. Without /usr/bin/prometheus those tests fail saying what to install,
+ * rather than vanish or pass; the /metrics checks run anyway.
  */
 const scenarios = new Scenarios();
 const prometheusUnavailable = prometheusMissing();
@@ -58,9 +58,9 @@ afterAll(async () => {
   await environment?.close();
 });
 
-/** A test that needs Prometheus; without it, skipped with the reason. */
+/** A test that needs Prometheus; without it, a test that fails with the reason. */
 function withPrometheus(name: string, body: (server: PrometheusServer) => Promise<void>, timeoutMs = 60_000): void {
-  testWhen(prometheusUnavailable)(name, () => body(prometheus as PrometheusServer), timeoutMs);
+  testNeeding(prometheusUnavailable)(name, () => body(prometheus as PrometheusServer), timeoutMs);
 }
 
 async function metricsText(index: number): Promise<string> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { AgentMetrics } from '../../src/core/agent-metrics';
 import { promtool, promtoolMissing } from './support/prometheus-server';
-import { testWhen } from './support/test-when';
+import { testNeeding } from './support/test-needing';
 import {
   agentMetricNames,
   ALERT_TESTS_FILE,
@@ -22,8 +22,8 @@ import {
  * /metrics in metrics-prometheus.test.ts. Without promtool (Debian's prometheus package; .ci/run
  * installs it) its tests are skipped, saying why.
  */
-/** A test that runs promtool; without it, skipped with the reason (the dashboard tests run anyway). */
-const withPromtool = testWhen(promtoolMissing());
+/** A test that runs promtool; without it, a test that fails with the reason (the dashboard tests run anyway). */
+const withPromtool = testNeeding(promtoolMissing());
 
 describe('ops/prometheus/alerts.yml', () => {
   withPromtool('promtool check rules accepts it', () => {

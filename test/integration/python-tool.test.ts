@@ -13,7 +13,7 @@ import { findExecutable, systemToolDirectoriesFrom } from '../../activities/tool
 import { IsolationUnavailableError } from '../../activities/tools/python/isolation-unavailable-error';
 import { createPythonTool, type PythonTool, type PythonToolOptions } from '../../activities/tools/python/python-tool';
 import { describeIsolation } from '../../activities/tools/python/sandbox';
-import { testWhen } from './support/test-when';
+import { testNeeding } from './support/test-needing';
 
 /*
  * Runs real sandboxed processes for every isolation level this machine offers (bubblewrap when
@@ -191,8 +191,8 @@ test('a missing interpreter fails at creation and names it', () => {
 for (const level of availableLevels()) {
   const toolOrReason = toolFor(level);
   if (typeof toolOrReason === 'string') {
-    // A level this machine lacks is reported, not silently dropped nor passed: skipped, with why creating it failed.
-    testWhen(toolOrReason)(`python tool, ${level.name}`, () => undefined);
+    // A level this machine lacks is reported, not silently dropped nor passed: a test that fails with why creating it failed.
+    testNeeding(toolOrReason)(`python tool, ${level.name}`, () => undefined);
     continue;
   }
   describe(`python tool, ${level.name}`, () => {

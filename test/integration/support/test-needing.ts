@@ -3,15 +3,23 @@ import { test } from '@jest/globals';
 type TestBody = Parameters<typeof test>[1];
 
 /**
- * `test` when a prerequisite of the machine is here, else `test.skip` with why in the test's name:
- * a test that cannot run here is counted by jest as skipped, with its reason, never as passed.
+ * `test` for a test that needs something of the machine (Prometheus, promtool, a sandbox level):
+ * where it is missing, the test still runs and fails with why and how to install it, so a test
+ * that cannot run here is never counted as passed nor left out. `.ci/run` installs what they need.
  *
  * @param missing Why the prerequisite is missing (e.g. `prometheusMissing()`); undefined when it is here.
- * @example const withPromtool = testWhen(promtoolMissing()); withPromtool('promtool check rules accepts it', () => { … });
+ * @example const withPromtool = testNeeding(promtoolMissing()); withPromtool('promtool check rules accepts it', () => { … });
  */
-export function testWhen(missing: string | undefined): (name: string, body: TestBody, timeoutMs?: number) => void {
+export function testNeeding(missing: string | undefined): (name: string, body: TestBody, timeoutMs?: number) => void {
   return (name, body, timeoutMs) => {
     if (missing === undefined) test(name, body, timeoutMs);
-    else test.skip(`${name} (not run here: ${missing})`, body, timeoutMs);
+    else
+      test(
+        name,
+        () => {
+          throw new Error(`Cannot run here: ${missing}`);
+        },
+        timeoutMs,
+      );
   };
 }
