@@ -3,22 +3,15 @@ import {
   condition,
   isCancellation,
   patched,
-  setCurrentDetails,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CallModelOutput } from '../src/core/activity-contracts';
 import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
 import type { ResearchPhase } from '../src/core/research-phase';
+import { runProgress } from '../src/core/run-progress';
 import { deliverInjectedMessages } from '../src/core/pending';
-import {
-  contextBudget,
-  elapsedMs,
-  msUntilDeadline,
-  nextContextTokens,
-  remainingBudgets,
-} from '../src/core/run-budgets';
+import { msUntilDeadline } from '../src/core/run-budgets';
 import { didNotFitPrediction } from '../src/core/context-window';
 import {
   concludeRun,
@@ -44,21 +37,12 @@ import {
   type ApprovalDecision,
   type LimitChanges,
 } from '../src/core/run-steering';
-import {
-  changeLimits,
-  countModelCall,
-  finishRequested,
-  initialRunState,
-  resumedRunState,
-} from '../src/core/run-transitions';
+import { changeLimits, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
 import { preview } from '../src/core/text';
-import type { ToolSchedule } from '../src/core/tool-spec';
-import { openCallsPreview, unansweredTurn, type Turn } from '../src/core/turns';
+import { unansweredTurn, type Turn } from '../src/core/turns';
 import type { ReplyContext } from '../src/core/reply-steps';
-import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { LoopPatches } from './patches';
-import { runActivities } from './activity-proxies';
 import {
   approveToolCallUpdate,
   finishNowUpdate,
@@ -134,29 +118,8 @@ export class ResearchRun {
   }
 
   progress(): RunProgress {
-    const now = Date.now();
-    return {
-      phase: this.phase,
-      modelCalls: this.state.modelCalls,
-      contextTokens: nextContextTokens(this.state),
-      totalTokens: this.state.usage.totalTokens,
-      ...(this.state.usage.costUsd !== undefined ? { costUsd: this.state.usage.costUsd } : {}),
-      elapsedMs: elapsedMs(this.state, now),
-      limits: this.state.limits,
-      contextBudget: contextBudget(this.state),
-      ...(this.state.details.contextWindow ? { contextWindow: this.state.details.contextWindow } : {}),
-      remaining: remainingBudgets(this.state, now),
-      lastThought: this.state.lastThought,
-      openToolCalls: openCallsPreview(this.turn),
-      awaitingApproval: [...this.awaitingApproval.entries()].map(([callId, call]) => ({
-        callId,
-        tool: call.tool,
-        arguments: call.arguments,
-      })),
-      toolCalls: this.state.toolCallsAnswered,
-      continuedAsNew: this.state.details.continuedAsNew,
-      termination: this.termination,
-    };
+    const { phase, turn, awaitingApproval, termination } = this;
+    return runProgress(this.state, { phase, turn, awaitingApproval, termination }, Date.now());
   }
 
   injectMessage({ text }: { text: string }): { modelCall: number } {
@@ -327,56 +290,7 @@ export class ResearchRun {
     return this.state.setup;
   }
 
-  /** How the run schedules calls of the tool `name`; undefined when the run was not given it. */
-  toolSchedule(name: string): ToolSchedule | undefined {
-    return this.setup.tools.find((tool) => tool.name === name);
-  }
-
-  /** Whether the run's tool specs are stored by reference (`tool-specs-by-reference`; decided when the transcript opened). */
-  get toolSpecsByReference(): boolean {
-    return this.setup.toolSpecs !== undefined;
-  }
-
-  toolNames(): string[] {
-    return this.setup.tools.map((tool) => tool.name);
-  }
-
   modelOptions(): ModelOptions & { model: string } {
     return { ...(this.input.model ?? {}), model: this.input.model?.model ?? this.setup.model };
-  }
-
-  /**
-   * The reference of the run's stored tool specs, for a protocol that sends their schemas with each
-   * model call (native tool calling); the others wrote them into the system prompt at the start, so
-   * their calls carry no reference (history grows by none per call).
-   */
-  private toolSpecsForModel(): { toolSpecs?: string } {
-    return this.setup.toolSpecs && this.protocol.nativeTools ? { toolSpecs: this.setup.toolSpecs } : {};
-  }
-
-  /** One model call (the final answer call when `finalAnswer`) with what is pending appended. */
-  callModel(finalAnswer: boolean): Promise<CallModelOutput> {
-    this.state = countModelCall(this.state);
-    const { modelCalls, limits, conversation, pending } = this.state;
-    this.enter(finalAnswer ? 'final_answer' : 'calling_model');
-    setCurrentDetails(
-      `Model call ${modelCalls} of ${limits.maxModelCalls}; about ${nextContextTokens(this.state)} context tokens.`,
-    );
-    const model = modelActivityOptions(this.setup.modelActivity);
-    const options = finalAnswer ? finalAnswerActivityOptions(model, this.options.finalAnswerTimeoutSeconds) : model;
-    return runActivities.callModel(
-      { ...options, summary: finalAnswer ? `final answer (call ${modelCalls})` : `model call ${modelCalls}` },
-      {
-        workflowId: this.workflowId,
-        modelCall: modelCalls,
-        conversation,
-        append: pending,
-        model: this.modelOptions(),
-        protocol: this.protocol.name,
-        tools: this.toolNames(),
-        ...this.toolSpecsForModel(),
-        finalAnswer,
-      },
-    );
   }
 }

@@ -16,6 +16,16 @@ export interface RunSetup {
   model: string;
 }
 
+/** How a run schedules calls of the tool `name`; undefined when the run was not given it. */
+export function toolScheduleOf(setup: RunSetup, name: string): ToolSchedule | undefined {
+  return setup.tools.find((tool) => tool.name === name);
+}
+
+/** The names of a run's tools. */
+export function toolNamesOf(setup: RunSetup): string[] {
+  return setup.tools.map((tool) => tool.name);
+}
+
 /**
  * Everything a run needs to go on, small and serialisable: it is carried into the next run on
  * continue-as-new (history of the new run starts from here), and the `progress` query reads it.

@@ -32,6 +32,7 @@ import {
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { callModel } from '../model-call';
 import type { ResearchRun } from '../research-run';
 
 /**
@@ -131,7 +132,7 @@ async function fitFinalAnswer(
 
 /** One call of the final answer phase: what its reply gave, or undefined when its answer was cut off and is asked for again. */
 async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promise<EndingRecord | undefined> {
-  const outcome = await CancellationScope.cancellable(() => run.callModel(true));
+  const outcome = await CancellationScope.cancellable(() => callModel(run, true));
   run.state = applyModelReply(
     run.state,
     outcome,

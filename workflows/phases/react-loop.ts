@@ -19,6 +19,7 @@ import { unansweredTurn } from '../../src/core/turns';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { callModel } from '../model-call';
 import type { ResearchRun } from '../research-run';
 import { recordModelCall } from '../run-search-attributes';
 import { runToolTurn } from './tool-turn';
@@ -53,7 +54,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
 
   let outcome: CallModelOutput;
   try {
-    outcome = await run.callModel(false);
+    outcome = await callModel(run, false);
   } catch (error) {
     if (isCancellation(error)) throw error;
     if (failureType(error) === FailureTypes.modelContextLengthExceeded) {

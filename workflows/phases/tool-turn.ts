@@ -10,6 +10,7 @@ import { toolActivityOptions } from '../activity-options';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
 import type { ResearchRun } from '../research-run';
 
 /**
@@ -58,10 +59,10 @@ const ACTIVITY_NOT_REGISTERED = 'NotFoundError';
 async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<CallResult> {
   const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
   if (call.problem) return note(call.problem);
-  const spec = run.toolSchedule(call.name);
+  const spec = toolScheduleOf(run.setup, call.name);
   if (!spec)
     return note(
-      `Error: there is no tool named "${call.name}". Available tools: ${run.toolNames().join(', ') || 'none'}.`,
+      `Error: there is no tool named "${call.name}". Available tools: ${toolNamesOf(run.setup).join(', ') || 'none'}.`,
     );
   if (spec.requiresApproval) {
     const refusal = approvalRefusal(call.name, await run.awaitApproval(call), run.options.approvalTimeoutMinutes);
@@ -78,8 +79,8 @@ async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<Cal
   } catch (error) {
     if (isCancellation(error)) throw error;
     // A tool the run started with that the worker no longer registers (the SDK's NotFoundError, after the tool's attempts).
-    if (run.toolSpecsByReference && failureType(error) === ACTIVITY_NOT_REGISTERED)
-      return note(goneToolObservation(call.name, run.toolNames()));
+    if (run.setup.toolSpecs !== undefined && failureType(error) === ACTIVITY_NOT_REGISTERED)
+      return note(goneToolObservation(call.name, toolNamesOf(run.setup)));
     return note(`Error: the tool "${call.name}" failed: ${rootMessage(error)}`);
   }
 }
