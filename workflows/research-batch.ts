@@ -3,16 +3,12 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  executeChild,
   getExternalWorkflowHandle,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BatchActivities } from '../activities/batch-activities';
 import {
   batchOutputDirectory,
   batchRunId,
@@ -41,33 +37,11 @@ import type { ResearchRunResult } from '../src/core/run-result';
 import { REACT_BATCH_ID, REACT_ROLLOUT, TEMPORAL_SCHEDULED_START_TIME } from '../src/core/search-attributes';
 import { preview } from '../src/core/text';
 import type { Termination } from '../src/core/termination';
-import { WorkflowTypes, type EvaluationWorkflow, type ResearchAgentWorkflow } from '../src/core/workflow-types';
-import { EXACT_MATCH_JUDGE } from '../src/core/evaluation/evaluation-contract';
-import { rootMessage } from './failures';
+import { WorkflowTypes, type ResearchAgentWorkflow } from '../src/core/workflow-types';
+import { batchAssembly, batchBookkeeping, batchLines } from './batch-activity-proxies';
+import { evaluateBatch } from './batch-evaluation';
 import { BatchPatches, InputPatches } from './patches';
 import { TaskSlots } from '../src/core/task-slots';
-
-/** Output bookkeeping: quick file operations, except assembling the iter files at the end (which heartbeats). */
-const bookkeeping = proxyActivities<Pick<BatchActivities, 'openBatchOutput' | 'prepareBatchChunk'>>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-const assembly = proxyActivities<Pick<BatchActivities, 'finishBatchOutput'>>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-/**
- * One run's line: reads the run's result and transcript, writes one file — milliseconds of
- * work, so a local activity: one marker event in the batch's history instead of three events and
- * a workflow task of their own per run. A lost attempt runs again when the batch's workflow task
- * is retried; the write replaces the same file, so it is never doubled.
- */
-const lines = proxyLocalActivities<Pick<BatchActivities, 'writeBatchLine'>>({
-  startToCloseTimeout: '2 minutes',
-  localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '60 seconds', maximumAttempts: 20 },
-});
 
 /**
  * A batch of research runs (issue 11; docs/architecture.md, "Batches are workflows of workflows"): one child `researchAgent` per
@@ -136,7 +110,7 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
   // bookkeeping and every ended run's line still get written.
   return CancellationScope.nonCancellable(async () => {
     if (!input.carry) {
-      await bookkeeping.openBatchOutput({
+      await batchBookkeeping.openBatchOutput({
         record: {
           id: batchId,
           ...(input.name ? { name: input.name } : {}),
@@ -203,7 +177,7 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
         children.delete(workflowId);
       }
       try {
-        await lines.writeBatchLine({
+        await batchLines.writeBatchLine({
           output: carry.output,
           batchId,
           workflowId,
@@ -222,7 +196,7 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
     let cursor = carry.cursor;
     const chunkEnd = Math.min(total, cursor + runsThisContinuation);
     if (!cancelled && cursor < total) {
-      const { items } = await bookkeeping.prepareBatchChunk({
+      const { items } = await batchBookkeeping.prepareBatchChunk({
         input: input.input,
         output: carry.output,
         questions: input.questions,
@@ -287,7 +261,7 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       // Only runs with a price have a cost, and histories recorded before prices had none: no field, as before.
       ...(cost ? { cost } : {}),
     };
-    const written = await assembly.finishBatchOutput({ output: carry.output, summary });
+    const written = await batchAssembly.finishBatchOutput({ output: carry.output, summary });
     const evaluation =
       input.evaluate && !cancelled && patched(BatchPatches.evaluateAtEnd)
         ? await evaluateBatch(batchId, carry.output, input.evaluate)
@@ -299,39 +273,6 @@ export async function researchBatch(input: ResearchBatchInput): Promise<BatchSum
       ...(evaluation ? { evaluation } : {}),
     };
   });
-}
-
-/** Evaluates the batch's output as a child `evaluation` workflow; a failed evaluation is reported, not the batch's failure. */
-async function evaluateBatch(
-  batchId: string,
-  output: string,
-  evaluate: NonNullable<ResearchBatchInput['evaluate']>,
-): Promise<NonNullable<BatchSummary['evaluation']>> {
-  const evaluationId = `${batchId}/evaluation`;
-  try {
-    const outcome = await executeChild<EvaluationWorkflow>(WorkflowTypes.evaluation, {
-      workflowId: evaluationId,
-      args: [
-        {
-          paths: [output],
-          output: `${output.replace(/\/+$/, '')}/evaluation`,
-          judge: evaluate.judge ?? EXACT_MATCH_JUDGE,
-          batchId,
-          ...(evaluate.concurrency !== undefined ? { concurrency: evaluate.concurrency } : {}),
-          ...(evaluate.judgeAttempts !== undefined ? { judgeAttempts: evaluate.judgeAttempts } : {}),
-        },
-      ],
-      staticSummary: `evaluation of ${batchId}`.slice(0, 200),
-    });
-    return {
-      evaluationId,
-      reportPath: outcome.reportPath,
-      headline: outcome.headline,
-      ...(outcome.refused ? { failed: outcome.refused } : {}),
-    };
-  } catch (error) {
-    return { evaluationId, failed: rootMessage(error) };
-  }
 }
 
 /** What went wrong with a run that failed instead of returning a result: the innermost message. */
