@@ -3,8 +3,9 @@
  * through the worker's bounded fetch (activities/model/bounded-event-stream.ts, issue 28), over
  * loopback HTTP:
  *
- * - time to reject a stream of one line without a newline: the client alone at a few sizes (it is
- *   quadratic, so 200 MB would take hours), the bounded fetch at 200 MB (it stops at the line limit);
+ * - time to reject a stream of one line without a newline: the client alone at a few sizes (openai
+ *   6's reader was quadratic, so 200 MB would take hours; 7's is linear but holds the whole line),
+ *   the bounded fetch at 200 MB (it stops at the line limit);
  * - throughput of an ordinary stream (OpenAI-shaped chunks of a few characters each), both ways.
  *
  * `npx tsx benchmarks/model-stream.ts [plain sizes in MB, default 5,10,20] [chunks, default 200000]`

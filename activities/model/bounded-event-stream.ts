@@ -2,11 +2,13 @@
  * A model server's response body, bounded and cut into whole server-sent events before the
  * openai client reads it (issue 28).
  *
- * The client's SSE reader (openai's `iterSSEChunks`) copies everything it holds into a new
- * buffer for every network chunk and searches it again from the start for the blank line that
- * ends an event: quadratic in the bytes of an unfinished event. A server sending 200 MB without a
- * newline kept a worker's main thread busy for minutes (20 MB: 14 s, 200 MB: over 20 minutes), every
- * other run on it frozen.
+ * openai 6's SSE reader (`iterSSEChunks`) copied everything it held into a new buffer for every
+ * network chunk and searched it again from the start for the blank line that ends an event:
+ * quadratic in the bytes of an unfinished event. A server sending 200 MB without a newline kept a
+ * worker's main thread busy for minutes (20 MB: 14 s, 200 MB: over 20 minutes), every other run on
+ * it frozen. openai 7's reader grows its buffer by doubling and is linear (20 MB: 0.6 s), but it
+ * still holds an unfinished event however large and reads a body of any length, so the limits
+ * below are this wrapper's alone.
  * This wrapper, given to the client as its `fetch`, passes the body through a
  * {@link ServerSentEventFramer}: one pass over each byte, each event handed on as one chunk that
  * ends with its blank line, so the client finds the end at once and holds nothing over; and it

@@ -124,7 +124,8 @@ export class OpenAIChatModel implements ChatModel {
 
   contextWindow(model: string): Promise<ContextWindow | undefined> {
     return probeContextWindow(
-      { baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey, ...this.options.windowProbe },
+      // openai 7's client may hold no key (null: a token provider instead); ours always has one.
+      { baseUrl: this.options.baseUrl, apiKey: this.options.client.apiKey ?? '', ...this.options.windowProbe },
       model,
     );
   }
@@ -278,8 +279,9 @@ const shortened = (argument: unknown): unknown =>
       : argument;
 
 /**
- * The openai client's log, each argument shortened: it quotes an event it cannot parse whole (up to
- * REACT_AGENT_MODEL_MAX_LINE_BYTES), so a hostile server could fill the worker's log.
+ * The openai client's log, each argument shortened: openai 6 quoted an event it could not parse
+ * whole (up to REACT_AGENT_MODEL_MAX_LINE_BYTES), so a hostile server could fill the worker's log.
+ * openai 7 no longer does; whatever a later one logs stays short all the same.
  */
 const shortenedLog = {
   error: (...args: unknown[]) => console.error(...args.map(shortened)),
