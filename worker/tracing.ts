@@ -9,10 +9,6 @@
  * export the workflow's spans, never while replaying. Without an endpoint: no SDK, no span; the
  * sink is a no-op so the bundled workflow interceptors have somewhere to send nothing.
  */
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -21,6 +17,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { TracingConfig } from '../src/config';
+import { startTracerProvider, WorkflowSpanProcessor } from '../src/config/tracer-provider';
 
 /** What the worker adds to each Worker, and stops when it stops. */
 export interface WorkerTracing {
@@ -43,10 +40,7 @@ const NO_TRACING: WorkerTracing = {
 /** Starts the OpenTelemetry SDK when `config.tracesUrl` is set; else returns the no-op. */
 export function startWorkerTracing(config: TracingConfig, log: (line: string) => void): WorkerTracing {
   if (!config.tracesUrl) return NO_TRACING;
-  const resource = new Resource({ 'service.name': config.serviceName });
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
+  const { provider, processor, resource } = startTracerProvider(config.serviceName, config.tracesUrl);
   log(
     `Traces: OTLP/HTTP to ${config.tracesUrl} as service "${config.serviceName}"${config.contentCharacters ? `; prompts and completions in spans (at most ${config.contentCharacters} characters each)` : ''}`,
   );
@@ -57,8 +51,17 @@ export function startWorkerTracing(config: TracingConfig, log: (line: string) =>
         outbound: new OpenTelemetryActivityOutboundInterceptor(context),
       }),
     ],
-    sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    // The interceptors' types are OpenTelemetry 1.x's (see WorkflowSpanProcessor): the 2.x
+    // processor and resource go in through the adapter, cast where the 1.x types are named.
+    sinks: {
+      exporter: makeWorkflowExporter(
+        new WorkflowSpanProcessor(processor) as unknown as WorkflowExporterArguments[0],
+        resource as unknown as WorkflowExporterArguments[1],
+      ),
+    },
     ...(config.contentCharacters ? { traceContent: { maxCharacters: config.contentCharacters } } : {}),
     shutdown: () => provider.shutdown(),
   };
 }
+
+type WorkflowExporterArguments = Parameters<typeof makeWorkflowExporter>;

@@ -6,13 +6,10 @@
  * makes the `StartWorkflow:researchAgent` span the run's trace begins with, and its context travels
  * to the workflow in the start request's headers. Without an endpoint: no SDK, no interceptor.
  */
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { TracingConfig } from '../config';
+import { startTracerProvider } from '../config/tracer-provider';
 
 export interface ClientTracing {
   /** The client interceptors (none without tracing). */
@@ -24,10 +21,6 @@ export interface ClientTracing {
 /** Starts client tracing when `config.tracesUrl` is set; else nothing. */
 export function startClientTracing(config: TracingConfig): ClientTracing {
   if (!config.tracesUrl) return { workflowInterceptors: [], shutdown: async () => undefined };
-  const provider = new BasicTracerProvider({
-    resource: new Resource({ 'service.name': config.serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }))],
-  });
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
+  const { provider } = startTracerProvider(config.serviceName, config.tracesUrl);
   return { workflowInterceptors: [new OpenTelemetryWorkflowClientInterceptor()], shutdown: () => provider.shutdown() };
 }

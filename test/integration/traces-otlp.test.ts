@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { registerTracerProvider } from '../../src/config/tracer-provider';
 import { progressQuery } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { researchAgent } from '../../workflows';
@@ -135,7 +135,7 @@ const tracing = (extra: Record<string, string> = {}) => ({
 
 beforeAll(async () => {
   // The client's half, as an application (or the CLI) would have it: a registered provider, the client interceptor.
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
+  registerTracerProvider(provider);
   receiver = await OtlpReceiver.start();
   environment = await AgentEnvironment.start({ script: scenarios.script });
 }, 120_000);

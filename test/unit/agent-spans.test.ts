@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -10,6 +9,7 @@ import {
   truncatedContent,
   withToolCallSpan,
 } from '../../activities/tracing/agent-spans';
+import { registerTracerProvider } from '../../src/config/tracer-provider';
 import type { ToolActivityInput, ToolActivityOutput } from '../../src/core/activity-contracts';
 
 const exporter = new InMemorySpanExporter();
@@ -18,11 +18,12 @@ const input: ToolActivityInput = { workflowId: 'w', callId: 'call-1', arguments:
 const output = (isError: boolean) =>
   ({ observation: { ref: 'r', preview: 'p', characters: 1 }, isError }) as unknown as ToolActivityOutput;
 
-beforeAll(() => provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() }));
+beforeAll(() => registerTracerProvider(provider));
 afterAll(async () => {
   await provider.shutdown();
   trace.disable();
   context.disable();
+  propagation.disable();
 });
 
 describe('the agent spans (activities/tracing/agent-spans.ts)', () => {
@@ -83,7 +84,7 @@ describe('the agent spans (activities/tracing/agent-spans.ts)', () => {
       parent.end();
     });
     const [child, parent] = exporter.getFinishedSpans();
-    assert.equal(child?.parentSpanId, parent?.spanContext().spanId);
+    assert.equal(child?.parentSpanContext?.spanId, parent?.spanContext().spanId);
   });
 
   test('content is cut to the limit, saying how much was left out', () => {
