@@ -24,10 +24,10 @@ export function logSize(file: string): number {
   }
 }
 
-/** What was written to `file` at or after byte `fromOffset` (the last 64 KiB of it at most). */
-export function logSince(file: string, fromOffset = 0): string {
+/** What was written to `file` at or after byte `fromOffset`: the last `maxBytes` of it (default 64 KiB) at most. */
+export function logSince(file: string, fromOffset = 0, maxBytes = TAIL_BYTES): string {
   const size = logSize(file);
-  const start = Math.max(fromOffset, size - TAIL_BYTES);
+  const start = Math.max(fromOffset, size - maxBytes);
   const length = size - start;
   if (length <= 0) return '';
   const buffer = Buffer.alloc(length);
