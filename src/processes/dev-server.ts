@@ -1,35 +1,18 @@
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../core/search-attributes';
-import { OwnedProcess, type ExitInfo } from './owned-process';
+import { logSize } from './log-tail';
+import { OwnedProcess } from './owned-process';
+import { findFreePort, waitUntilPortsFree } from './ports';
+import { NotReadyError, waitUntilReady } from './readiness';
+import { checkSearchAttributes, INDEXED_VALUE_TYPES } from './search-attribute-types';
+import { startDevArguments, startDevListeners } from './start-dev-arguments';
 import { PROJECT_ROOT, resolveTemporalCli } from './temporal-cli';
 
-/** Search-attribute types `temporal server start-dev --search-attribute` accepts. */
-export type SearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
-
-const SEARCH_ATTRIBUTE_TYPES: ReadonlySet<string> = new Set([
-  'Text',
-  'Keyword',
-  'Int',
-  'Double',
-  'Bool',
-  'Datetime',
-  'KeywordList',
-]);
-
-export const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
-  Text: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
-  Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
-  Double: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
-  Bool: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
-  Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
-  KeywordList: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-};
-
+export { findFreePort, isPortFree } from './ports';
+export { INDEXED_VALUE_TYPES, type SearchAttributeType } from './search-attribute-types';
 export { PROJECT_SEARCH_ATTRIBUTES };
 
 /** The interface the dev server binds to. */
@@ -73,48 +56,8 @@ export class DevServerStartError extends Error {
   }
 }
 
-const recentlyIssuedPorts = new Set<number>();
-
-/** Binds `port` (0 = any) on 127.0.0.1, releases it and returns the port number; rejects if it is taken. */
-function bindAndRelease(port: number): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen({ port, host: HOST, exclusive: true }, () => {
-      const { port: bound } = server.address() as AddressInfo;
-      server.close(() => resolvePort(bound));
-    });
-  });
-}
-
 /** How often a start that lost a race for a port it picked is tried with new ports. */
 const START_ATTEMPTS = 3;
-
-/** A TCP port on 127.0.0.1 that is free right now; never the same one twice within this process. */
-export async function findFreePort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const port = await bindAndRelease(0);
-    if (!recentlyIssuedPorts.has(port)) {
-      recentlyIssuedPorts.add(port);
-      if (recentlyIssuedPorts.size > 4096) {
-        const oldest = recentlyIssuedPorts.values().next().value;
-        if (oldest !== undefined) recentlyIssuedPorts.delete(oldest);
-      }
-      return port;
-    }
-  }
-  throw new Error('Could not find a free TCP port on 127.0.0.1');
-}
-
-export async function isPortFree(port: number): Promise<boolean> {
-  try {
-    await bindAndRelease(port);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * True if a Temporal frontend answers `GetSystemInfo` at `address` (`host:port`) within `timeoutMs`.
@@ -129,42 +72,6 @@ export async function isServerReachable(address: string, timeoutMs = 2000): Prom
     return false;
   } finally {
     await connection.close().catch(() => undefined);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
-}
-
-function describeExit(info: ExitInfo): string {
-  if (info.error !== undefined) return `could not be started (${info.error.message})`;
-  if (info.signal !== null) return `was killed by ${info.signal}`;
-  return `exited with code ${info.code}`;
-}
-
-/** The last `maxLines` non-empty lines written to `file` at or after byte `fromOffset`. */
-function logTail(file: string, fromOffset: number, maxLines = 25): string {
-  try {
-    const size = statSync(file).size;
-    const start = Math.max(fromOffset, size - 64 * 1024);
-    const length = size - start;
-    if (length <= 0) return '(the log is empty)';
-    const buffer = Buffer.alloc(length);
-    const fd = openSync(file, 'r');
-    try {
-      readSync(fd, buffer, 0, length, start);
-    } finally {
-      closeSync(fd);
-    }
-    const lines = buffer
-      .toString('utf8')
-      .split(/\r?\n/)
-      .filter((line) => line.trim() !== '')
-      .slice(-maxLines)
-      .map((line) => (line.length > 600 ? `${line.slice(0, 600)}…` : line));
-    return lines.length === 0 ? '(the log is empty)' : lines.join('\n');
-  } catch (error) {
-    return `(could not read the log: ${error instanceof Error ? error.message : String(error)})`;
   }
 }
 
@@ -234,15 +141,7 @@ export class DevServer {
     mkdirSync(dirname(logFile), { recursive: true });
     const namespace = options.namespace ?? 'default';
     const searchAttributes = options.searchAttributes ?? PROJECT_SEARCH_ATTRIBUTES;
-    for (const [name, type] of Object.entries(searchAttributes)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-        throw new TypeError(`DevServer: search attribute name ${JSON.stringify(name)} is not an identifier`);
-      if (!SEARCH_ATTRIBUTE_TYPES.has(type)) {
-        throw new TypeError(
-          `DevServer: search attribute ${name} has type ${JSON.stringify(type)}; use one of ${[...SEARCH_ATTRIBUTE_TYPES].join(', ')}`,
-        );
-      }
-    }
+    checkSearchAttributes(searchAttributes);
     const requestedPort = options.port ?? 7233;
     validatePort('port', requestedPort);
     const temporalCli = options.temporalCli ?? resolveTemporalCli().path;
@@ -257,45 +156,29 @@ export class DevServer {
         if (options.uiPort === undefined) uiPort = requestedPort === 0 ? await findFreePort() : port + 1000;
         else uiPort = options.uiPort === 0 ? await findFreePort() : options.uiPort;
       }
-      const httpPort = await findFreePort();
-      const metricsPort = await findFreePort();
-
-      const args = [
-        'server',
-        'start-dev',
-        '--db-filename',
+      const ports = { grpc: port, ui: uiPort, http: await findFreePort(), metrics: await findFreePort() };
+      const args = startDevArguments({
         databaseFile,
-        '--ip',
-        HOST,
-        '--port',
-        String(port),
-        '--http-port',
-        String(httpPort),
-        '--metrics-port',
-        String(metricsPort),
-        ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
-        ...(namespace === 'default' ? [] : ['--namespace', namespace]),
-        ...Object.entries(searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-        ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
-          '--dynamic-config-value',
-          `${key}=${JSON.stringify(value)}`,
-        ]),
-        '--log-level',
-        'warn',
-      ];
-      const ports = [
-        { name: 'gRPC port', port },
-        ...(uiPort === undefined ? [] : [{ name: 'UI port', port: uiPort }]),
-        { name: 'HTTP port', port: httpPort },
-        { name: 'metrics port', port: metricsPort },
-      ];
-      const server = new DevServer(temporalCli, args, ports, searchAttributes, options.startTimeoutMs ?? 60_000, {
-        address: `${HOST}:${port}`,
-        ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
-        databaseFile,
-        logFile,
+        host: HOST,
+        ports,
         namespace,
+        searchAttributes,
+        dynamicConfig: options.dynamicConfig ?? {},
       });
+      const server = new DevServer(
+        temporalCli,
+        args,
+        startDevListeners(ports),
+        searchAttributes,
+        options.startTimeoutMs ?? 60_000,
+        {
+          address: `${HOST}:${port}`,
+          ...(uiPort === undefined ? {} : { uiUrl: `http://${HOST}:${uiPort}` }),
+          databaseFile,
+          logFile,
+          namespace,
+        },
+      );
       try {
         await server.launch(0);
         return server;
@@ -346,29 +229,23 @@ export class DevServer {
    * @param portWaitMs How long to wait for the ports to become free (after a kill, for restart).
    */
   private async launch(portWaitMs: number): Promise<void> {
-    const portDeadline = Date.now() + portWaitMs;
-    for (const { name, port } of this.ports) {
-      while (!(await isPortFree(port))) {
-        if (Date.now() >= portDeadline) {
-          throw new DevServerStartError(
-            `Cannot start the Temporal dev server: ${name} ${port} on ${HOST} is already in use` +
-              (name === 'gRPC port'
-                ? ' (is another Temporal server running there? Stop it or choose another port).'
-                : '.'),
-            this.logFile,
-          );
-        }
-        await sleep(200);
-      }
+    const inUse = await waitUntilPortsFree(
+      this.ports.map(({ port }) => port),
+      portWaitMs,
+      200,
+    );
+    const taken = this.ports.find(({ port }) => port === inUse);
+    if (taken !== undefined) {
+      throw new DevServerStartError(
+        `Cannot start the Temporal dev server: ${taken.name} ${taken.port} on ${HOST} is already in use` +
+          (taken.name === 'gRPC port'
+            ? ' (is another Temporal server running there? Stop it or choose another port).'
+            : '.'),
+        this.logFile,
+      );
     }
 
-    const logOffset = (() => {
-      try {
-        return statSync(this.logFile).size;
-      } catch {
-        return 0;
-      }
-    })();
+    const logOffset = logSize(this.logFile);
     this.databaseExisted = existsSync(this.databaseFile);
     const logFd = openSync(this.logFile, 'a');
     let running: OwnedProcess;
@@ -382,26 +259,18 @@ export class DevServer {
     }
     this.current = running;
 
-    const fail = async (reason: string): Promise<never> => {
+    try {
+      await waitUntilReady({
+        what: `The Temporal dev server (${this.temporalCli} ${this.args.slice(0, 2).join(' ')}, ${this.address}, database ${this.databaseFile})`,
+        probe: (remainingMs) => this.probe(Math.min(remainingMs, 3000)),
+        timeoutMs: this.startTimeoutMs,
+        intervalMs: 200,
+        process: running.readiness(this.logFile, logOffset),
+      });
+    } catch (error) {
+      if (!(error instanceof NotReadyError)) throw error;
       await this.kill();
-      throw new DevServerStartError(
-        `The Temporal dev server (${this.temporalCli} ${this.args.slice(0, 2).join(' ')}, ${this.address}, database ${this.databaseFile}) ${reason}. ` +
-          `Last lines of ${this.logFile}:\n${logTail(this.logFile, logOffset)}`,
-        this.logFile,
-      );
-    };
-
-    const deadline = Date.now() + this.startTimeoutMs;
-    let lastProblem = 'no answer yet';
-    for (;;) {
-      const exitInfo = running.exitInfo;
-      if (exitInfo !== undefined) return fail(describeExit(exitInfo));
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return fail(`was not ready within ${this.startTimeoutMs} ms (last problem: ${lastProblem})`);
-      const problem = await Promise.race([this.probe(Math.min(remaining, 3000)), running.exited.then(() => 'exited')]);
-      if (problem === undefined) return;
-      lastProblem = problem;
-      await Promise.race([sleep(200), running.exited]);
+      throw new DevServerStartError(error.message, this.logFile);
     }
   }
 

@@ -1,11 +1,12 @@
 import type { Client } from '@temporalio/client';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { temporal as proto } from '@temporalio/proto';
 import type { TemporalConnection, WorkerConfig } from '../config';
 import { DevServer, isServerReachable } from './dev-server';
+import { logSize } from './log-tail';
 import { OwnedProcess } from './owned-process';
+import { NotReadyError, waitUntilReady } from './readiness';
 import { PROJECT_ROOT, projectEntryArguments } from './typescript-process';
 
 /** Whether some worker polled the task queue for workflow tasks in the last `withinMs`. */
@@ -76,6 +77,7 @@ export class ChildWorker {
   ): Promise<ChildWorker> {
     mkdirSync(worker.dataDirectory, { recursive: true });
     const logFile = join(worker.dataDirectory, 'worker.log');
+    const logOffset = logSize(logFile);
     const output = openSync(logFile, 'a');
     let child: OwnedProcess;
     try {
@@ -89,17 +91,23 @@ export class ChildWorker {
     }
     const started = new ChildWorker(child, logFile);
     log(`Starting a worker on task queue "${worker.taskQueue}" (log: ${logFile}) ...`);
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!child.running) {
-        const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
-        throw new Error(`The worker exited while starting. Last lines of ${logFile}:\n${tail}`);
-      }
-      if (await hasLiveWorker(client, temporal.namespace, worker.taskQueue, 10_000).catch(() => false)) return started;
-      await delay(250);
+    try {
+      await waitUntilReady({
+        what: `The worker (task queue "${worker.taskQueue}")`,
+        probe: async () =>
+          (await hasLiveWorker(client, temporal.namespace, worker.taskQueue, 10_000).catch(() => false))
+            ? undefined
+            : 'no worker polls the task queue yet',
+        timeoutMs,
+        intervalMs: 250,
+        process: child.readiness(logFile, logOffset),
+        outputLines: 15,
+      });
+      return started;
+    } catch (error) {
+      if (error instanceof NotReadyError && error.reason.kind === 'timed-out') await started.stop();
+      throw error;
     }
-    await started.stop();
-    throw new Error(`The worker did not start polling within ${timeoutMs / 1000} s; see ${logFile}.`);
   }
 
   /** SIGTERM (the worker shuts down gracefully), then SIGKILL to its process group if it has not exited within `graceMs` (default 40 s). */

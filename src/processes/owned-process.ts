@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { ReadinessProcess } from './readiness';
 
 /** How a child process ended. */
 export interface ExitInfo {
@@ -6,6 +7,13 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
   /** Set when the process could not be started at all. */
   error?: Error;
+}
+
+/** How a process ended, as an error says it: `exited with code 1`, `was killed by SIGKILL`, `could not be started (…)`. */
+export function describeExit(info: ExitInfo): string {
+  if (info.error !== undefined) return `could not be started (${info.error.message})`;
+  if (info.signal !== null) return `was killed by ${info.signal}`;
+  return `exited with code ${info.code}`;
 }
 
 export interface OwnedProcessOptions {
@@ -127,6 +135,16 @@ export class OwnedProcess {
   /** True while the process has not exited. */
   get running(): boolean {
     return this.pid !== undefined && this.info === undefined;
+  }
+
+  /** This process as a wait for its readiness watches it (`waitUntilReady`): its exit, and its output in `logFile` from byte `logOffset` on. */
+  readiness(logFile: string, logOffset = 0): ReadinessProcess {
+    return {
+      exitReason: () => (this.info === undefined ? undefined : describeExit(this.info)),
+      exited: this.exited,
+      logFile,
+      logOffset,
+    };
   }
 
   /** Sends `signal` to the process itself. */

@@ -3,8 +3,10 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, wr
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { findFreePort } from './dev-server';
-import { OwnedProcess, type ExitInfo } from './owned-process';
+import { logSize } from './log-tail';
+import { OwnedProcess } from './owned-process';
+import { findFreePort } from './ports';
+import { waitUntilReady } from './readiness';
 import { PROJECT_ROOT } from './temporal-cli';
 
 const HOST = '127.0.0.1';
@@ -209,22 +211,13 @@ export class SeaweedServer {
 
   async createBucket(bucket: string): Promise<void> {
     const client = this.client();
-    const deadline = Date.now() + this.startTimeoutMs;
     try {
-      for (;;) {
-        try {
-          await client.send(new CreateBucketCommand({ Bucket: bucket }));
-          return;
-        } catch (error) {
-          const name = (error as Error).name;
-          if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') return;
-          if (Date.now() > deadline)
-            throw new Error(
-              `SeaweedFS at ${this.endpoint} did not create the bucket ${bucket}: ${name} ${(error as Error).message}`,
-            );
-          await new Promise((resolveSleep) => setTimeout(resolveSleep, 200));
-        }
-      }
+      await waitUntilReady({
+        what: `The bucket ${bucket} of SeaweedFS at ${this.endpoint}`,
+        probe: () => bucketProblem(client, bucket),
+        timeoutMs: this.startTimeoutMs,
+        intervalMs: 200,
+      });
     } finally {
       client.destroy();
     }
@@ -235,6 +228,7 @@ export class SeaweedServer {
   }
 
   private async launch(): Promise<void> {
+    const logOffset = logSize(this.logFile);
     const log = openSync(this.logFile, 'a');
     let running: OwnedProcess;
     try {
@@ -243,18 +237,17 @@ export class SeaweedServer {
       closeSync(log);
     }
     this.current = running;
-    const deadline = Date.now() + this.startTimeoutMs;
-    while (!(await this.answers())) {
-      const exit = running.exitInfo;
-      if (exit)
-        throw new Error(`SeaweedFS ${describeExit(exit)} before S3 answered on ${this.endpoint}; see ${this.logFile}`);
-      if (Date.now() > deadline) {
-        running.killNow();
-        throw new Error(
-          `SeaweedFS did not answer on ${this.endpoint} within ${this.startTimeoutMs} ms; see ${this.logFile}`,
-        );
-      }
-      await new Promise((resolveSleep) => setTimeout(resolveSleep, 100));
+    try {
+      await waitUntilReady({
+        what: `SeaweedFS at ${this.endpoint}`,
+        probe: async () => ((await this.answers()) ? undefined : 'S3 does not answer HTTP'),
+        timeoutMs: this.startTimeoutMs,
+        intervalMs: 100,
+        process: running.readiness(this.logFile, logOffset),
+      });
+    } catch (error) {
+      running.killNow();
+      throw error;
     }
   }
 
@@ -279,26 +272,37 @@ export class SeaweedServer {
     await running.stop(STOP_GRACE_MS);
   }
 
-  /** Starts again on the same folder and ports (after a stop or a kill). */
+  /** Starts again on the same folder and ports (after a stop or a kill), trying for 15 s: the ports may linger a moment. */
   async restart(): Promise<void> {
     if (this.running) await this.stop();
-    const deadline = Date.now() + 15_000;
-    // The ports may linger a moment after the old process is gone.
-    for (;;) {
-      try {
-        await this.launch();
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await this.stop();
-        await new Promise((resolveSleep) => setTimeout(resolveSleep, 300));
-      }
-    }
+    await waitUntilReady({
+      what: `SeaweedFS at ${this.endpoint}`,
+      probe: async () => {
+        try {
+          await this.launch();
+          return undefined;
+        } catch (error) {
+          await this.stop();
+          throw error;
+        }
+      },
+      timeoutMs: 15_000,
+      intervalMs: 300,
+    });
   }
 }
 
-function describeExit(info: ExitInfo): string {
-  if (info.error !== undefined) return `could not be started (${info.error.message})`;
-  if (info.signal !== null) return `was killed by ${info.signal}`;
-  return `exited with code ${info.code}`;
+/**
+ * Undefined once `bucket` exists (created now, or before by these credentials), else why not yet:
+ * a server just started may refuse it for a moment.
+ */
+export async function bucketProblem(client: S3Client, bucket: string): Promise<string | undefined> {
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    return undefined;
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') return undefined;
+    return `${name} ${(error as Error).message}`;
+  }
 }

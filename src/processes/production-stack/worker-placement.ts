@@ -38,3 +38,30 @@ export function workerCounts(workers: readonly StackWorker[]): Partial<Record<Wo
   for (const worker of workers) counts[worker.role] = (counts[worker.role] ?? 0) + 1;
   return counts;
 }
+
+/**
+ * The workers `up` is to have, or undefined to keep the ones there are. They are decided anew when
+ * `counts` are given, the machines changed, or there are none yet: `counts`, else as many of each
+ * role as there are now, else each fleet's replicas, dealt to `machines` ({@link placeWorkers}).
+ */
+export function workersWanted(
+  current: readonly StackWorker[],
+  request: {
+    counts: Partial<Record<WorkerRole, number>> | undefined;
+    machinesChanged: boolean;
+    fleets: readonly Pick<WorkerFleet, 'role' | 'replicas'>[];
+    machines: readonly string[];
+  },
+): StackWorker[] | undefined {
+  if (request.counts === undefined && !request.machinesChanged && current.length > 0) return undefined;
+  const counts =
+    request.counts ??
+    (current.length > 0
+      ? workerCounts(current)
+      : Object.fromEntries(request.fleets.map((fleet) => [fleet.role, fleet.replicas])));
+  return placeWorkers(
+    request.fleets.map((fleet) => fleet.role),
+    counts,
+    request.machines,
+  );
+}
