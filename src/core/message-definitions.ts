@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ResearchPhase } from './research-phase';
 import type { RunLimits } from './run-limits';
 import type { ApprovalDecision, LimitChanges } from './run-steering';
@@ -80,3 +80,8 @@ export const finishNowUpdate = defineUpdate<FinishNowResult, [FinishNowRequest]>
 export const setLimitsUpdate = defineUpdate<RunLimits, [LimitChanges]>('setLimits');
 /** Approves or denies a tool call that requires approval. */
 export const approveToolCallUpdate = defineUpdate<ApproveToolCallResult, [ApprovalDecision]>('approveToolCall');
+/**
+ * Sent by a parent run to its running sub-runs (issue 30) when it is asked to finish (or its time
+ * is up): each goes to its final answer phase, as with `finishNow`, and reports what it has.
+ */
+export const finishFromParentSignal = defineSignal<[FinishNowRequest]>('finishFromParent');

@@ -1,0 +1,116 @@
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  ParentClosePolicy,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { finishFromParentSignal } from '../src/core/message-definitions';
+import type { ResearchRunInput } from '../src/core/run-input';
+import { REACT_TREE_ID } from '../src/core/search-attributes';
+import type { SubRunOutcome } from '../src/core/sub-runs/sub-run-records';
+import { TaskSlots } from '../src/core/task-slots';
+import { preview } from '../src/core/text';
+import { WorkflowTypes, type ResearchAgentWorkflow } from '../src/core/workflow-types';
+import { rootMessage } from './failures';
+
+/** One sub-run to start: its deterministic id, its task's question (for the record) and its whole input. */
+export interface SubRunStart {
+  workflowId: string;
+  question: string;
+  input: ResearchRunInput;
+}
+
+/**
+ * A run's sub-runs (issue 30): child `researchAgent` workflows started at most `maxParallel` at
+ * once, in a scope of their own under the workflow's root. So a stop of the parent's loop
+ * (`finishNow`, its deadline) does not cancel them: they are told to finish
+ * ({@link SubRunTeam.finishAll}) and report what they have; cancelling the parent's workflow
+ * cancels them, and the parent waits until each has ended (answering its own open tool calls)
+ * before it ends. A sub-run that fails is an outcome, never the parent's failure.
+ */
+export class SubRunTeam {
+  /** Created with the run, so its parent is the workflow's root scope, not the loop's. */
+  private readonly scope = new CancellationScope();
+  /** Sub-runs started and not yet ended, by workflow id. */
+  private readonly running = new Set<string>();
+  private finishRequest?: { reason: string };
+  private treeMarked = false;
+
+  constructor(private readonly lead: { workflowId: string; isLead: boolean; tree: string }) {}
+
+  /** Runs the sub-runs, at most `maxParallel` at once; each one's outcome, in order. */
+  run(starts: SubRunStart[], maxParallel: number): Promise<SubRunOutcome[]> {
+    this.markTree();
+    return this.scope.run(async () => {
+      const slots = new TaskSlots(maxParallel, condition);
+      const outcomes: SubRunOutcome[] = [];
+      const started: Promise<void>[] = [];
+      for (const [index, start] of starts.entries()) {
+        const stopped = await slots.free().then(
+          () => undefined,
+          (error: unknown) => {
+            if (!isCancellation(error)) throw error;
+            return 'cancelled';
+          },
+        );
+        const notStarted = stopped ?? (this.finishRequest ? 'the research it belongs to is finishing' : undefined);
+        if (notStarted) {
+          outcomes[index] = { ...start, failure: `not started: ${notStarted}` };
+          continue;
+        }
+        started.push(
+          slots.run(async () => {
+            outcomes[index] = await this.runOne(start);
+          }),
+        );
+      }
+      await Promise.all(started);
+      return outcomes;
+    });
+  }
+
+  /** Tells every running sub-run to finish now with what it has (and none to start). */
+  finishAll(reason: string): void {
+    this.finishRequest ??= { reason };
+    for (const workflowId of this.running) this.tellToFinish(workflowId);
+  }
+
+  private async runOne(start: SubRunStart): Promise<SubRunOutcome> {
+    const { workflowId, question } = start;
+    try {
+      const child = await startChild<ResearchAgentWorkflow>(WorkflowTypes.researchAgent, {
+        workflowId,
+        args: [start.input],
+        // Terminated or timed out without its cancellation reaching them: the sub-runs are cancelled too.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        typedSearchAttributes: [{ key: REACT_TREE_ID, value: this.lead.tree }],
+        staticSummary: `Sub-run of ${preview(this.lead.workflowId, 120)}: ${preview(question, 150)}`,
+      });
+      this.running.add(workflowId);
+      if (this.finishRequest) this.tellToFinish(workflowId);
+      try {
+        return { workflowId, question, result: await child.result() };
+      } finally {
+        this.running.delete(workflowId);
+      }
+    } catch (error) {
+      return { workflowId, question, failure: rootMessage(error) };
+    }
+  }
+
+  private tellToFinish(workflowId: string): void {
+    void getExternalWorkflowHandle(workflowId)
+      .signal(finishFromParentSignal, { reason: this.finishRequest?.reason ?? '' })
+      .catch(() => undefined); // it may have ended meanwhile
+  }
+
+  /** The lead's own `ReactTreeId`, set once when it first delegates (its sub-runs get theirs at their start). */
+  private markTree(): void {
+    if (this.treeMarked || !this.lead.isLead) return;
+    this.treeMarked = true;
+    upsertSearchAttributes([{ key: REACT_TREE_ID, value: this.lead.tree }]);
+  }
+}
