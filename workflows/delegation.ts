@@ -9,7 +9,7 @@ import {
   mayDelegate,
   subRunWorkflowId,
 } from '../src/core/sub-runs/sub-run-options';
-import { delegationObservation, subRunRecord, withSubRuns } from '../src/core/sub-runs/sub-run-records';
+import { delegationObservation, subRunRecord, withSubRuns } from '../src/core/sub-runs/sub-run-reports';
 import { estimateTokens, type CallResult } from '../src/core/turns';
 import type { ResearchRun } from './research-run';
 

@@ -126,7 +126,14 @@ export class ResearchRun {
 
   progress(): RunProgress {
     const { phase, turn, termination } = this;
-    return runProgress(this.state, { phase, turn, awaitingApproval: this.approvals.awaiting, termination }, Date.now());
+    const facts = {
+      phase,
+      turn,
+      awaitingApproval: this.approvals.awaiting,
+      termination,
+      runningSubRuns: this.team.ids,
+    };
+    return runProgress(this.state, facts, Date.now());
   }
 
   injectMessage({ text }: { text: string }): { modelCall: number } {

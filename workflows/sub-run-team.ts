@@ -10,7 +10,7 @@ import {
 import { finishFromParentSignal } from '../src/core/message-definitions';
 import type { ResearchRunInput } from '../src/core/run-input';
 import { REACT_TREE_ID } from '../src/core/search-attributes';
-import type { SubRunOutcome } from '../src/core/sub-runs/sub-run-records';
+import type { SubRunOutcome } from '../src/core/sub-runs/sub-run-reports';
 import { TaskSlots } from '../src/core/task-slots';
 import { preview } from '../src/core/text';
 import { WorkflowTypes, type ResearchAgentWorkflow } from '../src/core/workflow-types';
@@ -40,6 +40,11 @@ export class SubRunTeam {
   private treeMarked = false;
 
   constructor(private readonly lead: { workflowId: string; isLead: boolean; tree: string }) {}
+
+  /** The ids of the sub-runs running now, in start order. */
+  get ids(): string[] {
+    return [...this.running];
+  }
 
   /** Runs the sub-runs, at most `maxParallel` at once; each one's outcome, in order. */
   run(starts: SubRunStart[], maxParallel: number): Promise<SubRunOutcome[]> {

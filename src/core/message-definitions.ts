@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SubRunRecord } from './sub-runs/sub-run-record';
 import type { ResearchPhase } from './research-phase';
 import type { RunLimits } from './run-limits';
 import type { ApprovalDecision, LimitChanges } from './run-steering';
@@ -34,6 +35,12 @@ export interface RunProgress {
   /** Runs this workflow continued as new. */
   continuedAsNew: number;
   termination?: Termination;
+  /**
+   * A run with sub-runs (issue 30): the ids of those running now (each answers `progress` itself,
+   * with its own limits), and the model calls and record of those that ended. Absent for runs
+   * that have not delegated.
+   */
+  subRuns?: { running: string[]; modelCalls: number; ended: SubRunRecord[] };
 }
 
 /** Argument of the `injectMessage` update. */

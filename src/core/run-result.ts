@@ -1,6 +1,6 @@
 import type { TokenUsage } from './messages';
 import type { ProtocolName } from './protocols/protocol';
-import type { SubRunTotals } from './sub-runs/sub-run-records';
+import type { SubRunTotals } from './sub-runs/sub-run-record';
 import type { Termination } from './termination';
 
 /** Result of the `researchAgent` workflow, in DeepResearch's evaluation shape plus our fields. */

@@ -5,7 +5,7 @@ import type { StuckDetectorState } from './stuck-detection';
 import type { UnusableReplyStreak } from './unusable-replies';
 import type { ToolSchedule } from './tool-spec';
 import type { ModelActivitySettings } from './activity-contracts';
-import type { SubRunTotals } from './sub-runs/sub-run-records';
+import type { SubRunTotals } from './sub-runs/sub-run-record';
 
 /** What the run learned when its transcript was opened; carried so a continued run needs no new activity. */
 export interface RunSetup {
