@@ -32,6 +32,7 @@ import { changeLimits, finishRequested, initialRunState, resumedRunState } from 
 import type { Termination } from '../src/core/termination';
 import { unansweredTurn, type Turn } from '../src/core/turns';
 import type { ReplyContext } from '../src/core/reply-steps';
+import { limitsFromParent } from '../src/core/sub-runs/sub-run-budget';
 import { treePosition, type TreePosition } from '../src/core/sub-runs/sub-run-options';
 import { LoopPatches } from './patches';
 import { SubRunTeam } from './sub-run-team';
@@ -39,6 +40,7 @@ import { ToolApprovals } from './tool-approvals';
 import {
   approveToolCallUpdate,
   finishFromParentSignal,
+  limitsFromParentSignal,
   finishNowUpdate,
   injectMessageUpdate,
   progressQuery,
@@ -95,11 +97,7 @@ export class ResearchRun {
       : {};
     this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
     this.tree = treePosition(input.subruns, this.workflowId);
-    this.team = new SubRunTeam({
-      workflowId: this.workflowId,
-      isLead: this.tree?.depth === 0,
-      tree: this.tree?.lead ?? '',
-    });
+    this.team = new SubRunTeam(this.workflowId, this.tree);
   }
 
   /** Messages: defined in src/core/message-definitions.ts, handled by the methods below. */
@@ -117,22 +115,17 @@ export class ResearchRun {
     setHandler(approveToolCallUpdate, (decision) => this.approvals.decide(decision), {
       validator: (decision) => refuse(this.approvals.problem(decision)),
     });
-    // A sub-run finishes when its parent does (issue 30); once it is stopping already, nothing changes.
-    if (this.tree?.depth)
-      setHandler(finishFromParentSignal, (request) => {
-        if (!this.endingProblem()) this.finishNow(request);
-      });
+    // A sub-run (issue 30) follows its parent's finishNow and limits; once it is stopping already, nothing changes.
+    if (!this.tree?.depth) return;
+    setHandler(finishFromParentSignal, (request) => void (this.endingProblem() ?? this.finishNow(request)));
+    setHandler(limitsFromParentSignal, (sent) => {
+      if (!this.endingProblem()) this.setLimits(limitsFromParent(this.state, sent));
+    });
   }
 
   progress(): RunProgress {
-    const { phase, turn, termination } = this;
-    const facts = {
-      phase,
-      turn,
-      awaitingApproval: this.approvals.awaiting,
-      termination,
-      runningSubRuns: this.team.ids,
-    };
+    const { phase, turn, termination, approvals, team } = this;
+    const facts = { phase, turn, awaitingApproval: approvals.awaiting, termination, runningSubRuns: team.ids };
     return runProgress(this.state, facts, Date.now());
   }
 
@@ -153,6 +146,7 @@ export class ResearchRun {
   setLimits(changes: LimitChanges): RunLimits {
     this.state = changeLimits(this.state, changes);
     if (changes.maxDurationMinutes !== undefined) this.armDeadline();
+    this.team.limitsChanged(this.state, this.options.finalAnswerPhase);
     return this.state.limits;
   }
 

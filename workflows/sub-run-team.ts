@@ -7,7 +7,10 @@ import {
   startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { finishFromParentSignal } from '../src/core/message-definitions';
+import { finishFromParentSignal, limitsFromParentSignal } from '../src/core/message-definitions';
+import type { RunState } from '../src/core/run-state';
+import { sharedLimits, subRunLimits } from '../src/core/sub-runs/sub-run-budget';
+import type { TreePosition } from '../src/core/sub-runs/sub-run-options';
 import type { ResearchRunInput } from '../src/core/run-input';
 import { REACT_TREE_ID } from '../src/core/search-attributes';
 import type { SubRunOutcome } from '../src/core/sub-runs/sub-run-reports';
@@ -38,8 +41,14 @@ export class SubRunTeam {
   private readonly running = new Set<string>();
   private finishRequest?: { reason: string };
   private treeMarked = false;
+  /** Tasks of the `delegate` call running now: what a change of the parent's limits is shared between. */
+  private tasks = 0;
 
-  constructor(private readonly lead: { workflowId: string; isLead: boolean; tree: string }) {}
+  /** @param tree the run's place in its tree; undefined for a run without sub-runs (it never starts any). */
+  constructor(
+    private readonly workflowId: string,
+    private readonly tree: TreePosition | undefined,
+  ) {}
 
   /** The ids of the sub-runs running now, in start order. */
   get ids(): string[] {
@@ -49,6 +58,7 @@ export class SubRunTeam {
   /** Runs the sub-runs, at most `maxParallel` at once; each one's outcome, in order. */
   run(starts: SubRunStart[], maxParallel: number): Promise<SubRunOutcome[]> {
     this.markTree();
+    this.tasks = starts.length;
     return this.scope.run(async () => {
       const slots = new TaskSlots(maxParallel, condition);
       const outcomes: SubRunOutcome[] = [];
@@ -83,6 +93,20 @@ export class SubRunTeam {
     for (const workflowId of this.running) this.tellToFinish(workflowId);
   }
 
+  /**
+   * The parent's limits changed (`setLimits`): the running sub-runs' shares are carved again from
+   * what it has now (signal `limitsFromParent`), or they are told to finish when too little is left.
+   */
+  limitsChanged(state: RunState, finalAnswerPhase: boolean): void {
+    if (!this.running.size || !this.tree) return;
+    const carved = subRunLimits(state, this.tasks, this.tree.maxParallel, Date.now(), finalAnswerPhase);
+    if ('problem' in carved) return this.finishAll('the budget of the research it belongs to was lowered');
+    for (const workflowId of this.running)
+      void getExternalWorkflowHandle(workflowId)
+        .signal(limitsFromParentSignal, sharedLimits(carved.limits))
+        .catch(() => undefined); // it may have ended meanwhile
+  }
+
   private async runOne(start: SubRunStart): Promise<SubRunOutcome> {
     const { workflowId, question } = start;
     try {
@@ -91,8 +115,8 @@ export class SubRunTeam {
         args: [start.input],
         // Terminated or timed out without its cancellation reaching them: the sub-runs are cancelled too.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        typedSearchAttributes: [{ key: REACT_TREE_ID, value: this.lead.tree }],
-        staticSummary: `Sub-run of ${preview(this.lead.workflowId, 120)}: ${preview(question, 150)}`,
+        typedSearchAttributes: [{ key: REACT_TREE_ID, value: this.tree?.lead ?? this.workflowId }],
+        staticSummary: `Sub-run of ${preview(this.workflowId, 120)}: ${preview(question, 150)}`,
       });
       this.running.add(workflowId);
       if (this.finishRequest) this.tellToFinish(workflowId);
@@ -114,8 +138,8 @@ export class SubRunTeam {
 
   /** The lead's own `ReactTreeId`, set once when it first delegates (its sub-runs get theirs at their start). */
   private markTree(): void {
-    if (this.treeMarked || !this.lead.isLead) return;
+    if (this.treeMarked || this.tree?.depth !== 0) return;
     this.treeMarked = true;
-    upsertSearchAttributes([{ key: REACT_TREE_ID, value: this.lead.tree }]);
+    upsertSearchAttributes([{ key: REACT_TREE_ID, value: this.tree?.lead ?? this.workflowId }]);
   }
 }

@@ -92,3 +92,10 @@ export const approveToolCallUpdate = defineUpdate<ApproveToolCallResult, [Approv
  * is up): each goes to its final answer phase, as with `finishNow`, and reports what it has.
  */
 export const finishFromParentSignal = defineSignal<[FinishNowRequest]>('finishFromParent');
+/**
+ * Sent by a parent run to its running sub-runs (issue 30) when its limits were changed
+ * (`setLimits`): each sub-run's share carved again from what the parent has now; the sub-run takes
+ * them through `limitsFromParent` (src/core/sub-runs/sub-run-budget.ts).
+ */
+export const limitsFromParentSignal =
+  defineSignal<[Partial<Pick<RunLimits, 'maxModelCalls' | 'maxTotalTokens' | 'maxCostUsd'>>]>('limitsFromParent');

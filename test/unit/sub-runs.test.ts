@@ -6,7 +6,7 @@ import type { RunState } from '../../src/core/run-state';
 import { modelCallsUsedUp, remainingBudgets } from '../../src/core/run-budgets';
 import { initialRunState } from '../../src/core/run-transitions';
 import { delegatedTasks, delegateToolSpec, subRunQuestion } from '../../src/core/sub-runs/delegate-tool';
-import { subRunLimits } from '../../src/core/sub-runs/sub-run-budget';
+import { limitsFromParent, sharedLimits, subRunLimits } from '../../src/core/sub-runs/sub-run-budget';
 import {
   childSubRunOptions,
   delegationRefusal,
@@ -218,4 +218,29 @@ test('the observation reports each task in order, with its run id and how it end
   assert.match(text, /cut at 1700 of 10000 characters; the whole answer: react-agent result l\/sub-1-2/);
   assert.match(text, /\[3\] C\?\nrun l\/sub-1-3: failed: not started: cancelled/);
   assert.ok(text.length < 6_000 + 1_000);
+});
+
+test('limits a parent shares again: only calls, and tokens and cost when budgeted; a sub-run takes only sane numbers, never below what it made', () => {
+  assert.deepEqual(sharedLimits({ ...DEFAULT_LIMITS, maxModelCalls: 7 }), { maxModelCalls: 7 });
+  assert.deepEqual(sharedLimits({ ...DEFAULT_LIMITS, maxModelCalls: 7, maxTotalTokens: 900, maxCostUsd: 0.5 }), {
+    maxModelCalls: 7,
+    maxTotalTokens: 900,
+    maxCostUsd: 0.5,
+  });
+  const child = state({ modelCalls: 5 });
+  assert.deepEqual(limitsFromParent(child, { maxModelCalls: 3, maxTotalTokens: 0.4, maxCostUsd: 0.25 }), {
+    maxModelCalls: 5,
+    maxTotalTokens: 1,
+    maxCostUsd: 0.25,
+  });
+  assert.deepEqual(limitsFromParent(child, { maxModelCalls: 12.7 }), { maxModelCalls: 12 });
+  for (const sent of [
+    undefined,
+    {},
+    { maxModelCalls: -1 },
+    { maxModelCalls: 1e9 },
+    { maxCostUsd: Number.NaN },
+    { maxModelCalls: '9' as never },
+  ])
+    assert.deepEqual(limitsFromParent(child, sent), {}, JSON.stringify(sent));
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { finishNowUpdate } from '../../src/core/message-definitions';
+import { finishNowUpdate, setLimitsUpdate } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
 import { answer, toolCall } from '../integration/support/scenarios';
@@ -282,4 +282,36 @@ test('cancelling the lead mid-fan-out cancels every sub-run; each answers its op
   const leadMessages = await environment.transcript(result);
   const reports = leadMessages.find((message) => message.content.includes('Reports of 2 sub-runs'));
   assert.equal(reports?.content.match(/was cancelled; its answer so far/g)?.length, 2, reports?.content);
+}, 90_000);
+
+test('setLimits on the lead reaches its running sub-runs: their shares are carved again from the new budget', async () => {
+  const { workflowId, handle } = await environment.start(
+    'limits-tree',
+    (turn, request) => {
+      if (isSubRun(request)) return toolCall('wait', { seconds: 0.3 + turn / 100 }, `step ${turn}`);
+      if (turn === 1)
+        return toolCall('delegate', { tasks: [{ question: 'Long part one?' }, { question: 'Long part two?' }] });
+      return answer('done with what they found');
+    },
+    { subruns: { maxParallel: 2 }, limits: { maxModelCalls: 100 } },
+  );
+  for (;;) {
+    const started = new Set(
+      toolLog()
+        .filter((entry) => entry.workflowId.startsWith(`${workflowId}/sub-`) && entry.event === 'start')
+        .map((entry) => entry.workflowId),
+    );
+    if (started.size === 2) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // 100 calls gave each sub-run 47; 14 leave (14 - 1 - 2) / 2 - 1 = 4.
+  await handle.executeUpdate(setLimitsUpdate, { args: [{ maxModelCalls: 14 }] });
+  const result = (await handle.result()) as ResearchRunResult;
+  assert.equal(result.prediction, 'done with what they found');
+  for (const run of result.subRuns?.runs ?? []) {
+    assert.equal(run.termination, 'max_calls', run.workflowId);
+    // Its new budget of 4 and its final answer call (a call already in flight at the change may add one).
+    assert.ok(run.modelCalls <= 6, `${run.workflowId} made ${run.modelCalls} calls`);
+  }
+  assert.equal(result.subRuns?.runs.length, 2);
 }, 90_000);

@@ -62,3 +62,33 @@ export function subRunLimits(
     },
   };
 }
+
+/** The limits a parent shares again with its running sub-runs when its own change. */
+export type SharedLimits = Partial<Pick<RunLimits, 'maxModelCalls' | 'maxTotalTokens' | 'maxCostUsd'>>;
+
+/** The part of carved limits a parent sends its running sub-runs (signal `limitsFromParent`): calls, and tokens and cost when budgeted. */
+export function sharedLimits(limits: RunLimits): SharedLimits {
+  return {
+    maxModelCalls: limits.maxModelCalls,
+    ...(limits.maxTotalTokens > 0 ? { maxTotalTokens: limits.maxTotalTokens } : {}),
+    ...(limits.maxCostUsd ? { maxCostUsd: limits.maxCostUsd } : {}),
+  };
+}
+
+/**
+ * A sub-run's limit changes from what its parent sent: only numbers in range are taken (the
+ * signal could come from anyone), model calls never below those already made (the budget then
+ * ends at the next check), total tokens at least 1 (0 would mean no budget).
+ */
+export function limitsFromParent(state: RunState, sent: SharedLimits | undefined): Partial<RunLimits> {
+  const number = (value: unknown, max: number): number | undefined =>
+    typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= max ? value : undefined;
+  const calls = number(sent?.maxModelCalls, 10_000);
+  const tokens = number(sent?.maxTotalTokens, Number.MAX_SAFE_INTEGER);
+  const cost = number(sent?.maxCostUsd, Number.MAX_SAFE_INTEGER);
+  return {
+    ...(calls !== undefined ? { maxModelCalls: Math.max(Math.floor(calls), state.modelCalls) } : {}),
+    ...(tokens !== undefined ? { maxTotalTokens: Math.max(1, Math.floor(tokens)) } : {}),
+    ...(cost !== undefined ? { maxCostUsd: cost } : {}),
+  };
+}
