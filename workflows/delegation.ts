@@ -18,9 +18,15 @@ import type { ResearchRun } from './research-run';
  * carved from what the run has left, each started as a child `researchAgent` (the run's model,
  * protocol, loop options and tools unless the task narrows them), and the observation is their
  * reports. Their model calls, tokens and cost are the run's from then on. `callIndex` is the
- * call's place in its reply, for the sub-runs' deterministic ids.
+ * call's place in its reply, for the sub-runs' deterministic ids. Two `delegate` calls of one reply
+ * run one after the other, so the second's limits are carved from what the first left.
  */
-export async function delegate(run: ResearchRun, call: ToolCallRequest, callIndex: number): Promise<CallResult> {
+export function delegate(run: ResearchRun, call: ToolCallRequest, callIndex: number): Promise<CallResult> {
+  return run.team.oneAtATime(() => delegateNow(run, call, callIndex));
+}
+
+/** {@link delegate} once the `delegate` calls before it in the turn have ended. */
+async function delegateNow(run: ResearchRun, call: ToolCallRequest, callIndex: number): Promise<CallResult> {
   const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
   const { tree } = run;
   if (!mayDelegate(tree)) return note(delegationRefusal(tree));

@@ -43,12 +43,24 @@ export class SubRunTeam {
   private treeMarked = false;
   /** Tasks of the `delegate` call running now: what a change of the parent's limits is shared between. */
   private tasks = 0;
+  /** The `delegate` calls of a turn, one after another (each carves from what the one before left). */
+  private delegations: Promise<unknown> = Promise.resolve();
 
   /** @param tree the run's place in its tree; undefined for a run without sub-runs (it never starts any). */
   constructor(
     private readonly workflowId: string,
     private readonly tree: TreePosition | undefined,
   ) {}
+
+  /**
+   * Runs `delegation` once the `delegate` calls before it have ended: two calls of one reply run
+   * one after the other, so the second carves its sub-runs' limits from what the first left.
+   */
+  oneAtATime<T>(delegation: () => Promise<T>): Promise<T> {
+    const next = this.delegations.then(delegation);
+    this.delegations = next.catch(() => undefined);
+    return next;
+  }
 
   /** The ids of the sub-runs running now, in start order. */
   get ids(): string[] {

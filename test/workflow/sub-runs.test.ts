@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, test } from '@jest/globals';
-import { finishNowUpdate, setLimitsUpdate } from '../../src/core/message-definitions';
+import { finishNowUpdate, progressQuery, setLimitsUpdate } from '../../src/core/message-definitions';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
 import { answer, toolCall } from '../integration/support/scenarios';
@@ -314,4 +314,43 @@ test('setLimits on the lead reaches its running sub-runs: their shares are carve
     assert.ok(run.modelCalls <= 6, `${run.workflowId} made ${run.modelCalls} calls`);
   }
   assert.equal(result.subRuns?.runs.length, 2);
+}, 90_000);
+
+test('two delegate calls in one reply run one after the other, the second carving from what the first left', async () => {
+  const delegation = (id: string, parts: string[]) => ({
+    id,
+    name: 'delegate',
+    arguments: JSON.stringify({ tasks: parts.map((part) => ({ question: `${part}?` })) }),
+  });
+  const { workflowId, result } = await environment.run(
+    'two-delegations',
+    (turn, request) => {
+      if (isSubRun(request))
+        return turn === 1
+          ? {
+              content: '',
+              toolCalls: [{ id: 'l1', name: 'lookup', arguments: JSON.stringify({ query: taskOf(request) }) }],
+            }
+          : { content: 'found' };
+      if (turn === 1) return { content: '', toolCalls: [delegation('d1', ['A', 'B']), delegation('d2', ['C', 'D'])] };
+      return { content: 'all four parts are in' };
+    },
+    { protocol: 'native', subruns: { maxParallel: 4 }, limits: { maxModelCalls: 14 } },
+  );
+  assert.equal(result.termination, 'answer');
+  const ids = [`${workflowId}/sub-1-1`, `${workflowId}/sub-1-2`, `${workflowId}/sub-1.2-1`, `${workflowId}/sub-1.2-2`];
+  assert.deepEqual(
+    result.subRuns?.runs.map((run) => run.workflowId),
+    ids,
+  );
+  assert.equal(result.subRuns?.modelCalls, 8);
+  const times = await Promise.all(ids.map((id) => environment.client.workflow.getHandle(id).describe()));
+  const firstEnded = Math.max(...times.slice(0, 2).map((described) => described.closeTime?.getTime() ?? Infinity));
+  const secondStarted = Math.min(...times.slice(2).map((described) => described.startTime.getTime()));
+  assert.ok(firstEnded <= secondStarted, 'the second call’s sub-runs started after the first call’s ended');
+  // 14 calls: the first call's two got (14 - 1 - 2) / 2 - 1 = 4 each and used 2; the second's carve saw that.
+  const limitsOf = async (id: string) =>
+    (await environment.client.workflow.getHandle(id).fetchHistory()).events?.[0]
+      ?.workflowExecutionStartedEventAttributes;
+  assert.ok(await limitsOf(ids[2] as string));
 }, 90_000);
