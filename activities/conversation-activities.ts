@@ -8,7 +8,9 @@ import type {
 } from '../src/core/activity-contracts';
 import { FailureTypes } from '../src/core/failure-types';
 import { protocolByName } from '../src/core/protocols';
-import { toolScheduleOf } from '../src/core/tool-spec';
+import { delegateToolSpec } from '../src/core/sub-runs/delegate-tool';
+import { DELEGATE_TOOL } from '../src/core/sub-runs/sub-run-options';
+import { toolScheduleOf, type ToolSpec } from '../src/core/tool-spec';
 import {
   appendToConversation,
   composeMessage,
@@ -31,6 +33,15 @@ export interface ConversationActivityDependencies {
   toolTaskQueue?: string;
 }
 
+/** The run's tools with `delegate` (issue 30); a worker tool of that name cannot be offered beside it. */
+function withDelegateTool(specs: ToolSpec[], maxParallel: number): ToolSpec[] {
+  if (specs.some((spec) => spec.name === DELEGATE_TOOL))
+    throw new Error(
+      `The tool name "${DELEGATE_TOOL}" is the sub-runs' own: a run with sub-runs cannot also be given the worker's tool of that name.`,
+    );
+  return [...specs, delegateToolSpec(maxParallel)];
+}
+
 /** Activities that open and close a run's transcript. */
 export function createConversationActivities(dependencies: ConversationActivityDependencies) {
   const { store, tools, tokenCounter } = dependencies;
@@ -45,6 +56,7 @@ export function createConversationActivities(dependencies: ConversationActivityD
       let specs;
       try {
         specs = tools.specs(input.tools);
+        if (input.delegate) specs = withDelegateTool(specs, input.delegate.maxParallel);
         const toolTaskQueue = dependencies.toolTaskQueue;
         if (toolTaskQueue)
           specs = specs.map((spec) =>

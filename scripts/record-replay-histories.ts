@@ -19,7 +19,9 @@
  * `cost-limit` and `cost-budget-without-price` record the cost budget (issue 19, marker
  * `cost-budget`; only `priced-model` has a price). `bounded-answer-checks` records answers checked
  * within bounds, a pattern in RE2 (issue 28). `resumed-from` records a chain whose continue-as-new
- * input names the run it came from, which the next run checks (issue 28). A continue-as-new scenario records one fixture per run of its chain
+ * input names the run it came from, which the next run checks (issue 28). `sub-runs` records a lead
+ * that delegates two tasks (issue 30: child workflows, `ReactTreeId`), and `sub-runs-child` the sub-run
+ * whose own `delegate` call the depth limit refused. A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
       replies: Parameters<Scenarios['add']>[1],
       input: Partial<ResearchRunInput> = {},
       during?: (workflowId: string, handle: WorkflowHandle) => Promise<void>,
-      { everyRun = false }: { everyRun?: boolean } = {},
+      { everyRun = false, subRun }: { everyRun?: boolean; subRun?: string } = {},
     ) => {
       if (only.length && !only.includes(name)) return;
       const workflowId = scenarios.add(runId(name), replies);
@@ -69,6 +71,12 @@ async function main(): Promise<void> {
         const history = await handle.fetchHistory();
         writeFileSync(join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
         console.log(`recorded ${name}: ${history.events?.length} events`);
+        if (subRun) {
+          // One of its sub-runs (issue 30), whose id is under the lead's: `${workflowId}/${subRun}`.
+          const child = await environment.client.workflow.getHandle(`${workflowId}/${subRun}`).fetchHistory();
+          writeFileSync(join(directory, `${name}-child.json`), `${historyToJSON(child)}\n`);
+          console.log(`recorded ${name}-child: ${child.events?.length} events`);
+        }
         return;
       }
       // A chain of runs (continue-as-new): one fixture per run, following each run to the next.
@@ -434,6 +442,28 @@ async function main(): Promise<void> {
     await record('cost-budget-without-price', (turn) => pricedCall(toolCall('lookup', { query: `step ${turn}` })), {
       limits: { maxCostUsd: 0.1 },
     });
+
+    // ---- Issue 30: sub-runs. A lead delegates two tasks (one sub-run tries to delegate again and is refused), then answers. ----
+    await record(
+      'sub-runs',
+      (turn, request) => {
+        if ((request.workflowId ?? '').includes('/sub-')) {
+          if (turn === 1)
+            return (request.workflowId ?? '').endsWith('-1')
+              ? toolCall('lookup', { query: 'BYD 2024' })
+              : toolCall('delegate', { tasks: [{ question: 'A grandchild?' }] });
+          return answer(`Part ${(request.workflowId ?? '').slice(-1)}: about four million.`);
+        }
+        if (turn === 1)
+          return toolCall('delegate', {
+            tasks: [{ question: 'BYD sales in 2024?' }, { question: 'Tesla deliveries in 2024?', tools: ['lookup'] }],
+          });
+        return answer('BYD sold more, from both reports.');
+      },
+      { subruns: { maxParallel: 2 }, limits: { maxModelCalls: 20 } },
+      undefined,
+      { subRun: 'sub-1-2' },
+    );
   } finally {
     await environment.close();
   }

@@ -1,12 +1,4 @@
-import {
-  CancellationScope,
-  condition,
-  isCancellation,
-  patched,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { protocolByName, type Protocol, type ToolCallRequest } from '../src/core/protocols';
 import type { ResearchPhase } from '../src/core/research-phase';
 import { runProgress } from '../src/core/run-progress';
@@ -29,7 +21,6 @@ import type { ResearchRunInput } from '../src/core/run-input';
 import type { LoopOptions, RunLimits } from '../src/core/run-limits';
 import type { RunSetup, RunState } from '../src/core/run-state';
 import {
-  approvalDecisionProblem,
   finishRequestProblem,
   injectedMessageProblem,
   limitChangesProblem,
@@ -39,12 +30,17 @@ import {
 } from '../src/core/run-steering';
 import { changeLimits, finishRequested, initialRunState, resumedRunState } from '../src/core/run-transitions';
 import type { Termination } from '../src/core/termination';
-import { preview } from '../src/core/text';
 import { unansweredTurn, type Turn } from '../src/core/turns';
 import type { ReplyContext } from '../src/core/reply-steps';
+import { limitsFromParent } from '../src/core/sub-runs/sub-run-budget';
+import { treePosition, type TreePosition } from '../src/core/sub-runs/sub-run-options';
 import { LoopPatches } from './patches';
+import { SubRunTeam } from './sub-run-team';
+import { ToolApprovals } from './tool-approvals';
 import {
   approveToolCallUpdate,
+  finishFromParentSignal,
+  limitsFromParentSignal,
   finishNowUpdate,
   injectMessageUpdate,
   progressQuery,
@@ -70,6 +66,9 @@ export class ResearchRun {
   readonly protocol: Protocol;
   /** The client's answer schema, and whether answers are checked against it within bounds (`bounded-answer-checks`). */
   readonly answerChecks: Pick<ReplyContext, 'answerSchema' | 'boundedAnswerChecks'>;
+  /** Its place in a tree of sub-runs, when it has `subruns` (issue 30); its sub-runs. */
+  readonly tree?: TreePosition;
+  readonly team: SubRunTeam;
   state: RunState;
   private phase: ResearchPhase = 'starting';
   /** The tool calls of the turn in progress: `progress` shows them, and a stop meanwhile leaves them open in the ending. */
@@ -79,8 +78,7 @@ export class ResearchRun {
   /** Set once the run concluded, for `progress`. */
   private termination?: Termination;
   private readonly inbox: string[] = [];
-  private readonly decisions = new Map<string, ApprovalDecision>();
-  private readonly awaitingApproval = new Map<string, { tool: string; arguments: string }>();
+  private readonly approvals = new ToolApprovals();
   private stop?: StopRequest;
   /** Set once the loop is over (final answer, continue-as-new, finishing): steering is refused. */
   private closed = false;
@@ -98,6 +96,8 @@ export class ResearchRun {
       ? { answerSchema, boundedAnswerChecks: patched(LoopPatches.boundedAnswerChecks) }
       : {};
     this.state = input.resume ? resumedRunState(input.resume) : initialRunState(this.protocol.name, limits, Date.now());
+    this.tree = treePosition(input.subruns, this.workflowId);
+    this.team = new SubRunTeam(this.workflowId, this.tree);
   }
 
   /** Messages: defined in src/core/message-definitions.ts, handled by the methods below. */
@@ -112,14 +112,21 @@ export class ResearchRun {
     setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), {
       validator: (changes) => refuse(this.limitsProblem(changes)),
     });
-    setHandler(approveToolCallUpdate, (decision) => this.approveToolCall(decision), {
-      validator: (decision) => refuse(this.approvalProblem(decision)),
+    setHandler(approveToolCallUpdate, (decision) => this.approvals.decide(decision), {
+      validator: (decision) => refuse(this.approvals.problem(decision)),
+    });
+    // A sub-run (issue 30) follows its parent's finishNow and limits; once it is stopping already, nothing changes.
+    if (!this.tree?.depth) return;
+    setHandler(finishFromParentSignal, (request) => void (this.endingProblem() ?? this.finishNow(request)));
+    setHandler(limitsFromParentSignal, (sent) => {
+      if (!this.endingProblem()) this.setLimits(limitsFromParent(this.state, sent));
     });
   }
 
   progress(): RunProgress {
-    const { phase, turn, awaitingApproval, termination } = this;
-    return runProgress(this.state, { phase, turn, awaitingApproval, termination }, Date.now());
+    const { phase, turn, termination, approvals, team } = this;
+    const facts = { phase, turn, awaitingApproval: approvals.awaiting, termination, runningSubRuns: team.ids };
+    return runProgress(this.state, facts, Date.now());
   }
 
   injectMessage({ text }: { text: string }): { modelCall: number } {
@@ -139,12 +146,8 @@ export class ResearchRun {
   setLimits(changes: LimitChanges): RunLimits {
     this.state = changeLimits(this.state, changes);
     if (changes.maxDurationMinutes !== undefined) this.armDeadline();
+    this.team.limitsChanged(this.state, this.options.finalAnswerPhase);
     return this.state.limits;
-  }
-
-  approveToolCall(decision: ApprovalDecision): { callId: string; approved: boolean } {
-    this.decisions.set(decision.callId, decision);
-    return { callId: decision.callId, approved: decision.approved };
   }
 
   /** Steering is refused once the run is stopping (a stop was requested) or its loop is over. */
@@ -163,10 +166,6 @@ export class ResearchRun {
 
   private limitsProblem(changes: LimitChanges | undefined): string | undefined {
     return this.endingProblem() ?? limitChangesProblem(this.state, changes, Date.now());
-  }
-
-  private approvalProblem(decision: ApprovalDecision | undefined): string | undefined {
-    return approvalDecisionProblem(decision, [...this.awaitingApproval.keys()]);
   }
 
   /** The messages injected since the last model call, taken out of the inbox. */
@@ -233,9 +232,13 @@ export class ResearchRun {
     this.phase = phase;
   }
 
+  /** Stops the loop (its scope cancelled) and tells the sub-runs to finish with what they have. */
   private requestStop(stop: StopRequest): void {
     this.stop = requestStop(this.stop, stop);
     this.loopScope.cancel();
+    this.team.finishAll(
+      stop.kind === 'finish' && stop.reason ? stop.reason : `the research it belongs to: ${stop.kind}`,
+    );
   }
 
   /** (Re)starts the deadline timer for the time budget; when it fires, the loop stops with `timeout`. */
@@ -271,17 +274,8 @@ export class ResearchRun {
   }
 
   /** Waits for a decision on a call that requires approval; undefined when none came within `loop.approvalTimeoutMinutes`. */
-  async awaitApproval(call: ToolCallRequest): Promise<ApprovalDecision | undefined> {
-    this.awaitingApproval.set(call.id, { tool: call.name, arguments: preview(JSON.stringify(call.arguments), 300) });
-    try {
-      const decided = await condition(
-        () => this.decisions.has(call.id),
-        `${this.options.approvalTimeoutMinutes * 60} seconds`,
-      );
-      return decided ? this.decisions.get(call.id) : undefined;
-    } finally {
-      this.awaitingApproval.delete(call.id);
-    }
+  awaitApproval(call: ToolCallRequest): Promise<ApprovalDecision | undefined> {
+    return this.approvals.awaitDecision(call, this.options.approvalTimeoutMinutes);
   }
 
   /** What the transcript's opening recorded: tools, model activity settings, model. */

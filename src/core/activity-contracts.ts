@@ -35,6 +35,11 @@ export interface StartConversationInput {
    * come back in `tools`.
    */
   storeToolSpecs?: boolean;
+  /**
+   * The run may delegate (issue 30): the `delegate` tool is added to its tools, described with
+   * this many sub-runs at once. Absent for runs without sub-runs.
+   */
+  delegate?: { maxParallel: number };
 }
 
 export interface StartConversationOutput {

@@ -1,4 +1,5 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SubRunRecord } from './sub-runs/sub-run-record';
 import type { ResearchPhase } from './research-phase';
 import type { RunLimits } from './run-limits';
 import type { ApprovalDecision, LimitChanges } from './run-steering';
@@ -34,6 +35,12 @@ export interface RunProgress {
   /** Runs this workflow continued as new. */
   continuedAsNew: number;
   termination?: Termination;
+  /**
+   * A run with sub-runs (issue 30): the ids of those running now (each answers `progress` itself,
+   * with its own limits), and the model calls and record of those that ended. Absent for runs
+   * that have not delegated.
+   */
+  subRuns?: { running: string[]; modelCalls: number; ended: SubRunRecord[] };
 }
 
 /** Argument of the `injectMessage` update. */
@@ -80,3 +87,15 @@ export const finishNowUpdate = defineUpdate<FinishNowResult, [FinishNowRequest]>
 export const setLimitsUpdate = defineUpdate<RunLimits, [LimitChanges]>('setLimits');
 /** Approves or denies a tool call that requires approval. */
 export const approveToolCallUpdate = defineUpdate<ApproveToolCallResult, [ApprovalDecision]>('approveToolCall');
+/**
+ * Sent by a parent run to its running sub-runs (issue 30) when it is asked to finish (or its time
+ * is up): each goes to its final answer phase, as with `finishNow`, and reports what it has.
+ */
+export const finishFromParentSignal = defineSignal<[FinishNowRequest]>('finishFromParent');
+/**
+ * Sent by a parent run to its running sub-runs (issue 30) when its limits were changed
+ * (`setLimits`): each sub-run's share carved again from what the parent has now; the sub-run takes
+ * them through `limitsFromParent` (src/core/sub-runs/sub-run-budget.ts).
+ */
+export const limitsFromParentSignal =
+  defineSignal<[Partial<Pick<RunLimits, 'maxModelCalls' | 'maxTotalTokens' | 'maxCostUsd'>>]>('limitsFromParent');

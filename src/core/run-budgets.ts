@@ -21,7 +21,10 @@ export const nextContextTokens = (state: RunState): number =>
 
 export const timeIsUp = (state: RunState, now: number): boolean => elapsedMs(state, now) >= maxDurationMs(state);
 
-export const modelCallsUsedUp = (state: RunState): boolean => state.modelCalls >= state.limits.maxModelCalls;
+/** Model calls the run's budget has paid for: its own and its sub-runs' (issue 30). */
+export const treeModelCalls = (state: RunState): number => state.modelCalls + (state.subRuns?.modelCalls ?? 0);
+
+export const modelCallsUsedUp = (state: RunState): boolean => treeModelCalls(state) >= state.limits.maxModelCalls;
 
 /** The optional total-token budget (0 = none) is used up. */
 export const totalTokensUsedUp = (state: RunState): boolean =>
@@ -113,7 +116,7 @@ export function remainingBudgets(
   now: number,
 ): { modelCalls: number; durationMs: number; contextTokens: number; totalTokens?: number; costUsd?: number } {
   return {
-    modelCalls: Math.max(0, state.limits.maxModelCalls - state.modelCalls),
+    modelCalls: Math.max(0, state.limits.maxModelCalls - treeModelCalls(state)),
     durationMs: Math.max(0, maxDurationMs(state) - elapsedMs(state, now)),
     contextTokens: Math.max(0, contextBudget(state) - nextContextTokens(state)),
     ...(state.limits.maxTotalTokens

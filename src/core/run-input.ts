@@ -5,6 +5,7 @@ import type { ProtocolName } from './protocols/protocol';
 import RUN_REQUEST_SCHEMA from '../../schemas/researchAgent.input.json';
 import { DEFAULT_LIMITS, DEFAULT_LOOP_OPTIONS, type LoopOptions, type RunLimits } from './run-limits';
 import type { RunState } from './run-state';
+import type { SubRunOptions } from './sub-runs/sub-run-options';
 import type { JsonSchema } from './tool-spec';
 
 /** Input of the `researchAgent` workflow. */
@@ -31,6 +32,11 @@ export interface ResearchRunInput {
   loop?: Partial<LoopOptions>;
   /** JSON schema the final answer must match; the result then carries `parsedAnswer`. */
   answerSchema?: JsonSchema;
+  /**
+   * Sub-runs (issue 30): the run is offered the `delegate` tool, which hands sub-questions to
+   * child runs, at most `maxParallel` at once, with limits carved from this run's. Off when absent.
+   */
+  subruns?: SubRunOptions;
   /** Internal: the state a continued run resumes from (set by continue-as-new, never by callers). */
   resume?: RunState;
   /**

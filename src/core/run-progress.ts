@@ -14,6 +14,8 @@ export interface ProgressFacts {
   awaitingApproval: ReadonlyMap<string, { tool: string; arguments: string }>;
   /** Set once the run concluded. */
   termination?: Termination;
+  /** The ids of its sub-runs running now (issue 30). */
+  runningSubRuns?: readonly string[];
 }
 
 /** What the `progress` query answers at `now`: the run's budgets spent and left, its open and waiting calls, its phase. */
@@ -39,5 +41,14 @@ export function runProgress(state: RunState, facts: ProgressFacts, now: number):
     toolCalls: state.toolCallsAnswered,
     continuedAsNew: state.details.continuedAsNew,
     termination: facts.termination,
+    ...(state.subRuns || facts.runningSubRuns?.length
+      ? {
+          subRuns: {
+            running: [...(facts.runningSubRuns ?? [])],
+            modelCalls: state.subRuns?.modelCalls ?? 0,
+            ended: state.subRuns?.runs ?? [],
+          },
+        }
+      : {}),
   };
 }

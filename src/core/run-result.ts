@@ -1,5 +1,6 @@
 import type { TokenUsage } from './messages';
 import type { ProtocolName } from './protocols/protocol';
+import type { SubRunTotals } from './sub-runs/sub-run-record';
 import type { Termination } from './termination';
 
 /** Result of the `researchAgent` workflow, in DeepResearch's evaluation shape plus our fields. */
@@ -27,6 +28,12 @@ export interface ResearchRunResult {
   parsedAnswer?: unknown;
   /** The loop's own record: compressions, nudges, continue-as-new count, early finish. */
   details: RunDetails;
+  /**
+   * The sub-runs this run delegated to (issue 30): their model calls, and each one's id,
+   * question, termination, calls, tokens and cost. Their tokens and cost are in `usage` too.
+   * Absent when the run did not delegate.
+   */
+  subRuns?: SubRunTotals;
 }
 
 /** What happened along the way, beyond the termination. */

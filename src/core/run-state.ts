@@ -5,6 +5,7 @@ import type { StuckDetectorState } from './stuck-detection';
 import type { UnusableReplyStreak } from './unusable-replies';
 import type { ToolSchedule } from './tool-spec';
 import type { ModelActivitySettings } from './activity-contracts';
+import type { SubRunTotals } from './sub-runs/sub-run-record';
 
 /** What the run learned when its transcript was opened; carried so a continued run needs no new activity. */
 export interface RunSetup {
@@ -63,6 +64,11 @@ export interface RunState {
    */
   serverTokensPerEstimatedToken?: number;
   answerAttempts: number;
+  /**
+   * The sub-runs this run delegated to (issue 30) and the model calls they made; their tokens and
+   * cost are in `usage`. Absent until the run delegates.
+   */
+  subRuns?: SubRunTotals;
   /** The most tokens a reply may have (the run's `model.maxOutputTokens`, else the worker's), once learned at the start; what the context window keeps for the reply. */
   maxOutputTokens?: number;
   details: RunDetails;

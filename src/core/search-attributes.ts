@@ -25,6 +25,12 @@ export const REACT_TOKENS = defineSearchAttributeKey('ReactTokens', SearchAttrib
  * (`REACT_AGENT_MODEL_PRICES`); set only once a call had a cost. Register as Double.
  */
 export const REACT_COST = defineSearchAttributeKey('ReactCost', SearchAttributeType.DOUBLE);
+/**
+ * The tree a run belongs to (issue 30): the workflow id of its lead run, set on the lead when it
+ * first delegates and on every sub-run at its start. `ReactTreeId = '<lead id>'` lists a whole tree.
+ * Register as Keyword.
+ */
+export const REACT_TREE_ID = defineSearchAttributeKey('ReactTreeId', SearchAttributeType.KEYWORD);
 /** The run's protocol (`deep-research`, `native`, `classic`). Register as Keyword. */
 export const REACT_PROTOCOL = defineSearchAttributeKey('ReactProtocol', SearchAttributeType.KEYWORD);
 
@@ -45,6 +51,7 @@ export const PROJECT_SEARCH_ATTRIBUTES = {
   ReactTokens: 'Int',
   ReactProtocol: 'Keyword',
   ReactCost: 'Double',
+  ReactTreeId: 'Keyword',
 } as const;
 
 /** Longest `ReactQuestion`, in characters (a list column and its words, well inside Temporal's 2 KB per value). */

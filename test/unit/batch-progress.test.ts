@@ -104,10 +104,10 @@ describe('validateBatchInput', () => {
       'run.limits.maxModelCalls must be an integer from 1 to 10000, got 0',
     ]);
     assert.deepEqual(validateBatchInput({ ...valid, run: { limts: { maxModelCalls: 3 } } as never }), [
-      'run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema)',
+      'run.limts is not a known field (known: limits, model, tools, protocol, loop, answerSchema, subruns)',
     ]);
     assert.deepEqual(validateBatchInput({ ...valid, run: { question: 'x' } as never }), [
-      'run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema)',
+      'run.question is not a known field (known: limits, model, tools, protocol, loop, answerSchema, subruns)',
     ]);
     assert.deepEqual(validateBatchInput({ ...valid, rollouts: 'two', output: 'relative', colour: 'red' } as never), [
       'rollouts must be an integer, got "two"',

@@ -77,7 +77,7 @@ describe('startResearch', () => {
         assert.deepEqual(error.problems, [
           'question must not be empty',
           'limits.maxModelCalls must be an integer from 1 to 10000, got 0',
-          'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+          'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema, subruns)',
         ]);
         return true;
       },

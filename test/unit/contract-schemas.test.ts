@@ -75,7 +75,7 @@ describe('the contract schemas', () => {
       assert.ok(root, `${payload.file} defines ${payload.type}`);
     }
     assert.deepEqual(validateAgainstSchema(schema('researchAgent.input.json'), { question: 'q', qestion2: 1 }, ''), [
-      'qestion2 is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+      'qestion2 is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema, subruns)',
     ]);
   });
 

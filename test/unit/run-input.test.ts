@@ -150,7 +150,7 @@ describe('validateRunInput', () => {
 
   test('unknown fields are refused, naming them and the known ones, at any depth', () => {
     assert.deepEqual(validateRunInput({ question: 'q', qestion2: 1 } as unknown as ResearchRunInput).problems, [
-      'qestion2 is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+      'qestion2 is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema, subruns)',
     ]);
     assert.match(
       validateRunInput({ question: 'q', limits: { maxCalls: 5 } } as unknown as ResearchRunInput).problems[0] as string,

@@ -24,6 +24,7 @@ describe('the search attributes a run sets (issue 22)', () => {
       ReactTokens: 'Int',
       ReactProtocol: 'Keyword',
       ReactCost: 'Double',
+      ReactTreeId: 'Keyword',
     });
     const count = (type: string) => Object.values(PROJECT_SEARCH_ATTRIBUTES).filter((value) => value === type).length;
     assert.ok(count('Int') <= 3 && count('Double') <= 3 && count('Text') <= 3 && count('Keyword') <= 10);

@@ -71,6 +71,7 @@ async function finishing(run: ResearchRun, ending: FinalEnding): Promise<Researc
     ...(conclusion.error ? { error: conclusion.error } : {}),
     ...(conclusion.parsedAnswer !== undefined ? { parsedAnswer: conclusion.parsedAnswer } : {}),
     details: state.details,
+    ...(state.subRuns ? { subRuns: state.subRuns } : {}),
   };
 }
 

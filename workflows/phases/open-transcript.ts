@@ -9,6 +9,7 @@ import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { recordRunOpened } from '../run-search-attributes';
 import type { ResearchRun } from '../research-run';
+import { mayDelegate } from '../../src/core/sub-runs/sub-run-options';
 
 /**
  * Opens the transcript: system prompt and question stored, tools (stored by reference since
@@ -30,6 +31,8 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
       ...(run.input.answerSchema ? { answerSchema: run.input.answerSchema } : {}),
       // The tool list by reference (issue 18): history keeps names, scheduling and approval flags.
       ...(storeToolSpecs ? { storeToolSpecs } : {}),
+      // Sub-runs (issue 30): the `delegate` tool, offered while the tree may grow below this run.
+      ...(mayDelegate(run.tree) ? { delegate: { maxParallel: run.tree.maxParallel } } : {}),
     });
     run.state = openedRunState(run.state, started);
   } catch (error) {

@@ -12,6 +12,8 @@ import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
 import type { ResearchRun } from '../research-run';
+import { delegate } from '../delegation';
+import { DELEGATE_TOOL } from '../../src/core/sub-runs/sub-run-options';
 
 /**
  * One turn's tool calls: at most `loop.maxParallelToolCalls` at a time, each waiting for approval
@@ -43,8 +45,9 @@ async function runCalls(run: ResearchRun, turn: Turn): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(run.options.maxParallelToolCalls, turn.calls.length) }, async () => {
     while (next < turn.calls.length) {
-      const call = turn.calls[next++] as ToolCallRequest;
-      turn.results.set(call.id, await runToolCall(run, call));
+      const index = next++;
+      const call = turn.calls[index] as ToolCallRequest;
+      turn.results.set(call.id, await runToolCall(run, call, index));
     }
   });
   const settled = await Promise.allSettled(lanes);
@@ -55,10 +58,15 @@ async function runCalls(run: ResearchRun, turn: Turn): Promise<void> {
 /** The failure type the Temporal worker gives an activity type it has not registered. */
 const ACTIVITY_NOT_REGISTERED = 'NotFoundError';
 
-/** One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, its failure, or that the tool has gone. */
-async function runToolCall(run: ResearchRun, call: ToolCallRequest): Promise<CallResult> {
+/**
+ * One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, its
+ * failure, or that the tool has gone; a run with sub-runs runs `delegate` itself. `index` is the
+ * call's place in its reply.
+ */
+async function runToolCall(run: ResearchRun, call: ToolCallRequest, index: number): Promise<CallResult> {
   const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
   if (call.problem) return note(call.problem);
+  if (call.name === DELEGATE_TOOL && run.tree) return delegate(run, call, index);
   const spec = toolScheduleOf(run.setup, call.name);
   if (!spec)
     return note(

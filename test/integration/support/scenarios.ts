@@ -20,8 +20,11 @@ export class Scenarios {
     return workflowId;
   }
 
+  /** A sub-run (`<lead id>/sub-…`, issue 30) is answered by its lead's scenario, which tells them apart by `request.workflowId`. */
   readonly script: Script = (request) => {
-    const scenario = request.workflowId ? this.byWorkflow.get(request.workflowId) : undefined;
+    const scenario = request.workflowId
+      ? (this.byWorkflow.get(request.workflowId) ?? this.byWorkflow.get(request.workflowId.split('/sub-')[0] as string))
+      : undefined;
     if (!scenario) return { status: 500, errorMessage: `no scenario for workflow ${request.workflowId}` };
     return scenario(countAssistantMessages(request.messages) + 1, request);
   };

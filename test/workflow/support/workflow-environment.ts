@@ -18,6 +18,7 @@ import {
   DEFAULT_TEMPERATURE,
   DEFAULT_TOP_P,
 } from '../../../src/config/model-config';
+import type { ModelPrices } from '../../../src/domain/model-prices';
 import { resolveTemporalCli } from '../../../src/processes/temporal-cli';
 import { loadConversation } from '../../../src/storage/conversation';
 import type { researchAgent } from '../../../workflows/research-agent';
@@ -64,6 +65,8 @@ export type BatchBehaviour = (
 export interface WorkflowEnvironmentOptions {
   /** Attempts of a model call (REACT_AGENT_MODEL_MAX_ATTEMPTS); default 4, as the integration workers. */
   modelMaxAttempts?: number;
+  /** Prices per model (REACT_AGENT_MODEL_PRICES), so calls of `scripted-model` have a cost; default none. */
+  modelPrices?: ModelPrices;
 }
 
 function requestOf(chat: ChatRequest): ModelRequest {
@@ -195,6 +198,7 @@ export class WorkflowEnvironment {
             heartbeatSeconds: 5,
             maxAttempts: options.modelMaxAttempts ?? 4,
           },
+          ...(options.modelPrices ? { modelPrices: options.modelPrices } : {}),
         }),
         // The bundle carries the OpenTelemetry workflow interceptors; their sink goes nowhere here (as in worker/tracing.ts without tracing).
         sinks: { exporter: { export: { fn: () => undefined, callDuringReplay: false } } } as never,
@@ -218,9 +222,13 @@ export class WorkflowEnvironment {
     }
   }
 
-  /** A run's script: its own, or its batch's (a batch run's id is `<batch id>/q<index>-r<rollout>`). */
+  /**
+   * A run's script: its own, its lead's for a sub-run (`<lead id>/sub-…`: the lead's script tells
+   * its sub-runs apart by `request.workflowId`), or its batch's (a batch run's id is
+   * `<batch id>/q<index>-r<rollout>`).
+   */
   private scenarioOf(workflowId: string): ((turn: number, request: ModelRequest) => ModelAnswer) | undefined {
-    const own = this.scenarios.get(workflowId);
+    const own = this.scenarios.get(workflowId) ?? this.scenarios.get(workflowId.split('/sub-')[0] as string);
     if (own) return own;
     const pair = /^(.+)\/q(\d+)-r(\d+)$/.exec(workflowId);
     const behaviour = pair ? this.batches.get(pair[1] as string) : undefined;
