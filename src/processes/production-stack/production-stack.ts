@@ -12,6 +12,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../../core/search-attributes';
+import { forEachAtMost } from '../../core/task-slots';
 import {
   STACK_TOPOLOGY,
   TEMPORAL_SERVICES,
@@ -891,12 +892,7 @@ export class ProductionStack {
       this.state.workers = wanted;
       this.save();
     }
-    const queue = [...this.state.workers];
-    const starters = Array.from({ length: Math.max(1, Math.min(availableParallelism(), queue.length)) }, async () => {
-      for (let worker = queue.shift(); worker !== undefined; worker = queue.shift())
-        await this.startWorker(worker, log);
-    });
-    await Promise.all(starters);
+    await forEachAtMost([...this.state.workers], availableParallelism(), (worker) => this.startWorker(worker, log));
   }
 
   /** Starts the worker when it is not running (inside its machine's namespace when it has one); resolves once it polls. */
