@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
 import { createActivities, ToolRegistry } from '../activities';
 import type { TranscriptStore } from '../src/storage/transcript-store';
+import { forEachAtMost } from '../src/core/task-slots';
 import { lookup } from '../test/fakes/test-tools';
 import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 import { WorkerProcess } from '../test/integration/support/worker-process';
@@ -128,56 +129,51 @@ export async function scheduleToStart(
     retriedActivities: [],
     workflowTasks: { started: 0, scheduleToStartTimeouts: 0, startToCloseTimeouts: 0, movedToAnotherWorker: 0 },
   };
-  const queue = [...workflowIds];
   const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
     Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        const history = await client.workflow.getHandle(id).fetchHistory();
-        const scheduled = new Map<string, number>();
-        const activityIds = new Map<string, string>();
-        let lastWorker: string | undefined;
-        for (const event of history.events ?? []) {
-          const workflowTaskStarted = event.workflowTaskStartedEventAttributes;
-          if (workflowTaskStarted) {
-            figures.workflowTasks.started += 1;
-            if (lastWorker !== undefined && workflowTaskStarted.identity !== lastWorker)
-              figures.workflowTasks.movedToAnotherWorker += 1;
-            lastWorker = workflowTaskStarted.identity ?? '';
-          }
-          const timeoutType = event.workflowTaskTimedOutEventAttributes?.timeoutType;
-          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
-            figures.workflowTasks.scheduleToStartTimeouts += 1;
-          if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE)
-            figures.workflowTasks.startToCloseTimeouts += 1;
-          const attributes = event.activityTaskScheduledEventAttributes;
-          if (attributes && attributes.activityType?.name === activityType) {
-            scheduled.set(String(event.eventId), millis(event.eventTime));
-            activityIds.set(String(event.eventId), attributes.activityId ?? '');
-          }
-          const started = event.activityTaskStartedEventAttributes;
-          const at = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
-          if (!started || at === undefined) continue;
-          if ((started.attempt ?? 1) > 1) {
-            figures.retried += 1;
-            const cause = started.lastFailure?.message ?? 'unknown';
-            figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
-            const activityId = activityIds.get(String(started.scheduledEventId)) ?? '';
-            figures.retriedActivities.push({
-              workflowId: id,
-              activityId,
-              attempt: started.attempt ?? 1,
-              identity: started.identity ?? '',
-              cause,
-            });
-          } else {
-            figures.firstAttemptMs.push(millis(event.eventTime) - at);
-          }
-        }
+  await forEachAtMost(workflowIds, parallel, async (id) => {
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    const scheduled = new Map<string, number>();
+    const activityIds = new Map<string, string>();
+    let lastWorker: string | undefined;
+    for (const event of history.events ?? []) {
+      const workflowTaskStarted = event.workflowTaskStartedEventAttributes;
+      if (workflowTaskStarted) {
+        figures.workflowTasks.started += 1;
+        if (lastWorker !== undefined && workflowTaskStarted.identity !== lastWorker)
+          figures.workflowTasks.movedToAnotherWorker += 1;
+        lastWorker = workflowTaskStarted.identity ?? '';
       }
-    }),
-  );
+      const timeoutType = event.workflowTaskTimedOutEventAttributes?.timeoutType;
+      if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+        figures.workflowTasks.scheduleToStartTimeouts += 1;
+      if (timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE)
+        figures.workflowTasks.startToCloseTimeouts += 1;
+      const attributes = event.activityTaskScheduledEventAttributes;
+      if (attributes && attributes.activityType?.name === activityType) {
+        scheduled.set(String(event.eventId), millis(event.eventTime));
+        activityIds.set(String(event.eventId), attributes.activityId ?? '');
+      }
+      const started = event.activityTaskStartedEventAttributes;
+      const at = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
+      if (!started || at === undefined) continue;
+      if ((started.attempt ?? 1) > 1) {
+        figures.retried += 1;
+        const cause = started.lastFailure?.message ?? 'unknown';
+        figures.retryCauses.set(cause, (figures.retryCauses.get(cause) ?? 0) + 1);
+        const activityId = activityIds.get(String(started.scheduledEventId)) ?? '';
+        figures.retriedActivities.push({
+          workflowId: id,
+          activityId,
+          attempt: started.attempt ?? 1,
+          identity: started.identity ?? '',
+          cause,
+        });
+      } else {
+        figures.firstAttemptMs.push(millis(event.eventTime) - at);
+      }
+    }
+  });
   return figures;
 }
 

@@ -6,12 +6,13 @@ import {
   DEFAULT_RUNS_PER_JUDGE_ACTIVITY,
   EvaluationFailureTypes,
   EXACT_MATCH_JUDGE,
+  judgeRanges,
   validateEvaluationInput,
   type EvaluationOutcome,
   type EvaluationWorkflowInput,
 } from '../src/core/evaluation/evaluation-contract';
 import { InputPatches } from './patches';
-import { TaskSlots } from '../src/core/task-slots';
+import { forEachAtMost } from '../src/core/task-slots';
 
 /** Reading the rollout files and writing the report: file work, retried a few times. */
 const files = proxyActivities<Pick<EvaluationActivities, 'prepareEvaluation' | 'writeEvaluation'>>({
@@ -56,28 +57,17 @@ export async function evaluation(input: EvaluationWorkflowInput): Promise<Evalua
   if (!prepared.refused && input.judge !== EXACT_MATCH_JUDGE) {
     const size = input.runsPerActivity ?? DEFAULT_RUNS_PER_JUDGE_ACTIVITY;
     const concurrency = input.concurrency ?? DEFAULT_EVALUATION_CONCURRENCY;
-    const slots = new TaskSlots(concurrency, condition);
-    let failure: unknown;
-    const pending: Promise<void>[] = [];
-    for (let from = 0; from < prepared.runs; from += size) {
-      await slots.free(() => failure !== undefined);
-      if (failure !== undefined) break;
-      pending.push(
-        slots.run(() =>
-          judging
-            .judgeRuns({ input: prepared.input, from, to: Math.min(prepared.runs, from + size) })
-            .then((judged) => {
-              judgeCalls.made += judged.made;
-              judgeCalls.stored += judged.stored;
-            })
-            .catch((error: unknown) => {
-              failure ??= error;
-            }),
-        ),
-      );
-    }
-    await Promise.all(pending);
-    if (failure !== undefined) throw failure;
+    // Through condition, as the hand-kept counter it replaced waited: the judges start where they always did.
+    await forEachAtMost(
+      judgeRanges(prepared.runs, size),
+      concurrency,
+      (range) =>
+        judging.judgeRuns({ input: prepared.input, ...range }).then((judged) => {
+          judgeCalls.made += judged.made;
+          judgeCalls.stored += judged.stored;
+        }),
+      { waitUntil: condition },
+    );
   }
   const written = await files.writeEvaluation({
     input: prepared.input,

@@ -3,7 +3,7 @@ import { describe, expect, test } from '@jest/globals';
 import { answerTokens, exactMatch, normaliseAnswer, tokenF1 } from '../../src/domain/evaluation/answer-matching';
 import { validateBatchInput } from '../../src/core/batch-contract';
 import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
-import { validateEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
+import { judgeRanges, validateEvaluationInput } from '../../src/core/evaluation/evaluation-contract';
 import {
   dedupeRollout,
   toolCallsOfMessages,
@@ -374,6 +374,27 @@ describe('compareEvaluations', () => {
 });
 
 describe('contracts', () => {
+  test('the judge activities take the runs in ranges of runsPerActivity, in order, the last one what is left', () => {
+    assert.deepEqual(
+      [...judgeRanges(25, 10)],
+      [
+        { from: 0, to: 10 },
+        { from: 10, to: 20 },
+        { from: 20, to: 25 },
+      ],
+    );
+    assert.deepEqual(
+      [...judgeRanges(3, 1)],
+      [
+        { from: 0, to: 1 },
+        { from: 1, to: 2 },
+        { from: 2, to: 3 },
+      ],
+    );
+    assert.deepEqual([...judgeRanges(10, 10)], [{ from: 0, to: 10 }]);
+    assert.deepEqual([...judgeRanges(0, 10)], []);
+  });
+
   test("the evaluation input and a batch's evaluate option are checked", () => {
     assert.deepEqual(validateEvaluationInput({ paths: ['/out'], output: '/out/evaluation', judge: 'gaia' }), []);
     assert.deepEqual(

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
-import { CallSlots } from '../../activities/tools/mcp/call-slots';
 import { callResultText } from '../../activities/tools/mcp/mcp-call-result';
 import {
   callFailure,
@@ -298,30 +297,6 @@ describe('MCP tools as ToolDefinitions', () => {
       ),
       'done',
     );
-  });
-});
-
-describe('CallSlots', () => {
-  test('at most the limit at once, in order; an aborted waiter leaves the queue', async () => {
-    const slots = new CallSlots(1);
-    const releaseFirst = await slots.acquire();
-    const order: string[] = [];
-    const aborted = new AbortController();
-    const second = slots.acquire().then((release) => {
-      order.push('second');
-      return release;
-    });
-    const third = slots.acquire(aborted.signal).then(
-      () => order.push('third'),
-      () => order.push('third aborted'),
-    );
-    aborted.abort(new Error('cancelled'));
-    await third;
-    assert.equal(slots.busy, 1);
-    releaseFirst();
-    (await second)();
-    assert.deepEqual(order, ['third aborted', 'second']);
-    assert.equal(slots.busy, 0);
   });
 });
 

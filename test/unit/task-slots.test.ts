@@ -62,6 +62,72 @@ describe('TaskSlots', () => {
     await slots.free(() => stopped);
     assert.deepEqual(asked, [false, true]);
   });
+
+  test('whenFree: at once when a slot is free, else in the step a task gives its slot back', async () => {
+    const slots = new TaskSlots(1);
+    const calls: string[] = [];
+    await slots.whenFree(() => calls.push('free now'));
+    assert.deepEqual(calls, ['free now'], 'called before whenFree returned');
+    const giveBack = slots.take();
+    await slots.whenFree(() => calls.push(`handed on, ${slots.running} running`));
+    assert.equal(calls.length, 1);
+    giveBack();
+    assert.deepEqual(calls, ['free now', 'handed on, 0 running'], 'called inside the giving back');
+  });
+
+  test('whenFree through a waitUntil: a step after the wait ends; a failed wait fails it', async () => {
+    let release!: () => void;
+    const slots = new TaskSlots(1, () => new Promise<void>((resolve) => (release = resolve)));
+    const calls: string[] = [];
+    const waited = slots.whenFree(() => calls.push('after the wait'));
+    release();
+    assert.deepEqual(calls, []);
+    await waited;
+    assert.deepEqual(calls, ['after the wait']);
+    const failing = new TaskSlots(1, () => Promise.reject(new Error('cancelled')));
+    await assert.rejects(
+      failing.whenFree(() => assert.fail('not called')),
+      /cancelled/,
+    );
+  });
+
+  test('acquire: at most the limit at once, first come first served; an aborted waiter leaves the queue', async () => {
+    const slots = new TaskSlots(1);
+    const releaseFirst = await slots.acquire();
+    const order: string[] = [];
+    const aborted = new AbortController();
+    const second = slots.acquire().then((release) => {
+      order.push('second');
+      return release;
+    });
+    const third = slots.acquire(aborted.signal).then(
+      () => order.push('third'),
+      () => order.push('third aborted'),
+    );
+    const fourth = slots.acquire().then((release) => {
+      order.push('fourth');
+      return release;
+    });
+    aborted.abort(new Error('cancelled'));
+    await third;
+    assert.equal(slots.running, 1);
+    releaseFirst();
+    releaseFirst();
+    (await second)();
+    (await fourth)();
+    assert.deepEqual(order, ['third aborted', 'second', 'fourth']);
+    assert.equal(slots.running, 0);
+    const gone = new AbortController();
+    gone.abort(new Error('gone'));
+    const held = await slots.acquire(gone.signal);
+    assert.equal(slots.running, 1, 'a free slot is taken whatever the signal says, as before');
+    await assert.rejects(
+      slots.acquire(gone.signal),
+      /gone/,
+      'a caller that would wait with an aborted signal does not',
+    );
+    held();
+  });
 });
 
 describe('forEachAtMost', () => {
@@ -106,5 +172,81 @@ describe('forEachAtMost', () => {
     });
     assert.deepEqual(order, [1, 2]);
     await forEachAtMost([], 4, async () => assert.fail('no work'));
+  });
+
+  test('a slot passes straight on: the next item starts in the step the last one ended', async () => {
+    const first = gate();
+    const log: string[] = [];
+    const done = forEachAtMost([1, 2], 1, (item) => {
+      log.push(`start ${item}`);
+      return item === 1 ? first.promise : Promise.resolve();
+    });
+    void first.promise.then(() => log.push('the step after the end of 1'));
+    first.open();
+    await done;
+    assert.deepEqual(log, ['start 1', 'start 2', 'the step after the end of 1']);
+  });
+
+  test('othersGoOn: a slot whose task failed takes no more; the others go on; the first failure is thrown', async () => {
+    const started: number[] = [];
+    const gates = new Map([1, 2, 3, 4, 5].map((item) => [item, gate()]));
+    const done = forEachAtMost(
+      [1, 2, 3, 4, 5],
+      2,
+      async (item) => {
+        started.push(item);
+        await gates.get(item)?.promise;
+      },
+      { othersGoOn: true },
+    );
+    gates.get(1)?.fail(new Error('first'));
+    await settle();
+    assert.deepEqual(started, [1, 2], 'the failed slot stays taken');
+    for (const item of [2, 3, 4]) {
+      gates.get(item)?.open();
+      await settle();
+    }
+    gates.get(5)?.fail(new Error('second'));
+    await assert.rejects(done, /first/);
+    assert.deepEqual(started, [1, 2, 3, 4, 5]);
+  });
+
+  test('othersGoOn: when every slot failed, the items left are not started', async () => {
+    const started: number[] = [];
+    await assert.rejects(
+      forEachAtMost(
+        [1, 2, 3],
+        2,
+        async (item) => {
+          started.push(item);
+          throw new Error(`failed ${item}`);
+        },
+        { othersGoOn: true },
+      ),
+      /failed 1/,
+    );
+    assert.deepEqual(started, [1, 2]);
+  });
+
+  test('through a waitUntil: each item waits for it; a failed wait fails the whole at once', async () => {
+    const asked: boolean[] = [];
+    const ran: number[] = [];
+    await forEachAtMost([1, 2, 3], 2, async (item) => void ran.push(item), {
+      waitUntil: async (ready) => {
+        asked.push(ready());
+      },
+    });
+    assert.deepEqual(ran, [1, 2, 3]);
+    assert.equal(asked.length, 3, 'one wait per item');
+    const running = gate();
+    let cancel!: (error: Error) => void;
+    const cancelled = new Promise<never>((_, reject) => (cancel = reject));
+    const whole = forEachAtMost([1, 2], 1, () => running.promise, {
+      waitUntil: (ready) => (ready() ? Promise.resolve() : cancelled),
+    });
+    await settle();
+    cancel(new Error('cancelled'));
+    await assert.rejects(whole, /cancelled/, 'without waiting for the running item');
+    running.open();
   });
 });

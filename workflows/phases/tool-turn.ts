@@ -11,6 +11,7 @@ import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
+import { forEachAtMost } from '../../src/core/task-slots';
 import type { ResearchRun } from '../research-run';
 import { delegate } from '../delegation';
 import { DELEGATE_TOOL } from '../../src/core/sub-runs/sub-run-options';
@@ -40,33 +41,33 @@ export async function runToolTurn(
   return ended.ending;
 }
 
-/** Runs the calls in lanes; waits for every lane, even after a cancellation, so no tool still runs when the run reports its end. */
+/**
+ * Runs the calls, at most `loop.maxParallelToolCalls` at a time, each slot passing straight to the
+ * next call in the step its call ended, as the turn's lanes did (`forEachAtMost` without a
+ * `waitUntil`; through `condition` the calls would start later and runs in flight would not
+ * replay). A call that fails (a cancellation) takes no more calls in its slot, the others go on;
+ * every call is waited for, so no tool still runs when the run reports its end. The steps up to
+ * the end of the turn are those of the lanes too: keep this function and its `await`.
+ */
 async function runCalls(run: ResearchRun, turn: Turn): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(run.options.maxParallelToolCalls, turn.calls.length) }, async () => {
-    while (next < turn.calls.length) {
-      const index = next++;
-      const call = turn.calls[index] as ToolCallRequest;
-      turn.results.set(call.id, await runToolCall(run, call, index));
-    }
+  await forEachAtMost(turn.calls, run.options.maxParallelToolCalls, (call) => runToolCall(run, turn, call), {
+    othersGoOn: true,
   });
-  const settled = await Promise.allSettled(lanes);
-  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 /** The failure type the Temporal worker gives an activity type it has not registered. */
 const ACTIVITY_NOT_REGISTERED = 'NotFoundError';
 
 /**
- * One call's observation: its problem, an unknown tool, a refusal, the tool's stored output, its
- * failure, or that the tool has gone; a run with sub-runs runs `delegate` itself. `index` is the
- * call's place in its reply.
+ * One call's observation, stored in the turn in the step it is known: its problem, an unknown
+ * tool, a refusal, the tool's stored output, its failure, or that the tool has gone. A run with
+ * sub-runs runs `delegate` itself (issue 30), the call's place in its reply naming its sub-runs.
  */
-async function runToolCall(run: ResearchRun, call: ToolCallRequest, index: number): Promise<CallResult> {
-  const note = (text: string): CallResult => ({ parts: [{ text }], tokens: estimateTokens(text) });
+async function runToolCall(run: ResearchRun, turn: Turn, call: ToolCallRequest): Promise<void> {
+  const answer = (result: CallResult): void => void turn.results.set(call.id, result);
+  const note = (text: string): void => answer({ parts: [{ text }], tokens: estimateTokens(text) });
   if (call.problem) return note(call.problem);
-  if (call.name === DELEGATE_TOOL && run.tree) return delegate(run, call, index);
+  if (call.name === DELEGATE_TOOL && run.tree) return answer(await delegate(run, call, turn.calls.indexOf(call)));
   const spec = toolScheduleOf(run.setup, call.name);
   if (!spec)
     return note(
@@ -83,7 +84,7 @@ async function runToolCall(run: ResearchRun, call: ToolCallRequest, index: numbe
       arguments: call.arguments,
       maxObservationCharacters: run.state.limits.maxObservationCharacters,
     });
-    return { parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens };
+    return answer({ parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens });
   } catch (error) {
     if (isCancellation(error)) throw error;
     // A tool the run started with that the worker no longer registers (the SDK's NotFoundError, after the tool's attempts).

@@ -4,10 +4,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CallSlots } from './call-slots';
 import type { McpCallResult } from './mcp-call-result';
 import { McpCallError, sendFailedBeforeServer } from './mcp-failures';
 import { describeServer, type McpServerSettings } from './mcp-server-settings';
+import { TaskSlots } from '../../../src/core/task-slots';
 import { SecretRedactor } from '../../../src/domain/secret-redaction';
 
 /** JSON-RPC codes the SDK makes up on this side: the connection closed, the request timed out. */
@@ -89,7 +89,7 @@ export class McpServerConnection {
   private connectedAt = 0;
   private closed = false;
   private readonly stderr = new Tail();
-  private readonly slots: CallSlots;
+  private readonly slots: TaskSlots;
   private readonly redactor: SecretRedactor;
   private readonly waiters = new Set<() => void>();
   /** In-flight calls by their arguments object (the SDK passes it on by reference), for the send hook. */
@@ -101,7 +101,7 @@ export class McpServerConnection {
     readonly settings: McpServerSettings,
     private readonly options: McpConnectionOptions,
   ) {
-    this.slots = new CallSlots(settings.maxConcurrentCalls ?? Number.POSITIVE_INFINITY);
+    this.slots = new TaskSlots(settings.maxConcurrentCalls ?? Number.POSITIVE_INFINITY);
     this.redactor = new SecretRedactor(settings.secrets);
   }
 

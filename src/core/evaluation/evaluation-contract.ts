@@ -107,6 +107,11 @@ export interface JudgeRunsInput {
   to: number;
 }
 
+/** The ranges of runs the judge activities take, in order: `[from, to)`, `size` runs each, the last one what is left. */
+export function* judgeRanges(runs: number, size: number): Generator<Pick<JudgeRunsInput, 'from' | 'to'>> {
+  for (let from = 0; from < runs; from += size) yield { from, to: Math.min(runs, from + size) };
+}
+
 export interface JudgeRunsOutput {
   /** Judge calls made (a reminder counts as a call). */
   made: number;

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { forEachAtMost } from '../../core/task-slots';
 import { STACK_TOPOLOGY } from '../../config/stack-topology';
 import type { WorkerMachine } from './machine-addresses';
 import { environmentOnMachine } from './machine-environment';
@@ -107,11 +108,7 @@ export class WorkerFleet {
       state.workers = wanted;
       this.folder.save();
     }
-    const queue = this.components();
-    const starters = Array.from({ length: Math.max(1, Math.min(availableParallelism(), queue.length)) }, async () => {
-      for (let worker = queue.shift(); worker !== undefined; worker = queue.shift()) await worker.start(log);
-    });
-    await Promise.all(starters);
+    await forEachAtMost(this.components(), availableParallelism(), (worker) => worker.start(log));
   }
 
   /** Stops every worker at once (each finishing what it runs, 20 s at most). */
