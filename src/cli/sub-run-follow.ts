@@ -46,7 +46,8 @@ export class SubRunFollowers {
     const say = (line: string) => this.tree.print(`  [${label}] ${line}`);
     switch (event.kind) {
       case 'sub_run_started': {
-        say(`started: ${preview(event.question, 140)}`);
+        // Its task's question is the first paragraph; the lead's question follows it.
+        say(`started: ${preview(event.question.split('\n\n')[0] ?? '', 140)}`);
         if (this.following.has(event.workflowId)) return;
         this.following.set(
           event.workflowId,

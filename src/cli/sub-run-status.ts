@@ -93,10 +93,10 @@ async function statusOf(client: Client, info: WorkflowExecutionInfo, rootId: str
 }
 
 /**
- * The sub-runs below `workflowId` (issue 30), at any depth, in the order they started: listed
- * from visibility by the tree's `ReactTreeId` (`treeId`, the run's own search attribute; none
- * when it is absent, as it is on a run that never delegated), each with its figures. Visibility
- * may lag a sub-run started a moment ago by a second or so.
+ * The sub-runs below `workflowId` (issue 30), at any depth, in the order they were delegated
+ * (each one's own sub-runs right under it), each with its figures: listed from visibility by the
+ * tree's `ReactTreeId` (`treeId`, the run's own search attribute; none when it is absent, as it is
+ * on a run that never delegated). Visibility may lag a sub-run started a moment ago by a second or so.
  */
 export async function subRunStatuses(client: Client, workflowId: string, treeId: unknown): Promise<SubRunStatus[]> {
   if (typeof treeId !== 'string' || !treeId) return [];
@@ -106,10 +106,7 @@ export async function subRunStatuses(client: Client, workflowId: string, treeId:
     found.push(info);
     if (found.length >= MAX_LISTED_SUB_RUNS) break;
   }
-  found.sort(
-    (left, right) =>
-      left.startTime.getTime() - right.startTime.getTime() ||
-      left.workflowId.localeCompare(right.workflowId, 'en', { numeric: true }),
-  );
+  // By id, numbers as numbers: in the order they were delegated, each one's own sub-runs right under it.
+  found.sort((left, right) => left.workflowId.localeCompare(right.workflowId, 'en', { numeric: true }));
   return Promise.all(found.map((info) => statusOf(client, info, workflowId)));
 }

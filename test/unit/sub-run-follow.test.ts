@@ -133,7 +133,7 @@ describe('following sub-runs', () => {
     await followers.read({ kind: 'sub_run_closed', workflowId: `${LEAD}/sub-9-9`, status: 'failed' });
     await followers.settled();
     assert.deepEqual(printed, [
-      '  [sub-1-1] started: First part more',
+      '  [sub-1-1] started: First part',
       '  [sub-1-1] [call 1] calling the model',
       '  [sub-1-2] started: Second part',
       '  [sub-1-2] [call 1] calling the model',

@@ -9,7 +9,7 @@ export const statusHelp = `Usage: react-agent status <run-id>
 Prints the run's Temporal status and, while it runs, its progress: model calls, context tokens,
 tokens so far (totalTokens) and their cost in USD (costUsd, when the worker has a price for the
 model: REACT_AGENT_MODEL_PRICES), elapsed time, last thought and open tool calls. A run that
-delegated (--subruns) has its sub-runs under subRuns, at any depth, in the order they started:
+delegated (--subruns) has its sub-runs under subRuns, at any depth, in the order it delegated them:
 each one's id, label, Temporal status, termination, model calls and model-call budget, tokens
 and cost (listed by the tree's ReactTreeId; a sub-run started a moment ago may be missing).`;
 
