@@ -36,6 +36,8 @@ const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g,
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const numberOr = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+/** A cost without the float noise of its sums (0.00019739999999999997 → 0.0001974). */
+const usd = (value: number) => Math.round(value * 1e10) / 1e10;
 
 function attribute(info: WorkflowExecutionInfo, name: string): unknown {
   return info.typedSearchAttributes.getAll().find((pair) => pair.key.name === name)?.value;
@@ -72,7 +74,7 @@ async function statusOf(client: Client, info: WorkflowExecutionInfo, rootId: str
         modelCalls: progress.modelCalls,
         maxModelCalls: progress.limits.maxModelCalls,
         totalTokens: progress.totalTokens,
-        ...(progress.costUsd !== undefined ? { costUsd: progress.costUsd } : {}),
+        ...(progress.costUsd !== undefined ? { costUsd: usd(progress.costUsd) } : {}),
       };
     }
     const maxModelCalls = await startedBudget(client, info.workflowId);
@@ -85,7 +87,7 @@ async function statusOf(client: Client, info: WorkflowExecutionInfo, rootId: str
       termination: result.termination,
       modelCalls: result.iterations,
       totalTokens: result.usage.totalTokens,
-      ...(result.usage.costUsd !== undefined ? { costUsd: result.usage.costUsd } : {}),
+      ...(result.usage.costUsd !== undefined ? { costUsd: usd(result.usage.costUsd) } : {}),
     };
   } catch (error) {
     return { ...base, unavailable: (error instanceof Error ? error.message : String(error)).split('\n')[0] };
