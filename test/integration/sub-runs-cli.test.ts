@@ -115,6 +115,42 @@ describe('sub-runs from the command line', () => {
     assert.match(result.stdout, new RegExp(`  ${id}/sub-1-3: answer`));
   }, 180_000);
 
+  test('--subrun-depth 2: a sub-run’s own sub-run is followed under its path, and status lists it under its parent', async () => {
+    const id = scenarios.add(runId('cli-subruns-deep'), (turn, request) => {
+      const depth = (request.workflowId ?? '').split('/sub-').length - 1;
+      if (depth === 2) return answer('The grandchild’s part.');
+      if (depth === 1 && (request.workflowId ?? '').endsWith('-1') && turn === 1)
+        return toolCall('delegate', { tasks: [{ question: 'A deeper part?' }] });
+      if (depth === 1) return turn === 1 ? toolCall('lookup', { query: 'part' }) : answer('A part.');
+      return turn === 1
+        ? toolCall('delegate', { tasks: [{ question: 'First part?' }, { question: 'Second part?' }] })
+        : answer('Both parts.');
+    });
+    const ran = await cli(['run', 'Two parts, one deep', '--subruns', '2', '--subrun-depth', '2', '--id', id]);
+    assert.equal(ran.code, 0, ran.stderr);
+    const [started, ended, parentNext] = positions(ran.stderr, [
+      '  [sub-1-1/sub-1-1] started: A deeper part?',
+      '  [sub-1-1/sub-1-1] ended: answer after 1 model calls',
+      '  [sub-1-1] [call 2] calling the model',
+    ]);
+    assert.ok((started as number) < (ended as number) && (ended as number) < (parentNext as number), ran.stderr);
+    assert.match(ran.stderr, /\[sub-1-2\] ended: answer after 2 model calls/);
+
+    const status = await cli(['status', id]);
+    assert.equal(status.code, 0, status.stderr);
+    assert.deepEqual(
+      JSON.parse(status.stdout).subRuns.map((subRun: { label: string; termination: string }) => [
+        subRun.label,
+        subRun.termination,
+      ]),
+      [
+        ['sub-1-1', 'answer'],
+        ['sub-1-1/sub-1-1', 'answer'],
+        ['sub-1-2', 'answer'],
+      ],
+    );
+  }, 180_000);
+
   test('status shows running sub-runs with their calls against their budgets; cancelling the lead ends them', async () => {
     const id = leadScenario(runId('cli-subruns-running'), toolCall('wait', { seconds: 60 }));
     const started = await cli(['start', 'Three slow parts', '--subruns', '3', '--max-calls', '40', '--id', id]);
