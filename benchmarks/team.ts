@@ -4,15 +4,15 @@
  * in-process worker:
  *
  * - the team: a lead started with `subruns: { maxParallel: 5 }` (what `react-agent run --subruns 5`
- *   sends) that delegates the 5 parts in one `delegate` call, each sub-run making 1 `lookup` call
- *   and then answering its part, and the lead then answering (2 + 5 × 2 model calls);
- * - one researcher: the same 5 `lookup` calls, one after another, then the answer (5 + 1).
+ *   sends) that delegates the 5 parts in one `delegate` call, each sub-run making `--steps` (default
+ *   3) `lookup` calls and then answering its part, and the lead then answering (2 + 5 × 4 model calls);
+ * - one researcher: the same 5 × 3 `lookup` calls, one after another, then the answer (15 + 1).
  *
- *   npm run benchmark:team                                 (2,000 ms per call, 1 repeat)
- *   npm run benchmark:team -- --latency 2000 --repeat 3
+ *   npm run benchmark:team                                 (2,000 ms per call, 3 steps, 1 repeat)
+ *   npm run benchmark:team -- --latency 2000 --repeat 3 --steps 1
  *
  * Prints the wall time of each and the speed-up, beside the latency floor (model calls made one
- * after another × the latency: 4 for the team, 6 for the researcher, so at most 1.5×) and what
+ * after another × the latency: 6 for the team, 16 for the researcher with 3 steps, so at most 2.7×) and what
  * each took above it; their model calls, tokens and cost (at an illustrative price, `PRICE`); the
  * team lead's and the researcher's history (events and bytes: the sub-runs' steps are in their
  * own histories, so the lead's stays bounded); the machine's load before and after each repeat.
@@ -32,6 +32,8 @@ import { argument, describeLoad } from './fleet-helpers';
 
 const LATENCY_MS = Number(argument('latency', '2000'));
 const REPEAT = Number(argument('repeat', '1'));
+/** Look-ups one part of the question takes, for the team's sub-run and the researcher alike. */
+const STEPS = Number(argument('steps', '3'));
 const TASK_QUEUE = 'team-benchmark';
 const MODEL = 'scripted-model';
 /** An illustrative price, USD per million tokens, so both ways have a cost to compare (it scales with tokens). */
@@ -55,7 +57,9 @@ function script(request: ScriptedRequest): ScriptedReply {
   const subRun = /\/sub-\d+-(\d+)$/.exec(workflowId);
   if (subRun) {
     const part = PARTS[Number(subRun[1]) - 1] ?? 'the part';
-    return turn === 1 ? lookupCall(part, `Look up ${part}`) : answer(`${part}: about two million.`);
+    return turn <= STEPS
+      ? lookupCall(`${part} (source ${turn})`, `Look up ${part}, source ${turn} of ${STEPS}.`)
+      : answer(`${part}: about two million.`);
   }
   if (workflowId.startsWith('team-'))
     return turn === 1
@@ -66,9 +70,13 @@ function script(request: ScriptedRequest): ScriptedReply {
           })}\n</tool_call>`,
         )
       : answer('BYD sold the most; the figures of each are in the reports.');
-  // The lone researcher: the same five look-ups in sequence, then the answer.
-  return turn <= PARTS.length
-    ? lookupCall(PARTS[turn - 1] as string, `Part ${turn} of ${PARTS.length}.`)
+  // The lone researcher: the same look-ups, part after part, then the answer.
+  const part = Math.floor((turn - 1) / STEPS);
+  return part < PARTS.length
+    ? lookupCall(
+        `${PARTS[part] as string} (source ${((turn - 1) % STEPS) + 1})`,
+        `Part ${part + 1} of ${PARTS.length}, source ${((turn - 1) % STEPS) + 1} of ${STEPS}.`,
+      )
     : answer('BYD sold the most; the figures of each are above.');
 }
 
@@ -114,7 +122,7 @@ async function main(): Promise<void> {
         {
           question: QUESTION,
           tools: ['lookup'],
-          limits: { maxModelCalls: 40 },
+          limits: { maxModelCalls: 20 + PARTS.length * (STEPS + 2) * 2 },
           loop: { stuckDetection: false },
           ...(way === 'team' ? { subruns: { maxParallel: PARTS.length } } : {}),
         },
@@ -132,7 +140,7 @@ async function main(): Promise<void> {
     `  history ${history.events} events, ${(history.bytes / 1024).toFixed(1)} KiB`;
 
   console.log(
-    `Sub-runs benchmark: ${PARTS.length} parts, ${LATENCY_MS} ms per model call, ${REPEAT} repeat(s); ` +
+    `Sub-runs benchmark: ${PARTS.length} parts of ${STEPS} look-ups each, ${LATENCY_MS} ms per model call, ${REPEAT} repeat(s); ` +
       `cost at $${PRICE.input}/$${PRICE.output} per million prompt/completion tokens`,
   );
   console.log(`Before: ${describeLoad()}`);

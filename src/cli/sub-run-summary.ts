@@ -1,5 +1,5 @@
 import { formatUsd } from '../core/cost-figures';
-import type { SubRunTotals } from '../core/sub-runs/sub-run-records';
+import type { SubRunTotals } from '../core/sub-runs/sub-run-record';
 
 /** A sub-run's short label: its workflow id below `rootId` (`sub-2-1`, `sub-2-1/sub-1-3`), or the whole id. */
 export function subRunLabel(workflowId: string, rootId: string): string {
