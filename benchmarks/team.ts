@@ -161,7 +161,7 @@ async function main(): Promise<void> {
             `the team spent ${calls(team.result)} model calls to the researcher's ${calls(solo.result)} ` +
             `(${(team.result.usage.totalTokens / solo.result.usage.totalTokens).toFixed(2)}× the tokens, ` +
             `${formatUsd(team.result.usage.costUsd ?? 0)} vs ${formatUsd(solo.result.usage.costUsd ?? 0)}): ` +
-            (team.result.usage.totalTokens === solo.result.usage.totalTokens ? 'equal cost' : 'not equal cost'),
+            `the team costs ${((team.result.usage.costUsd ?? 0) / (solo.result.usage.costUsd ?? 1)).toFixed(2)}× the researcher's`,
         );
         // Model calls one after another: the lead's and its longest sub-run's; the researcher's all.
         const inSequence = team.result.iterations + Math.max(0, ...subRuns.map((run) => run.modelCalls));
