@@ -24,6 +24,7 @@ import type { TranscriptStore } from '../storage/transcript-store';
 import { budgetsFrom, everyRunNumber, everyRunOptionSpecs } from './run-options';
 import { numberOption, type OptionValues } from './command-line';
 import { evaluateOptionFrom, evaluateOptionSpecs } from './evaluate-option';
+import { subRunOptionsFrom } from './sub-run-option';
 import { UsageError } from './usage-error';
 
 /**
@@ -88,11 +89,13 @@ export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemp
     }).filter(([, value]) => value !== undefined),
   );
   const protocol = values.protocol as BatchRunTemplate['protocol'] | undefined;
+  const subruns = subRunOptionsFrom(values, help);
   const template: BatchRunTemplate = {
     ...(Object.keys(limits).length ? { limits } : {}),
     ...(Object.keys(model).length ? { model } : {}),
     ...(typeof values.tools === 'string' ? { tools: toolNamesFromList(values.tools) } : {}),
     ...(protocol ? { protocol } : {}),
+    ...(subruns ? { subruns } : {}),
   };
   const { problems } = validateRunInput({ ...template, question: 'q' });
   if (problems.length) throw new UsageError(`Invalid run options: ${problems.join('; ')}.`, help);

@@ -5,7 +5,10 @@ import type { ResearchRunResult } from '../core/run-result';
 import { isConnectionProblem } from './connection-problems';
 import { progressLines } from './progress-lines';
 import { RunEventReader, runHistory, type HistoryEvent, type RunEvent } from './run-events';
+import { isSubRunEvent } from './sub-run-events';
 import { StreamedTextPrinter, watchStreamingCalls } from './streamed-text';
+import { SubRunFollowers, type FollowedTree } from './sub-run-follow';
+import { subRunSummaryLines } from './sub-run-summary';
 
 /** The run closed without a result (failed, terminated, timed out, cancelled by force). */
 export class RunEndedWithoutResultError extends Error {
@@ -40,6 +43,12 @@ export interface FollowRunOptions {
    * is open; 0 never looks. Default 1,000.
    */
   streamPollMs?: number;
+  /**
+   * Whether to follow the run's sub-runs (issue 30) too, as they start, their lines prefixed with
+   * their label (`  [sub-2-1] …`) and each one's end said; their streamed text is not shown.
+   * Default true.
+   */
+  subRuns?: boolean;
 }
 
 const keepTryingConnectionProblems = ({ error, failedAttempts }: FollowProblem) =>
@@ -81,12 +90,31 @@ export async function followRun(
   print: (line: string) => void,
   options: FollowRunOptions = {},
 ): Promise<ResearchRunResult> {
+  return followOne(client, workflowId, print, options, { rootId: workflowId, print });
+}
+
+/** {@link followRun} of one run of the tree `follow` was asked for (the root itself, or one of its sub-runs). */
+async function followOne(
+  client: Client,
+  workflowId: string,
+  print: (line: string) => void,
+  options: FollowRunOptions,
+  tree: FollowedTree,
+): Promise<ResearchRunResult> {
   const keepTrying = options.keepTrying ?? keepTryingConnectionProblems;
   const retryDelayMs = options.retryDelayMs ?? 2_000;
   const streamPollMs = options.streamPollMs ?? 1_000;
   let runId: string | undefined;
   let failedAttempts = 0;
   let printer = new StreamedTextPrinter();
+  const subRuns =
+    options.subRuns === false
+      ? undefined
+      : new SubRunFollowers(
+          tree,
+          (subRunId, subRunPrint) => followOne(client, subRunId, subRunPrint, { ...options, streamPollMs: 0 }, tree),
+          resultHeadline,
+        );
   const stopWatching = new AbortController();
   const watching =
     streamPollMs > 0
@@ -129,6 +157,8 @@ export async function followRun(
             for (const line of printer.read(historyEvent)) print(line);
             for (const event of readSafely(reader, historyEvent, print)) {
               for (const line of progressLines(event)) print(line);
+              if (subRuns && isSubRunEvent(event)) await subRuns.read(event);
+              if (event.kind === 'run_completed' || event.kind === 'run_closed') await subRuns?.settled();
               if (event.kind === 'run_completed') return event.result;
               if (event.kind === 'run_closed') throw new RunEndedWithoutResultError(workflowId, event.status);
               if (event.kind === 'continued_as_new') next = event.newRunId;
@@ -153,12 +183,19 @@ export async function followRun(
   }
 }
 
-/** The closing lines `run` and `follow` print. */
-export function describeResult(result: ResearchRunResult): string {
+/** How a run ended, in one line: `answer after 3 model calls, 2 tool calls, 8.1 s, 4,210 tokens`. */
+export function resultHeadline(result: ResearchRunResult): string {
   const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
   const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
   const cost = typeof result.usage?.costUsd === 'number' ? `, ${formatUsd(result.usage.costUsd)}` : '';
-  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}.`;
+  return `${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}`;
+}
+
+/** The closing lines `run` and `follow` print: how the run ended, its sub-runs (if it delegated), its answer. */
+export function describeResult(result: ResearchRunResult): string {
   const error = result.error ? `\nError: ${result.error}` : '';
-  return `${head}${error}\n\nAnswer:\n${result.prediction}`;
+  const subRuns = subRunSummaryLines(result.subRuns)
+    .map((line) => `\n${line}`)
+    .join('');
+  return `Ended: ${resultHeadline(result)}.${error}${subRuns}\n\nAnswer:\n${result.prediction}`;
 }

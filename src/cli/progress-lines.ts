@@ -70,6 +70,11 @@ function linesFor(event: RunEvent): string[] {
     case 'run_completed':
     case 'run_closed':
       return [];
+    // Sub-runs' lines carry their labels: the follower prints them (src/cli/sub-run-follow.ts).
+    case 'sub_run_started':
+    case 'sub_run_not_started':
+    case 'sub_run_closed':
+      return [];
     default:
       return [`  (${oneLine((event as { kind?: unknown }).kind ?? 'an event', 60)})`];
   }

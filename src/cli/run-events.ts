@@ -12,6 +12,7 @@ import type {
 } from '../core/activity-contracts';
 import type { ResearchRunResult } from '../core/run-result';
 import { activityRole } from './activity-roles';
+import { SubRunEventReader, type SubRunEvent } from './sub-run-events';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
@@ -42,7 +43,8 @@ export type RunEvent =
   | { kind: 'activity_cancelled'; activity: string }
   | { kind: 'run_completed'; result: ResearchRunResult }
   | { kind: 'run_closed'; status: string }
-  | { kind: 'continued_as_new'; newRunId: string };
+  | { kind: 'continued_as_new'; newRunId: string }
+  | SubRunEvent;
 
 /** The first payload, decoded; undefined when there is none or it cannot be decoded (an unknown encoding, an encrypted payload). */
 function decode(payloads: temporal.api.common.v1.IPayloads | null | undefined): unknown {
@@ -117,13 +119,15 @@ function isResearchRunResult(value: unknown): value is ResearchRunResult {
  * model's parsed turn and the previews the activities return, so this works live and after the
  * fact, from any machine, without the transcript store. It never throws on an event it does not
  * know: an activity that is neither the agent's own nor shaped like a tool becomes a generic
- * `activity_completed`, and any other event is skipped.
+ * `activity_completed`, a child workflow's events are its sub-runs' ({@link SubRunEventReader}),
+ * and any other event is skipped.
  */
 export class RunEventReader {
   private readonly scheduled = new Map<string, { activity: string; input: unknown }>();
   /** What the run's calls cost so far (from a continued run's carried usage on), and its cost budget. */
   private costUsd: number | undefined;
   private maxCostUsd: number | undefined;
+  private readonly subRuns = new SubRunEventReader();
 
   read(event: HistoryEvent): RunEvent[] {
     switch (event.eventType) {
@@ -199,7 +203,7 @@ export class RunEventReader {
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
         return [{ kind: 'run_closed', status: 'cancelled' }];
       default:
-        return [];
+        return this.subRuns.read(event);
     }
   }
 

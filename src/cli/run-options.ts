@@ -89,6 +89,23 @@ export const RUN_OPTIONS = [
     forEveryRun: `${PROTOCOL_NAMES.join(', ')} (default deep-research)`,
   },
   {
+    flag: 'subruns',
+    value: 'N',
+    range: { minimum: 1, maximum: 16, integer: true },
+    forOneRun: [
+      'let the run delegate sub-questions to sub-runs, N at once (1 to 16; default',
+      'off): it is offered the delegate tool; their limits come out of its own',
+    ],
+    forEveryRun: 'let every run delegate to sub-runs, N at once (1 to 16; default off)',
+  },
+  {
+    flag: 'subrun-depth',
+    value: 'D',
+    range: { minimum: 1, maximum: 3, integer: true },
+    forOneRun: 'levels of sub-runs below the run, with --subruns (1 to 3; default 1)',
+    forEveryRun: 'levels of sub-runs below each run, with --subruns (1 to 3; default 1)',
+  },
+  {
     flag: 'temperature',
     value: 'T',
     range: { minimum: 0, maximum: 2, integer: false },

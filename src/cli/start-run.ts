@@ -6,6 +6,7 @@ import type { CliContext } from './cli-context';
 import { startResearch } from '../client/research-client';
 import { newRunId } from '../client/run-identifiers';
 import { budgetsFrom, oneRunOptionSpecs, type OneRunFlag } from './run-options';
+import { subRunOptionsFrom } from './sub-run-option';
 import { UsageError } from './usage-error';
 
 /** The values of `run` and `start`'s run options, by flag. */
@@ -15,6 +16,7 @@ export type RunOptionValues = { [flag in OneRunFlag]?: string };
 export function runInputFrom(question: string | undefined, values: RunOptionValues, help: string): ResearchRunInput {
   if (!question) throw new UsageError('Give the research question in quotes.', help);
   const limits = budgetsFrom(values, Object.keys(oneRunOptionSpecs), help, { checkRanges: false });
+  const subruns = subRunOptionsFrom(values, help);
   const input: ResearchRunInput = {
     question,
     ...(values.answer ? { answer: values.answer } : {}),
@@ -22,6 +24,7 @@ export function runInputFrom(question: string | undefined, values: RunOptionValu
     ...(values.tools !== undefined ? { tools: toolNamesFromList(values.tools) } : {}),
     ...(values.model ? { model: { model: values.model } } : {}),
     ...(values.protocol ? { protocol: values.protocol as ResearchRunInput['protocol'] } : {}),
+    ...(subruns ? { subruns } : {}),
   };
   const { problems } = validateRunInput(input);
   if (problems.length) throw new UsageError(`Invalid run: ${problems.join('; ')}.`, help);

@@ -116,7 +116,7 @@ test('TypeScript: a request the contract refuses is not started; each problem na
   assert.deepEqual(refused, {
     refused: [
       'limits.maxModelCalls must be an integer, got "ten"',
-      'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema)',
+      'colour is not a known field (known: question, answer, limits, model, tools, protocol, loop, answerSchema, subruns)',
     ],
   });
   assert.equal((await environment.client.workflow.count()).count, before, 'no workflow was started');

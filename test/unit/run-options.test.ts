@@ -14,7 +14,8 @@ import { UsageError } from '../../src/cli/usage-error';
 /*
  * The run options are one table (src/cli/run-options.ts); `run`/`start`, `batch`/`schedule` and
  * `limits` read their flags and help from it. The helps below are the texts these commands showed
- * when each wrote its own copy: the table must render them unchanged.
+ * when each wrote its own copy: the table must render them unchanged (with --subruns and
+ * --subrun-depth, issue 30, added since).
  */
 describe('the run-option table', () => {
   test('renders the help of run and start as before', () => {
@@ -29,6 +30,9 @@ describe('the run-option table', () => {
   --tools a,b          tools the run may use, or none (default: all the worker has)
   --model NAME         model for this run (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME      deep-research (default), native (OpenAI tool calls) or classic (Thought/Action)
+  --subruns N          let the run delegate sub-questions to sub-runs, N at once (1 to 16; default
+                       off): it is offered the delegate tool; their limits come out of its own
+  --subrun-depth D     levels of sub-runs below the run, with --subruns (1 to 3; default 1)
   --id ID              workflow id (default: research-<question words>-<time>-<random>)`,
     );
   });
@@ -44,6 +48,8 @@ describe('the run-option table', () => {
   --tools a,b            tools the runs may use, or none (default: all the worker has)
   --model NAME           model (default: the worker's REACT_AGENT_MODEL)
   --protocol NAME        deep-research, native, classic (default deep-research)
+  --subruns N            let every run delegate to sub-runs, N at once (1 to 16; default off)
+  --subrun-depth D       levels of sub-runs below each run, with --subruns (1 to 3; default 1)
   --temperature T        sampling temperature (default the worker's, 0.6)
   --top-p P              nucleus sampling (default the worker's, 0.95)
   --max-output-tokens N  longest reply (default the worker's, 10000)`,
@@ -67,6 +73,8 @@ describe('the run-option table', () => {
       'tools',
       'model',
       'protocol',
+      'subruns',
+      'subrun-depth',
       'id',
     ]);
     assert.deepEqual(Object.keys(everyRunOptionSpecs), [
@@ -77,6 +85,8 @@ describe('the run-option table', () => {
       'tools',
       'model',
       'protocol',
+      'subruns',
+      'subrun-depth',
       'temperature',
       'top-p',
       'max-output-tokens',

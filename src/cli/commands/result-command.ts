@@ -3,13 +3,16 @@ import { parseArgs } from 'node:util';
 import type { ResearchRunResult } from '../../core/run-result';
 import { openCliContext, printJson } from '../cli-context';
 import { materialiseResult } from '../materialise-result';
+import { subRunSummaryLines } from '../sub-run-summary';
 import { UsageError } from '../usage-error';
 
 export const resultHelp = `Usage: react-agent result <run-id> [--output FILE] [--no-wait]
 
 Prints the run's result as JSON in DeepResearch's evaluation shape (question, answer, messages,
 prediction, termination) plus usage and timing; messages are read from the transcript store.
-  --output FILE  write the JSON to FILE instead of stdout
+A run that delegated (--subruns) has subRuns: each sub-run's id, question, termination, model
+calls, tokens and cost (its whole result: react-agent result <sub-run id>).
+  --output FILE  write the JSON to FILE instead of stdout (and list the sub-runs' ids)
   --no-wait      fail at once if the run has not finished (default: wait for it)`;
 
 export async function resultCommand(argumentsList: string[]): Promise<number> {
@@ -37,6 +40,7 @@ export async function resultCommand(argumentsList: string[]): Promise<number> {
       console.log(
         `Wrote ${values.output} (${materialised.messages.length} messages, termination ${materialised.termination}).`,
       );
+      for (const line of subRunSummaryLines(materialised.subRuns)) console.log(line);
     } else {
       printJson(materialised);
     }

@@ -28,7 +28,8 @@ Answers a research question end to end and prints progress as it goes, then the 
 With the default Temporal address (localhost:7233) and nothing listening there, it starts the
 local dev server; with no worker polling, it starts one; it stops what it started when done.
 Ctrl-C cancels the run, waits until it has ended cleanly (every tool call answered), then stops
-what it started and exits 130; a second Ctrl-C stops without waiting.
+what it started and exits 130; a second Ctrl-C stops without waiting. With --subruns, each
+sub-run's steps are printed too, prefixed with its label ([sub-2-1] …), and its end.
 ${oneRunOptionsHelp}
   --output FILE        also write the full result (with messages) as JSON to FILE`;
 
