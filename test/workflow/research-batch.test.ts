@@ -6,6 +6,7 @@ import { afterAll, beforeAll, test } from '@jest/globals';
 import type { BatchProgress } from '../../src/core/batch-progress';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { ChatMessage } from '../../src/core/messages';
+import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
 import { protocolProblems } from '../integration/support/agent-environment';
 import {
@@ -194,3 +195,44 @@ test('resume reruns only the runs that ended in error; their new lines replace t
   );
   assert.deepEqual(JSON.parse(readFileSync(join(output, 'batch.json'), 'utf8')).resumed, [first]);
 }, 240_000);
+
+test('a batch whose runs may delegate (run.subruns): each run’s sub-runs answer its parts, and the batch’s usage is the trees’', async () => {
+  const id = batchId('batch-subruns');
+  environment.addBatch(id, ({ index, rollout }, turn, request) => {
+    if ((request.workflowId ?? '').includes('/sub-'))
+      return turn === 1 ? toolReply('lookup', { query: 'part' }) : answerReply('part found');
+    return turn === 1
+      ? toolReply('delegate', {
+          tasks: [{ question: `Part one of q${index}?` }, { question: `Part two of q${index}?` }],
+        })
+      : answerReply(
+          `A${index}-r${rollout} from ${(request.messages.at(-1)?.content ?? '').match(/part found/g)?.length} reports`,
+        );
+  });
+  const output = join(environment.directory, 'out-subruns');
+  const handle = await startBatch(environment, id, questions(3), {
+    rollouts: 1,
+    concurrency: 3,
+    output,
+    run: { subruns: { maxParallel: 2 }, limits: { maxModelCalls: 20 } },
+  });
+  const summary = await handle.result();
+  assert.deepEqual({ ...summary.perRollout[0]?.terminations }, { answer: 3 });
+  const lines = iterLines(output, 1);
+  assert.deepEqual(
+    lines.map((line) => line.prediction),
+    ['A0-r1 from 2 reports', 'A1-r1 from 2 reports', 'A2-r1 from 2 reports'],
+  );
+  // Each run's sub-runs ran under it, and the batch's usage holds the whole trees'.
+  const subRunRequests = environment.requests.filter(
+    (request) => request.workflowId?.startsWith(`${id}/`) && request.workflowId.includes('/sub-'),
+  );
+  assert.equal(new Set(subRunRequests.map((request) => request.workflowId)).size, 6);
+  let treeTokens = 0;
+  for (let index = 0; index < 3; index += 1) {
+    const result = (await environment.client.workflow.getHandle(`${id}/q${index}-r1`).result()) as ResearchRunResult;
+    assert.equal(result.subRuns?.runs.length, 2);
+    treeTokens += result.usage.totalTokens;
+  }
+  assert.equal(summary.perRollout[0]?.usage.totalTokens, treeTokens);
+}, 120_000);

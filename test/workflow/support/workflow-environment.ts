@@ -225,12 +225,14 @@ export class WorkflowEnvironment {
   /**
    * A run's script: its own, its lead's for a sub-run (`<lead id>/sub-…`: the lead's script tells
    * its sub-runs apart by `request.workflowId`), or its batch's (a batch run's id is
-   * `<batch id>/q<index>-r<rollout>`).
+   * `<batch id>/q<index>-r<rollout>`; its sub-runs' are under it).
    */
   private scenarioOf(workflowId: string): ((turn: number, request: ModelRequest) => ModelAnswer) | undefined {
-    const own = this.scenarios.get(workflowId) ?? this.scenarios.get(workflowId.split('/sub-')[0] as string);
+    const lead = workflowId.split('/sub-')[0] as string;
+    const own = this.scenarios.get(workflowId) ?? this.scenarios.get(lead);
     if (own) return own;
-    const pair = /^(.+)\/q(\d+)-r(\d+)$/.exec(workflowId);
+    // A batch run's sub-runs are answered by the batch's behaviour for that run (`request.workflowId` tells them apart).
+    const pair = /^(.+)\/q(\d+)-r(\d+)$/.exec(lead);
     const behaviour = pair ? this.batches.get(pair[1] as string) : undefined;
     return behaviour && pair
       ? (turn, request) => behaviour({ index: Number(pair[2]), rollout: Number(pair[3]) }, turn, request)
