@@ -129,14 +129,21 @@ export const AgentMetrics = {
     kind: 'counter',
     name: 'react_agent_runs_finished_total',
     unit: 'runs',
-    description: 'Research runs finished, by termination; counted once per run, never on replay.',
-    labels: ['termination'],
+    description:
+      'Research runs finished, by termination and role (run, or sub_run of a tree); counted once per run, never on replay.',
+    labels: ['termination', 'role'],
   },
 } as const satisfies Record<string, AgentMetricDefinition>;
 
 /** The labels `react_agent_runs_finished_total` carries. */
 export interface RunsFinishedLabels {
   termination: Termination;
+  /**
+   * `run` for a run a client started (a tree's lead included), `sub_run` for one a run delegated to
+   * (issue 30), so counts of runs can leave sub-runs out (`role!="sub_run"`, which also matches
+   * series from workers before the label).
+   */
+  role: 'run' | 'sub_run';
 }
 
 /** The histogram buckets for the SDK's Prometheus exporter (`histogramBucketOverrides`). */

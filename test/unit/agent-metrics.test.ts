@@ -82,7 +82,7 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
       react_agent_cost_usd_total: ['model'],
       react_agent_tool_calls_total: ['tool', 'outcome'],
       react_agent_tool_call_seconds: ['tool'],
-      react_agent_runs_finished_total: ['termination'],
+      react_agent_runs_finished_total: ['termination', 'role'],
     });
   });
 

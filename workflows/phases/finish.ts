@@ -55,7 +55,7 @@ async function finishing(run: ResearchRun, ending: FinalEnding): Promise<Researc
   }
   recordRunEnded(run);
   await condition(allHandlersFinished);
-  countFinishedRun({ termination });
+  countFinishedRun({ termination, role: run.tree?.depth ? 'sub_run' : 'run' });
   const { state, input } = run;
   return {
     question: input.question,
