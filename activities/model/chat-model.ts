@@ -1,5 +1,5 @@
 import type { ContextWindow } from '../../src/core/context-window';
-import type { ChatMessage, NativeToolCall } from '../../src/core/messages';
+import type { ChatMessage, NativeToolCall, ProviderState } from '../../src/core/messages';
 import type { ToolSpec } from '../../src/core/tool-spec';
 
 /**
@@ -60,8 +60,10 @@ export interface ChatRequest {
 export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
-  /** Prompt tokens served from the server's cache, when it says. */
+  /** Prompt tokens served from the server's cache, when it says (part of `promptTokens`). */
   cachedPromptTokens?: number;
+  /** Prompt tokens written to the server's cache by this call, when it says (Anthropic; part of `promptTokens`). */
+  cacheWriteTokens?: number;
   /** Completion tokens spent on reasoning, when it says. */
   reasoningTokens?: number;
 }
@@ -79,6 +81,8 @@ export interface ChatReply {
   usage?: ChatUsage;
   /** How many stream chunks came. */
   chunks: number;
+  /** What the API needs sent back with this reply on the next call (thinking blocks, reasoning items); stored with the message. */
+  provider?: ProviderState;
 }
 
 /** A piece of the reply as it streams: reasoning, content, or a native tool call's name or arguments. */

@@ -9,6 +9,20 @@ export interface NativeToolCall {
   arguments: string;
 }
 
+/**
+ * What a model API needs back with an assistant message that the project's own fields do not
+ * hold (issue 31): Anthropic's thinking blocks with their signatures, OpenAI Responses' reasoning
+ * items with their encrypted content. Opaque to everything but the API that wrote it, which sends
+ * it back on the next call (and only that API: `api` names it). It lives in the transcript store
+ * with the message, by reference, never in workflow history.
+ */
+export interface ProviderState {
+  /** The API that wrote it (`anthropic-messages`, `openai-responses`). */
+  api: string;
+  /** The API's own items, as it sent them. */
+  items: unknown[];
+}
+
 /** A chat message as stored in the transcript store and sent to the model. */
 export interface ChatMessage {
   role: Role;
@@ -21,6 +35,8 @@ export interface ChatMessage {
   reasoning?: string;
   /** Native tool calls of an assistant message. */
   toolCalls?: NativeToolCall[];
+  /** For an assistant message: what its API needs sent back with it ({@link ProviderState}). */
+  provider?: ProviderState;
   /** For a `tool` message: the id of the call it answers. */
   toolCallId?: string;
 }
