@@ -121,6 +121,16 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
     );
   });
 
+  test('cacheWrite optional (issue 31): cache writes at their price, at the input price when there is none', () => {
+    const prices = loadModelPrices({
+      REACT_AGENT_MODEL_PRICES: '{"claude": {"input": 3, "cachedInput": 0.3, "cacheWrite": 3.75, "output": 15}}',
+    });
+    assert.deepEqual(prices, { claude: { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 } });
+    const tokens = { promptTokens: 2000, completionTokens: 0, cachedPromptTokens: 1000, cacheWriteTokens: 500 };
+    assert.ok(Math.abs(callCostUsd(tokens, prices.claude!) - (500 * 3 + 1000 * 0.3 + 500 * 3.75) / 1e6) < 1e-12);
+    assert.ok(Math.abs(callCostUsd(tokens, { input: 3, output: 15 }) - (2000 * 3) / 1e6) < 1e-12);
+  });
+
   test('@file: read from the file, relative to the working directory', () => {
     writeFileSync(join(scratch, 'prices.json'), JSON.stringify({ 'qwen3:8b': { input: 0.1, output: 0.2 } }));
     assert.deepEqual(loadModelPrices({ REACT_AGENT_MODEL_PRICES: '@prices.json' }, scratch), {
