@@ -29,7 +29,8 @@ export function toResponsesInput(messages: ChatMessage[]): ResponseInputItem[] {
         : [];
     return [
       ...reasoning,
-      ...(message.content ? [{ role: 'assistant' as const, content: message.content }] : []),
+      // `type: 'message'` spelled out: llama-server takes an assistant message only with it.
+      ...(message.content ? [{ type: 'message' as const, role: 'assistant' as const, content: message.content }] : []),
       ...(message.toolCalls ?? []).map((call): ResponseInputItem => ({
         type: 'function_call',
         call_id: call.id,
@@ -63,7 +64,8 @@ export function reasoningState(items: unknown[]): ProviderState | undefined {
     return {
       type: 'reasoning',
       id,
-      summary,
+      // Required in a request; a server may have sent none.
+      summary: summary ?? [],
       ...(encrypted ? { encrypted_content: encrypted } : {}),
       ...(content?.length ? { content } : {}),
     };

@@ -117,7 +117,11 @@ export class OpenAIResponsesModel implements ChatModel {
           }),
       ...(sampling.maxOutputTokens !== undefined ? { max_output_tokens: sampling.maxOutputTokens } : {}),
     };
-    const state: ResponseState = { items: new Map(), calls: new Map() };
+    const state: ResponseState = {
+      items: new Map(),
+      calls: new Map(),
+      ...(sampling.maxOutputTokens !== undefined ? { maxOutputTokens: sampling.maxOutputTokens } : {}),
+    };
     return readStreamedReply<ResponseStreamEvent>({
       controls,
       maxReplyBytes: this.options.maxReplyBytes ?? DEFAULT_REPLY_LIMITS.maxReplyBytes,
@@ -140,6 +144,8 @@ export class OpenAIResponsesModel implements ChatModel {
 interface ResponseState {
   items: Map<number, unknown>;
   calls: Map<number, number>;
+  /** The request's `max_output_tokens`, if it had one. */
+  maxOutputTokens?: number;
 }
 
 /** Reads one stream event into the reply; false once the reply is too large. Throws a failed response's error. */
@@ -174,6 +180,16 @@ function readEvent(event: ResponseStreamEvent, reply: ReplyBuilder, state: Respo
         response.incomplete_details?.reason,
         state.calls.size > 0,
       );
+      // A server that says `completed` at the output limit (llama-server does) was cut all the same:
+      // no reply can be longer than the limit, so one that reached it was stopped there.
+      const outputTokens = response.usage?.output_tokens;
+      if (
+        reply.finishReason !== 'length' &&
+        state.maxOutputTokens !== undefined &&
+        typeof outputTokens === 'number' &&
+        outputTokens >= state.maxOutputTokens
+      )
+        reply.finishReason = 'length';
       if (response.usage) reply.usage = usageOf(response.usage);
       // The items as done; a server that sends none with their events has them in the response.
       const items = state.items.size

@@ -112,11 +112,33 @@ describe('OpenAIResponsesModel', () => {
 
   test('sampling without a reasoning effort; tool_choice none on the final call; incomplete is length', async () => {
     const { model, requests } = modelAnswering([responsesStream({ text: 'cut', status: 'incomplete' })]);
-    const reply = await model.chat(request([{ role: 'user', content: 'q' }], { toolChoice: 'none' }), controls());
+    const reply = await model.chat(
+      request(
+        [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: '<tool_call>…</tool_call>' },
+          { role: 'user', content: 'Answer now.' },
+        ],
+        { toolChoice: 'none' },
+      ),
+      controls(),
+    );
+    // An assistant message with its type spelled out (llama-server refuses one without).
+    assert.deepEqual((requests[0]!.body.input as unknown[])[1], {
+      type: 'message',
+      role: 'assistant',
+      content: '<tool_call>…</tool_call>',
+    });
     assert.equal(reply.finishReason, 'length');
     assert.equal(requests[0]!.body.temperature, 0.6);
     assert.equal(requests[0]!.body.top_p, 0.95);
     assert.equal(requests[0]!.body.tool_choice, 'none');
+  });
+
+  test('a response that says completed but used the whole output limit was cut: length (llama-server says completed)', async () => {
+    const { model } = modelAnswering([responsesStream({ text: 'cut', usage: { input: 10, output: 2000 } })]);
+    const reply = await model.chat(request([{ role: 'user', content: 'q' }]), controls());
+    assert.equal(reply.finishReason, 'length');
   });
 
   const failureOf = async (answer: ScriptedAnswer): Promise<ApplicationFailure> => {
