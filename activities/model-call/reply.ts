@@ -63,12 +63,14 @@ export function replyUsage(
 
 /** A reply's usage as a run adds it up. */
 export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
-  const { promptTokens, completionTokens, costUsd } = usage;
+  const { promptTokens, completionTokens, costUsd, cachedPromptTokens, cacheWriteTokens } = usage;
   return {
     promptTokens,
     completionTokens,
     totalTokens: promptTokens + completionTokens,
     ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
   };
 }
 

@@ -153,12 +153,21 @@ export async function followRun(
   }
 }
 
+/** The share of a run's prompt tokens the server read from its cache (`38%`), when it reported any (issue 31). */
+export function cacheHitRate(usage: ResearchRunResult['usage'] | undefined): string | undefined {
+  const cached = usage?.cachedPromptTokens;
+  if (typeof cached !== 'number' || cached <= 0 || !(usage!.promptTokens > 0)) return undefined;
+  return `${Math.round((100 * cached) / usage!.promptTokens)}%`;
+}
+
 /** The closing lines `run` and `follow` print. */
 export function describeResult(result: ResearchRunResult): string {
   const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
   const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
   const cost = typeof result.usage?.costUsd === 'number' ? `, ${formatUsd(result.usage.costUsd)}` : '';
-  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}.`;
+  const cache = cacheHitRate(result.usage);
+  const cached = cache === undefined ? '' : `, ${cache} of the prompt tokens read from the cache`;
+  const head = `Ended: ${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}${cached}.`;
   const error = result.error ? `\nError: ${result.error}` : '';
   return `${head}${error}\n\nAnswer:\n${result.prediction}`;
 }

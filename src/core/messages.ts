@@ -85,6 +85,14 @@ export interface TokenUsage {
    * histories recorded before prices existed); the calls of a model without a price add nothing.
    */
   costUsd?: number;
+  /**
+   * Of `promptTokens`, those the server read from its prompt cache (Chat Completions'
+   * `cached_tokens`, Anthropic's `cache_read_input_tokens`): the cache hit rate is this over
+   * `promptTokens`. Absent when no call reported it (and in histories recorded before issue 31).
+   */
+  cachedPromptTokens?: number;
+  /** Of `promptTokens`, those written to the server's prompt cache (Anthropic). Absent when no call reported it. */
+  cacheWriteTokens?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -96,6 +104,12 @@ export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
     totalTokens: left.totalTokens + right.totalTokens,
     ...(left.costUsd !== undefined || right.costUsd !== undefined
       ? { costUsd: (left.costUsd ?? 0) + (right.costUsd ?? 0) }
+      : {}),
+    ...(left.cachedPromptTokens !== undefined || right.cachedPromptTokens !== undefined
+      ? { cachedPromptTokens: (left.cachedPromptTokens ?? 0) + (right.cachedPromptTokens ?? 0) }
+      : {}),
+    ...(left.cacheWriteTokens !== undefined || right.cacheWriteTokens !== undefined
+      ? { cacheWriteTokens: (left.cacheWriteTokens ?? 0) + (right.cacheWriteTokens ?? 0) }
       : {}),
   };
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import { describeResult } from '../../src/cli/follow-run';
 import type { ResearchRunResult } from '../../src/core/run-result';
 import type { ScriptedReply, ScriptedRequest } from '../fakes/scripted-model-server';
 import { AgentEnvironment } from './support/agent-environment';
@@ -115,6 +116,10 @@ describe('REACT_AGENT_MODEL_API=anthropic-messages', () => {
 
     assert.equal(result.usage.promptTokens, 2_600);
     assert.equal(result.usage.completionTokens, 42);
+    // The cache counts add up in the result: the hit rate is 1,000 / 2,600.
+    assert.equal(result.usage.cachedPromptTokens, 1_000);
+    assert.equal(result.usage.cacheWriteTokens, 1_300);
+    assert.match(describeResult(result), /, 38% of the prompt tokens read from the cache\./);
     // Call 1: 200 uncached, 1,000 written; call 2: 100 uncached, 1,000 read, 300 written.
     const expected = (200 * 3 + 1_000 * 3.75 + 30 * 15 + (100 * 3 + 1_000 * 0.3 + 300 * 3.75 + 12 * 15)) / 1e6;
     assert.ok(
@@ -153,6 +158,8 @@ describe('REACT_AGENT_MODEL_API=openai-responses', () => {
     assert.match(String(second.input[call + 1]?.output), /BYD sold 4,272,145/);
     assert.ok(!history.includes(SIGNATURE), 'the encrypted reasoning is not in history');
 
+    assert.equal(result.usage.cachedPromptTokens, 1_000);
+    assert.equal(result.usage.cacheWriteTokens, undefined);
     // The Responses API reports no cache writes: call 1 all uncached, call 2 1,000 read.
     const expected = (1_200 * 3 + 30 * 15 + (400 * 3 + 1_000 * 0.3 + 12 * 15)) / 1e6;
     assert.ok(

@@ -62,6 +62,18 @@ describe('the cost of a model call (src/domain/model-prices.ts)', () => {
     );
   });
 
+  test('addUsage sums the cache counts when a call reported them, and leaves them out when none did (issue 31)', () => {
+    const plain = { promptTokens: 100, completionTokens: 10, totalTokens: 110 };
+    assert.deepEqual(addUsage(plain, plain), { promptTokens: 200, completionTokens: 20, totalTokens: 220 });
+    assert.deepEqual(addUsage(plain, { ...plain, cachedPromptTokens: 80, cacheWriteTokens: 15 }), {
+      promptTokens: 200,
+      completionTokens: 20,
+      totalTokens: 220,
+      cachedPromptTokens: 80,
+      cacheWriteTokens: 15,
+    });
+  });
+
   test('addUsage sums the cost when a call had one, and leaves it out when none had', () => {
     const priced = { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.25 };
     const unpriced = { promptTokens: 1, completionTokens: 1, totalTokens: 2 };
