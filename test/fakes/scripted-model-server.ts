@@ -24,6 +24,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { anthropicStream, responsesStream } from './model-api-streams';
+import { PromptCache } from './prompt-cache';
 import { llamaServerContextOverflowBody, llamaServerInvalidToolArgumentsBody } from './model-server-error-bodies';
 
 /** Name of the one model `GET /v1/models` lists. */
@@ -175,6 +176,12 @@ export interface ScriptedModelServerOptions {
   contextWindow?: number;
   /** Where the window is said: see {@link WindowEndpoint}. Default 'llama-server'. */
   windowEndpoint?: WindowEndpoint;
+  /**
+   * `/v1/messages` only: play Anthropic's prompt cache (`prompt-cache.ts`): each reply's prompt
+   * tokens, cache reads and cache writes come from the request's blocks and `cache_control`
+   * breakpoints, unless the reply names them. Default false.
+   */
+  promptCache?: boolean;
 }
 
 /**
@@ -371,6 +378,8 @@ export class ScriptedModelServer {
   private contextWindow: number | undefined;
   private windowEndpoint: WindowEndpoint = 'llama-server';
   private readonly acceptInvalidToolCallArguments: boolean;
+  /** Anthropic's prompt cache, when played ({@link ScriptedModelServerOptions.promptCache}). */
+  promptCache: PromptCache | undefined;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<RequestWaiter>();
@@ -434,6 +443,7 @@ export class ScriptedModelServer {
       options.acceptInvalidToolCallArguments ?? false,
     );
     instance.setContextWindow(options.contextWindow, options.windowEndpoint);
+    if (options.promptCache) instance.promptCache = new PromptCache();
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
   }
@@ -720,7 +730,10 @@ export class ScriptedModelServer {
     if (api !== 'openai-chat') {
       const signature =
         reply.reasoningSignature ?? `${api === 'anthropic-messages' ? 'sig' : 'enc'}-${scriptedRequest.sequence}`;
-      const cached = reply.cachedPromptTokens ?? 0;
+      const cache = api === 'anthropic-messages' ? this.promptCache?.use(body) : undefined;
+      const cached = reply.cachedPromptTokens ?? cache?.cacheReadTokens ?? 0;
+      const written = reply.cacheWriteTokens ?? cache?.cacheWriteTokens ?? 0;
+      const prompt = reply.promptTokens ?? cache?.promptTokens ?? promptTokens;
       const stream =
         api === 'anthropic-messages'
           ? anthropicStream({
@@ -735,10 +748,10 @@ export class ScriptedModelServer {
                 finishReason === 'length' ? 'max_tokens' : finishReason === 'tool_calls' ? 'tool_use' : 'end_turn',
               usage: {
                 // Anthropic's input_tokens are the uncached ones.
-                input: Math.max(0, promptTokens - cached - (reply.cacheWriteTokens ?? 0)),
+                input: Math.max(0, prompt - cached - written),
                 output: completionTokens,
                 cacheRead: cached,
-                cacheWrite: reply.cacheWriteTokens ?? 0,
+                cacheWrite: written,
               },
             })
           : responsesStream({
