@@ -35,7 +35,11 @@ export class PromptCache {
   private readonly written = new Set<string>();
 
   /** Reads and writes the cache for one Messages API request body. */
-  use(body: { tools?: unknown[]; system?: unknown; messages?: Array<{ content?: unknown }> }): PromptCacheUsage {
+  use(body: {
+    tools?: unknown[];
+    system?: unknown;
+    messages?: Array<{ role?: unknown; content?: unknown }>;
+  }): PromptCacheUsage {
     const blocks = this.blocksOf(body);
     const breakpoints = blocks.flatMap((block, index) => (block.breakpoint ? [index] : []));
     const tokensThrough = (index: number) => blocks.slice(0, index + 1).reduce((sum, block) => sum + block.tokens, 0);
@@ -56,7 +60,11 @@ export class PromptCache {
     return { promptTokens, cacheReadTokens, cacheWriteTokens };
   }
 
-  private blocksOf(body: { tools?: unknown[]; system?: unknown; messages?: Array<{ content?: unknown }> }): Block[] {
+  private blocksOf(body: {
+    tools?: unknown[];
+    system?: unknown;
+    messages?: Array<{ role?: unknown; content?: unknown }>;
+  }): Block[] {
     const raw: unknown[] = [
       ...(body.tools ?? []),
       ...(typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : ((body.system as unknown[]) ?? [])),

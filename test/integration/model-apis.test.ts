@@ -129,6 +129,53 @@ describe('REACT_AGENT_MODEL_API=anthropic-messages', () => {
   }, 90_000);
 });
 
+/** Whether a request is the final-answer call (the loop's last user text asks for it). */
+const asksForFinalAnswer = (request: ScriptedRequest) =>
+  /Stop calling tools now|Do not (call|use) any more tools/.test(JSON.stringify(request.body.messages?.at(-1) ?? ''));
+
+describe('REACT_AGENT_MODEL_API=anthropic-messages, its errors', () => {
+  const scenarios = new Scenarios();
+  const environment = startEnvironment(scenarios, 'anthropic-messages', (origin) => ({
+    ANTHROPIC_BASE_URL: origin,
+    ANTHROPIC_API_KEY: 'sk-ant-test-0123456789',
+  }));
+
+  test('overloaded_error (529) is retried; "prompt is too long" ends the run with its final answer (token_limit)', async () => {
+    let overloaded = 0;
+    const workflowId = scenarios.add(runId('anthropic-errors'), (turn, request) => {
+      if (turn === 1 && overloaded++ === 0)
+        return {
+          status: 529,
+          errorBody: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+          headers: { 'retry-after': '1' },
+        };
+      if (turn === 1) return replies[0]!;
+      if (asksForFinalAnswer(request)) return { content: 'Best guess: BYD.' };
+      return {
+        status: 400,
+        errorBody: {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+        },
+      };
+    });
+    const handle = await environment().startRun(
+      { question: 'Who sold more cars in 2024?', protocol: 'native' },
+      workflowId,
+    );
+    const result = (await handle.result()) as ResearchRunResult;
+    assert.equal(result.termination, 'token_limit', result.error);
+    assert.equal(result.prediction, 'Best guess: BYD.');
+    assert.deepEqual(
+      environment()
+        .requestsOf(workflowId)
+        .map((request) => request.status),
+      [529, 200, 400, 200],
+      'the overload retried, the overflow not',
+    );
+  }, 90_000);
+});
+
 describe('REACT_AGENT_MODEL_API=openai-responses', () => {
   const scenarios = new Scenarios();
   const environment = startEnvironment(scenarios, 'openai-responses', (origin) => ({
