@@ -10,9 +10,10 @@ import type { ToolSpec } from '../../src/core/tool-spec';
  * and the classification of failures live in one implementation per API.
  *
  * `openai-chat-model.ts` implements it for OpenAI-compatible chat completions (OpenAI, vLLM,
- * llama-server, Ollama, gateways). Another API (Anthropic Messages, OpenAI Responses) would be a
- * sibling file implementing the same interface: it maps messages and tools to its request,
- * reads its own stream into a {@link ChatReply}, and throws the same typed failures
+ * llama-server, Ollama, gateways), `openai-responses-model.ts` for OpenAI's Responses API and
+ * `anthropic-messages-model.ts` for Anthropic's Messages API (issue 31; `chat-model-factory.ts`
+ * builds the one configured). Each maps messages and tools to its request, reads its own stream
+ * into a {@link ChatReply} through `streamed-reply.ts`, and throws the same typed failures
  * (`ApplicationFailure`s of `src/core/failure-types.ts`, see docs/architecture.md).
  */
 export interface ChatModel {

@@ -158,9 +158,8 @@ export async function readStreamedReply<Event>(options: StreamedReplyOptions<Eve
     } else if (!controls.signal.aborted && !watchdog.abandoned)
       throw options.redactor.redactError(options.classify(error));
   } finally {
+    // Leaving the loop early (a break) ends the request: both SDKs' streams abort it then.
     watchdog.stop();
-    // The loop may have left the request open (a break); end it.
-    requestAbort.abort();
   }
   // An aborted stream can end quietly instead of throwing, so these are checked either way.
   if (controls.signal.aborted) throw abortReason(controls.signal);
