@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { RealServerEnvironment, type FinishedRun } from './support/real-server-environment';
+import { realServerToolsEnvironment } from './support/real-server-tools';
 import { modelCallOutputs } from './support/run-history';
 
 // The same research run through each model API that llama-server serves (issue 31): Chat
@@ -43,12 +44,14 @@ type Api = keyof typeof APIS;
 async function researchThrough(
   api: Api,
   input: Partial<Parameters<RealServerEnvironment['run']>[0]> = {},
+  workerEnvironment: Record<string, string> = {},
 ): Promise<FinishedRun> {
   // The model's name as llama-server now serves it (a restart with another model renames it).
   const worker = await environment.startWorker({
     REACT_AGENT_MODEL_API: api,
     REACT_AGENT_MODEL: environment.llama.modelName,
     ...APIS[api](),
+    ...workerEnvironment,
   });
   try {
     return await environment.run({
@@ -100,6 +103,18 @@ describe.each(Object.keys(APIS) as Api[])('%s', (api) => {
     );
     assert.equal(result.termination, 'token_limit', `ended ${result.termination}: ${result.prediction}`);
     assert.equal(result.details.truncatedAnswer, true);
+  }, 180_000);
+
+  test("a lookup larger than the server's context ends token_limit through the final answer, not error", async () => {
+    await environment.llama.restart({ model: 'tiny-chatml', grammar: undefined, contextSize: 1024 });
+    try {
+      const { result } = await researchThrough(api, {}, realServerToolsEnvironment({ lookupCharacters: 3_000 }));
+      assert.equal(result.termination, 'token_limit', `ended ${result.termination}: ${result.error ?? ''}`);
+      assert.equal(result.error, undefined);
+      assert.ok(result.prediction.length > 0);
+    } finally {
+      await environment.llama.restart({ contextSize: 8192 });
+    }
   }, 180_000);
 
   test("a thinking template's thinking is each turn's thought and stays on the stored reply", async () => {
