@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
+import { classifyAnthropicJudgeError } from '../../activities/model/anthropic-errors';
 import { AnthropicMessagesModel } from '../../activities/model/anthropic-messages-model';
 import { boundedEventStreamFetch } from '../../activities/model/bounded-event-stream';
 import type { ChatControls, ChatDelta, ChatRequest } from '../../activities/model/chat-model';
+import { EvaluationFailureTypes } from '../../src/core/evaluation/evaluation-contract';
 import { FailureTypes } from '../../src/core/failure-types';
 import type { ChatMessage } from '../../src/core/messages';
 import { modelCallCostUsd } from '../../src/domain/model-prices';
@@ -17,14 +19,18 @@ import { anthropicStream, scriptedFetch, sseEvent, type ScriptedAnswer } from '.
 
 const KEY = 'sk-ant-test-secret';
 
-function modelAnswering(answers: ScriptedAnswer[], options: { thinkingBudgetTokens?: number } = {}) {
+function modelAnswering(
+  answers: ScriptedAnswer[],
+  options: { thinkingBudgetTokens?: number } = {},
+  maxLineBytes = 1024 * 1024,
+) {
   const scripted = scriptedFetch(answers);
   const client = new Anthropic({
     baseURL: 'http://anthropic.test',
     apiKey: KEY,
     maxRetries: 0,
     openTelemetry: false,
-    fetch: boundedEventStreamFetch({ maxLineBytes: 1024 * 1024, maxStreamBytes: 64 * 1024 * 1024 }, scripted.fetch),
+    fetch: boundedEventStreamFetch({ maxLineBytes, maxStreamBytes: 64 * maxLineBytes }, scripted.fetch),
   });
   return { model: new AnthropicMessagesModel({ client, baseUrl: 'http://anthropic.test', ...options }), ...scripted };
 }
@@ -279,6 +285,35 @@ describe('AnthropicMessagesModel', () => {
   test('a stream that ends without a stop reason is a bad response, retried', async () => {
     const failure = await failureOf(anthropicStream({ text: 'partial' }).split('event: message_delta')[0]!);
     assert.equal(failure.type, FailureTypes.modelBadResponse);
+  });
+
+  test('a line past REACT_AGENT_MODEL_MAX_LINE_BYTES is ReplyTooLarge, not retried (the bounded fetch)', async () => {
+    const { model } = modelAnswering([anthropicStream({ text: 'x'.repeat(10_000) })], {}, 2_048);
+    const error = await model.chat(request([{ role: 'user', content: 'q' }]), controls()).then(
+      () => assert.fail('expected a failure'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof ApplicationFailure);
+    assert.equal(error.type, FailureTypes.modelReplyTooLarge);
+    assert.equal(error.nonRetryable, true);
+  });
+
+  test('the judge: rate limits and overload retried, a refused key not', () => {
+    const endpoint = { baseUrl: 'http://anthropic.test', model: 'claude-test' };
+    const apiError = (status: number, type: string) =>
+      Anthropic.APIError.generate(status, { type: 'error', error: { type, message: type } }, undefined, new Headers());
+    assert.equal(
+      classifyAnthropicJudgeError(apiError(429, 'rate_limit_error'), endpoint).type,
+      EvaluationFailureTypes.judgeRateLimited,
+    );
+    assert.equal(
+      classifyAnthropicJudgeError(apiError(529, 'overloaded_error'), endpoint).type,
+      EvaluationFailureTypes.judgeServerError,
+    );
+    const refused = classifyAnthropicJudgeError(apiError(401, 'authentication_error'), endpoint);
+    assert.equal(refused.type, EvaluationFailureTypes.judgeRejected);
+    assert.equal(refused.nonRetryable, true);
+    assert.match(refused.message, /REACT_AGENT_JUDGE_API_KEY/);
   });
 
   test('the context window from the Models API (max_input_tokens)', async () => {
