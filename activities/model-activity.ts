@@ -135,6 +135,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         completion: usage.completionTokens,
         reasoning: usage.reasoningTokens,
         cached: usage.cachedPromptTokens,
+        cache_write: usage.cacheWriteTokens,
       },
       usage.costUsd,
     );

@@ -29,13 +29,18 @@ export interface BenchmarkStackOptions {
   maxReceiveMessageBytes?: number;
   /** Which Temporal (`temporal-servers.ts`); default `dev`, the dev server. */
   temporal?: TemporalKind;
+  /** The scripted server plays Anthropic's prompt cache on `/v1/messages` (test/fakes/prompt-cache.ts); default false. */
+  promptCache?: boolean;
 }
 
 /** Starts a Temporal on free ports (the dev server unless `temporal` says otherwise) and the scripted model server, and connects to Temporal. */
 export async function startBenchmarkStack(options: BenchmarkStackOptions): Promise<BenchmarkStack> {
   const directory = mkdtempSync(join(tmpdir(), `react-agent-${options.name}-`));
   const server = await startTemporal(options.temporal ?? 'dev', directory);
-  const model = await ScriptedModelServer.start({ script: options.script });
+  const model = await ScriptedModelServer.start({
+    script: options.script,
+    ...(options.promptCache ? { promptCache: true } : {}),
+  });
   const connection = await Connection.connect({
     address: server.address,
     ...(options.maxReceiveMessageBytes

@@ -4,7 +4,7 @@
  * started, listed and closed as the worker does — and prints them as JSON (src/domain/tool-listing.ts)
  * on stdout. Configuration the worker would refuse is printed as the worker prints it, exit code 2.
  */
-import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
+import { createChatModel } from '../activities/model/chat-model-factory';
 import { ConfigurationError, loadModelConfig } from '../src/config';
 import type { ListedTool, ToolListing } from '../src/domain/tool-listing';
 import type { McpToolDefinition } from '../activities/tools/mcp/mcp-tool-definitions';
@@ -17,7 +17,10 @@ async function main(): Promise<number> {
     log: () => undefined,
     modelClient: () => {
       const model = loadModelConfig();
-      return { chatModel: createOpenAIChatModel({ baseUrl: model.baseUrl, apiKey: model.apiKey }), model: model.model };
+      return {
+        chatModel: createChatModel({ api: model.api, baseUrl: model.baseUrl, apiKey: model.apiKey }),
+        model: model.model,
+      };
     },
   });
   try {

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, ToolRegistry } from '../activities';
-import { createOpenAIChatModel } from '../activities/model/openai-chat-model';
-import { classifyJudgeError } from '../activities/model/openai-errors';
+import { createChatModel } from '../activities/model/chat-model-factory';
 import {
   ConfigurationError,
   loadDataRoots,
@@ -134,11 +133,17 @@ async function main(): Promise<void> {
     : undefined;
   // REACT_AGENT_MODEL_MAX_REPLY_BYTES / _MAX_LINE_BYTES: a larger reply fails its call, not retried (the judge's too).
   const replyLimits = { maxReplyBytes: modelConfig.maxReplyBytes, maxLineBytes: modelConfig.maxLineBytes };
-  const chatModel = createOpenAIChatModel({
+  // REACT_AGENT_MODEL_API: Chat Completions, OpenAI's Responses API or Anthropic's Messages API, each on its SDK.
+  const chatModel = createChatModel({
+    api: modelConfig.api,
     baseUrl: modelConfig.baseUrl,
     apiKey: modelConfig.apiKey,
     timeoutSeconds: modelConfig.timeoutSeconds,
     replyLimits,
+    ...(modelConfig.thinkingBudgetTokens !== undefined
+      ? { thinkingBudgetTokens: modelConfig.thinkingBudgetTokens }
+      : {}),
+    ...(modelConfig.reasoningEffort !== undefined ? { reasoningEffort: modelConfig.reasoningEffort } : {}),
   });
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
@@ -196,14 +201,15 @@ async function main(): Promise<void> {
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
     // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
     evaluation: {
-      judgeModel: createOpenAIChatModel(
+      judgeModel: createChatModel(
         {
+          api: judgeConfig.api,
           baseUrl: judgeConfig.baseUrl,
           apiKey: judgeConfig.apiKey,
           timeoutSeconds: judgeConfig.timeoutSeconds,
           replyLimits,
         },
-        classifyJudgeError,
+        'judge',
       ),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.

@@ -17,6 +17,8 @@ export interface ReplyUsage {
   completionTokens: number;
   /** Prompt tokens served from the server's cache, when it says. */
   cachedPromptTokens?: number;
+  /** Prompt tokens written to the server's cache, when it says (Anthropic). */
+  cacheWriteTokens?: number;
   /** Completion tokens spent on reasoning, when the server says. */
   reasoningTokens?: number;
   /** Absent when the model has no price (src/domain/model-prices.ts). */
@@ -41,16 +43,19 @@ export function replyUsage(
       reply.reasoning + reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join(''),
     );
   const cachedPromptTokens = reply.usage?.cachedPromptTokens;
+  const cacheWriteTokens = reply.usage?.cacheWriteTokens;
   const reasoningTokens = reply.usage?.reasoningTokens;
   const costUsd = modelCallCostUsd(prices, model, {
     promptTokens,
     completionTokens,
     ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
   });
   return {
     promptTokens,
     completionTokens,
     ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
     ...(costUsd !== undefined ? { costUsd } : {}),
   };
@@ -58,22 +63,25 @@ export function replyUsage(
 
 /** A reply's usage as a run adds it up. */
 export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
-  const { promptTokens, completionTokens, costUsd } = usage;
+  const { promptTokens, completionTokens, costUsd, cachedPromptTokens, cacheWriteTokens } = usage;
   return {
     promptTokens,
     completionTokens,
     totalTokens: promptTokens + completionTokens,
     ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
   };
 }
 
 /**
- * The reply as the conversation stores it: the protocol's cleaned content, the reasoning, and the
+ * The reply as the conversation stores it: the protocol's cleaned content, the reasoning, what its
+ * API needs sent back with it (thinking blocks, reasoning items: by reference, never in history), and the
  * native tool calls up to the cap — those past the first one over it are left out, and that one's
  * answer says so (src/core/protocols/tool-call-cap.ts).
  */
 export function assistantMessageOf(
-  reply: Pick<ChatReply, 'reasoning' | 'toolCalls'>,
+  reply: Pick<ChatReply, 'reasoning' | 'toolCalls' | 'provider'>,
   cleaned: string,
   maxToolCallsPerReply: number,
 ): ChatMessage {
@@ -83,6 +91,7 @@ export function assistantMessageOf(
     content: cleaned,
     ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
     ...(storedCalls.length ? { toolCalls: storedCalls } : {}),
+    ...(reply.provider ? { provider: reply.provider } : {}),
   };
 }
 

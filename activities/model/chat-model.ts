@@ -1,5 +1,5 @@
 import type { ContextWindow } from '../../src/core/context-window';
-import type { ChatMessage, NativeToolCall } from '../../src/core/messages';
+import type { ChatMessage, NativeToolCall, ProviderState } from '../../src/core/messages';
 import type { ToolSpec } from '../../src/core/tool-spec';
 
 /**
@@ -10,9 +10,10 @@ import type { ToolSpec } from '../../src/core/tool-spec';
  * and the classification of failures live in one implementation per API.
  *
  * `openai-chat-model.ts` implements it for OpenAI-compatible chat completions (OpenAI, vLLM,
- * llama-server, Ollama, gateways). Another API (Anthropic Messages, OpenAI Responses) would be a
- * sibling file implementing the same interface: it maps messages and tools to its request,
- * reads its own stream into a {@link ChatReply}, and throws the same typed failures
+ * llama-server, Ollama, gateways), `openai-responses-model.ts` for OpenAI's Responses API and
+ * `anthropic-messages-model.ts` for Anthropic's Messages API (issue 31; `chat-model-factory.ts`
+ * builds the one configured). Each maps messages and tools to its request, reads its own stream
+ * into a {@link ChatReply} through `streamed-reply.ts`, and throws the same typed failures
  * (`ApplicationFailure`s of `src/core/failure-types.ts`, see docs/architecture.md).
  */
 export interface ChatModel {
@@ -60,8 +61,10 @@ export interface ChatRequest {
 export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
-  /** Prompt tokens served from the server's cache, when it says. */
+  /** Prompt tokens served from the server's cache, when it says (part of `promptTokens`). */
   cachedPromptTokens?: number;
+  /** Prompt tokens written to the server's cache by this call, when it says (Anthropic; part of `promptTokens`). */
+  cacheWriteTokens?: number;
   /** Completion tokens spent on reasoning, when it says. */
   reasoningTokens?: number;
 }
@@ -79,6 +82,8 @@ export interface ChatReply {
   usage?: ChatUsage;
   /** How many stream chunks came. */
   chunks: number;
+  /** What the API needs sent back with this reply on the next call (thinking blocks, reasoning items); stored with the message. */
+  provider?: ProviderState;
 }
 
 /** A piece of the reply as it streams: reasoning, content, or a native tool call's name or arguments. */

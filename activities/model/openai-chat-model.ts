@@ -1,25 +1,14 @@
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { ContextWindow } from '../../src/core/context-window';
-import { FailureTypes } from '../../src/core/failure-types';
 import { preview } from '../../src/core/text';
-import type { NativeToolCall } from '../../src/core/messages';
-import {
-  DEFAULT_FIRST_CHUNK_LIMIT_MS,
-  DEFAULT_STALL_LIMIT_MS,
-  type ChatControls,
-  type ChatModel,
-  type ChatProgress,
-  type ChatReply,
-  type ChatRequest,
-  type ChatUsage,
-} from './chat-model';
+import type { ChatControls, ChatModel, ChatReply, ChatRequest, ChatUsage } from './chat-model';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
-import { boundedEventStreamFetch, ModelStreamLimitError } from './bounded-event-stream';
+import { boundedEventStreamFetch } from './bounded-event-stream';
 import { classifyModelError } from './openai-errors';
 import { probeContextWindow, type WindowProbeOptions } from './openai-context-window';
 import { reasoningOfDelta, toOpenAIMessage, toOpenAITool } from './openai-messages';
-import { ModelStreamWatchdog } from './stream-watchdog';
+import { readStreamedReply, type ReplyBuilder } from './streamed-reply';
 
 /** What {@link createOpenAIChatModel} connects to. */
 export interface OpenAIEndpoint {
@@ -130,142 +119,58 @@ export class OpenAIChatModel implements ChatModel {
     );
   }
 
-  async chat(request: ChatRequest, controls: ChatControls): Promise<ChatReply> {
+  chat(request: ChatRequest, controls: ChatControls): Promise<ChatReply> {
     const classify = this.options.classifyError ?? classifyModelError;
     const endpoint = { baseUrl: this.options.baseUrl, model: request.model };
-    const firstChunkLimitMs = controls.firstChunkLimitMs ?? DEFAULT_FIRST_CHUNK_LIMIT_MS;
-    const stallLimitMs = controls.stallLimitMs ?? DEFAULT_STALL_LIMIT_MS;
-    const requestAbort = new AbortController();
-    const signal = AbortSignal.any([controls.signal, requestAbort.signal]);
-
-    let content = '';
-    let reasoning = '';
-    const toolCallParts: NativeToolCall[] = [];
-    let finishReason = '';
-    let usage: ChatUsage | undefined;
-    let chunks = 0;
-    const maxReplyBytes = this.options.maxReplyBytes ?? DEFAULT_REPLY_LIMITS.maxReplyBytes;
-    let replyBytes = 0;
-    let tooLarge: ApplicationFailure | undefined;
-    /** Counts a piece of the reply's text; false once the reply is larger than it may be. */
-    const taken = (text: string): boolean => {
-      replyBytes += Buffer.byteLength(text);
-      if (replyBytes > maxReplyBytes)
-        tooLarge = replyTooLarge(
-          `its text passed ${maxReplyBytes} bytes (REACT_AGENT_MODEL_MAX_REPLY_BYTES) after ${chunks} chunks`,
-        );
-      return tooLarge === undefined;
-    };
-    const progress = (): ChatProgress => ({
-      chunks,
-      contentCharacters: content.length,
-      reasoningCharacters: reasoning.length,
-      ...(chunks === 0 ? { waitingForFirstChunkMs: watchdog.waitForFirstChunkMs } : {}),
-    });
-    const watchdog = new ModelStreamWatchdog({
-      firstTokenLimitMs: firstChunkLimitMs,
-      stallLimitMs,
-      ...(controls.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: controls.heartbeatIntervalMs } : {}),
-      heartbeat: () => controls.onProgress?.(progress()),
-      abandon: () => requestAbort.abort(),
-    });
     const { sampling = {}, tools = [] } = request;
-    try {
-      const stream = await this.options.client.chat.completions.create(
-        {
-          model: request.model,
-          messages: request.messages.map(toOpenAIMessage),
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(request.stop?.length ? { stop: request.stop } : {}),
-          ...(tools.length ? { tools: tools.map(toOpenAITool), tool_choice: request.toolChoice ?? 'auto' } : {}),
-          ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
-          ...(sampling.topP !== undefined ? { top_p: sampling.topP } : {}),
-          ...(sampling.maxOutputTokens !== undefined ? { max_tokens: sampling.maxOutputTokens } : {}),
-          ...(sampling.presencePenalty !== undefined ? { presence_penalty: sampling.presencePenalty } : {}),
-        },
-        {
-          signal,
-          headers: Object.fromEntries(
-            Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
-          ),
-        },
-      );
-      for await (const chunk of stream) {
-        watchdog.chunkArrived();
-        chunks += 1;
-        const choice = chunk.choices[0];
-        const reasoningDelta = reasoningOfDelta(choice?.delta);
-        // Leaving the loop aborts the request.
-        if (!taken(reasoningDelta ?? '') || !taken(choice?.delta?.content ?? '')) break;
-        if (reasoningDelta) {
-          reasoning += reasoningDelta;
-          controls.onDelta?.({ kind: 'reasoning', text: reasoningDelta });
-        }
-        if (choice?.delta?.content) {
-          content += choice.delta.content;
-          controls.onDelta?.({ kind: 'content', text: choice.delta.content });
-        }
-        for (const delta of choice?.delta?.tool_calls ?? []) {
-          if (!taken(delta.function?.name ?? '') || !taken(delta.function?.arguments ?? '')) break;
-          const part = (toolCallParts[delta.index] ??= { id: '', name: '', arguments: '' });
-          if (delta.id) part.id = delta.id;
-          if (delta.function?.name) {
-            part.name += delta.function.name;
-            controls.onDelta?.({ kind: 'tool-name', text: delta.function.name, toolCall: delta.index });
-          }
-          if (delta.function?.arguments) {
-            part.arguments += delta.function.arguments;
-            controls.onDelta?.({ kind: 'tool-arguments', text: delta.function.arguments, toolCall: delta.index });
-          }
-        }
-        if (tooLarge) break;
-        if (choice?.finish_reason) finishReason = choice.finish_reason;
-        if (chunk.usage) usage = usageOf(chunk.usage);
-        controls.onProgress?.(progress());
-      }
-    } catch (error) {
-      if (error instanceof ModelStreamLimitError) {
-        tooLarge = replyTooLarge(
-          `${error.limit === 'line' ? 'one line of its stream' : 'its stream'} passed ${error.limitBytes} bytes (${error.limit === 'line' ? 'REACT_AGENT_MODEL_MAX_LINE_BYTES' : `${STREAM_BYTES_PER_REPLY_BYTE} × REACT_AGENT_MODEL_MAX_REPLY_BYTES`}) after ${chunks} chunks`,
-        );
-      } else if (!controls.signal.aborted && !watchdog.abandoned)
-        throw this.redactor.redactError(classify(error, endpoint));
-    } finally {
-      watchdog.stop();
-    }
-    // An aborted stream can end quietly instead of throwing, so these are checked either way.
-    if (controls.signal.aborted) throw abortReason(controls.signal);
-    if (tooLarge) throw tooLarge;
-    if (watchdog.abandoned === 'first-token') {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelFirstTokenTimeout,
-        message:
-          `The model sent no reply within ${firstChunkLimitMs / 1000} s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS); ` +
-          'a slow server can take this long to read a long prompt. Abandoned to be retried.',
-      });
-    }
-    if (watchdog.abandoned === 'stall') {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelBadResponse,
-        message: `The model stream sent nothing for ${stallLimitMs / 1000} s (its stall limit) after ${chunks} chunks; abandoned to be retried.`,
-      });
-    }
-    if (!finishReason) {
-      throw ApplicationFailure.create({
-        type: FailureTypes.modelBadResponse,
-        message: `The model stream ended after ${chunks} chunks without a finish reason; retrying.`,
-      });
-    }
-    return {
-      content,
-      reasoning,
-      toolCalls: toolCallParts.filter(Boolean),
-      finishReason,
-      ...(usage ? { usage } : {}),
-      chunks,
-    };
+    return readStreamedReply<OpenAI.ChatCompletionChunk>({
+      controls,
+      maxReplyBytes: this.options.maxReplyBytes ?? DEFAULT_REPLY_LIMITS.maxReplyBytes,
+      streamBytesPerReplyByte: STREAM_BYTES_PER_REPLY_BYTE,
+      classify: (error) => classify(error, endpoint),
+      redactor: this.redactor,
+      open: (signal) =>
+        this.options.client.chat.completions.create(
+          {
+            model: request.model,
+            messages: request.messages.map(toOpenAIMessage),
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(request.stop?.length ? { stop: request.stop } : {}),
+            ...(tools.length ? { tools: tools.map(toOpenAITool), tool_choice: request.toolChoice ?? 'auto' } : {}),
+            ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
+            ...(sampling.topP !== undefined ? { top_p: sampling.topP } : {}),
+            ...(sampling.maxOutputTokens !== undefined ? { max_tokens: sampling.maxOutputTokens } : {}),
+            ...(sampling.presencePenalty !== undefined ? { presence_penalty: sampling.presencePenalty } : {}),
+          },
+          {
+            signal,
+            headers: Object.fromEntries(
+              Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
+            ),
+          },
+        ),
+      read: readChunk,
+    });
   }
+}
+
+/** Reads one chunk into the reply: reasoning, content and tool call deltas, then its finish reason and usage; false once the reply is too large. */
+function readChunk(chunk: OpenAI.ChatCompletionChunk, reply: ReplyBuilder): boolean {
+  const choice = chunk.choices[0];
+  if (!reply.addReasoning(reasoningOfDelta(choice?.delta)) || !reply.addContent(choice?.delta?.content ?? ''))
+    return false;
+  for (const delta of choice?.delta?.tool_calls ?? []) {
+    const piece = {
+      ...(delta.id ? { id: delta.id } : {}),
+      ...(delta.function?.name ? { name: delta.function.name } : {}),
+      ...(delta.function?.arguments ? { arguments: delta.function.arguments } : {}),
+    };
+    if (!reply.addToolCall(delta.index, piece)) return false;
+  }
+  if (choice?.finish_reason) reply.finishReason = choice.finish_reason;
+  if (chunk.usage) reply.usage = usageOf(chunk.usage);
+  return true;
 }
 
 /** Longest argument of a line the openai client logs, in characters. */
@@ -290,15 +195,6 @@ const shortenedLog = {
   debug: (...args: unknown[]) => console.debug(...args.map(shortened)),
 };
 
-/** The failure of a reply larger than the worker takes: not retried (the server would be paid to send it again). */
-function replyTooLarge(what: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: FailureTypes.modelReplyTooLarge,
-    message: `The model's reply was too large: ${what}. The call was abandoned and is not retried.`,
-    nonRetryable: true,
-  });
-}
-
 function usageOf(reported: OpenAI.CompletionUsage): ChatUsage {
   const cached = reported.prompt_tokens_details?.cached_tokens;
   const reasoningTokens = reported.completion_tokens_details?.reasoning_tokens;
@@ -308,10 +204,4 @@ function usageOf(reported: OpenAI.CompletionUsage): ChatUsage {
     ...(typeof cached === 'number' ? { cachedPromptTokens: cached } : {}),
     ...(typeof reasoningTokens === 'number' ? { reasoningTokens } : {}),
   };
-}
-
-/** The reason a signal aborted with, as an Error (Temporal's cancellation when it is not one). */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new CancelledFailure('Activity cancelled');
 }

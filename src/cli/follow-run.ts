@@ -183,12 +183,21 @@ async function followOne(
   }
 }
 
+/** The share of a run's prompt tokens the server read from its cache (`38%`), when it reported any (issue 31). */
+export function cacheHitRate(usage: ResearchRunResult['usage'] | undefined): string | undefined {
+  const cached = usage?.cachedPromptTokens;
+  if (typeof cached !== 'number' || cached <= 0 || !(usage!.promptTokens > 0)) return undefined;
+  return `${Math.round((100 * cached) / usage!.promptTokens)}%`;
+}
+
 /** How a run ended, in one line: `answer after 3 model calls, 2 tool calls, 8.1 s, 4,210 tokens`. */
 export function resultHeadline(result: ResearchRunResult): string {
   const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
   const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
   const cost = typeof result.usage?.costUsd === 'number' ? `, ${formatUsd(result.usage.costUsd)}` : '';
-  return `${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}`;
+  const cache = cacheHitRate(result.usage);
+  const cached = cache === undefined ? '' : `, ${cache} of the prompt tokens read from the cache`;
+  return `${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}${cached}`;
 }
 
 /** The closing lines `run` and `follow` print: how the run ended, its sub-runs (if it delegated), its answer. */

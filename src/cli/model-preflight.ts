@@ -7,13 +7,19 @@ import { maskUrlCredentials } from '../domain/secret-redaction';
  * Returns undefined when the endpoint looks usable, else the message to print.
  */
 export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000): Promise<string | undefined> {
-  const url = `${config.baseUrl.replace(/\/$/, '')}/models`;
+  const anthropic = config.api === 'anthropic-messages';
+  // Anthropic's base URL has no /v1; its key goes in x-api-key.
+  const url = `${config.baseUrl.replace(/\/$/, '')}${anthropic ? '/v1' : ''}/models`;
+  const baseVariable = anthropic ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL';
+  const keyVariable = anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
   // The URL as printed: its user information (http://user:secret@host) masked.
   const shown = maskUrlCredentials(config.baseUrl);
   let response: Response;
   try {
     response = await fetch(url, {
-      headers: { authorization: `Bearer ${config.apiKey}` },
+      headers: anthropic
+        ? { 'x-api-key': config.apiKey, 'anthropic-version': '2023-06-01' }
+        : { authorization: `Bearer ${config.apiKey}` },
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
@@ -23,13 +29,13 @@ export async function checkModelEndpoint(config: ModelConfig, timeoutMs = 5_000)
         : ((error as { cause?: Error }).cause?.message ?? (error as Error).message);
     return [
       `The model endpoint ${shown} cannot be reached (${maskUrlCredentials(reason)}).`,
-      'Start your model server (vLLM, Ollama, llama-server) or fix OPENAI_BASE_URL;',
-      'for OpenAI leave OPENAI_BASE_URL unset and set OPENAI_API_KEY. Then run the command again.',
+      `Start your model server (vLLM, Ollama, llama-server) or fix ${baseVariable};`,
+      `for ${anthropic ? 'Anthropic' : 'OpenAI'} leave ${baseVariable} unset and set ${keyVariable}. Then run the command again.`,
     ].join('\n');
   }
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403) {
-    return `The model endpoint ${shown} refused the API key (${response.status}). Set OPENAI_API_KEY to a valid key for this server.`;
+    return `The model endpoint ${shown} refused the API key (${response.status}). Set ${keyVariable} to a valid key for this server.`;
   }
   return undefined;
 }

@@ -6,13 +6,27 @@ import {
   readString,
   type Environment,
 } from './environment-values';
-import { loadModelConfig, NO_API_KEY, type ModelConfig } from './model-config';
+import {
+  apiVariables,
+  DEFAULT_MODEL_API,
+  loadModelConfig,
+  NO_API_KEY,
+  readModelApi,
+  type ModelApi,
+  type ModelConfig,
+} from './model-config';
 
 /** The LLM judge's endpoint and model (issue 12), read by {@link loadJudgeConfig}. */
 export interface JudgeConfig {
-  /** OpenAI-compatible base URL. `REACT_AGENT_JUDGE_BASE_URL`; default the run model's (`OPENAI_BASE_URL`). */
+  /**
+   * The judge's API (`openai-chat`, `openai-responses`, `anthropic-messages`). `REACT_AGENT_JUDGE_MODEL_API`;
+   * default the run model's (`REACT_AGENT_MODEL_API`). Another API than the run model's takes its
+   * endpoint and key from that API's own variables (`ANTHROPIC_BASE_URL`, …) unless the judge's are set.
+   */
+  api: ModelApi;
+  /** The API's base URL. `REACT_AGENT_JUDGE_BASE_URL`; default the run model's (`OPENAI_BASE_URL` or `ANTHROPIC_BASE_URL`, by API). */
   baseUrl: string;
-  /** Bearer key. `REACT_AGENT_JUDGE_API_KEY`; default the run model's (`OPENAI_API_KEY`), or `not-needed` with its own base URL. Never logged. */
+  /** Key. `REACT_AGENT_JUDGE_API_KEY`; default the API's (`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`), or `not-needed` with its own base URL. Never logged. */
   apiKey: string;
   /** Judge model. `REACT_AGENT_JUDGE_MODEL`; default the run model (`REACT_AGENT_MODEL`). */
   model: string;
@@ -38,11 +52,17 @@ export function loadJudgeConfig(environment: Environment = process.env): JudgeCo
   const ownBaseUrl = readString(environment, 'REACT_AGENT_JUDGE_BASE_URL');
   const ownModel = readString(environment, 'REACT_AGENT_JUDGE_MODEL');
   const ownKey = readString(environment, 'REACT_AGENT_JUDGE_API_KEY');
+  const api = readModelApi(
+    environment,
+    'REACT_AGENT_JUDGE_MODEL_API',
+    readModelApi(environment, 'REACT_AGENT_MODEL_API', DEFAULT_MODEL_API),
+  );
   let runModel: ModelConfig | undefined;
   const runModelConfig = (): ModelConfig => {
     if (runModel) return runModel;
     try {
-      runModel = loadModelConfig(environment);
+      // The run model's settings, read for the judge's API (its own endpoint variables when it differs).
+      runModel = loadModelConfig({ ...environment, REACT_AGENT_MODEL_API: api });
       return runModel;
     } catch (error) {
       if (!(error instanceof ConfigurationError)) throw error;
@@ -58,8 +78,11 @@ export function loadJudgeConfig(environment: Environment = process.env): JudgeCo
   const model = ownModel ?? runModelConfig().model;
   const apiKey =
     ownKey ??
-    (ownBaseUrl !== undefined ? (readString(environment, 'OPENAI_API_KEY') ?? NO_API_KEY) : runModelConfig().apiKey);
+    (ownBaseUrl !== undefined
+      ? (readString(environment, apiVariables(api).apiKey) ?? NO_API_KEY)
+      : runModelConfig().apiKey);
   return {
+    api,
     baseUrl,
     apiKey,
     model,

@@ -9,18 +9,42 @@ import {
   type Environment,
 } from './environment-values';
 
-/** The OpenAI-compatible endpoint and model used for every model call, read by {@link loadModelConfig}. */
+/** The model APIs a worker speaks (issue 31): `REACT_AGENT_MODEL_API`. */
+export const MODEL_APIS = ['openai-chat', 'openai-responses', 'anthropic-messages'] as const;
+export type ModelApi = (typeof MODEL_APIS)[number];
+export const DEFAULT_MODEL_API: ModelApi = 'openai-chat';
+
+/** The endpoint and model used for every model call, read by {@link loadModelConfig}. */
 export interface ModelConfig {
   /**
-   * Base URL of an OpenAI-compatible chat-completions API.
-   * `OPENAI_BASE_URL`; default `https://api.openai.com/v1`, but only when `OPENAI_API_KEY` is set.
+   * The API spoken: `openai-chat` (Chat Completions: OpenAI, vLLM, Ollama, llama-server, gateways),
+   * `openai-responses` (OpenAI's Responses API) or `anthropic-messages` (Anthropic's Messages API).
+   * `REACT_AGENT_MODEL_API`; default `openai-chat`.
+   */
+  api: ModelApi;
+  /**
+   * Base URL of the API. The OpenAI APIs: `OPENAI_BASE_URL`; default `https://api.openai.com/v1`,
+   * but only when `OPENAI_API_KEY` is set. Anthropic: `ANTHROPIC_BASE_URL` (without `/v1`); default
+   * `https://api.anthropic.com`, but only when `ANTHROPIC_API_KEY` is set.
    */
   baseUrl: string;
   /**
-   * API key sent as the bearer token. `OPENAI_API_KEY`; when unset but `OPENAI_BASE_URL` is set
-   * (a local llama-server, Ollama or vLLM) it is `'not-needed'`. Never logged or put in messages.
+   * API key. `OPENAI_API_KEY` (sent as the bearer token) or `ANTHROPIC_API_KEY` (`x-api-key`); when
+   * unset but the base URL is set (a local llama-server, Ollama or vLLM) it is `'not-needed'`.
+   * Never logged or put in messages.
    */
   apiKey: string;
+  /**
+   * Extended thinking's budget in tokens (`anthropic-messages` only; less than
+   * REACT_AGENT_MAX_OUTPUT_TOKENS). `REACT_AGENT_THINKING_BUDGET_TOKENS`; default none (no `thinking`
+   * parameter sent).
+   */
+  thinkingBudgetTokens?: number;
+  /**
+   * Reasoning effort (`openai-responses` only: `minimal`, `low`, `medium`, `high`).
+   * `REACT_AGENT_REASONING_EFFORT`; default none (the model's own).
+   */
+  reasoningEffort?: string;
   /** Model name the endpoint serves. `REACT_AGENT_MODEL`, falling back to `OPENAI_MODEL`; required. */
   model: string;
   /** Start-to-close timeout of one model-call activity, in seconds. `REACT_AGENT_MODEL_TIMEOUT_SECONDS`; default 600. */
@@ -80,6 +104,10 @@ export interface ModelConfig {
 
 /** `OPENAI_BASE_URL` when only `OPENAI_API_KEY` is set. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** `ANTHROPIC_BASE_URL` when only `ANTHROPIC_API_KEY` is set. */
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+/** What `REACT_AGENT_REASONING_EFFORT` may be. */
+export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
 /** `apiKey` for endpoints that need none (OPENAI_BASE_URL set, OPENAI_API_KEY not). */
 export const NO_API_KEY = 'not-needed';
 
@@ -116,9 +144,10 @@ const NO_ENDPOINT_MESSAGE = [
  *   Messages never contain the API key.
  */
 export function loadModelConfig(environment: Environment = process.env): ModelConfig {
-  const apiKeyValue = readString(environment, 'OPENAI_API_KEY');
+  const api = readModelApi(environment, 'REACT_AGENT_MODEL_API', DEFAULT_MODEL_API);
+  const apiKeyValue = readString(environment, apiVariables(api).apiKey);
   try {
-    return readModelConfig(environment, apiKeyValue);
+    return readModelConfig(environment, api, apiKeyValue);
   } catch (error) {
     // Belt and braces: whatever a message quotes, it must not leak the key.
     if (error instanceof ConfigurationError && apiKeyValue !== undefined && error.message.includes(apiKeyValue)) {
@@ -128,13 +157,41 @@ export function loadModelConfig(environment: Environment = process.env): ModelCo
   }
 }
 
-function readModelConfig(environment: Environment, apiKeyValue: string | undefined): ModelConfig {
-  const baseUrlValue = readString(environment, 'OPENAI_BASE_URL');
+/** The variables an API's SDK reads for its endpoint and key. */
+export function apiVariables(api: ModelApi): { baseUrl: string; apiKey: string; defaultBaseUrl: string } {
+  return api === 'anthropic-messages'
+    ? { baseUrl: 'ANTHROPIC_BASE_URL', apiKey: 'ANTHROPIC_API_KEY', defaultBaseUrl: DEFAULT_ANTHROPIC_BASE_URL }
+    : { baseUrl: 'OPENAI_BASE_URL', apiKey: 'OPENAI_API_KEY', defaultBaseUrl: DEFAULT_OPENAI_BASE_URL };
+}
+
+/** A model API variable's value: one of {@link MODEL_APIS}, or `defaultValue` when unset. */
+export function readModelApi(environment: Environment, name: string, defaultValue: ModelApi): ModelApi {
+  const value = readString(environment, name);
+  if (value === undefined) return defaultValue;
+  if ((MODEL_APIS as readonly string[]).includes(value)) return value as ModelApi;
+  throw new ConfigurationError(
+    name,
+    `${name} must be one of ${MODEL_APIS.join(', ')}, got ${JSON.stringify(value)}: openai-chat for Chat Completions (OpenAI, vLLM, Ollama, llama-server), openai-responses for OpenAI's Responses API, anthropic-messages for Claude.`,
+  );
+}
+
+const NO_ANTHROPIC_ENDPOINT_MESSAGE = [
+  'REACT_AGENT_MODEL_API=anthropic-messages, but neither ANTHROPIC_BASE_URL nor ANTHROPIC_API_KEY is set.',
+  'For Anthropic itself ANTHROPIC_API_KEY is enough (ANTHROPIC_BASE_URL defaults to https://api.anthropic.com);',
+  'for another server of the Messages API set ANTHROPIC_BASE_URL (without /v1), e.g. http://localhost:8080 for llama-server.',
+].join('\n');
+
+function readModelConfig(environment: Environment, api: ModelApi, apiKeyValue: string | undefined): ModelConfig {
+  const variables = apiVariables(api);
+  const baseUrlValue = readString(environment, variables.baseUrl);
   if (baseUrlValue === undefined && apiKeyValue === undefined) {
-    throw new ConfigurationError('OPENAI_BASE_URL', NO_ENDPOINT_MESSAGE);
+    throw new ConfigurationError(
+      variables.baseUrl,
+      api === 'anthropic-messages' ? NO_ANTHROPIC_ENDPOINT_MESSAGE : NO_ENDPOINT_MESSAGE,
+    );
   }
   const baseUrl =
-    baseUrlValue === undefined ? DEFAULT_OPENAI_BASE_URL : checkedHttpUrl('OPENAI_BASE_URL', baseUrlValue);
+    baseUrlValue === undefined ? variables.defaultBaseUrl : checkedHttpUrl(variables.baseUrl, baseUrlValue);
   const model = readString(environment, 'REACT_AGENT_MODEL') ?? readString(environment, 'OPENAI_MODEL');
   if (model === undefined) {
     throw new ConfigurationError(
@@ -143,9 +200,15 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
         'for example REACT_AGENT_MODEL=gpt-4o-mini for OpenAI or REACT_AGENT_MODEL=Qwen/Qwen3-8B for vLLM.',
     );
   }
+  const maxOutputTokens = readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS);
+  const thinkingBudgetTokens = readThinkingBudget(environment, maxOutputTokens);
+  const reasoningEffort = readReasoningEffort(environment);
   return {
+    api,
     baseUrl,
     apiKey: apiKeyValue ?? NO_API_KEY,
+    ...(thinkingBudgetTokens !== undefined ? { thinkingBudgetTokens } : {}),
+    ...(reasoningEffort !== undefined ? { reasoningEffort } : {}),
     model,
     timeoutSeconds: readPositiveNumber(environment, 'REACT_AGENT_MODEL_TIMEOUT_SECONDS', DEFAULT_MODEL_TIMEOUT_SECONDS),
     heartbeatSeconds: readPositiveNumber(
@@ -164,9 +227,31 @@ function readModelConfig(environment: Environment, apiKeyValue: string | undefin
     maxLineBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_LINE_BYTES', DEFAULT_MODEL_MAX_LINE_BYTES),
     temperature: readNumberInRange(environment, 'REACT_AGENT_TEMPERATURE', DEFAULT_TEMPERATURE, 0, 2),
     topP: readNumberInRange(environment, 'REACT_AGENT_TOP_P', DEFAULT_TOP_P, 0, 1),
-    maxOutputTokens: readPositiveInteger(environment, 'REACT_AGENT_MAX_OUTPUT_TOKENS', DEFAULT_MAX_OUTPUT_TOKENS),
+    maxOutputTokens,
     maxToolCallsPerReply: readToolCallCap(environment),
   };
+}
+
+function readThinkingBudget(environment: Environment, maxOutputTokens: number): number | undefined {
+  const name = 'REACT_AGENT_THINKING_BUDGET_TOKENS';
+  if (readString(environment, name) === undefined) return undefined;
+  const value = readPositiveInteger(environment, name, 0);
+  if (value < 1024 || value >= maxOutputTokens)
+    throw new ConfigurationError(
+      name,
+      `${name} must be at least 1024 and less than REACT_AGENT_MAX_OUTPUT_TOKENS (${maxOutputTokens}), got ${value}: Anthropic's thinking budget is part of max_tokens.`,
+    );
+  return value;
+}
+
+function readReasoningEffort(environment: Environment): string | undefined {
+  const name = 'REACT_AGENT_REASONING_EFFORT';
+  const value = readString(environment, name);
+  if (value === undefined || (REASONING_EFFORTS as readonly string[]).includes(value)) return value;
+  throw new ConfigurationError(
+    name,
+    `${name} must be one of ${REASONING_EFFORTS.join(', ')}, got ${JSON.stringify(value)}.`,
+  );
 }
 
 function readToolCallCap(environment: Environment): number {

@@ -7,7 +7,9 @@ import { readString, type Environment } from './environment-values';
 export const MODEL_PRICES_VARIABLE = 'REACT_AGENT_MODEL_PRICES';
 
 const EXAMPLE = `{"gpt-4o-mini": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}}`;
-const FIELDS = ['input', 'cachedInput', 'output'] as const;
+const FIELDS = ['input', 'cachedInput', 'cacheWrite', 'output'] as const;
+/** Fields a price may leave out (they default to `input`). */
+const OPTIONAL_FIELDS: ReadonlySet<string> = new Set(['cachedInput', 'cacheWrite']);
 
 function problem(message: string): ConfigurationError {
   return new ConfigurationError(
@@ -23,11 +25,11 @@ function checkedPrice(model: string, value: unknown): ModelPrice {
   const unknown = Object.keys(fields).filter((key) => !(FIELDS as readonly string[]).includes(key));
   if (unknown.length)
     throw problem(
-      `gives model "${model}" the unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')} (input, cachedInput, output)`,
+      `gives model "${model}" the unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')} (input, cachedInput, cacheWrite, output)`,
     );
   for (const field of FIELDS) {
     const price = fields[field];
-    if (price === undefined && field === 'cachedInput') continue;
+    if (price === undefined && OPTIONAL_FIELDS.has(field)) continue;
     if (price === undefined) throw problem(`gives model "${model}" no ${field} price`);
     if (typeof price !== 'number' || !Number.isFinite(price) || price < 0) {
       throw problem(`gives model "${model}" the ${field} price ${JSON.stringify(price)}, not a number of at least 0`);
@@ -36,12 +38,13 @@ function checkedPrice(model: string, value: unknown): ModelPrice {
   return {
     input: fields.input as number,
     ...(fields.cachedInput !== undefined ? { cachedInput: fields.cachedInput as number } : {}),
+    ...(fields.cacheWrite !== undefined ? { cacheWrite: fields.cacheWrite as number } : {}),
     output: fields.output as number,
   };
 }
 
 /**
- * Parses the text of `REACT_AGENT_MODEL_PRICES` (JSON: model name → `{input, cachedInput?, output}`
+ * Parses the text of `REACT_AGENT_MODEL_PRICES` (JSON: model name → `{input, cachedInput?, cacheWrite?, output}`
  * in USD per million tokens).
  * @throws ConfigurationError naming the variable (and the model at fault).
  */

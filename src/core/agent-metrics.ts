@@ -26,8 +26,12 @@ export interface AgentMetricDefinition {
   readonly buckets?: readonly number[];
 }
 
-/** The kinds of token `react_agent_tokens_total` counts; `reasoning` and `cached` only where the server's usage reports them. */
-export const TOKEN_KINDS = ['prompt', 'completion', 'reasoning', 'cached'] as const;
+/**
+ * The kinds of token `react_agent_tokens_total` counts; `reasoning`, `cached` (prompt tokens read
+ * from the server's cache) and `cache_write` (written to it: Anthropic) only where the server's usage
+ * reports them. The cache hit rate is `cached / prompt`.
+ */
+export const TOKEN_KINDS = ['prompt', 'completion', 'reasoning', 'cached', 'cache_write'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 /**

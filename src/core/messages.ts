@@ -9,6 +9,20 @@ export interface NativeToolCall {
   arguments: string;
 }
 
+/**
+ * What a model API needs back with an assistant message that the project's own fields do not
+ * hold (issue 31): Anthropic's thinking blocks with their signatures, OpenAI Responses' reasoning
+ * items with their encrypted content. Opaque to everything but the API that wrote it, which sends
+ * it back on the next call (and only that API: `api` names it). It lives in the transcript store
+ * with the message, by reference, never in workflow history.
+ */
+export interface ProviderState {
+  /** The API that wrote it (`anthropic-messages`, `openai-responses`). */
+  api: string;
+  /** The API's own items, as it sent them. */
+  items: unknown[];
+}
+
 /** A chat message as stored in the transcript store and sent to the model. */
 export interface ChatMessage {
   role: Role;
@@ -21,6 +35,8 @@ export interface ChatMessage {
   reasoning?: string;
   /** Native tool calls of an assistant message. */
   toolCalls?: NativeToolCall[];
+  /** For an assistant message: what its API needs sent back with it ({@link ProviderState}). */
+  provider?: ProviderState;
   /** For a `tool` message: the id of the call it answers. */
   toolCallId?: string;
 }
@@ -69,6 +85,14 @@ export interface TokenUsage {
    * histories recorded before prices existed); the calls of a model without a price add nothing.
    */
   costUsd?: number;
+  /**
+   * Of `promptTokens`, those the server read from its prompt cache (Chat Completions'
+   * `cached_tokens`, Anthropic's `cache_read_input_tokens`): the cache hit rate is this over
+   * `promptTokens`. Absent when no call reported it (and in histories recorded before issue 31).
+   */
+  cachedPromptTokens?: number;
+  /** Of `promptTokens`, those written to the server's prompt cache (Anthropic). Absent when no call reported it. */
+  cacheWriteTokens?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -80,6 +104,12 @@ export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
     totalTokens: left.totalTokens + right.totalTokens,
     ...(left.costUsd !== undefined || right.costUsd !== undefined
       ? { costUsd: (left.costUsd ?? 0) + (right.costUsd ?? 0) }
+      : {}),
+    ...(left.cachedPromptTokens !== undefined || right.cachedPromptTokens !== undefined
+      ? { cachedPromptTokens: (left.cachedPromptTokens ?? 0) + (right.cachedPromptTokens ?? 0) }
+      : {}),
+    ...(left.cacheWriteTokens !== undefined || right.cacheWriteTokens !== undefined
+      ? { cacheWriteTokens: (left.cacheWriteTokens ?? 0) + (right.cacheWriteTokens ?? 0) }
       : {}),
   };
 }

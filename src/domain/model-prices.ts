@@ -11,8 +11,10 @@
 export interface ModelPrice {
   /** Prompt tokens. */
   input: number;
-  /** Prompt tokens the server reports as cached (`prompt_tokens_details.cached_tokens`); `input` when not given. */
+  /** Prompt tokens the server reports as cached (`prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`); `input` when not given. */
   cachedInput?: number;
+  /** Prompt tokens written to the server's cache (Anthropic's `cache_creation_input_tokens`, 1.25 × input for its 5-minute cache); `input` when not given. */
+  cacheWrite?: number;
   /** Completion tokens (reasoning included). */
   output: number;
 }
@@ -26,6 +28,8 @@ export interface PricedTokens {
   completionTokens: number;
   /** Of `promptTokens`, those the server reported as cached (charged at `cachedInput`). */
   cachedPromptTokens?: number;
+  /** Of `promptTokens`, those the server wrote to its cache (charged at `cacheWrite`). */
+  cacheWriteTokens?: number;
 }
 
 const PER_MILLION = 1_000_000;
@@ -37,16 +41,22 @@ export function priceOf(prices: ModelPrices | undefined, model: string): ModelPr
 
 /**
  * The cost in USD of one call's tokens at `price`: uncached prompt tokens at `input`, cached ones
- * at `cachedInput` (or `input`), completion tokens at `output`. Cached tokens are counted at most
- * up to the prompt tokens; negative or non-finite counts count as none.
+ * at `cachedInput` (or `input`), those written to the cache at `cacheWrite` (or `input`),
+ * completion tokens at `output`. Cached and cache-write tokens are counted at most up to the
+ * prompt tokens; negative or non-finite counts count as none.
  */
 export function callCostUsd(tokens: PricedTokens, price: ModelPrice): number {
   const count = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? value : 0);
   const prompt = count(tokens.promptTokens);
   const cached = Math.min(count(tokens.cachedPromptTokens), prompt);
+  const written = Math.min(count(tokens.cacheWriteTokens), prompt - cached);
   const cachedPrice = price.cachedInput ?? price.input;
+  const writePrice = price.cacheWrite ?? price.input;
   return (
-    ((prompt - cached) * price.input + cached * cachedPrice + count(tokens.completionTokens) * price.output) /
+    ((prompt - cached - written) * price.input +
+      cached * cachedPrice +
+      written * writePrice +
+      count(tokens.completionTokens) * price.output) /
     PER_MILLION
   );
 }

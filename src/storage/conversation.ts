@@ -30,6 +30,7 @@ function messageText(message: ChatMessage): string {
     ...(message.reasoning ? { reasoning: message.reasoning } : {}),
     ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
     ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
+    ...(message.provider ? { provider: message.provider } : {}),
   });
 }
 

@@ -23,6 +23,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { anthropicStream, responsesStream } from './model-api-streams';
+import { PromptCache } from './prompt-cache';
 import { llamaServerContextOverflowBody, llamaServerInvalidToolArgumentsBody } from './model-server-error-bodies';
 
 /** Name of the one model `GET /v1/models` lists. */
@@ -76,6 +78,14 @@ export interface ScriptedReply {
    * template, DeepSeek, vLLM's reasoning parsers, Ollama). Not cut by `stop` sequences.
    */
   reasoning?: string;
+  /**
+   * With `reasoning`, on the other APIs (issue 31): the thinking block's `signature`
+   * (`/v1/messages`) or the reasoning item's `encrypted_content` (`/v1/responses`). Default
+   * `sig-<sequence>` / `enc-<sequence>`.
+   */
+  reasoningSignature?: string;
+  /** `/v1/messages` only: of the prompt tokens, those reported as written to the cache (`cache_creation_input_tokens`). Default 0. */
+  cacheWriteTokens?: number;
   /** The field that carries `reasoning`: `reasoning_content` (llama-server, DeepSeek; default) or `reasoning` (vLLM, Ollama). */
   reasoningField?: 'reasoning_content' | 'reasoning';
   /**
@@ -106,10 +116,15 @@ export interface ScriptedReply {
 /** Placeholder in `content` replaced on the wire by invalid UTF-8 when `invalidUtf8` is set. */
 export const INVALID_UTF8_MARKER = '<<INVALID_UTF8>>';
 
-/** One chat-completions request as the script sees it. */
+/** The APIs the server speaks: Chat Completions, Anthropic's Messages API, OpenAI's Responses API (issue 31). */
+export type ScriptedApi = 'openai-chat' | 'anthropic-messages' | 'openai-responses';
+
+/** One model request as the script sees it. */
 export interface ScriptedRequest {
   /** Sequence number over the server's lifetime, from 1. */
   sequence: number;
+  /** Which API it came to: `POST /v1/chat/completions`, `/v1/messages` or `/v1/responses`. */
+  api: ScriptedApi;
   /** Value of the `x-react-agent-workflow-id` request header, if any. */
   workflowId?: string;
   /** Value of the `x-react-agent-model-call` header parsed as an integer, if any. */
@@ -118,7 +133,11 @@ export interface ScriptedRequest {
   purpose?: string;
   /** Parsed JSON body as sent (model, messages, stop, stream, tools, max_tokens, ...). */
   body: any;
-  /** Messages of the request (empty when the body had none). */
+  /**
+   * Messages of the request (empty when the body had none). For `/v1/responses`, its input items
+   * as messages: an assistant turn's reasoning, text and function_call items one `assistant`
+   * message (its items in `items`), a function_call_output a `tool` message.
+   */
   messages: Array<{ role: string; content: unknown; [key: string]: unknown }>;
   /** Authorization header value (to check API keys are sent). */
   authorization?: string;
@@ -157,6 +176,12 @@ export interface ScriptedModelServerOptions {
   contextWindow?: number;
   /** Where the window is said: see {@link WindowEndpoint}. Default 'llama-server'. */
   windowEndpoint?: WindowEndpoint;
+  /**
+   * `/v1/messages` only: play Anthropic's prompt cache (`prompt-cache.ts`): each reply's prompt
+   * tokens, cache reads and cache writes come from the request's blocks and `cache_control`
+   * breakpoints, unless the reply names them. Default false.
+   */
+  promptCache?: boolean;
 }
 
 /**
@@ -200,6 +225,25 @@ export function scriptFromTurns(
     const turnIndex = countAssistantMessages(request.messages);
     return replies[Math.min(turnIndex, replies.length - 1)] as ScriptedReply;
   };
+}
+
+/** A Responses request's input items as messages (see {@link ScriptedRequest.messages}). */
+export function messagesOfResponsesInput(input: unknown): ScriptedRequest['messages'] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  const messages: ScriptedRequest['messages'] = [];
+  for (const item of Array.isArray(input) ? (input as Array<Record<string, unknown>>) : []) {
+    if (item.role === 'assistant' || item.type === 'reasoning' || item.type === 'function_call') {
+      const last = messages.at(-1);
+      if (last?.role === 'assistant') (last.items as unknown[]).push(item);
+      else messages.push({ role: 'assistant', content: '', items: [item] });
+      if (item.role === 'assistant') (messages.at(-1) as { content: unknown }).content = item.content;
+    } else if (item.type === 'function_call_output') {
+      messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
+    } else {
+      messages.push({ ...item, role: String(item.role), content: item.content });
+    }
+  }
+  return messages;
 }
 
 /** Cuts `content` at the first occurrence of any stop string (the stop string itself excluded). */
@@ -311,12 +355,17 @@ interface RequestWaiter {
 
 /**
  * An OpenAI-compatible chat-completions server whose replies come from a {@link Script}.
- * Routes: `POST /v1/chat/completions`, `GET /v1/models`; anything else is a 404 JSON error, and a
+ * Routes: `POST /v1/chat/completions`, `POST /v1/messages` (Anthropic's Messages API, streamed),
+ * `POST /v1/responses` (OpenAI's Responses API, streamed), `GET /v1/models`; anything else is a 404 JSON error, and a
  * body that is not a JSON object is a 400 (such requests are not recorded).
  */
 export class ScriptedModelServer {
   /** Base URL for the openai client, e.g. http://127.0.0.1:PORT/v1. */
   readonly baseUrl: string;
+  /** Base URL for the Anthropic client (no `/v1`), e.g. http://127.0.0.1:PORT. */
+  get origin(): string {
+    return this.baseUrl.replace(/\/v1$/, '');
+  }
   /** Port the server listens on. */
   readonly port: number;
   /** All chat-completions requests in order of arrival. */
@@ -329,6 +378,8 @@ export class ScriptedModelServer {
   private contextWindow: number | undefined;
   private windowEndpoint: WindowEndpoint = 'llama-server';
   private readonly acceptInvalidToolCallArguments: boolean;
+  /** Anthropic's prompt cache, when played ({@link ScriptedModelServerOptions.promptCache}). */
+  promptCache: PromptCache | undefined;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<RequestWaiter>();
@@ -392,6 +443,7 @@ export class ScriptedModelServer {
       options.acceptInvalidToolCallArguments ?? false,
     );
     instance.setContextWindow(options.contextWindow, options.windowEndpoint);
+    if (options.promptCache) instance.promptCache = new PromptCache();
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
   }
@@ -486,7 +538,15 @@ export class ScriptedModelServer {
       });
       return;
     }
-    if (request.method !== 'POST' || path !== '/v1/chat/completions') {
+    const api: ScriptedApi | undefined =
+      path === '/v1/chat/completions'
+        ? 'openai-chat'
+        : path === '/v1/messages'
+          ? 'anthropic-messages'
+          : path === '/v1/responses'
+            ? 'openai-responses'
+            : undefined;
+    if (request.method !== 'POST' || api === undefined) {
       request.resume();
       this.sendError(response, 404, `No route for ${request.method ?? '?'} ${request.url ?? ''}`, 'not_found');
       return;
@@ -522,13 +582,19 @@ export class ScriptedModelServer {
     const modelCall = typeof modelCallHeader === 'string' ? Number.parseInt(modelCallHeader, 10) : Number.NaN;
     const scriptedRequest: ScriptedRequest = {
       sequence: this.requests.length + 1,
+      api,
       ...(typeof workflowHeader === 'string' ? { workflowId: workflowHeader } : {}),
       ...(Number.isFinite(modelCall) ? { modelCall } : {}),
       ...(typeof request.headers['x-react-agent-purpose'] === 'string'
         ? { purpose: request.headers['x-react-agent-purpose'] }
         : {}),
       body,
-      messages: Array.isArray(body.messages) ? body.messages : [],
+      messages:
+        api === 'openai-responses'
+          ? messagesOfResponsesInput(body.input)
+          : Array.isArray(body.messages)
+            ? body.messages
+            : [],
       ...(typeof request.headers.authorization === 'string' ? { authorization: request.headers.authorization } : {}),
     };
     const currentRecord: ScriptedRequestRecord = {
@@ -598,7 +664,7 @@ export class ScriptedModelServer {
     }
     currentRecord.status = 200;
 
-    const content = applyStopSequences(reply.content ?? '', body.stop);
+    const content = applyStopSequences(reply.content ?? '', body.stop ?? body.stop_sequences);
     const toolCalls = reply.toolCalls ?? [];
     const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
     const promptTokens = countedPromptTokens;
@@ -657,6 +723,48 @@ export class ScriptedModelServer {
         },
         reply.headers,
       );
+      this.finish(currentRecord, response);
+      return;
+    }
+
+    if (api !== 'openai-chat') {
+      const signature =
+        reply.reasoningSignature ?? `${api === 'anthropic-messages' ? 'sig' : 'enc'}-${scriptedRequest.sequence}`;
+      const cache = api === 'anthropic-messages' ? this.promptCache?.use(body) : undefined;
+      const cached = reply.cachedPromptTokens ?? cache?.cacheReadTokens ?? 0;
+      const written = reply.cacheWriteTokens ?? cache?.cacheWriteTokens ?? 0;
+      const prompt = reply.promptTokens ?? cache?.promptTokens ?? promptTokens;
+      const stream =
+        api === 'anthropic-messages'
+          ? anthropicStream({
+              ...(reasoning ? { thinking: { text: reasoning, signature } } : {}),
+              ...(content ? { text: content } : {}),
+              toolUses: toolCalls.map((call) => ({
+                id: call.id,
+                name: call.name,
+                input: JSON.parse(call.arguments) as Record<string, unknown>,
+              })),
+              stopReason:
+                finishReason === 'length' ? 'max_tokens' : finishReason === 'tool_calls' ? 'tool_use' : 'end_turn',
+              usage: {
+                // Anthropic's input_tokens are the uncached ones.
+                input: Math.max(0, prompt - cached - written),
+                output: completionTokens,
+                cacheRead: cached,
+                cacheWrite: written,
+              },
+            })
+          : responsesStream({
+              ...(reasoning
+                ? { reasoning: { id: `rs_${scriptedRequest.sequence}`, summary: reasoning, encrypted: signature } }
+                : {}),
+              ...(content ? { text: content } : {}),
+              functionCalls: toolCalls.map((call) => ({ callId: call.id, name: call.name, arguments: call.arguments })),
+              status: finishReason === 'length' ? 'incomplete' : 'completed',
+              usage: { input: promptTokens, output: completionTokens, cached },
+            });
+      response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', ...reply.headers });
+      response.end(stream);
       this.finish(currentRecord, response);
       return;
     }

@@ -80,7 +80,7 @@ test('a run of a priced model ends with the cost of its calls in its result, its
   assert.equal(result.termination, 'answer');
   assert.deepEqual(
     { ...result.usage, costUsd: undefined },
-    { promptTokens: 6_000, completionTokens: 270, totalTokens: 6_270, costUsd: undefined },
+    { promptTokens: 6_000, completionTokens: 270, totalTokens: 6_270, costUsd: undefined, cachedPromptTokens: 3_000 },
   );
   assert.ok(
     Math.abs((result.usage.costUsd ?? Number.NaN) - expected) < 1e-12,

@@ -177,7 +177,7 @@ describe('callModel records react_agent_model_* through the activity metric mete
     assert.deepEqual(tokens, { prompt: 120, completion: 30, reasoning: 12, cached: 64 });
     assert.deepEqual(
       output.usage,
-      { promptTokens: 120, completionTokens: 30, totalTokens: 150 },
+      { promptTokens: 120, completionTokens: 30, totalTokens: 150, cachedPromptTokens: 64 },
       'the same numbers as the result',
     );
   });

@@ -6,6 +6,7 @@ import { afterAll, describe, test } from '@jest/globals';
 import { TemporalCliNotFoundError, resolveTemporalCli } from '../../src/processes/temporal-cli';
 import { ConfigurationError } from '../../src/config/configuration-error';
 import { readPositiveInteger } from '../../src/config/environment-values';
+import { loadJudgeConfig } from '../../src/config/judge-config';
 import { loadModelConfig } from '../../src/config/model-config';
 import { loadTemporalConnection } from '../../src/config/temporal-connection-config';
 import { loadWorkerConfig } from '../../src/config/worker-config';
@@ -36,6 +37,7 @@ describe('loadModelConfig', () => {
   test('OpenAI defaults when only the key and model are set', () => {
     const config = loadModelConfig({ OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'gpt-4o-mini' });
     assert.deepEqual(config, {
+      api: 'openai-chat',
       baseUrl: 'https://api.openai.com/v1',
       apiKey: SECRET,
       model: 'gpt-4o-mini',
@@ -51,6 +53,82 @@ describe('loadModelConfig', () => {
       maxOutputTokens: 10000,
       maxToolCallsPerReply: 8,
     });
+  });
+
+  test('REACT_AGENT_MODEL_API: Anthropic reads its own variables; Responses the OpenAI ones; a bad value names the choices', () => {
+    const anthropic = loadModelConfig({
+      REACT_AGENT_MODEL_API: 'anthropic-messages',
+      ANTHROPIC_API_KEY: SECRET,
+      REACT_AGENT_MODEL: 'claude-sonnet-4-5',
+      REACT_AGENT_THINKING_BUDGET_TOKENS: '2048',
+    });
+    assert.equal(anthropic.api, 'anthropic-messages');
+    assert.equal(anthropic.baseUrl, 'https://api.anthropic.com');
+    assert.equal(anthropic.apiKey, SECRET);
+    assert.equal(anthropic.thinkingBudgetTokens, 2048);
+    const local = loadModelConfig({
+      REACT_AGENT_MODEL_API: 'anthropic-messages',
+      ANTHROPIC_BASE_URL: 'http://localhost:8080',
+      OPENAI_API_KEY: 'not-this-one',
+      REACT_AGENT_MODEL: 'm',
+    });
+    assert.equal(local.apiKey, 'not-needed');
+    const responses = loadModelConfig({
+      REACT_AGENT_MODEL_API: 'openai-responses',
+      OPENAI_API_KEY: SECRET,
+      REACT_AGENT_MODEL: 'gpt-5',
+      REACT_AGENT_REASONING_EFFORT: 'low',
+    });
+    assert.equal(responses.api, 'openai-responses');
+    assert.equal(responses.baseUrl, 'https://api.openai.com/v1');
+    assert.equal(responses.reasoningEffort, 'low');
+    const bad = assertConfigurationError(
+      () => loadModelConfig({ REACT_AGENT_MODEL_API: 'anthropic', OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' }),
+      'REACT_AGENT_MODEL_API',
+    );
+    assert.match(bad.message, /openai-chat, openai-responses, anthropic-messages/);
+    assertConfigurationError(
+      () =>
+        loadModelConfig({
+          REACT_AGENT_MODEL_API: 'anthropic-messages',
+          OPENAI_API_KEY: SECRET,
+          REACT_AGENT_MODEL: 'm',
+        }),
+      'ANTHROPIC_BASE_URL',
+    );
+    assertConfigurationError(
+      () =>
+        loadModelConfig({
+          REACT_AGENT_MODEL_API: 'anthropic-messages',
+          ANTHROPIC_API_KEY: SECRET,
+          REACT_AGENT_MODEL: 'm',
+          REACT_AGENT_THINKING_BUDGET_TOKENS: '20000',
+        }),
+      'REACT_AGENT_THINKING_BUDGET_TOKENS',
+    );
+    assertConfigurationError(
+      () => loadModelConfig({ OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm', REACT_AGENT_REASONING_EFFORT: 'max' }),
+      'REACT_AGENT_REASONING_EFFORT',
+    );
+  });
+
+  test("REACT_AGENT_JUDGE_MODEL_API: the judge on another API takes that API's endpoint and key", () => {
+    const environment = {
+      OPENAI_BASE_URL: 'http://localhost:8080/v1',
+      REACT_AGENT_MODEL: 'local',
+      ANTHROPIC_API_KEY: SECRET,
+      REACT_AGENT_JUDGE_MODEL_API: 'anthropic-messages',
+      REACT_AGENT_JUDGE_MODEL: 'claude-haiku-4-5',
+    };
+    const judge = loadJudgeConfig(environment);
+    assert.equal(judge.api, 'anthropic-messages');
+    assert.equal(judge.baseUrl, 'https://api.anthropic.com');
+    assert.equal(judge.apiKey, SECRET);
+    assert.equal(loadJudgeConfig({ ...environment, REACT_AGENT_JUDGE_MODEL_API: undefined }).api, 'openai-chat');
+    assertConfigurationError(
+      () => loadJudgeConfig({ ...environment, REACT_AGENT_JUDGE_MODEL_API: 'claude' }),
+      'REACT_AGENT_JUDGE_MODEL_API',
+    );
   });
 
   test('a local server needs no key; OPENAI_MODEL is the fallback; trailing slash dropped', () => {

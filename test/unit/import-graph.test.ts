@@ -67,6 +67,8 @@ function productFiles(): string[] {
 
 /** The files of the OpenAI-compatible model adapter, the only product files that may import `openai`. */
 const OPENAI_ADAPTER = /^activities\/model\/openai-[a-z-]+\.ts$/;
+/** The files of the Anthropic Messages adapter (issue 31), the only product files that may import `@anthropic-ai/sdk`. */
+const ANTHROPIC_ADAPTER = /^activities\/model\/anthropic-[a-z-]+\.ts$/;
 
 function graph(): { edges: Edge[]; packages: Array<{ from: string; specifier: string }> } {
   const edges: Edge[] = [];
@@ -185,6 +187,17 @@ describe('the import graph', () => {
     assert.ok(
       packages.some(({ from, specifier }) => specifier === 'openai' && OPENAI_ADAPTER.test(from)),
       'the checker sees the adapter import openai',
+    );
+  });
+
+  test('only the Anthropic adapter (activities/model/anthropic-*.ts) imports @anthropic-ai/sdk', () => {
+    const isSdk = (specifier: string) =>
+      specifier === '@anthropic-ai/sdk' || specifier.startsWith('@anthropic-ai/sdk/');
+    const offenders = packages.filter(({ from, specifier }) => isSdk(specifier) && !ANTHROPIC_ADAPTER.test(from));
+    assert.deepEqual(offenders, []);
+    assert.ok(
+      packages.some(({ from, specifier }) => isSdk(specifier) && ANTHROPIC_ADAPTER.test(from)),
+      'the checker sees the adapter import @anthropic-ai/sdk',
     );
   });
 

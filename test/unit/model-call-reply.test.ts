@@ -44,6 +44,8 @@ describe('replyUsage', () => {
       completionTokens: 1_000_000,
       totalTokens: 2_000_000,
       costUsd: 3,
+      // The cache counts go into the run's usage too (issue 31); the reasoning tokens do not.
+      cachedPromptTokens: 0,
     });
   });
 

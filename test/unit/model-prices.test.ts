@@ -62,6 +62,18 @@ describe('the cost of a model call (src/domain/model-prices.ts)', () => {
     );
   });
 
+  test('addUsage sums the cache counts when a call reported them, and leaves them out when none did (issue 31)', () => {
+    const plain = { promptTokens: 100, completionTokens: 10, totalTokens: 110 };
+    assert.deepEqual(addUsage(plain, plain), { promptTokens: 200, completionTokens: 20, totalTokens: 220 });
+    assert.deepEqual(addUsage(plain, { ...plain, cachedPromptTokens: 80, cacheWriteTokens: 15 }), {
+      promptTokens: 200,
+      completionTokens: 20,
+      totalTokens: 220,
+      cachedPromptTokens: 80,
+      cacheWriteTokens: 15,
+    });
+  });
+
   test('addUsage sums the cost when a call had one, and leaves it out when none had', () => {
     const priced = { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.25 };
     const unpriced = { promptTokens: 1, completionTokens: 1, totalTokens: 2 };
@@ -119,6 +131,16 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
         local: { input: 0, output: 0 },
       },
     );
+  });
+
+  test('cacheWrite optional (issue 31): cache writes at their price, at the input price when there is none', () => {
+    const prices = loadModelPrices({
+      REACT_AGENT_MODEL_PRICES: '{"claude": {"input": 3, "cachedInput": 0.3, "cacheWrite": 3.75, "output": 15}}',
+    });
+    assert.deepEqual(prices, { claude: { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 } });
+    const tokens = { promptTokens: 2000, completionTokens: 0, cachedPromptTokens: 1000, cacheWriteTokens: 500 };
+    assert.ok(Math.abs(callCostUsd(tokens, prices.claude!) - (500 * 3 + 1000 * 0.3 + 500 * 3.75) / 1e6) < 1e-12);
+    assert.ok(Math.abs(callCostUsd(tokens, { input: 3, output: 15 }) - (2000 * 3) / 1e6) < 1e-12);
   });
 
   test('@file: read from the file, relative to the working directory', () => {

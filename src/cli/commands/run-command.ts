@@ -71,7 +71,11 @@ export async function runCommand(argumentsList: string[]): Promise<number> {
 
   const modelConfig = loadModelConfig();
   const unreachable = await checkModelEndpoint(modelConfig);
-  if (unreachable) throw new ConfigurationError('OPENAI_BASE_URL', unreachable);
+  if (unreachable)
+    throw new ConfigurationError(
+      modelConfig.api === 'anthropic-messages' ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL',
+      unreachable,
+    );
 
   const temporal = loadTemporalConnection();
   const workerConfig = loadWorkerConfig();
