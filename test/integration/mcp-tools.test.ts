@@ -380,6 +380,8 @@ test('a worker SIGKILLed mid-call: another worker completes the idempotent call 
     REACT_AGENT_MCP_CONFIG: configFile,
     REACT_AGENT_TOOLS: 'mcp:everything,mcp:web,mcp:files,mcp:memory',
     MCP_TEST_SECRET: SECRET,
+    // Heartbeats leave at least every second (default 5 s), so the wait below is short.
+    REACT_AGENT_HEARTBEAT_THROTTLE_SECONDS: '1',
   };
   const first = await environment.startWorker(workerEnvironment);
   const before = tappedMessages(tapLog).filter((message) => message.method === 'tools/call').length;
@@ -398,8 +400,8 @@ test('a worker SIGKILLed mid-call: another worker completes the idempotent call 
     Date.now() < deadline
   )
     await new Promise((done) => setTimeout(done, 100));
-  // Past the heartbeat throttle, so the server has each attempt's record that its request left.
-  await new Promise((done) => setTimeout(done, 6_000));
+  // Past the heartbeat throttle (1 s here), so the server has each attempt's record that its request left.
+  await new Promise((done) => setTimeout(done, 2_000));
   await first.crash();
   // The retries wait for the heartbeat timeout (30 s): time enough for a fresh worker to start.
   const second = await environment.startWorker(workerEnvironment);

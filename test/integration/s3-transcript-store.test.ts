@@ -41,7 +41,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await seaweed?.stop();
+  // SIGKILL, not a graceful stop (2.2 s on 2 cores): the folder is removed next.
+  await seaweed?.kill();
   rmSync(directory, { recursive: true, force: true });
 }, 30_000);
 
