@@ -3,7 +3,12 @@ import type { ChatMessage, StoredText, TokenUsage } from '../../src/core/message
 import { keptToolCalls, type ParsedTurn } from '../../src/core/protocols';
 import { extractThought } from '../../src/core/protocols/deep-research-protocol';
 import { preview } from '../../src/core/text';
-import { modelCallCostUsd, type ModelPrices } from '../../src/domain/model-prices';
+import {
+  modelCallCacheSavedUsd,
+  modelCallCostUsd,
+  type ModelPrices,
+  type PricedTokens,
+} from '../../src/domain/model-prices';
 import { messageReference } from '../../src/storage/conversation';
 import type { TranscriptStore } from '../../src/storage/transcript-store';
 import { putCountedConversation } from '../counted-conversation';
@@ -23,6 +28,8 @@ export interface ReplyUsage {
   reasoningTokens?: number;
   /** Absent when the model has no price (src/domain/model-prices.ts). */
   costUsd?: number;
+  /** What caching saved (src/domain/model-prices.ts `callCacheSavedUsd`); absent when the model has no price or the server reported no cache tokens. */
+  cacheSavedUsd?: number;
 }
 
 /**
@@ -45,12 +52,14 @@ export function replyUsage(
   const cachedPromptTokens = reply.usage?.cachedPromptTokens;
   const cacheWriteTokens = reply.usage?.cacheWriteTokens;
   const reasoningTokens = reply.usage?.reasoningTokens;
-  const costUsd = modelCallCostUsd(prices, model, {
+  const priced: PricedTokens = {
     promptTokens,
     completionTokens,
     ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
     ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
-  });
+  };
+  const costUsd = modelCallCostUsd(prices, model, priced);
+  const cacheSavedUsd = modelCallCacheSavedUsd(prices, model, priced);
   return {
     promptTokens,
     completionTokens,
@@ -58,12 +67,13 @@ export function replyUsage(
     ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
     ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(cacheSavedUsd !== undefined ? { cacheSavedUsd } : {}),
   };
 }
 
 /** A reply's usage as a run adds it up. */
 export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
-  const { promptTokens, completionTokens, costUsd, cachedPromptTokens, cacheWriteTokens } = usage;
+  const { promptTokens, completionTokens, costUsd, cachedPromptTokens, cacheWriteTokens, cacheSavedUsd } = usage;
   return {
     promptTokens,
     completionTokens,
@@ -71,6 +81,7 @@ export function tokenUsageOf(usage: ReplyUsage): TokenUsage {
     ...(costUsd !== undefined ? { costUsd } : {}),
     ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
     ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
+    ...(cacheSavedUsd !== undefined ? { cacheSavedUsd } : {}),
   };
 }
 

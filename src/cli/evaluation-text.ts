@@ -1,3 +1,4 @@
+import { describeCache } from '../core/cache-figures';
 import { describeCost } from '../core/cost-figures';
 import type { EvaluationComparison } from '../domain/evaluation/evaluation-comparison';
 import { namedMetrics } from '../domain/evaluation/evaluation-comparison';
@@ -55,6 +56,12 @@ export function headlineTable(report: EvaluationReport): string {
   if (report.metrics.cost)
     for (const rollout of report.metrics.perRollout)
       lines.push(`  rollout ${rollout.rollout}: ${describeCost(rollout.cost)}`);
+  if (report.metrics.cache) {
+    lines.push(`prompt cache: ${describeCache(report.metrics.cache)}`);
+    if (report.metrics.perRollout.length > 1)
+      for (const rollout of report.metrics.perRollout)
+        lines.push(`  rollout ${rollout.rollout}: ${describeCache(rollout.cache)}`);
+  }
   if (report.unparsedVerdicts.length)
     lines.push(`unparsed verdicts (counted as not correct): ${report.unparsedVerdicts.length}`);
   if (report.skipped.length) lines.push(`skipped lines: ${report.skipped.length}`);

@@ -190,13 +190,27 @@ export function cacheHitRate(usage: ResearchRunResult['usage'] | undefined): str
   return `${Math.round((100 * cached) / usage!.promptTokens)}%`;
 }
 
-/** How a run ended, in one line: `answer after 3 model calls, 2 tool calls, 8.1 s, 4,210 tokens`. */
+/**
+ * What prompt caching saved a run (`, saving $0.27`; `, costing $0.01 more` when its cache writes
+ * cost more than its reads saved), when its model had a price and the server reported cache tokens.
+ */
+export function cacheSaving(usage: ResearchRunResult['usage'] | undefined): string {
+  const saved = usage?.cacheSavedUsd;
+  if (typeof saved !== 'number' || !Number.isFinite(saved)) return '';
+  return saved < 0 ? `, costing ${formatUsd(-saved)} more` : `, saving ${formatUsd(saved)}`;
+}
+
+/** How a run ended, in one line: `answer after 3 model calls, 2 tool calls, 8.1 s, 4,210 tokens, $0.031, 93% of the prompt tokens read from the cache, saving $0.27`. */
 export function resultHeadline(result: ResearchRunResult): string {
   const seconds = typeof result.durationMs === 'number' ? (result.durationMs / 1000).toFixed(1) : '?';
   const tokens = typeof result.usage?.totalTokens === 'number' ? result.usage.totalTokens.toLocaleString('en-US') : '?';
   const cost = typeof result.usage?.costUsd === 'number' ? `, ${formatUsd(result.usage.costUsd)}` : '';
   const cache = cacheHitRate(result.usage);
-  const cached = cache === undefined ? '' : `, ${cache} of the prompt tokens read from the cache`;
+  const saving = cacheSaving(result.usage);
+  const cached =
+    cache === undefined
+      ? saving && `, prompt caching${saving.slice(1)}`
+      : `, ${cache} of the prompt tokens read from the cache${saving}`;
   return `${result.termination} after ${result.iterations ?? '?'} model calls, ${result.toolCalls ?? '?'} tool calls, ${seconds} s, ${tokens} tokens${cost}${cached}`;
 }
 

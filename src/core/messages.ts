@@ -93,6 +93,13 @@ export interface TokenUsage {
   cachedPromptTokens?: number;
   /** Of `promptTokens`, those written to the server's prompt cache (Anthropic). Absent when no call reported it. */
   cacheWriteTokens?: number;
+  /**
+   * What prompt caching saved in USD (src/domain/model-prices.ts `callCacheSavedUsd`): the calls'
+   * cost with every prompt token at the model's `input` price and no cache write, less their
+   * cost as charged. Negative when cache writes cost more than cache reads saved. Absent when no
+   * priced call reported cached or cache-write tokens (and in histories recorded before it).
+   */
+  cacheSavedUsd?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -110,6 +117,9 @@ export function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
       : {}),
     ...(left.cacheWriteTokens !== undefined || right.cacheWriteTokens !== undefined
       ? { cacheWriteTokens: (left.cacheWriteTokens ?? 0) + (right.cacheWriteTokens ?? 0) }
+      : {}),
+    ...(left.cacheSavedUsd !== undefined || right.cacheSavedUsd !== undefined
+      ? { cacheSavedUsd: (left.cacheSavedUsd ?? 0) + (right.cacheSavedUsd ?? 0) }
       : {}),
   };
 }

@@ -61,6 +61,29 @@ export function callCostUsd(tokens: PricedTokens, price: ModelPrice): number {
   );
 }
 
+/**
+ * What prompt caching saved on one call at `price`, in USD: the call's cost with every prompt
+ * token at `input` and nothing written to the cache, less its cost as charged (`callCostUsd`).
+ * Negative when the cache writes cost more than the cache reads saved (a call that writes a
+ * long prefix and reads nothing). Undefined when the call reported no cached and no cache-write
+ * tokens (absent or 0, as Chat Completions says of every uncached call): caching had no part in its cost.
+ */
+export function callCacheSavedUsd(tokens: PricedTokens, price: ModelPrice): number | undefined {
+  if (!((tokens.cachedPromptTokens ?? 0) > 0 || (tokens.cacheWriteTokens ?? 0) > 0)) return undefined;
+  const uncached: PricedTokens = { promptTokens: tokens.promptTokens, completionTokens: tokens.completionTokens };
+  return callCostUsd(uncached, price) - callCostUsd(tokens, price);
+}
+
+/** What caching saved on a call of `model` (`callCacheSavedUsd`), or undefined when the model has no price. */
+export function modelCallCacheSavedUsd(
+  prices: ModelPrices | undefined,
+  model: string,
+  tokens: PricedTokens,
+): number | undefined {
+  const price = priceOf(prices, model);
+  return price === undefined ? undefined : callCacheSavedUsd(tokens, price);
+}
+
 /** The cost of a call of `model`, or undefined when the model has no price. */
 export function modelCallCostUsd(
   prices: ModelPrices | undefined,

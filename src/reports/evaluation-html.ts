@@ -1,3 +1,4 @@
+import type { CacheFigures } from '../core/cache-figures';
 import { formatUsd, type CostFigures } from '../core/cost-figures';
 import type {
   EvaluationComparison,
@@ -80,6 +81,29 @@ function pricedNote(cost: CostFigures): string {
   return unpriced > 0 ? `, ${unpriced} of them without a price` : '';
 }
 
+/** The headline rows of prompt caching (issue 31): the hit rate, and what it saved when the runs had a price; none when no run reported cache tokens. */
+function cacheRows(cache: CacheFigures | undefined): string[][] {
+  if (!cache) return [];
+  const over =
+    cache.cachedRuns < cache.runs ? ` (the ${cache.cachedRuns} of ${cache.runs} runs that reported a cache)` : '';
+  return [
+    [
+      'prompt cache hit rate',
+      `${cache.cachedPromptTokens.toLocaleString('en-US')} of ${cache.promptTokens.toLocaleString('en-US')} prompt tokens read from the cache${over}`,
+      formatPercent(cache.hitRate),
+    ],
+    ...(cache.savedUsd !== undefined
+      ? [
+          [
+            'saved by caching',
+            'the cost with every prompt token at the input price and no cache write, less the cost charged (negative: writes cost more than reads saved)',
+            formatUsd(cache.savedUsd),
+          ],
+        ]
+      : []),
+  ];
+}
+
 async function accuracySection(report: EvaluationReport): Promise<string> {
   const metrics = report.metrics;
   const k = metrics.rollouts;
@@ -115,6 +139,7 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
       metrics.cost ? `all runs' cost over their ${metrics.cost.correct ?? 0} correct answers` : 'no run had a price',
       formatUsd(metrics.cost?.perCorrectAnswerUsd),
     ],
+    ...cacheRows(metrics.cache),
   ];
   const headlineRows = headline
     .map(
@@ -125,6 +150,8 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
   const hasExactMatch = metrics.perRollout.some((row) => row.exactMatch !== undefined);
   const hasF1 = metrics.perRollout.some((row) => row.f1 !== undefined);
   const hasCost = metrics.perRollout.some((row) => row.cost !== undefined);
+  const hasCache = metrics.perRollout.some((row) => row.cache !== undefined);
+  const hasCacheSaving = metrics.perRollout.some((row) => row.cache?.savedUsd !== undefined);
   const perRolloutRows = metrics.perRollout
     .map(
       (row) =>
@@ -134,6 +161,8 @@ async function accuracySection(report: EvaluationReport): Promise<string> {
           hasCost
             ? `<td class="number cost">${formatUsd(row.cost?.totalUsd)}</td><td class="number cost">${formatUsd(row.cost?.perRolloutUsd)}</td><td class="number cost">${formatUsd(row.cost?.perCorrectAnswerUsd)}</td>`
             : ''
+        }${hasCache ? `<td class="number cache">${formatPercent(row.cache?.hitRate)}</td>` : ''}${
+          hasCacheSaving ? `<td class="number cache">${formatUsd(row.cache?.savedUsd)}</td>` : ''
         }</tr>`,
     )
     .join('\n');
@@ -162,7 +191,9 @@ ${headlineRows}
 <table class="per-rollout">
 <thead><tr><th class="number">rollout</th><th class="number">questions</th><th class="number">correct</th><th class="number">pass@1</th>${
     hasExactMatch ? '<th class="number">exact match</th>' : ''
-  }${hasF1 ? '<th class="number">F1</th>' : ''}${hasCost ? '<th class="number">cost</th><th class="number">per rollout</th><th class="number">per correct answer</th>' : ''}</tr></thead>
+  }${hasF1 ? '<th class="number">F1</th>' : ''}${hasCost ? '<th class="number">cost</th><th class="number">per rollout</th><th class="number">per correct answer</th>' : ''}${
+    hasCache ? '<th class="number">cache hit rate</th>' : ''
+  }${hasCacheSaving ? '<th class="number">saved by caching</th>' : ''}</tr></thead>
 <tbody>
 ${perRolloutRows}
 </tbody>

@@ -215,7 +215,11 @@ export function runOfLine(
   const modelCalls =
     Array.isArray(messages) && messages.length > 0 ? modelCallsOfMessages(messages) : (numberOr(line.iterations) ?? 0);
   const durationMs = numberOr(line.durationMs);
-  const costUsd = numberOr((line.usage as Record<string, unknown> | undefined)?.costUsd);
+  const usage = line.usage as Record<string, unknown> | undefined;
+  const costUsd = numberOr(usage?.costUsd);
+  const promptTokens = numberOr(usage?.promptTokens);
+  const cachedPromptTokens = numberOr(usage?.cachedPromptTokens);
+  const cacheSavedUsd = numberOr(usage?.cacheSavedUsd);
   return {
     rollout: where.rollout,
     question: line.question,
@@ -234,6 +238,9 @@ export function runOfLine(
     ...tokensOf(line, messages, options.countTokens),
     ...(durationMs !== undefined ? { durationMs } : {}),
     ...(costUsd !== undefined && costUsd >= 0 ? { costUsd } : {}),
+    ...(promptTokens !== undefined && promptTokens >= 0 ? { promptTokens } : {}),
+    ...(cachedPromptTokens !== undefined && cachedPromptTokens >= 0 ? { cachedPromptTokens } : {}),
+    ...(cacheSavedUsd !== undefined ? { cacheSavedUsd } : {}),
     ...(typeof line.runId === 'string' ? { runId: line.runId } : {}),
     file: where.file,
     line: where.line,

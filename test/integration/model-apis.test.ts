@@ -119,7 +119,10 @@ describe('REACT_AGENT_MODEL_API=anthropic-messages', () => {
     // The cache counts add up in the result: the hit rate is 1,000 / 2,600.
     assert.equal(result.usage.cachedPromptTokens, 1_000);
     assert.equal(result.usage.cacheWriteTokens, 1_300);
-    assert.match(describeResult(result), /, 38% of the prompt tokens read from the cache\./);
+    // What the cache saved: 2,600 prompt tokens at input, less what they were charged (call 1's writes cost more).
+    const saved = (2_600 * 3 - (200 * 3 + 1_000 * 3.75 + 100 * 3 + 1_000 * 0.3 + 300 * 3.75)) / 1e6;
+    assert.ok(Math.abs((result.usage.cacheSavedUsd ?? Number.NaN) - saved) < 1e-12, `${result.usage.cacheSavedUsd}`);
+    assert.match(describeResult(result), /, 38% of the prompt tokens read from the cache, saving \$0\.001725\./);
     // Call 1: 200 uncached, 1,000 written; call 2: 100 uncached, 1,000 read, 300 written.
     const expected = (200 * 3 + 1_000 * 3.75 + 30 * 15 + (100 * 3 + 1_000 * 0.3 + 300 * 3.75 + 12 * 15)) / 1e6;
     assert.ok(

@@ -3,6 +3,7 @@ import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { compareEvaluations } from '../../src/domain/evaluation/evaluation-comparison';
 import type { EvaluationReport } from '../../src/core/evaluation/evaluation-report';
 import type { EvaluationRun } from '../../src/core/evaluation/evaluation-runs';
+import { headlineTable } from '../../src/cli/evaluation-text';
 import { buildEvaluationReport, exactMatchVerdict, runKey } from '../../src/domain/evaluation/evaluation-scoring';
 import { renderComparisonHtml, renderEvaluationReportHtml } from '../../src/reports/evaluation-html';
 import { escapeHtml, formatPercent as formatPercentOf, webUiRunLink } from '../../src/reports/html-document';
@@ -288,6 +289,61 @@ describe('report.html (renderEvaluationReportHtml)', () => {
     expect(page.querySelector('table.missing-runs')?.textContent).toContain('2 + 2?');
     expect(page.querySelectorAll('a.run-link')).toHaveLength(1);
     expect(barCount(page, 'terminations')).toBe(2);
+  });
+
+  test('prompt caching (issue 31): the hit rate and what it saved beside the cost, per rollout too; none without cache tokens', async () => {
+    const run = (rollout: number, question: string, extra: Partial<EvaluationRun>): EvaluationRun => ({
+      rollout,
+      question,
+      reference: 'Paris',
+      prediction: 'Paris',
+      termination: 'answer',
+      isError: false,
+      modelCalls: 3,
+      toolCalls: {},
+      file: `iter${rollout}.jsonl`,
+      line: 1,
+      ...extra,
+    });
+    const rollouts = [
+      [run(1, 'Q1', { costUsd: 0.1, promptTokens: 1000, cachedPromptTokens: 900, cacheSavedUsd: 0.25 })],
+      [run(2, 'Q1', { costUsd: 0.2, promptTokens: 1000, cachedPromptTokens: 100, cacheSavedUsd: -0.01 })],
+    ];
+    const verdicts = new Map(rollouts.flat().map((entry) => [runKey(entry), exactMatchVerdict(entry)]));
+    const build = (runs: EvaluationRun[][]) =>
+      buildEvaluationReport({
+        rollouts: runs,
+        verdicts,
+        method: 'exact_match',
+        createdAt: '2026-12-01T00:00:00.000Z',
+        source: { paths: ['iter1.jsonl', 'iter2.jsonl'] },
+      });
+    const report = build(rollouts);
+    expect(report.metrics.cache).toMatchObject({ runs: 2, cachedRuns: 2, promptTokens: 2000, hitRate: 0.5 });
+    expect(report.metrics.cache?.savedUsd).toBeCloseTo(0.24, 12);
+    expect(report.metrics.perRollout.map((rollout) => rollout.cache?.hitRate)).toEqual([0.9, 0.1]);
+    const page = documentOf(await renderEvaluationReportHtml(report));
+    expect(page.querySelector('tr[data-metric="prompt cache hit rate"] td.number')?.textContent).toBe('50.0%');
+    expect(page.querySelector('tr[data-metric="saved by caching"] td.number')?.textContent).toBe('$0.2400');
+    expect(page.querySelector('table.per-rollout thead')?.textContent).toContain('cache hit rate');
+    expect([...page.querySelectorAll('table.per-rollout td.cache')].map((cell) => cell.textContent)).toEqual([
+      '90.0%',
+      '$0.2500',
+      '10.0%',
+      '-$0.01000',
+    ]);
+    expect(headlineTable(report)).toContain(
+      'prompt cache: 50% of 2,000 prompt tokens read from the cache · saved $0.2400\n  rollout 1: 90% of 1,000 prompt tokens read from the cache · saved $0.2500\n  rollout 2: 10% of 1,000 prompt tokens read from the cache · cost $0.01000 more',
+    );
+
+    const uncached = build(
+      rollouts.map((runs) => runs.map(({ cachedPromptTokens: _, cacheSavedUsd: __, ...rest }) => rest)),
+    );
+    expect(uncached.metrics.cache).toBeUndefined();
+    const plain = documentOf(await renderEvaluationReportHtml(uncached));
+    expect(plain.querySelector('tr[data-metric="prompt cache hit rate"]')).toBeNull();
+    expect(plain.querySelector('table.per-rollout thead')?.textContent).not.toContain('cache');
+    expect(headlineTable(uncached)).not.toContain('prompt cache');
   });
 
   test('escapeHtml escapes the five significant characters', () => {

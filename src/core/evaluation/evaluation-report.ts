@@ -1,3 +1,4 @@
+import type { CacheFigures } from '../cache-figures';
 import type { CostFigures } from '../cost-figures';
 
 /**
@@ -27,6 +28,8 @@ export interface RolloutScore {
    * correct answer; absent when no run had a price, `perCorrectAnswerUsd` absent when none was correct.
    */
   cost?: CostFigures;
+  /** The prompt cache hit rate of this rollout's runs and what caching saved them; absent when no run reported cache tokens. */
+  cache?: CacheFigures;
 }
 
 /** Headline metrics over the rollouts. */
@@ -45,6 +48,8 @@ export interface EvaluationMetrics {
   perRollout: RolloutScore[];
   /** The same cost figures over every rollout's runs (correct answers summed over the rollouts); absent when no run had a price. */
   cost?: CostFigures;
+  /** The same cache figures over every rollout's runs; absent when no run reported cache tokens. */
+  cache?: CacheFigures;
 }
 
 /** Distribution of a number over runs (model calls, tokens, durations, answer lengths). */

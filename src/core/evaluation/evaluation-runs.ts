@@ -29,6 +29,12 @@ export interface EvaluationRun {
   durationMs?: number;
   /** What the run's model calls cost in USD (the line's `usage.costUsd`); absent when its model had no price. */
   costUsd?: number;
+  /** The line's `usage.promptTokens`, when it records them. */
+  promptTokens?: number;
+  /** Of those, read from the server's prompt cache (`usage.cachedPromptTokens`); absent when the server reported none. */
+  cachedPromptTokens?: number;
+  /** What prompt caching saved the run in USD (`usage.cacheSavedUsd`); negative when cache writes cost more; absent when unpriced or uncached. */
+  cacheSavedUsd?: number;
   /** Workflow id of the run, when the line has one. */
   runId?: string;
   /** Where the line came from. */

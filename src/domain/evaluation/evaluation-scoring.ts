@@ -1,3 +1,4 @@
+import { cacheFigures, type CacheFigures } from '../../core/cache-figures';
 import { costFigures, type CostFigures } from '../../core/cost-figures';
 import { exactMatch, tokenF1 } from './answer-matching';
 import type {
@@ -77,6 +78,12 @@ function costOf(runs: readonly EvaluationRun[], correct: number): { cost?: CostF
   return cost ? { cost } : {};
 }
 
+/** The cache figures of runs, as a field to spread: none when no run reported cache tokens. */
+function cacheOf(runs: readonly EvaluationRun[]): { cache?: CacheFigures } {
+  const cache = cacheFigures(runs);
+  return cache ? { cache } : {};
+}
+
 /**
  * The report: metrics over the union of unique questions of all rollouts (a question a rollout
  * has no line for counts as not correct in it, and is listed in `missingRuns`), statistics over
@@ -118,6 +125,7 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
       ...(exactMatchMean !== undefined ? { exactMatch: exactMatchMean } : {}),
       ...(f1Mean !== undefined ? { f1: f1Mean } : {}),
       ...costOf(runs, correct),
+      ...cacheOf(runs),
     };
   });
   const correctRuns = perRollout.reduce((total, rollout) => total + rollout.correct, 0);
@@ -131,6 +139,7 @@ export function buildEvaluationReport(input: BuildReportInput): EvaluationReport
     unbiasedPassAtK: unbiasedPassAtK(correctness, rolloutCount),
     perRollout,
     ...cost,
+    ...cacheOf(input.rollouts.flat()),
   };
 
   const rows: QuestionRow[] = questions.map((question) => ({
