@@ -79,8 +79,21 @@ test('a run of a priced model ends with the cost of its calls in its result, its
 
   assert.equal(result.termination, 'answer');
   assert.deepEqual(
-    { ...result.usage, costUsd: undefined },
-    { promptTokens: 6_000, completionTokens: 270, totalTokens: 6_270, costUsd: undefined, cachedPromptTokens: 3_000 },
+    { ...result.usage, costUsd: undefined, cacheSavedUsd: undefined },
+    {
+      promptTokens: 6_000,
+      completionTokens: 270,
+      totalTokens: 6_270,
+      costUsd: undefined,
+      cachedPromptTokens: 3_000,
+      cacheSavedUsd: undefined,
+    },
+  );
+  // What the cache saved: the 3,000 cached prompt tokens at 0.5 instead of 2.
+  const saved = (3_000 * (2 - 0.5)) / 1e6;
+  assert.ok(
+    Math.abs((result.usage.cacheSavedUsd ?? Number.NaN) - saved) < 1e-12,
+    `saved ${result.usage.cacheSavedUsd}`,
   );
   assert.ok(
     Math.abs((result.usage.costUsd ?? Number.NaN) - expected) < 1e-12,
