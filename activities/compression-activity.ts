@@ -22,8 +22,10 @@ import { createSummaryWriter } from './summary-writer';
 import { countMessageTokens, type TokenCounter } from './token-counter';
 
 export interface CompressionDependencies {
-  /** The model that writes the summaries (activities/model/chat-model.ts). */
+  /** The client the summaries are asked of (activities/model/chat-model.ts): the summaries' API (`REACT_AGENT_SUMMARY_MODEL_API`), by default the run model's. */
   chatModel: ChatModel;
+  /** The model that writes the summaries (`REACT_AGENT_SUMMARY_MODEL`); default each run's own model. */
+  summaryModel?: string;
   store: TranscriptStore;
   tokenCounter: TokenCounter;
 }
@@ -54,8 +56,8 @@ function countsByMessage(
  * added last, after compressing, and counts toward the target; `dropTurns` leaves the question alone.
  */
 export function createCompressContext(dependencies: CompressionDependencies) {
-  const { chatModel, store, tokenCounter } = dependencies;
-  const writeSummary = createSummaryWriter(chatModel, tokenCounter);
+  const { chatModel, store, tokenCounter, summaryModel } = dependencies;
+  const writeSummary = createSummaryWriter(chatModel, tokenCounter, summaryModel);
 
   /** The observation with the results its plan names stored whole and replaced by stubs that name them. */
   const stubbed = async (

@@ -19,8 +19,14 @@ import { withTranscriptFailures } from './transcript-failures';
 
 /** Everything the activities need, injected by the worker (or a test). */
 export interface ActivityDependencies {
-  /** The model the runs call (activities/model/chat-model.ts), also for compression's summaries and the context window. */
+  /** The model the runs call (activities/model/chat-model.ts), also for the context window and, without `summary`, compression's summaries. */
   chatModel: ChatModel;
+  /**
+   * What writes compression's summaries (`REACT_AGENT_SUMMARY_MODEL_API`, `REACT_AGENT_SUMMARY_MODEL`,
+   * src/config/summary-model-config.ts): its client, and its model (absent: each run's own).
+   * Default: `chatModel` and each run's model.
+   */
+  summary?: { chatModel: ChatModel; model?: string };
   store: TranscriptStore;
   tools: ToolRegistry;
   modelDefaults: ModelDefaults;
@@ -63,7 +69,8 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({
-      chatModel: dependencies.chatModel,
+      chatModel: dependencies.summary?.chatModel ?? dependencies.chatModel,
+      ...(dependencies.summary?.model !== undefined ? { summaryModel: dependencies.summary.model } : {}),
       store: dependencies.store,
       tokenCounter,
     }),

@@ -55,8 +55,11 @@ function renderStep(message: ChatMessage): string {
  * The incremental summary of compression's second step ("old summary + new turns → new
  * summary"), written by the model; when the model's context window is known its requests are
  * sized to fit it.
+ *
+ * @param chatModel The client the summaries are asked of (`REACT_AGENT_SUMMARY_MODEL_API`; the run model's by default).
+ * @param summaryModel The model that writes them (`REACT_AGENT_SUMMARY_MODEL`); default each run's own model.
  */
-export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCounter) {
+export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCounter, summaryModel?: string) {
   /** Our estimate of a summary request's prompt. */
   const requestTokens = (question: string, previousSummary: string, rendered: string) =>
     tokenCounter.count(
@@ -75,7 +78,7 @@ export function createSummaryWriter(chatModel: ChatModel, tokenCounter: TokenCou
     const context = Context.current();
     const reply = await chatModel.chat(
       {
-        model: request.model.model,
+        model: summaryModel ?? request.model.model,
         messages: summaryMessages(request.question, previousSummary, rendered),
         sampling: { temperature: 0.2, maxOutputTokens: maxTokens },
         labels: { [WORKFLOW_ID_LABEL]: request.workflowId, purpose: 'summary' },

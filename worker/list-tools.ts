@@ -5,7 +5,8 @@
  * on stdout. Configuration the worker would refuse is printed as the worker prints it, exit code 2.
  */
 import { createChatModel } from '../activities/model/chat-model-factory';
-import { ConfigurationError, loadModelConfig } from '../src/config';
+import { summaryModelOf } from '../activities/model/summary-chat-model';
+import { ConfigurationError, loadModelConfig, loadSummaryModelConfig } from '../src/config';
 import type { ListedTool, ToolListing } from '../src/domain/tool-listing';
 import type { McpToolDefinition } from '../activities/tools/mcp/mcp-tool-definitions';
 import { startWorkerTools } from './worker-tools';
@@ -15,12 +16,12 @@ async function main(): Promise<number> {
     environment: process.env,
     // What the worker logs while it builds the tools; the listing says it all.
     log: () => undefined,
+    // Visit's page summaries: the summaries' API and model (REACT_AGENT_SUMMARY_MODEL_API, _MODEL), as the worker's.
     modelClient: () => {
       const model = loadModelConfig();
-      return {
-        chatModel: createChatModel({ api: model.api, baseUrl: model.baseUrl, apiKey: model.apiKey }),
-        model: model.model,
-      };
+      const runChatModel = createChatModel({ api: model.api, baseUrl: model.baseUrl, apiKey: model.apiKey });
+      const summary = summaryModelOf(loadSummaryModelConfig(), runChatModel, model.model);
+      return { chatModel: summary.chatModel, model: summary.visitModel };
     },
   });
   try {

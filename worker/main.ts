@@ -8,10 +8,12 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, ToolRegistry } from '../activities';
 import { createChatModel } from '../activities/model/chat-model-factory';
+import { summaryModelOf } from '../activities/model/summary-chat-model';
 import {
   ConfigurationError,
   loadDataRoots,
   loadJudgeConfig,
+  loadSummaryModelConfig,
   loadMetricsConfig,
   loadModelConfig,
   loadModelPrices,
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
   const modelConfig = loadModelConfig();
   const modelPrices = loadModelPrices();
   const judgeConfig = loadJudgeConfig();
+  const summaryConfig = loadSummaryModelConfig();
   const temporal = loadTemporalConnection();
   // Before any NativeConnection or Worker: the SDK runtime with its Prometheus exporter (REACT_AGENT_METRICS_ADDRESS).
   installMetricsRuntime(loadMetricsConfig(), (line) => console.log(line));
@@ -145,12 +148,17 @@ async function main(): Promise<void> {
       : {}),
     ...(modelConfig.reasoningEffort !== undefined ? { reasoningEffort: modelConfig.reasoningEffort } : {}),
   });
+  // REACT_AGENT_SUMMARY_MODEL_API / _MODEL: what writes compression's summaries and visit's page summaries; by default the run model.
+  const summary = summaryModelOf(summaryConfig, chatModel, modelConfig.model, {
+    timeoutSeconds: modelConfig.timeoutSeconds,
+    replyLimits,
+  });
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
   const mcp = await startWorkerTools({
     environment: process.env,
     log: (line) => console.log(`  ${line}`),
-    modelClient: () => ({ chatModel, model: modelConfig.model }),
+    modelClient: () => ({ chatModel: summary.chatModel, model: summary.visitModel }),
     mcp: plans.some((plan) => plan.workflows || plan.tools),
   });
   redactor = redactor.with(mcp.secrets);
@@ -171,6 +179,7 @@ async function main(): Promise<void> {
   const dataRoots = loadDataRoots();
   const activities = createActivities({
     chatModel,
+    summary: { chatModel: summary.chatModel, ...(summary.model !== undefined ? { model: summary.model } : {}) },
     store,
     tools,
     // A batch's --output: a directory, or s3://bucket/prefix with this worker's endpoint and region.

@@ -18,6 +18,7 @@ export * from './enabled-tools-config';
 export * from './transcript-store-config';
 export * from './worker-fleet-config';
 export * from './judge-config';
+export * from './summary-model-config';
 export * from './mcp-config';
 export * from './metrics-config';
 export * from './tracing-config';

@@ -69,4 +69,21 @@ describe('run and follow through a context compression', () => {
     );
     assert.equal(outcome.code, 0, outcome.stderr);
   }, 180_000);
+
+  test("REACT_AGENT_SUMMARY_MODEL: the summaries ask for that model, the run's calls for its own", async () => {
+    await environment.crashAllWorkers();
+    await environment.startWorker({ REACT_AGENT_SUMMARY_MODEL: 'small-summariser' });
+    const models: Array<{ purpose?: string; model: unknown }> = [];
+    const id = scenarios.add(runId('cli-compress-summary-model'), (turn, request) => {
+      models.push({ ...(request.purpose ? { purpose: request.purpose } : {}), model: request.body.model });
+      return compressingRun(turn, request);
+    });
+    const outcome = await cli(['run', 'Which company sold more cars in 2024?', '--id', id, '--max-tokens', '4000']);
+    assert.equal(outcome.code, 0, outcome.stderr);
+    const summaries = models.filter((entry) => entry.purpose === 'summary');
+    const calls = models.filter((entry) => entry.purpose !== 'summary');
+    assert.ok(summaries.length > 0, 'the run was compressed with a summary');
+    assert.deepEqual(new Set(summaries.map((entry) => entry.model)), new Set(['small-summariser']));
+    assert.ok(!calls.some((entry) => entry.model === 'small-summariser'), 'the run model answers the run');
+  }, 180_000);
 });
