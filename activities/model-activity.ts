@@ -138,6 +138,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         cache_write: usage.cacheWriteTokens,
       },
       usage.costUsd,
+      usage.cacheSavedUsd,
     );
     setModelResponse(span, {
       model: input.model.model,

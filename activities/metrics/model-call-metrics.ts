@@ -42,6 +42,9 @@ export class CostTotals {
 /** The totals of this worker process. */
 export const processCostTotals = new CostTotals();
 
+/** What prompt caching saved this worker process, per series of `react_agent_cache_saved_usd_total`. */
+export const processCacheSavedTotals = new CostTotals();
+
 /**
  * Measures one model call (one `callModel` attempt) and records it through the activity's metric
  * meter: `requestSent` when the request leaves, `chunkArrived` for each streamed chunk (the first
@@ -58,6 +61,7 @@ export class ModelCallMetrics {
     private readonly model: string,
     private readonly now: () => number = () => performance.now(),
     private readonly costTotals: CostTotals = processCostTotals,
+    private readonly cacheSavedTotals: CostTotals = processCacheSavedTotals,
   ) {}
 
   private get meter(): MetricMeter {
@@ -80,9 +84,10 @@ export class ModelCallMetrics {
   /**
    * The stream ended with a finish reason: an `ok` call and its tokens (kinds the server did not
    * report are left out), and its cost in USD when its model has a price (added to the process's
-   * total for the series, which the float gauge `react_agent_cost_usd_total` is set to).
+   * total for the series, which the float gauge `react_agent_cost_usd_total` is set to), and what
+   * prompt caching saved it when it has that (`react_agent_cache_saved_usd_total`, the same way).
    */
-  succeeded(tokens: Partial<Record<TokenKind, number | undefined>>, costUsd?: number): void {
+  succeeded(tokens: Partial<Record<TokenKind, number | undefined>>, costUsd?: number, cacheSavedUsd?: number): void {
     if (!this.end('ok')) return;
     const { name, unit, description } = AgentMetrics.tokens;
     const counter = this.meter.createCounter(name, unit, description);
@@ -95,6 +100,12 @@ export class ModelCallMetrics {
       const total = this.costTotals.add([info.activityNamespace, info.taskQueue, this.model], costUsd);
       const cost = AgentMetrics.cost;
       this.meter.createGauge(cost.name, 'float', cost.unit, cost.description).set(total, { model: this.model });
+    }
+    if (cacheSavedUsd !== undefined && Number.isFinite(cacheSavedUsd)) {
+      const { info } = this.context;
+      const total = this.cacheSavedTotals.add([info.activityNamespace, info.taskQueue, this.model], cacheSavedUsd);
+      const saved = AgentMetrics.cacheSaved;
+      this.meter.createGauge(saved.name, 'float', saved.unit, saved.description).set(total, { model: this.model });
     }
   }
 

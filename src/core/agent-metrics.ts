@@ -114,6 +114,15 @@ export const AgentMetrics = {
       'Cost in US dollars of the successful model calls this worker process made, at the prices REACT_AGENT_MODEL_PRICES gives (models without a price are not counted): a running total since the process started, like a counter.',
     labels: ['model'],
   },
+  cacheSaved: {
+    kind: 'gauge',
+    // A float gauge set to the process's running total, as `cost` is; it may go down (a call whose cache writes cost more than its reads saved).
+    name: 'react_agent_cache_saved_usd_total',
+    unit: 'USD',
+    description:
+      'What prompt caching saved in US dollars on the successful model calls this worker process made (their cost with every prompt token at the input price and no cache write, less their cost charged; negative where cache writes cost more), for priced calls that reported cache tokens: a running total since the process started.',
+    labels: ['model'],
+  },
   toolCalls: {
     kind: 'counter',
     name: 'react_agent_tool_calls_total',

@@ -80,6 +80,7 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
       react_agent_model_first_token_seconds: ['model'],
       react_agent_tokens_total: ['model', 'kind'],
       react_agent_cost_usd_total: ['model'],
+      react_agent_cache_saved_usd_total: ['model'],
       react_agent_tool_calls_total: ['tool', 'outcome'],
       react_agent_tool_call_seconds: ['tool'],
       react_agent_runs_finished_total: ['termination', 'role'],
@@ -235,6 +236,39 @@ describe('callModel records react_agent_model_* through the activity metric mete
     );
   });
 
+  test('what prompt caching saved: returned with the usage, the process total on its own USD gauge', async () => {
+    const { store, conversation } = await startedConversation();
+    const usage = {
+      ...usageChunk(1_000, 200),
+      usage: {
+        prompt_tokens: 1_000,
+        completion_tokens: 200,
+        total_tokens: 1_200,
+        prompt_tokens_details: { cached_tokens: 400 },
+      },
+    };
+    const { openai } = fakeOpenAI(() =>
+      streamOf([deltaChunk({ role: 'assistant', content: '<answer>4</answer>' }, 'stop'), usage]),
+    );
+    const { env, meter } = environment();
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: new ToolRegistry(),
+      prices: { 'qwen-test': { input: 0.15, cachedInput: 0.075, output: 0.6 } },
+    });
+    const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
+    // 400 cached tokens at 0.075 instead of 0.15 per million.
+    const saved = (400 * 0.075) / 1e6;
+    assert.ok(Math.abs((output.usage.cacheSavedUsd ?? Number.NaN) - saved) < 1e-12, `${output.usage.cacheSavedUsd}`);
+    const [gauge] = meter.of(AgentMetrics.cacheSaved.name);
+    assert.equal(gauge?.kind, 'gauge');
+    assert.equal(gauge?.tags.model, 'qwen-test');
+    assert.ok(gauge && gauge.value >= saved - 1e-12, `the process's total so far: ${gauge?.value}`);
+  });
+
   test('the running totals behind the gauge: one per series, only growing', () => {
     const totals = new CostTotals();
     assert.equal(totals.add(['default', 'q', 'a'], 0.25), 0.25);
@@ -260,6 +294,7 @@ describe('callModel records react_agent_model_* through the activity metric mete
     const output = (await env.run(callModel, callInput(conversation))) as CallModelOutput;
     assert.equal('costUsd' in output.usage, false);
     assert.deepEqual(meter.of(AgentMetrics.cost.name), []);
+    assert.deepEqual(meter.of(AgentMetrics.cacheSaved.name), []);
   });
 
   test('a rate-limited call is counted with outcome rate_limited, timed, with no first token and no tokens', async () => {
