@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { labelHeaders } from './chat-request-labels';
 import type { ApplicationFailure } from '@temporalio/common';
 import type { ContextWindow } from '../../src/core/context-window';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
@@ -6,7 +7,7 @@ import { finishReasonOf, thinkingState, toAnthropicPrompt, toolChoiceOf } from '
 import { classifyAnthropicError } from './anthropic-errors';
 import { boundedEventStreamFetch } from './bounded-event-stream';
 import type { ChatControls, ChatModel, ChatReply, ChatRequest, ChatUsage } from './chat-model';
-import { DEFAULT_REPLY_LIMITS, labelHeader, STREAM_BYTES_PER_REPLY_BYTE, type ReplyLimits } from './openai-chat-model';
+import { DEFAULT_REPLY_LIMITS, STREAM_BYTES_PER_REPLY_BYTE, type ReplyLimits } from './openai-chat-model';
 import { probeContextWindow } from './openai-context-window';
 import { readStreamedReply, type ReplyBuilder } from './streamed-reply';
 
@@ -153,9 +154,7 @@ export class AnthropicMessagesModel implements ChatModel {
       open: (signal) =>
         this.options.client.messages.create(body, {
           signal,
-          headers: Object.fromEntries(
-            Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
-          ),
+          headers: labelHeaders(request.labels),
         }),
       read: (event, reply) => readEvent(event, reply, blocks),
     });

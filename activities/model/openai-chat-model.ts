@@ -1,4 +1,5 @@
 import type { ApplicationFailure } from '@temporalio/common';
+import { labelHeaders } from './chat-request-labels';
 import OpenAI from 'openai';
 import type { ContextWindow } from '../../src/core/context-window';
 import { preview } from '../../src/core/text';
@@ -68,8 +69,7 @@ export interface OpenAIChatModelOptions {
   windowProbe?: Pick<WindowProbeOptions, 'fetch' | 'timeoutMs'>;
 }
 
-/** Request headers a label becomes: `x-react-agent-<label>`, so a server's logs can be matched to a run and a call. */
-export const labelHeader = (label: string): string => `x-react-agent-${label}`;
+export { labelHeader } from './chat-request-labels';
 
 /** A {@link ChatModel} over an OpenAI-compatible endpoint, with its own client (`maxRetries: 0`). */
 export function createOpenAIChatModel(
@@ -145,9 +145,7 @@ export class OpenAIChatModel implements ChatModel {
           },
           {
             signal,
-            headers: Object.fromEntries(
-              Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
-            ),
+            headers: labelHeaders(request.labels),
           },
         ),
       read: readChunk,

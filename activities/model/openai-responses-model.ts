@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { labelHeaders } from './chat-request-labels';
 import type { ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
 import type { ContextWindow } from '../../src/core/context-window';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
@@ -6,7 +7,6 @@ import { boundedEventStreamFetch } from './bounded-event-stream';
 import type { ChatControls, ChatModel, ChatReply, ChatRequest, ChatUsage } from './chat-model';
 import {
   DEFAULT_REPLY_LIMITS,
-  labelHeader,
   STREAM_BYTES_PER_REPLY_BYTE,
   type OpenAIChatModelOptions,
   type ReplyLimits,
@@ -131,9 +131,7 @@ export class OpenAIResponsesModel implements ChatModel {
       open: (signal) =>
         this.options.client.responses.create(body, {
           signal,
-          headers: Object.fromEntries(
-            Object.entries(request.labels ?? {}).map(([label, value]) => [labelHeader(label), value]),
-          ),
+          headers: labelHeaders(request.labels),
         }),
       read: (event, reply) => readEvent(event, reply, state),
     });
