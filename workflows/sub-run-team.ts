@@ -4,6 +4,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  type SignalDefinition,
   startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -113,10 +114,7 @@ export class SubRunTeam {
     if (!this.running.size || !this.tree) return;
     const carved = subRunLimits(state, this.tasks, this.tree.maxParallel, Date.now(), finalAnswerPhase);
     if ('problem' in carved) return this.finishAll('the budget of the research it belongs to was lowered');
-    for (const workflowId of this.running)
-      void getExternalWorkflowHandle(workflowId)
-        .signal(limitsFromParentSignal, sharedLimits(carved.limits))
-        .catch(() => undefined); // it may have ended meanwhile
+    for (const workflowId of this.running) this.signal(workflowId, limitsFromParentSignal, sharedLimits(carved.limits));
   }
 
   private async runOne(start: SubRunStart): Promise<SubRunOutcome> {
@@ -143,9 +141,14 @@ export class SubRunTeam {
   }
 
   private tellToFinish(workflowId: string): void {
+    this.signal(workflowId, finishFromParentSignal, { reason: this.finishRequest?.reason ?? '' });
+  }
+
+  /** Signals a sub-run, not waiting; one that ended meanwhile is not an error. */
+  private signal<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args): void {
     void getExternalWorkflowHandle(workflowId)
-      .signal(finishFromParentSignal, { reason: this.finishRequest?.reason ?? '' })
-      .catch(() => undefined); // it may have ended meanwhile
+      .signal(signal, ...args)
+      .catch(() => undefined);
   }
 
   /** The lead's own `ReactTreeId`, set once when it first delegates (its sub-runs get theirs at their start). */

@@ -5,9 +5,13 @@ import type { ContextWindow } from '../../src/core/context-window';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
 import { finishReasonOf, thinkingState, toAnthropicPrompt, toolChoiceOf } from './anthropic-messages';
 import { classifyAnthropicError } from './anthropic-errors';
-import { boundedEventStreamFetch } from './bounded-event-stream';
 import type { ChatControls, ChatModel, ChatReply, ChatRequest, ChatUsage } from './chat-model';
-import { DEFAULT_REPLY_LIMITS, STREAM_BYTES_PER_REPLY_BYTE, type ReplyLimits } from './openai-chat-model';
+import {
+  boundedClientOptions,
+  DEFAULT_REPLY_LIMITS,
+  STREAM_BYTES_PER_REPLY_BYTE,
+  type ReplyLimits,
+} from './openai-chat-model';
 import { probeContextWindow } from './openai-context-window';
 import { readStreamedReply, type ReplyBuilder } from './streamed-reply';
 
@@ -57,19 +61,8 @@ export function createAnthropicMessagesModel(
   endpoint: AnthropicEndpoint,
   classifyError?: AnthropicMessagesModelOptions['classifyError'],
 ): AnthropicMessagesModel {
-  const limits = { ...DEFAULT_REPLY_LIMITS, ...endpoint.replyLimits };
-  const client = new Anthropic({
-    baseURL: endpoint.baseUrl,
-    apiKey: endpoint.apiKey,
-    maxRetries: 0,
-    openTelemetry: false,
-    // Response bodies cut into whole events in one pass and bounded (bounded-event-stream.ts).
-    fetch: boundedEventStreamFetch({
-      maxLineBytes: limits.maxLineBytes,
-      maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
-    }),
-    ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}),
-  });
+  const { limits, options } = boundedClientOptions(endpoint);
+  const client = new Anthropic({ ...options, openTelemetry: false });
   return new AnthropicMessagesModel({
     client,
     baseUrl: endpoint.baseUrl,

@@ -71,24 +71,38 @@ export interface OpenAIChatModelOptions {
 
 export { labelHeader } from './chat-request-labels';
 
+/**
+ * What every model API's SDK client is built with (Chat Completions, Responses, Anthropic
+ * Messages): the endpoint's URL and key, no retries of its own (the activity's retry policy
+ * retries), response bodies cut into whole events in one pass and bounded
+ * (bounded-event-stream.ts), and the endpoint's timeout; beside them the reply limits in force.
+ */
+export function boundedClientOptions(
+  endpoint: Pick<OpenAIEndpoint, 'baseUrl' | 'apiKey' | 'timeoutSeconds' | 'replyLimits'>,
+) {
+  const limits: ReplyLimits = { ...DEFAULT_REPLY_LIMITS, ...endpoint.replyLimits };
+  return {
+    limits,
+    options: {
+      baseURL: endpoint.baseUrl,
+      apiKey: endpoint.apiKey,
+      maxRetries: 0,
+      fetch: boundedEventStreamFetch({
+        maxLineBytes: limits.maxLineBytes,
+        maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
+      }),
+      ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}),
+    },
+  };
+}
+
 /** A {@link ChatModel} over an OpenAI-compatible endpoint, with its own client (`maxRetries: 0`). */
 export function createOpenAIChatModel(
   endpoint: OpenAIEndpoint,
   classifyError?: OpenAIChatModelOptions['classifyError'],
 ): OpenAIChatModel {
-  const limits = { ...DEFAULT_REPLY_LIMITS, ...endpoint.replyLimits };
-  const client = new OpenAI({
-    baseURL: endpoint.baseUrl,
-    apiKey: endpoint.apiKey,
-    maxRetries: 0,
-    logger: shortenedLog,
-    // Response bodies cut into whole events in one pass and bounded (bounded-event-stream.ts).
-    fetch: boundedEventStreamFetch({
-      maxLineBytes: limits.maxLineBytes,
-      maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
-    }),
-    ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}),
-  });
+  const { limits, options } = boundedClientOptions(endpoint);
+  const client = new OpenAI({ ...options, logger: shortenedLog });
   return new OpenAIChatModel({
     client,
     baseUrl: endpoint.baseUrl,

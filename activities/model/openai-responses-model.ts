@@ -3,9 +3,9 @@ import { labelHeaders } from './chat-request-labels';
 import type { ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
 import type { ContextWindow } from '../../src/core/context-window';
 import { SecretRedactor, urlCredentials } from '../../src/domain/secret-redaction';
-import { boundedEventStreamFetch } from './bounded-event-stream';
 import type { ChatControls, ChatModel, ChatReply, ChatRequest, ChatUsage } from './chat-model';
 import {
+  boundedClientOptions,
   DEFAULT_REPLY_LIMITS,
   STREAM_BYTES_PER_REPLY_BYTE,
   type OpenAIChatModelOptions,
@@ -50,18 +50,8 @@ export function createOpenAIResponsesModel(
   endpoint: OpenAIResponsesEndpoint,
   classifyError?: OpenAIResponsesModelOptions['classifyError'],
 ): OpenAIResponsesModel {
-  const limits = { ...DEFAULT_REPLY_LIMITS, ...endpoint.replyLimits };
-  const client = new OpenAI({
-    baseURL: endpoint.baseUrl,
-    apiKey: endpoint.apiKey,
-    maxRetries: 0,
-    // Response bodies cut into whole events in one pass and bounded (bounded-event-stream.ts).
-    fetch: boundedEventStreamFetch({
-      maxLineBytes: limits.maxLineBytes,
-      maxStreamBytes: limits.maxReplyBytes * STREAM_BYTES_PER_REPLY_BYTE,
-    }),
-    ...(endpoint.timeoutSeconds !== undefined ? { timeout: endpoint.timeoutSeconds * 1000 } : {}),
-  });
+  const { limits, options } = boundedClientOptions(endpoint);
+  const client = new OpenAI(options);
   return new OpenAIResponsesModel({
     client,
     baseUrl: endpoint.baseUrl,

@@ -113,19 +113,10 @@ export class SeaweedComponent implements StackComponent {
   }
 
   async stop(log: StackLog): Promise<void> {
-    if (!this.daemon.running) return;
-    await this.daemon.stop(STOP_GRACE_MS);
-    log(`stopped ${this.name}`);
+    await this.daemon.stopIfRunning(log, STOP_GRACE_MS);
   }
 
   async status(): Promise<StackProcessStatus> {
-    const record = this.daemon.record;
-    return {
-      name: this.name,
-      ...(record ? { pid: record.pid } : {}),
-      running: record !== undefined,
-      health: record ? ((await this.ready()) ?? 'ready') : 'stopped',
-      address: this.endpoint,
-    };
+    return this.daemon.statusRow(async () => (await this.ready()) ?? 'ready', { address: this.endpoint });
   }
 }

@@ -1,6 +1,7 @@
 import { logSince, logSize } from '../log-tail';
 import type { ReadinessProcess } from '../readiness';
 import { isAlive, killDaemon, spawnDaemon, stopDaemon, type DaemonRecord } from './daemon';
+import type { StackLog, StackProcessStatus } from './stack-component';
 import type { StackFolder } from './stack-state';
 
 /** A daemon just started: its pid, and how a wait for its readiness watches it. */
@@ -52,6 +53,31 @@ export class StackDaemon {
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when it is gone. Its record stays (see {@link forget}). */
   async stop(graceMs: number): Promise<void> {
     await stopDaemon(this.folder.state.processes[this.name], graceMs);
+  }
+
+  /** Stops it when it runs ({@link stop}) and says so in the log; nothing when it does not. */
+  async stopIfRunning(log: StackLog, graceMs: number): Promise<void> {
+    if (!this.running) return;
+    await this.stop(graceMs);
+    log(`stopped ${this.name}`);
+  }
+
+  /**
+   * Its row in `stack status`: its pid while it runs, and then `health()` (`ready`, or what does not
+   * answer), else `stopped`; with where it is.
+   */
+  async statusRow(
+    health: () => Promise<string>,
+    where: Pick<StackProcessStatus, 'address' | 'machine'>,
+  ): Promise<StackProcessStatus> {
+    const record = this.record;
+    return {
+      name: this.name,
+      ...(record ? { pid: record.pid } : {}),
+      running: record !== undefined,
+      health: record ? await health() : 'stopped',
+      ...where,
+    };
   }
 
   /** SIGKILL, as a crash would; resolves when it is gone. */

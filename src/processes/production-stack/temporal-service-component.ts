@@ -97,20 +97,11 @@ export class TemporalServiceComponent implements StackComponent {
   }
 
   async stop(log: StackLog): Promise<void> {
-    if (!this.daemon.running) return;
-    await this.daemon.stop(STOP_GRACE_MS);
-    log(`stopped ${this.name}`);
+    await this.daemon.stopIfRunning(log, STOP_GRACE_MS);
   }
 
   async status(): Promise<StackProcessStatus> {
-    const record = this.daemon.record;
-    return {
-      name: this.name,
-      ...(record ? { pid: record.pid } : {}),
-      running: record !== undefined,
-      health: record ? await this.health() : 'stopped',
-      address: this.address,
-    };
+    return this.daemon.statusRow(() => this.health(), { address: this.address });
   }
 
   /** `ready` when gRPC and metrics answer (and the frontend serves GetSystemInfo), else what does not. */

@@ -79,21 +79,12 @@ export class WebUiComponent implements StackComponent {
   }
 
   async stop(log: StackLog): Promise<void> {
-    if (!this.daemon.running) return;
-    await this.daemon.stop(STOP_GRACE_MS);
-    log(`stopped ${this.name}`);
+    await this.daemon.stopIfRunning(log, STOP_GRACE_MS);
   }
 
   /** Its row once it was ever started; none for a stack without a UI. */
   async status(): Promise<StackProcessStatus | undefined> {
-    const record = this.daemon.record;
-    if (record === undefined && this.folder.state.processes[this.name] === undefined) return undefined;
-    return {
-      name: this.name,
-      ...(record ? { pid: record.pid } : {}),
-      running: record !== undefined,
-      health: record ? ((await this.ready()) ?? 'ready') : 'stopped',
-      address: this.url,
-    };
+    if (!this.daemon.running && this.folder.state.processes[this.name] === undefined) return undefined;
+    return this.daemon.statusRow(async () => (await this.ready()) ?? 'ready', { address: this.url });
   }
 }

@@ -73,9 +73,7 @@ export class WorkerComponent implements StackComponent {
 
   /** SIGTERM (it finishes what it runs), then SIGKILL after `graceMs` (default 20 s). */
   async stop(log: StackLog, graceMs = STOP_GRACE_MS): Promise<void> {
-    if (!this.daemon.running) return;
-    await this.daemon.stop(graceMs);
-    log(`stopped ${this.name}`);
+    await this.daemon.stopIfRunning(log, graceMs);
   }
 
   /** Drops its record (a worker no longer wanted). */
@@ -84,14 +82,10 @@ export class WorkerComponent implements StackComponent {
   }
 
   async status(): Promise<StackProcessStatus> {
-    const record = this.daemon.record;
     const machine = this.machine;
-    return {
-      name: this.name,
-      ...(record ? { pid: record.pid } : {}),
-      running: record !== undefined,
-      health: record ? 'running' : 'stopped',
-      ...(machine ? { address: `${machine.name} ${machine.address}`, machine: machine.name } : {}),
-    };
+    return this.daemon.statusRow(
+      async () => 'running',
+      machine ? { address: `${machine.name} ${machine.address}`, machine: machine.name } : {},
+    );
   }
 }
