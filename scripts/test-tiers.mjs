@@ -6,7 +6,8 @@
 //   typecheck, format, lint      the npm scripts of the same names (lint: `npm run lint`)
 //   unit                         test/unit, files in parallel
 //   workflow                     test/workflow: the real workflows on an in-process worker, files in parallel
-//   integration                  test/integration: real processes, files one at a time
+//   integration                  test/integration: real processes, files two at a time, then the few
+//                                that must run alone (scripts/integration-tier.mjs prints both groups' times)
 //
 //   node scripts/test-tiers.mjs                  (all, as npm test)
 //   node scripts/test-tiers.mjs unit workflow    (only these, in this order)

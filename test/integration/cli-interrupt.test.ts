@@ -1,3 +1,4 @@
+// Runs alone: the CLI starts its own dev server on the fixed port 7233, which must be free
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

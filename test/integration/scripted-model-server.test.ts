@@ -1,3 +1,4 @@
+// Runs alone: asserts close() takes under 1 s and stream delays in tens of milliseconds
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';

@@ -1,3 +1,4 @@
+// Runs alone: asserts a cancelled search stops within 2 s
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';

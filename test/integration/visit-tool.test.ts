@@ -1,3 +1,4 @@
+// Runs alone: asserts fetch timeouts fire within 3 s
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
@@ -43,8 +43,11 @@ export async function cachedWorkflowBundle(entry?: string): Promise<string> {
       workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
-    writeFileSync(`${path}.tmp`, code);
-    writeFileSync(path, code);
+    // Files run two at a time: each writes its own temporary file and renames it into place, so a
+    // file that finds the bundle reads a whole one.
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, code);
+    renameSync(temporary, path);
   }
   return path;
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// `npm run test:integration`: the integration tier (test/integration) in two groups, and the time of each.
+//
+//   together   every file not marked to run alone, two files at a time (jest --maxWorkers=2). Each file
+//              starts its own dev server, model server and workers on free ports, in its own temporary
+//              folders, so two files never share a server, a port or a store; most of a file's time is
+//              spent waiting (retry backoff, timeouts, a worker's shutdown), which the other file fills.
+//   alone      the files whose first lines say `// Runs alone: <why>`, one at a time, after the others
+//              (files that need the fixed port 7233 free, or assert how soon something happens in
+//              seconds too few to hold while another file starts its servers).
+//
+//   node scripts/integration-tier.mjs                  (both groups, as npm test's integration step)
+//   node scripts/integration-tier.mjs -t 'cancel'      (further arguments are passed to both jest runs)
+//
+// A group with no files left by the arguments is not an error. The exit status is the first failing
+// group's, 0 when both passed.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const directory = join(root, 'test', 'integration');
+const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
+
+/** `// Runs alone: <why>` among a file's first lines marks it for the alone group. */
+const RUNS_ALONE = /^\/\/ Runs alone: (.+)$/m;
+
+const files = readdirSync(directory)
+  .filter((name) => name.endsWith('.test.ts'))
+  .sort()
+  .map((name) => {
+    const path = join(directory, name);
+    const reason = RUNS_ALONE.exec(readFileSync(path, 'utf8').slice(0, 2_000))?.[1];
+    return { path: relative(root, path), reason };
+  });
+const together = files.filter((file) => file.reason === undefined).map((file) => file.path);
+const alone = files.filter((file) => file.reason !== undefined);
+
+/** Jest takes positional arguments as patterns: a path's dots are escaped and it is anchored at its end. */
+const pattern = (path) => `${path.replaceAll('.', '\\.')}$`;
+
+/** 83.4 → "1 min 23 s", 4.2 → "4.2 s". */
+function duration(seconds) {
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+}
+
+const extra = process.argv.slice(2);
+const groups = [
+  { name: `together (${together.length} files, 2 at a time)`, paths: together, workers: ['--maxWorkers=2'] },
+  {
+    name: `alone (${alone.length} files, 1 at a time)`,
+    paths: alone.map((file) => file.path),
+    workers: ['--runInBand'],
+  },
+];
+console.log('integration tier: files that run alone, after the others:');
+for (const file of alone) console.log(`  ${file.path}: ${file.reason}`);
+
+const times = [];
+let failed;
+for (const { name, paths, workers } of groups) {
+  console.log(`\n── integration, ${name} ──`);
+  const started = Date.now();
+  const args = [
+    jest,
+    ...paths.map(pattern),
+    '--selectProjects',
+    'integration',
+    ...workers,
+    '--passWithNoTests',
+    ...extra,
+  ];
+  const { status, signal } = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+  const seconds = (Date.now() - started) / 1000;
+  times.push({ name, seconds, ok: status === 0 });
+  console.log(
+    `── integration, ${name}: ${status === 0 ? 'passed' : `FAILED (${signal ?? `exit ${status}`})`} in ${duration(seconds)} ──`,
+  );
+  if (status !== 0) {
+    failed = status ?? 1;
+    break;
+  }
+}
+
+console.log('\nintegration tier, time per group:');
+for (const { name, seconds, ok } of times)
+  console.log(`  ${name.padEnd(34)}  ${duration(seconds).padStart(10)}  ${ok ? 'passed' : 'FAILED'}`);
+console.log(`  ${'total'.padEnd(34)}  ${duration(times.reduce((sum, { seconds }) => sum + seconds, 0)).padStart(10)}`);
+process.exit(failed ?? 0);
