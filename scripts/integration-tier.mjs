@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 // `npm run test:integration`: the integration tier (test/integration) in two groups, and the time of each.
 //
-//   together   every file not marked to run alone, two files at a time (jest --maxWorkers=2). Each file
+//   together   every file not marked to run alone, three at a time (jest --maxWorkers=3). Each file
 //              starts its own dev server, model server and workers on free ports, in its own temporary
-//              folders, so two files never share a server, a port or a store; most of a file's time is
-//              spent waiting (retry backoff, timeouts, a worker's shutdown), which the other file fills.
-//   alone      the files whose first lines say `// Runs alone: <why>`, one at a time, after the others
-//              (files that need the fixed port 7233 free, or assert how soon something happens in
-//              seconds too few to hold while another file starts its servers).
+//              folders, so two files never share a server, a port or a store. Most of a file's time is
+//              spent waiting (retry backoff, timeouts, a worker's shutdown, a tool that sleeps): one file
+//              at a time kept about 0.8 of the 2 cores busy, three at a time about 1.1. The few tests
+//              that need the fixed port 7233 (the CLI starting its own dev server) take turns for it
+//              (test/integration/support/default-port-turn.ts).
+//   alone      the files whose first line says `// Runs alone: <why>`, one at a time, after the others:
+//              those that assert how soon something happens in seconds too few to hold while other
+//              files start their servers.
 //
 //   node scripts/integration-tier.mjs                  (both groups, as npm test's integration step)
 //   node scripts/integration-tier.mjs -t 'cancel'      (further arguments are passed to both jest runs)
 //
-// A group with no files left by the arguments is not an error. The exit status is the first failing
+// A group with no test left by the arguments is not an error. The exit status is the first failing
 // group's, 0 when both passed.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,6 +26,9 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const directory = join(root, 'test', 'integration');
 const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
+
+/** Files that run together, at most this many at a time. */
+const TOGETHER = 3;
 
 /** `// Runs alone: <why>` among a file's first lines marks it for the alone group. */
 const RUNS_ALONE = /^\/\/ Runs alone: (.+)$/m;
@@ -50,7 +56,11 @@ function duration(seconds) {
 
 const extra = process.argv.slice(2);
 const groups = [
-  { name: `together (${together.length} files, 2 at a time)`, paths: together, workers: ['--maxWorkers=2'] },
+  {
+    name: `together (${together.length} files, ${TOGETHER} at a time)`,
+    paths: together,
+    workers: [`--maxWorkers=${TOGETHER}`],
+  },
   {
     name: `alone (${alone.length} files, 1 at a time)`,
     paths: alone.map((file) => file.path),

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../core/search-attributes';
-import { logSize } from './log-tail';
+import { logSize, logTextSince } from './log-tail';
 import { OwnedProcess } from './owned-process';
 import { findFreePort, waitUntilPortsFree } from './ports';
 import { NotReadyError, waitUntilReady } from './readiness';
@@ -51,6 +51,11 @@ export class DevServerStartError extends Error {
     message: string,
     /** The server log file. */
     readonly logFile: string,
+    /**
+     * What the server wrote while this start was tried (its last 64 KiB): a Go panic's first line
+     * is often more than the message's last lines above its stack. Empty when it never ran.
+     */
+    readonly startOutput = '',
   ) {
     super(message);
   }
@@ -183,12 +188,7 @@ export class DevServer {
         await server.launch(0);
         return server;
       } catch (error) {
-        if (
-          !(error instanceof DevServerStartError) ||
-          !isTransientStartFailure(error.message) ||
-          attempt >= START_ATTEMPTS
-        )
-          throw error;
+        if (!isTransientStartError(error) || attempt >= START_ATTEMPTS) throw error;
       }
     }
   }
@@ -270,7 +270,7 @@ export class DevServer {
     } catch (error) {
       if (!(error instanceof NotReadyError)) throw error;
       await this.kill();
-      throw new DevServerStartError(error.message, this.logFile);
+      throw new DevServerStartError(error.message, this.logFile, logTextSince(this.logFile, logOffset));
     }
   }
 
@@ -320,4 +320,13 @@ export class DevServer {
  */
 export function isTransientStartFailure(message: string): boolean {
   return /bind: address already in use/.test(message) || /^(fatal error|panic): /m.test(message);
+}
+
+/**
+ * Whether `error` is a {@link DevServerStartError} worth trying again: {@link isTransientStartFailure}
+ * of its message and of all the server wrote while starting (a panic's stack can push its first
+ * line out of the message's last lines).
+ */
+export function isTransientStartError(error: unknown): boolean {
+  return error instanceof DevServerStartError && isTransientStartFailure(`${error.message}\n${error.startOutput}`);
 }

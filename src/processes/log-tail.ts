@@ -48,3 +48,12 @@ export function logTail(file: string, fromOffset = 0, maxLines = 25): string {
     return `(could not read the log: ${error instanceof Error ? error.message : String(error)})`;
   }
 }
+
+/** What was written to `file` at or after byte `fromOffset` (its last 64 KiB), or `''` when it cannot be read. */
+export function logTextSince(file: string, fromOffset = 0): string {
+  try {
+    return logSince(file, fromOffset);
+  } catch {
+    return '';
+  }
+}

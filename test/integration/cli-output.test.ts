@@ -1,4 +1,3 @@
-// Runs alone: the CLI starts its own dev server on the fixed port 7233, which must be free
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { isServerReachable } from '../../src/processes/dev-server';
+import { withDefaultTemporalPort } from './support/default-port-turn';
 import { AgentEnvironment } from './support/agent-environment';
 import { CliProcess, descendantsOf, isAlive, runFromDatabase } from './support/cli-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -25,41 +25,46 @@ afterAll(async () => {
 }, 60_000);
 
 describe('the CLI output', () => {
-  test('when its output is closed (as by `| head`), run still sees its run to the end before stopping the stack it started', async () => {
-    assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
-    const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-output-'));
-    directories.push(dataDirectory);
-    const id = scenarios.add(runId('cli-closed-output'), [
-      toolCall('wait', { seconds: 3 }, 'Wait a little.'),
-      answer('Done waiting.'),
-    ]);
-    const cli = CliProcess.start(['run', 'Wait a little, then answer.', '--id', id], {
-      environment: {
-        ...environment.environment,
-        TEMPORAL_ADDRESS: undefined,
-        REACT_AGENT_DATA_DIR: dataDirectory,
-        REACT_AGENT_TRANSCRIPT_DIR: undefined,
-        REACT_AGENT_TASK_QUEUE: undefined,
-      },
-    });
-    try {
-      await cli.waitForStderr(new RegExp(`Run ${id} started`));
-      const started = descendantsOf(cli.pid);
-      // The reader goes away: every later write of the CLI fails with EPIPE.
-      cli.child.stdout.destroy();
-      cli.child.stderr.destroy();
-      const { code } = await cli.exited;
-      assert.equal(code, 0, `run exited ${code}`);
-      const deadline = Date.now() + 10_000;
-      while (started.some(isAlive) && Date.now() < deadline) await delay(100);
-      assert.deepEqual(started.filter(isAlive), [], 'no process run started survives it');
-      const stored = await runFromDatabase(join(dataDirectory, 'temporal.sqlite'), id);
-      assert.equal(stored.status, 'COMPLETED');
-      assert.equal(stored.result?.termination, 'answer');
-    } finally {
-      cli.kill('SIGKILL');
-    }
-  }, 240_000);
+  test(
+    'when its output is closed (as by `| head`), run still sees its run to the end before stopping the stack it started',
+    () =>
+      withDefaultTemporalPort(async () => {
+        assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
+        const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-output-'));
+        directories.push(dataDirectory);
+        const id = scenarios.add(runId('cli-closed-output'), [
+          toolCall('wait', { seconds: 3 }, 'Wait a little.'),
+          answer('Done waiting.'),
+        ]);
+        const cli = CliProcess.start(['run', 'Wait a little, then answer.', '--id', id], {
+          environment: {
+            ...environment.environment,
+            TEMPORAL_ADDRESS: undefined,
+            REACT_AGENT_DATA_DIR: dataDirectory,
+            REACT_AGENT_TRANSCRIPT_DIR: undefined,
+            REACT_AGENT_TASK_QUEUE: undefined,
+          },
+        });
+        try {
+          await cli.waitForStderr(new RegExp(`Run ${id} started`));
+          const started = descendantsOf(cli.pid);
+          // The reader goes away: every later write of the CLI fails with EPIPE.
+          cli.child.stdout.destroy();
+          cli.child.stderr.destroy();
+          const { code } = await cli.exited;
+          assert.equal(code, 0, `run exited ${code}`);
+          const deadline = Date.now() + 10_000;
+          while (started.some(isAlive) && Date.now() < deadline) await delay(100);
+          assert.deepEqual(started.filter(isAlive), [], 'no process run started survives it');
+          const stored = await runFromDatabase(join(dataDirectory, 'temporal.sqlite'), id);
+          assert.equal(stored.status, 'COMPLETED');
+          assert.equal(stored.result?.termination, 'answer');
+        } finally {
+          cli.kill('SIGKILL');
+        }
+      }),
+    240_000,
+  );
 
   test('a reader slower than the command still gets all of a large result', async () => {
     await environment.startWorker();

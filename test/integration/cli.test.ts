@@ -1,4 +1,3 @@
-// Runs alone: the CLI starts its own dev server on the fixed port 7233, which must be free
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -6,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, test } from '@jest/globals';
 import { isServerReachable } from '../../src/processes/dev-server';
+import { withDefaultTemporalPort } from './support/default-port-turn';
 import { AgentEnvironment } from './support/agent-environment';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
 import { waitForToolLog } from './support/tool-log';
@@ -192,29 +192,34 @@ test('every command has --help, and bad usage exits 2 with the help', async () =
   assert.match(bad.stderr, /limits\.maxModelCalls must be an integer from 1 to 10000, got 0/);
 });
 
-test('run with the default local address starts a dev server and a worker, answers, and stops both', async () => {
-  assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
-  const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-'));
-  try {
-    const id = scenarios.add(runId('cli-autostart'), [answer('Started everything myself.')]);
-    const outcome = await cli(
-      ['run', 'Can you start your own server?', '--id', id],
-      {
-        TEMPORAL_ADDRESS: undefined,
-        REACT_AGENT_DATA_DIR: dataDirectory,
-        REACT_AGENT_TRANSCRIPT_DIR: undefined,
-        REACT_AGENT_WORKFLOW_BUNDLE: undefined,
-        REACT_AGENT_TASK_QUEUE: undefined,
-      },
-      240_000,
-    );
-    assert.equal(outcome.code, 0, outcome.stderr);
-    assert.match(outcome.stderr, /starting the local dev server/);
-    assert.match(outcome.stderr, /Starting a worker/);
-    assert.match(outcome.stdout, /Started everything myself\./);
-    assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'the dev server it started is stopped');
-    assert.match(readFileSync(join(dataDirectory, 'worker.log'), 'utf8'), /react-agent worker:/);
-  } finally {
-    rmSync(dataDirectory, { recursive: true, force: true });
-  }
-});
+test(
+  'run with the default local address starts a dev server and a worker, answers, and stops both',
+  () =>
+    withDefaultTemporalPort(async () => {
+      assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'this test needs port 7233 free');
+      const dataDirectory = mkdtempSync(join(tmpdir(), 'react-agent-cli-'));
+      try {
+        const id = scenarios.add(runId('cli-autostart'), [answer('Started everything myself.')]);
+        const outcome = await cli(
+          ['run', 'Can you start your own server?', '--id', id],
+          {
+            TEMPORAL_ADDRESS: undefined,
+            REACT_AGENT_DATA_DIR: dataDirectory,
+            REACT_AGENT_TRANSCRIPT_DIR: undefined,
+            REACT_AGENT_WORKFLOW_BUNDLE: undefined,
+            REACT_AGENT_TASK_QUEUE: undefined,
+          },
+          240_000,
+        );
+        assert.equal(outcome.code, 0, outcome.stderr);
+        assert.match(outcome.stderr, /starting the local dev server/);
+        assert.match(outcome.stderr, /Starting a worker/);
+        assert.match(outcome.stdout, /Started everything myself\./);
+        assert.equal(await isServerReachable('127.0.0.1:7233', 1_000), false, 'the dev server it started is stopped');
+        assert.match(readFileSync(join(dataDirectory, 'worker.log'), 'utf8'), /react-agent worker:/);
+      } finally {
+        rmSync(dataDirectory, { recursive: true, force: true });
+      }
+    }),
+  240_000,
+);
