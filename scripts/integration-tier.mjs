@@ -4,8 +4,8 @@
 //   together   every file not marked to run alone, three at a time (jest --maxWorkers=3). Each file
 //              starts its own dev server, model server and workers on free ports, in its own temporary
 //              folders, so two files never share a server, a port or a store. Most of a file's time is
-//              spent waiting (retry backoff, timeouts, a worker's shutdown, a tool that sleeps): one file
-//              at a time kept about 0.8 of the 2 cores busy, three at a time about 1.1. The few tests
+//              spent waiting (retry backoff, timeouts, a worker's shutdown, a tool that sleeps): two files
+//              at a time kept 0.8 of a core busy on average, three at a time 1.1 (of 2). The few tests
 //              that need the fixed port 7233 (the CLI starting its own dev server) take turns for it
 //              (test/integration/support/default-port-turn.ts).
 //   alone      the files whose first line says `// Runs alone: <why>`, one at a time, after the others:
@@ -14,6 +14,7 @@
 //
 //   node scripts/integration-tier.mjs                  (both groups, as npm test's integration step)
 //   node scripts/integration-tier.mjs -t 'cancel'      (further arguments are passed to both jest runs)
+//   node scripts/integration-tier.mjs test/integration/cli   (files whose path matches, each in its group)
 //
 // A group with no test left by the arguments is not an error. The exit status is the first failing
 // group's, 0 when both passed.
@@ -33,7 +34,8 @@ const TOGETHER = 3;
 /** `// Runs alone: <why>` among a file's first lines marks it for the alone group. */
 const RUNS_ALONE = /^\/\/ Runs alone: (.+)$/m;
 
-const files = readdirSync(directory)
+// Every file the project's testMatch (`test/integration/**/*.test.ts`) finds, so each is in one group.
+const files = readdirSync(directory, { recursive: true })
   .filter((name) => name.endsWith('.test.ts'))
   .sort()
   .map((name) => {
@@ -44,8 +46,14 @@ const files = readdirSync(directory)
 const together = files.filter((file) => file.reason === undefined).map((file) => file.path);
 const alone = files.filter((file) => file.reason !== undefined);
 
-/** Jest takes positional arguments as patterns: a path's dots are escaped and it is anchored at its end. */
-const pattern = (path) => `${path.replaceAll('.', '\\.')}$`;
+/**
+ * Each group is the project less the other group's files (`--testPathIgnorePatterns`, a path's dots
+ * escaped and anchored at its end), so file patterns among the arguments narrow both groups.
+ */
+const leavingOut = (paths) => [
+  '--testPathIgnorePatterns=/node_modules/',
+  ...paths.map((path) => `--testPathIgnorePatterns=${path.replaceAll('.', '\\.')}$`),
+];
 
 /** 83.4 → "1 min 23 s", 4.2 → "4.2 s". */
 function duration(seconds) {
@@ -58,12 +66,12 @@ const extra = process.argv.slice(2);
 const groups = [
   {
     name: `together (${together.length} files, ${TOGETHER} at a time)`,
-    paths: together,
+    others: alone.map((file) => file.path),
     workers: [`--maxWorkers=${TOGETHER}`],
   },
   {
     name: `alone (${alone.length} files, 1 at a time)`,
-    paths: alone.map((file) => file.path),
+    others: together,
     workers: ['--runInBand'],
   },
 ];
@@ -72,17 +80,18 @@ for (const file of alone) console.log(`  ${file.path}: ${file.reason}`);
 
 const times = [];
 let failed;
-for (const { name, paths, workers } of groups) {
+for (const { name, others, workers } of groups) {
   console.log(`\n── integration, ${name} ──`);
   const started = Date.now();
+  // The arguments go first: jest's list options (--selectProjects, --testPathIgnorePatterns) take the words after them.
   const args = [
     jest,
-    ...paths.map(pattern),
+    ...extra,
     '--selectProjects',
     'integration',
     ...workers,
     '--passWithNoTests',
-    ...extra,
+    ...leavingOut(others),
   ];
   const { status, signal } = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
   const seconds = (Date.now() - started) / 1000;
