@@ -172,7 +172,8 @@ async function startPeer(
     workflowType,
     args: (calls) => [QUESTION, calls + 5],
     check(result) {
-      if (result !== ANSWER) throw new Error(`${key} answered ${JSON.stringify(result)}, not ${JSON.stringify(ANSWER)}`);
+      if (result !== ANSWER)
+        throw new Error(`${key} answered ${JSON.stringify(result)}, not ${JSON.stringify(ANSWER)}`);
     },
     stop: () => worker.stop(),
   };

@@ -30,7 +30,12 @@ export class PythonWorker {
   ): Promise<PythonWorker> {
     const child = spawn(python, ['-u', script], {
       cwd: resolve(__dirname),
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...environment },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        PYTHONDONTWRITEBYTECODE: '1',
+        ...environment,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new PythonWorker(child);
