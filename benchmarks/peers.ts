@@ -31,6 +31,7 @@ import type { WorkerProcess } from '../test/integration/support/worker-process';
 import { startBenchmarkStack, type BenchmarkStack } from './benchmark-stack';
 import { argument, describeLoad, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 import {
+  historyRatios,
   markdownTable,
   oursLowest,
   rowCells,
@@ -323,6 +324,7 @@ async function main(): Promise<void> {
             .map(([column, lowest]) => `${column} ${lowest ? 'yes' : 'no'}`)
             .join(', ')}`,
         );
+      if (ours) console.log(`history bytes per run over ours: ${historyRatios(rows, ours.label).join('; ')}`);
     }
   } catch (error) {
     failed = true;

@@ -132,13 +132,13 @@ export function markdownTable(headings: readonly string[], rows: readonly (reado
 }
 
 /**
- * Per column, whether the row `ours` is strictly lowest in every figure of it: the overhead and
- * both CPUs at each latency, history events and bytes. `undefined` when there is no peer row.
+ * Per figure, whether the row `ours` is strictly below every peer: the overhead and both CPUs at
+ * each latency, history events, history bytes. `undefined` when there is no peer row.
  */
 export function oursLowest(
   rows: readonly { system: string; figures: RowFigures }[],
   ours: string,
-): Record<'overhead' | 'worker CPU' | 'server CPU' | 'history', boolean> | undefined {
+): Record<'overhead' | 'worker CPU' | 'server CPU' | 'history events' | 'history bytes', boolean> | undefined {
   const mine = rows.find((row) => row.system === ours)?.figures;
   const peers = rows.filter((row) => row.system !== ours).map((row) => row.figures);
   if (!mine || peers.length === 0) return undefined;
@@ -148,6 +148,16 @@ export function oursLowest(
     overhead: lowest((figures) => figures.overheadPerStepMs),
     'worker CPU': lowest((figures) => figures.workerCpuPerCallMs),
     'server CPU': lowest((figures) => figures.serverCpuPerCallMs),
-    history: lowest((figures) => [figures.historyEvents, figures.historyBytes]),
+    'history events': lowest((figures) => [figures.historyEvents]),
+    'history bytes': lowest((figures) => [figures.historyBytes]),
   };
+}
+
+/** `Pydantic AI: 3.9×`: each peer's history bytes per run over ours, for the "≥ 10× smaller at 100 calls" target. */
+export function historyRatios(rows: readonly { system: string; figures: RowFigures }[], ours: string): string[] {
+  const mine = rows.find((row) => row.system === ours)?.figures.historyBytes;
+  if (!mine) return [];
+  return rows
+    .filter((row) => row.system !== ours)
+    .map((row) => `${row.system}: ${(row.figures.historyBytes / mine).toFixed(1)}×`);
 }

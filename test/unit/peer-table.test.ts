@@ -4,6 +4,7 @@ import {
   formatBytes,
   formatPerLatency,
   formatRange,
+  historyRatios,
   markdownTable,
   median,
   oursLowest,
@@ -101,7 +102,23 @@ describe('the peers table of benchmark:peers', () => {
       ],
       'ours',
     );
-    assert.deepEqual(verdict, { overhead: false, 'worker CPU': true, 'server CPU': true, history: true });
+    assert.deepEqual(verdict, {
+      overhead: false,
+      'worker CPU': true,
+      'server CPU': true,
+      'history events': true,
+      'history bytes': true,
+    });
     assert.equal(oursLowest([{ system: 'ours', figures: figures([1], [1], 1) }], 'ours'), undefined);
+    assert.deepEqual(
+      historyRatios(
+        [
+          { system: 'peer a', figures: figures([95], [27], 1_000) },
+          { system: 'ours', figures: figures([90], [20], 100) },
+        ],
+        'ours',
+      ),
+      ['peer a: 10.0×'],
+    );
   });
 });
