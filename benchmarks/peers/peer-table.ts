@@ -161,3 +161,29 @@ export function historyRatios(rows: readonly { system: string; figures: RowFigur
     .filter((row) => row.system !== ours)
     .map((row) => `${row.system}: ${(row.figures.historyBytes / mine).toFixed(1)}×`);
 }
+
+/** The calls from which issue 34 asks every peer's history to be at least 10× ours. */
+export const TENFOLD_HISTORY_FROM_CALLS = 100;
+
+/**
+ * What keeps ours from issue 34's target at `calls`: each figure in which it is not below every
+ * peer ({@link oursLowest}), and from {@link TENFOLD_HISTORY_FROM_CALLS} calls each peer whose
+ * history is less than 10× ours. Empty when the target is met (or there is no peer to compare).
+ */
+export function targetShortfalls(
+  rows: readonly { system: string; figures: RowFigures }[],
+  ours: string,
+  calls: number,
+): string[] {
+  const verdict = oursLowest(rows, ours);
+  const mine = rows.find((row) => row.system === ours)?.figures.historyBytes;
+  if (!verdict || mine === undefined) return [];
+  const shortfalls = Object.entries(verdict)
+    .filter(([, lowest]) => !lowest)
+    .map(([figure]) => `${figure} not lowest`);
+  if (calls >= TENFOLD_HISTORY_FROM_CALLS)
+    for (const row of rows)
+      if (row.system !== ours && row.figures.historyBytes < 10 * mine)
+        shortfalls.push(`${row.system}'s history ${(row.figures.historyBytes / mine).toFixed(1)}× ours, not 10×`);
+  return shortfalls;
+}

@@ -11,6 +11,7 @@ import {
   rowCells,
   rowFigures,
   tableHeadings,
+  targetShortfalls,
   type LatencyMeasurement,
   type SystemMeasurement,
 } from '../../benchmarks/peers/peer-table';
@@ -120,5 +121,30 @@ describe('the peers table of benchmark:peers', () => {
       ),
       ['peer a: 10.0×'],
     );
+  });
+
+  test("issue 34's target: lowest in every figure, and from 100 calls every peer's history 10× ours", () => {
+    const figures = (overhead: number, events: number, bytes: number) => ({
+      overheadPerStepMs: [overhead, overhead],
+      workerCpuPerCallMs: [overhead / 4],
+      serverCpuPerCallMs: [overhead / 3],
+      historyEvents: events,
+      historyBytes: bytes,
+      activities: 19,
+      workflowTasks: 20,
+    });
+    const rows = [
+      { system: 'peer', figures: figures(100, 1_199, 2_100_000) },
+      { system: 'ours', figures: figures(80, 1_000, 343_000) },
+    ];
+    assert.deepEqual(targetShortfalls(rows, 'ours', 10), []);
+    assert.deepEqual(targetShortfalls(rows, 'ours', 100), ["peer's history 6.1× ours, not 10×"]);
+    const slower = [rows[0]!, { system: 'ours', figures: figures(120, 1_241, 200_000) }];
+    assert.deepEqual(targetShortfalls(slower, 'ours', 100), [
+      'overhead not lowest',
+      'worker CPU not lowest',
+      'server CPU not lowest',
+      'history events not lowest',
+    ]);
   });
 });
