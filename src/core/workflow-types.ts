@@ -22,6 +22,8 @@ export const WorkflowTypes = {
   researchAgent: 'researchAgent',
   researchBatch: 'researchBatch',
   evaluation: 'evaluation',
+  /** One model's shared tokens/requests per minute (issue 33), id `model-limit/<model>`; started by model calls, not clients. */
+  modelLimiter: 'modelLimiter',
 } as const;
 
 /** Signature of the `researchAgent` workflow (workflows/research-agent.ts satisfies it). */
