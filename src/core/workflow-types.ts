@@ -9,7 +9,7 @@ import type { EvaluationOutcome, EvaluationWorkflowInput } from './evaluation/ev
  * new messages (old clients and old runs keep working); a breaking change gets a new workflow
  * type name instead, so runs in flight finish on the old one.
  */
-export const CONTRACT_VERSION = '1.1';
+export const CONTRACT_VERSION = '1.2';
 
 /** The task queue workers poll and clients start runs on unless configured otherwise (`REACT_AGENT_TASK_QUEUE`). */
 export const DEFAULT_TASK_QUEUE = 'react-agent';

@@ -72,3 +72,11 @@ export interface ModelLimitSettlement {
 export interface ModelLimitPause {
   retryAfterMs: number;
 }
+
+/** Limits by model name (`REACT_AGENT_MODEL_LIMITS`); `*` applies to every model not named. */
+export type ModelLimits = Readonly<Record<string, ModelLimit>>;
+
+/** The limit of `model`: its own, else `*`'s, else none. */
+export function modelLimitFor(limits: ModelLimits, model: string): ModelLimit | undefined {
+  return Object.hasOwn(limits, model) ? limits[model] : Object.hasOwn(limits, '*') ? limits['*'] : undefined;
+}
