@@ -152,7 +152,10 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // A server may echo a secret: out before anything parses, stores or traces the reply.
     const reply = redactor.redactValue(answered);
     const usage = replyUsage(reply, prompt.estimatedPromptTokens, tokenCounter, prices, input.model.model);
-    if (ticket) await modelLimits?.settle(ticket, usage.promptTokens + usage.completionTokens).catch(() => undefined);
+    if (ticket)
+      await modelLimits
+        ?.settle(ticket, usage.promptTokens + usage.completionTokens, usage.promptTokens)
+        .catch(() => undefined);
     metrics.succeeded(
       {
         prompt: usage.promptTokens,

@@ -22,12 +22,15 @@ export async function waitForModelLimit(
   context: Context,
 ): Promise<ModelLimitTicket | undefined> {
   if (!gate) return undefined;
-  const ticket = await gate.reserve(ask);
+  // The limiter's answer takes one RPC (more when it starts or continues as new): heartbeat meanwhile.
+  const asking = setInterval(() => context.heartbeat({ chunks: 0, characters: 0 }), WAIT_STEP_MS);
+  const ticket = await gate.reserve(ask).finally(() => clearInterval(asking));
   if (!ticket) return undefined;
   const wait = AgentMetrics.modelLimitWaitSeconds;
-  context.metricMeter
-    .createHistogram(wait.name, 'float', wait.unit, wait.description)
-    .record(ticket.waitMs / 1000, { model: ask.model, limit: ticket.waitMs > 0 ? (ticket.reason ?? 'tokens') : 'none' });
+  context.metricMeter.createHistogram(wait.name, 'float', wait.unit, wait.description).record(ticket.waitMs / 1000, {
+    model: ask.model,
+    limit: ticket.waitMs > 0 ? (ticket.reason ?? 'tokens') : 'none',
+  });
   if (ticket.waitMs <= 0) return ticket;
 
   const { startToCloseTimeoutMs, currentAttemptScheduledTimestampMs } = context.info;
@@ -45,7 +48,11 @@ export async function waitForModelLimit(
     const details: ModelCallHeartbeat = {
       chunks: 0,
       characters: 0,
-      waitingForModelLimit: { seconds: Math.ceil(remaining / 1000), model: ask.model, limit: ticket.reason ?? 'tokens' },
+      waitingForModelLimit: {
+        seconds: Math.ceil(remaining / 1000),
+        model: ask.model,
+        limit: ticket.reason ?? 'tokens',
+      },
     };
     context.heartbeat(details);
     // Throws CancelledFailure when the run is cancelled: the reservation then lapses with its lease.

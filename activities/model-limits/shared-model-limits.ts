@@ -34,6 +34,8 @@ export interface ModelLimitTicket {
   leaseId: string;
   /** Tokens reserved. */
   tokens: number;
+  /** The prompt's tokens as counted here (before calibration). */
+  countedPromptTokens: number;
   /** Milliseconds the limiter asked the call to wait (0: none). */
   waitMs: number;
   reason?: ModelLimitReason;
@@ -45,8 +47,11 @@ export interface ModelLimitTicket {
 export interface ModelLimitGate {
   /** Books a call of `ask.model`; undefined when the model has no limit (nothing is asked). */
   reserve(ask: ModelLimitAsk): Promise<ModelLimitTicket | undefined>;
-  /** The call's real usage (prompt + completion tokens as the provider reported them). */
-  settle(ticket: ModelLimitTicket, tokens: number): Promise<void>;
+  /**
+   * The call's real usage (prompt + completion tokens as the provider reported them); with the
+   * provider's prompt tokens, what its count says of ours (later reservations are scaled by it).
+   */
+  settle(ticket: ModelLimitTicket, tokens: number, reportedPromptTokens?: number): Promise<void>;
   /** A provider's 429 with retry-after: every worker's calls of `model` wait that long, once. */
   pause(model: string, retryAfterMs: number): Promise<void>;
 }
@@ -61,6 +66,12 @@ const RESERVE_ATTEMPTS = 4;
  * one signal to settle it.
  */
 export class SharedModelLimits implements ModelLimitGate {
+  /**
+   * Per model, the provider's prompt tokens over ours (at least 1, at most 3), from the calls
+   * settled so far: a provider that counts more than tiktoken does gets reservations that cover it.
+   */
+  private readonly promptRatios = new Map<string, number>();
+
   constructor(
     private readonly limits: ModelLimits,
     private readonly taskQueue: string,
@@ -71,8 +82,9 @@ export class SharedModelLimits implements ModelLimitGate {
   async reserve(ask: ModelLimitAsk): Promise<ModelLimitTicket | undefined> {
     const limit = modelLimitFor(this.limits, ask.model);
     if (!limit) return undefined;
+    const countedPromptTokens = Math.max(0, Math.ceil(ask.promptTokens));
     const tokens =
-      Math.max(0, Math.ceil(ask.promptTokens)) +
+      Math.ceil(countedPromptTokens * (this.promptRatios.get(ask.model) ?? 1)) +
       (ask.maxOutputTokens ?? limit.reservedOutputTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS);
     const request = { limit, tokens, ...(ask.share !== undefined && ask.share < 1 ? { share: ask.share } : {}) };
     const started = this.now();
@@ -99,13 +111,20 @@ export class SharedModelLimits implements ModelLimitGate {
       limit,
       leaseId: grant.leaseId,
       tokens,
+      countedPromptTokens,
       waitMs: grant.waitMs,
       ...(grant.reason ? { reason: grant.reason } : {}),
       askedMs: this.now() - started,
     };
   }
 
-  async settle(ticket: ModelLimitTicket, tokens: number): Promise<void> {
+  async settle(ticket: ModelLimitTicket, tokens: number, reportedPromptTokens?: number): Promise<void> {
+    if (reportedPromptTokens !== undefined && reportedPromptTokens > 0 && ticket.countedPromptTokens > 0) {
+      const ratio = Math.min(3, Math.max(1, reportedPromptTokens / ticket.countedPromptTokens));
+      const before = this.promptRatios.get(ticket.model);
+      // A moving average: a reservation above the real usage holds back the calls booked behind it.
+      this.promptRatios.set(ticket.model, before === undefined ? ratio : 0.8 * before + 0.2 * ratio);
+    }
     await this.client()
       .workflow.getHandle(modelLimiterWorkflowId(ticket.model))
       .signal(settleModelLimitSignal, { leaseId: ticket.leaseId, tokens: Math.max(0, Math.round(tokens)) });
