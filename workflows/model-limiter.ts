@@ -1,10 +1,4 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   isPause,
   isSettlement,

@@ -1,5 +1,10 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ModelLimitGrant, ModelLimitPause, ModelLimitReservationRequest, ModelLimitSettlement } from './model-limit';
+import type {
+  ModelLimitGrant,
+  ModelLimitPause,
+  ModelLimitReservationRequest,
+  ModelLimitSettlement,
+} from './model-limit';
 import type { ModelLimiterState } from './limiter-state';
 
 /** The `modelLimiter` workflow's input: its model, and what the run before it carried over. */
