@@ -64,7 +64,8 @@ describe('a model call waiting for its shared limit (activities/model-limits/mod
   test('a grant at once: no wait, the wait recorded as none', async () => {
     const { env, meter, heartbeats } = environment();
     const gate = new FakeGate(0);
-    const ticket = await env.run(() => waitForModelLimit(gate, ask, Context.current()));
+    const ticket = (await env.run(() => waitForModelLimit(gate, ask, Context.current()))) as
+      ModelLimitTicket | undefined;
     assert.equal(ticket?.leaseId, '1');
     assert.deepEqual(heartbeats, []);
     const recorded = meter.records.filter((record) => record.name === 'react_agent_model_limit_wait_seconds');
@@ -114,7 +115,9 @@ describe('a model call waiting for its shared limit (activities/model-limits/mod
   test('a 429 with retry-after pauses the model once and settles the call as used; other failures only settle', async () => {
     const { env, meter } = environment();
     const gate = new FakeGate(0);
-    const ticket = (await env.run(() => waitForModelLimit(gate, ask, Context.current()))) as ModelLimitTicket;
+    const ticket = (await env.run(() => waitForModelLimit(gate, ask, Context.current()))) as
+      ModelLimitTicket | undefined;
+    assert.ok(ticket);
     const rateLimited = ApplicationFailure.create({
       type: FailureTypes.modelRateLimited,
       message: '429',
