@@ -56,6 +56,12 @@ export interface ModelLimitGate {
   pause(model: string, retryAfterMs: number): Promise<void>;
 }
 
+/** What the provider's prompt count is taken to be of ours before any call of the model settled (a cautious guess). */
+const INITIAL_PROMPT_RATIO = 1.2;
+
+/** Reservations cover the calibrated prompt count plus this much (counts vary call to call). */
+const PROMPT_MARGIN = 1.05;
+
 /** Attempts of one reservation RPC before the call fails (and Temporal retries it). */
 const RESERVE_ATTEMPTS = 4;
 
@@ -69,6 +75,8 @@ export class SharedModelLimits implements ModelLimitGate {
   /**
    * Per model, the provider's prompt tokens over ours (at least 1, at most 3), from the calls
    * settled so far: a provider that counts more than tiktoken does gets reservations that cover it.
+   * Reserving more than a call uses costs little: the rest is given back when it settles, to the
+   * calls booked after it.
    */
   private readonly promptRatios = new Map<string, number>();
 
@@ -84,7 +92,7 @@ export class SharedModelLimits implements ModelLimitGate {
     if (!limit) return undefined;
     const countedPromptTokens = Math.max(0, Math.ceil(ask.promptTokens));
     const tokens =
-      Math.ceil(countedPromptTokens * (this.promptRatios.get(ask.model) ?? 1)) +
+      Math.ceil(countedPromptTokens * (this.promptRatios.get(ask.model) ?? INITIAL_PROMPT_RATIO) * PROMPT_MARGIN) +
       (ask.maxOutputTokens ?? limit.reservedOutputTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS);
     const request = { limit, tokens, ...(ask.share !== undefined && ask.share < 1 ? { share: ask.share } : {}) };
     const started = this.now();
