@@ -8,6 +8,7 @@ import { createCompressContext } from './compression-activity';
 import { createLearnContextWindow } from './context-window-activity';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import type { ChatModel } from './model/chat-model';
+import type { ModelLimitGate } from './model-limits/shared-model-limits';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
 import { createToolActivity } from './tools/tool-activity';
 import { withToolCallMetrics } from './tools/tool-call-metrics';
@@ -50,6 +51,8 @@ export interface ActivityDependencies {
   dataRoots?: readonly string[];
   /** The worker's secrets (src/config/configured-secrets.ts), redacted from every model reply and tool output before it is stored; default: URL credentials only. */
   redactor?: SecretRedactor;
+  /** The models' shared limits (`REACT_AGENT_MODEL_LIMITS`, issue 33), asked before each model call; default none. */
+  modelLimits?: ModelLimitGate;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation' | 'dataRoots'>;
 }
@@ -83,6 +86,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}),
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
       ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
+      ...(dependencies.modelLimits ? { modelLimits: dependencies.modelLimits } : {}),
     }),
     learnContextWindow: createLearnContextWindow({
       chatModel: dependencies.chatModel,

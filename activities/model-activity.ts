@@ -14,6 +14,8 @@ import { assistantMessageOf, callModelOutput, recordReply, replyUsage, withReaso
 import { heartbeatOf, StreamedText } from './model-call/streamed-text';
 import { chatControls } from './model/chat-controls';
 import type { ChatModel } from './model/chat-model';
+import { settleFailedCall, waitForModelLimit } from './model-limits/model-limit-wait';
+import type { ModelLimitGate } from './model-limits/shared-model-limits';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import {
@@ -59,6 +61,11 @@ export interface ModelActivityDependencies {
   traceContent?: TraceContentOptions;
   /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
   redactor?: SecretRedactor;
+  /**
+   * The models' shared limits (`REACT_AGENT_MODEL_LIMITS`, issue 33): each call of a limited model
+   * books its tokens before its request and settles its usage after. Default: none (nothing asked).
+   */
+  modelLimits?: ModelLimitGate;
 }
 
 /**
@@ -68,7 +75,7 @@ export interface ModelActivityDependencies {
  * reply with its reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
+  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent, modelLimits } = dependencies;
   const redactor = dependencies.redactor ?? SecretRedactor.none;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
@@ -111,24 +118,44 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
     // Web UI's pending activity): it rides in the heartbeat details, never in history.
     const streamed = new StreamedText();
-    metrics.requestSent();
-    const answered = await chatModel.chat(
-      modelRequest(input, protocol, prompt.messages, nativeTools, modelDefaults),
-      chatControls({
-        signal: context.cancellationSignal,
-        heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
-        firstTokenSeconds: modelDefaults.firstTokenSeconds,
-        stallSeconds: modelDefaults.stallSeconds,
-        onDelta: (delta) => streamed.add(delta),
-        onProgress: (progress) => {
-          if (progress.chunks > 0) metrics.chunkArrived();
-          context.heartbeat(heartbeatOf(progress, streamed));
-        },
-      }),
+    // A limited model: the call's tokens booked in the shared budget, waited for if need be.
+    const ticket = await waitForModelLimit(
+      modelLimits,
+      {
+        model: input.model.model,
+        promptTokens: prompt.estimatedPromptTokens,
+        ...(input.model.maxOutputTokens !== undefined ? { maxOutputTokens: input.model.maxOutputTokens } : {}),
+        ...(input.model.modelShare !== undefined ? { share: input.model.modelShare } : {}),
+      },
+      context,
     );
+    metrics.requestSent();
+    const answered = await chatModel
+      .chat(
+        modelRequest(input, protocol, prompt.messages, nativeTools, modelDefaults),
+        chatControls({
+          signal: context.cancellationSignal,
+          heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
+          firstTokenSeconds: modelDefaults.firstTokenSeconds,
+          stallSeconds: modelDefaults.stallSeconds,
+          onDelta: (delta) => streamed.add(delta),
+          onProgress: (progress) => {
+            if (progress.chunks > 0) metrics.chunkArrived();
+            context.heartbeat(heartbeatOf(progress, streamed));
+          },
+        }),
+      )
+      .catch(async (error: unknown) => {
+        await settleFailedCall(modelLimits, ticket, error, input.model.model, context);
+        throw error;
+      });
     // A server may echo a secret: out before anything parses, stores or traces the reply.
     const reply = redactor.redactValue(answered);
     const usage = replyUsage(reply, prompt.estimatedPromptTokens, tokenCounter, prices, input.model.model);
+    if (ticket)
+      await modelLimits
+        ?.settle(ticket, usage.promptTokens + usage.completionTokens, usage.promptTokens)
+        .catch(() => undefined);
     metrics.succeeded(
       {
         prompt: usage.promptTokens,

@@ -5,6 +5,8 @@
  */
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { SharedModelLimits } from '../activities/model-limits/shared-model-limits';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, ToolRegistry } from '../activities';
 import { createChatModel } from '../activities/model/chat-model-factory';
@@ -16,6 +18,7 @@ import {
   loadSummaryModelConfig,
   loadMetricsConfig,
   loadModelConfig,
+  loadModelLimits,
   loadModelPrices,
   loadTemporalConnection,
   loadTracingConfig,
@@ -123,6 +126,8 @@ async function main(): Promise<void> {
   };
   const modelConfig = loadModelConfig();
   const modelPrices = loadModelPrices();
+  // REACT_AGENT_MODEL_LIMITS: each limited model's tokens/requests per minute, one budget for the namespace (docs/model-limits.md).
+  const modelLimits = loadModelLimits();
   const judgeConfig = loadJudgeConfig();
   const summaryConfig = loadSummaryModelConfig();
   const temporal = loadTemporalConnection();
@@ -198,6 +203,10 @@ async function main(): Promise<void> {
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
     redactor,
+    // The limiter workflows run on the workflows' queue; each call reaches its limiter through the activity's client.
+    ...(Object.keys(modelLimits).length
+      ? { modelLimits: new SharedModelLimits(modelLimits, fleet.taskQueue, () => Context.current().client) }
+      : {}),
     // REACT_AGENT_TRACE_CONTENT: prompts and completions (truncated) in model spans.
     ...(tracing.traceContent ? { traceContent: tracing.traceContent } : {}),
     // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
@@ -275,7 +284,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
-      `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
+      `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {

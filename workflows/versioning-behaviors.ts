@@ -1,6 +1,7 @@
 import type { VersioningBehavior, WorkflowDefinitionOptions } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { evaluation } from './evaluation';
+import { modelLimiter } from './model-limiter';
 import { researchAgent } from './research-agent';
 import { researchBatch } from './research-batch';
 
@@ -27,7 +28,11 @@ function onVersionedWorkers(versioningBehavior: VersioningBehavior): () => Workf
  *   an orchestrator whose changes go behind `patched()`, proved by the replay tests, as before.
  * - `evaluation` PINNED: bounded (no continue-as-new), it judges a finished set of runs; pinned,
  *   every verdict of one evaluation comes from one build's judge and scoring code.
+ * - `modelLimiter` AUTO_UPGRADE: one per model, it lives as long as calls come (continuing as new
+ *   every few hundred messages) and every build's model calls talk to it; it moves to the current
+ *   build at its next workflow task. Its state is plain data carried through continue-as-new.
  */
 setWorkflowOptions(onVersionedWorkers('PINNED'), researchAgent);
 setWorkflowOptions(onVersionedWorkers('AUTO_UPGRADE'), researchBatch);
 setWorkflowOptions(onVersionedWorkers('PINNED'), evaluation);
+setWorkflowOptions(onVersionedWorkers('AUTO_UPGRADE'), modelLimiter);

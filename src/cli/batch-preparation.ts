@@ -86,6 +86,7 @@ export function batchRunTemplateFrom(values: Values, help: string): BatchRunTemp
       temperature: everyRunNumber(values, 'temperature', help),
       topP: everyRunNumber(values, 'top-p', help),
       maxOutputTokens: everyRunNumber(values, 'max-output-tokens', help),
+      modelShare: everyRunNumber(values, 'model-share', help),
     }).filter(([, value]) => value !== undefined),
   );
   const protocol = values.protocol as BatchRunTemplate['protocol'] | undefined;

@@ -123,6 +123,12 @@ export const RUN_OPTIONS = [
     range: { minimum: 1, maximum: 1_000_000, integer: true },
     forEveryRun: "longest reply (default the worker's, 10000)",
   },
+  {
+    flag: 'model-share',
+    value: 'S',
+    range: { minimum: 0.01, maximum: 1, integer: false },
+    forEveryRun: "share of the model's shared limits the runs may use (0.01 to 1; default 1)",
+  },
   { flag: 'id', value: 'ID', forOneRun: 'workflow id (default: research-<question words>-<time>-<random>)' },
 ] as const satisfies readonly RunOption[];
 
@@ -204,10 +210,10 @@ export function budgetsFrom(
   return budgets;
 }
 
-/** A number option of every run (`--temperature`, `--top-p`, `--max-output-tokens`), checked against its range. */
+/** A number option of every run (`--temperature`, `--top-p`, `--max-output-tokens`, `--model-share`), checked against its range. */
 export function everyRunNumber(
   values: OptionValues,
-  flag: 'temperature' | 'top-p' | 'max-output-tokens',
+  flag: 'temperature' | 'top-p' | 'max-output-tokens' | 'model-share',
   help: string,
 ): number | undefined {
   const option = RUN_OPTIONS.find((candidate) => candidate.flag === flag) as RunOption;

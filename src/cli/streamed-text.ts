@@ -2,7 +2,12 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { streamIncrement, streamTailOfDetails, type StreamTail } from '../domain/model-stream-text';
+import {
+  modelLimitWaitOfDetails,
+  streamIncrement,
+  streamTailOfDetails,
+  type StreamTail,
+} from '../domain/model-stream-text';
 import { activityRole } from './activity-roles';
 import type { HistoryEvent } from './run-events';
 
@@ -68,7 +73,21 @@ export function streamTailOfPendingActivity(activity: PendingActivity): StreamTa
   }
 }
 
+/** "waiting 12 s for gpt-x's tokens-per-minute limit" when a pending model call waits for its model's shared limit. */
+export function modelLimitWaitOfPendingActivity(activity: PendingActivity): string | undefined {
+  if (activityRole(activity.activityType?.name ?? '') !== 'model') return undefined;
+  const first = activity.heartbeatDetails?.payloads?.[0];
+  if (!first) return undefined;
+  try {
+    return modelLimitWaitOfDetails(defaultPayloadConverter.fromPayload(first));
+  } catch {
+    return undefined;
+  }
+}
+
 interface OpenCall {
+  /** The attempt whose wait for the model's limit was printed. */
+  waitNoted?: number;
   /** The attempt whose text was printed, and how far. */
   attempt?: number;
   printedCharacters?: number;
@@ -126,6 +145,12 @@ export class StreamedTextPrinter {
     for (const activity of activities) {
       const call = this.open.get(activity.activityId ?? '');
       if (!call) continue;
+      const wait = modelLimitWaitOfPendingActivity(activity);
+      // Once per attempt: the call waits for its model's shared limit before its request.
+      if (wait && call.waitNoted !== Number(activity.attempt ?? 1)) {
+        call.waitNoted = Number(activity.attempt ?? 1);
+        lines.push(`  (${wait})`);
+      }
       const tail = streamTailOfPendingActivity(activity);
       if (!tail) continue;
       const attempt = Number(activity.attempt ?? 1);

@@ -25,3 +25,4 @@ export * from './tracing-config';
 export * from './model-prices-config';
 export * from './worker-deployment-config';
 export * from './data-roots-config';
+export * from './model-limits-config';

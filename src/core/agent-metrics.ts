@@ -68,6 +68,7 @@ export type ToolCallOutcome = (typeof TOOL_CALL_OUTCOMES)[number];
 /** Model calls last seconds to minutes; a reply's first token can take minutes on a slow server reading a long prompt. */
 const MODEL_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600] as const;
 const FIRST_TOKEN_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300] as const;
+const LIMIT_WAIT_SECONDS = [0.05, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300] as const;
 const TOOL_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
 
 export const AgentMetrics = {
@@ -121,6 +122,23 @@ export const AgentMetrics = {
     unit: 'USD',
     description:
       'What prompt caching saved in US dollars on the successful model calls this worker process made (their cost with every prompt token at the input price and no cache write, less their cost charged; negative where cache writes cost more), for priced calls that reported cache tokens: a running total since the process started.',
+    labels: ['model'],
+  },
+  modelLimitWaitSeconds: {
+    kind: 'histogram',
+    name: 'react_agent_model_limit_wait_seconds',
+    unit: 's',
+    description:
+      "Time a model call was asked to wait for its model's shared limit (REACT_AGENT_MODEL_LIMITS) before its request, by model and the limit it waited for (none when it did not wait).",
+    labels: ['model', 'limit'],
+    buckets: LIMIT_WAIT_SECONDS,
+  },
+  modelLimitPauses: {
+    kind: 'counter',
+    name: 'react_agent_model_limit_pauses_total',
+    unit: 'pauses',
+    description:
+      "429s with retry-after from a limited model's provider that this worker reported to the model's limiter (each pauses every worker's calls of the model once).",
     labels: ['model'],
   },
   toolCalls: {

@@ -25,4 +25,12 @@ export interface ModelOptions {
    * @minimum 1
    */
   maxOutputTokens?: number;
+  /**
+   * The share of each of the model's shared limits (`REACT_AGENT_MODEL_LIMITS`, issue 33) this
+   * run's calls may use at most, so a batch leaves the rest to interactive runs
+   * (`react-agent batch --model-share`). Default: the whole limit. No effect on a model without limits.
+   * @minimum 0.01
+   * @maximum 1
+   */
+  modelShare?: number;
 }

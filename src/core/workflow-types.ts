@@ -9,7 +9,7 @@ import type { EvaluationOutcome, EvaluationWorkflowInput } from './evaluation/ev
  * new messages (old clients and old runs keep working); a breaking change gets a new workflow
  * type name instead, so runs in flight finish on the old one.
  */
-export const CONTRACT_VERSION = '1.1';
+export const CONTRACT_VERSION = '1.2';
 
 /** The task queue workers poll and clients start runs on unless configured otherwise (`REACT_AGENT_TASK_QUEUE`). */
 export const DEFAULT_TASK_QUEUE = 'react-agent';
@@ -22,6 +22,8 @@ export const WorkflowTypes = {
   researchAgent: 'researchAgent',
   researchBatch: 'researchBatch',
   evaluation: 'evaluation',
+  /** One model's shared tokens/requests per minute (issue 33), id `model-limit/<model>`; started by model calls, not clients. */
+  modelLimiter: 'modelLimiter',
 } as const;
 
 /** Signature of the `researchAgent` workflow (workflows/research-agent.ts satisfies it). */

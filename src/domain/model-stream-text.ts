@@ -3,6 +3,7 @@
  * details (never in history): the last part of what arrived, bounded in size, and how many
  * characters arrived in all, so a reader that saw part of it can print only what is new.
  */
+import type { ModelLimitReason } from '../core/model-limits/model-limit';
 
 /** At most this many characters of streamed text ride in a heartbeat (the details stay small). */
 export const STREAM_TAIL_CHARACTERS = 2_000;
@@ -24,6 +25,43 @@ export interface ModelCallHeartbeat {
   streamed?: string;
   /** Characters of streamed text in all (where `streamed` ends); absent before any text. */
   streamedCharacters?: number;
+  /**
+   * Before the request is sent: the call waits for the model's shared limit
+   * (`REACT_AGENT_MODEL_LIMITS`, issue 33) — seconds left, the model, and which limit.
+   */
+  waitingForModelLimit?: ModelLimitWait;
+}
+
+/** A model call waiting for its model's shared limit (heartbeat details). */
+export interface ModelLimitWait {
+  seconds: number;
+  model: string;
+  limit: ModelLimitReason;
+}
+
+/** How a limit reads in `follow`, `status` and logs. */
+export function describeLimitReason(reason: ModelLimitReason | undefined): string {
+  switch (reason) {
+    case 'requests':
+      return 'requests-per-minute limit';
+    case 'share':
+      return "batch's share of its limits";
+    case 'pause':
+      return 'pause after a 429';
+    default:
+      return 'tokens-per-minute limit';
+  }
+}
+
+/** "waiting 12 s for gpt-x's tokens-per-minute limit", for heartbeat details that say a call waits; else undefined. */
+export function modelLimitWaitOfDetails(details: unknown): string | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const wait = (details as Record<string, unknown>).waitingForModelLimit;
+  if (typeof wait !== 'object' || wait === null) return undefined;
+  const { seconds, model, limit } = wait as Record<string, unknown>;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || typeof model !== 'string') return undefined;
+  const reason = (['tokens', 'requests', 'share', 'pause'] as const).find((known) => known === limit);
+  return `waiting ${Math.max(0, Math.round(seconds))} s for ${model.slice(0, 100)}'s ${describeLimitReason(reason)}`;
 }
 
 /** The streamed text of one attempt, kept bounded: what the heartbeat details carry. */

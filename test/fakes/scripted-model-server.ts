@@ -153,6 +153,8 @@ export interface ScriptedRequestRecord extends ScriptedRequest {
   aborted: boolean;
   /** HTTP status answered; 0 until the script has replied. */
   status: number;
+  /** With a tokens-per-minute limit: the tokens (prompt + completion) the answer used, charged to the limit. */
+  tokens?: number;
 }
 
 /** Decides the reply to each chat-completions request. A thrown error becomes a 500 answer. */
@@ -182,6 +184,13 @@ export interface ScriptedModelServerOptions {
    * breakpoints, unless the reply names them. Default false.
    */
   promptCache?: boolean;
+  /**
+   * A provider's tokens-per-minute limit (issue 33): a token bucket of this many tokens, refilled
+   * continuously over a minute, charged each answer's prompt + completion tokens as its usage
+   * reports them; a request that does not fit gets a 429 with `retry-after` (whole seconds until
+   * it would fit). Default none.
+   */
+  tokensPerMinute?: number;
 }
 
 /**
@@ -378,6 +387,8 @@ export class ScriptedModelServer {
   private contextWindow: number | undefined;
   private windowEndpoint: WindowEndpoint = 'llama-server';
   private readonly acceptInvalidToolCallArguments: boolean;
+  /** The tokens-per-minute bucket, when the server enforces one ({@link ScriptedModelServerOptions.tokensPerMinute}). */
+  private tokenLimit: { perMinute: number; level: number; asOf: number } | undefined;
   /** Anthropic's prompt cache, when played ({@link ScriptedModelServerOptions.promptCache}). */
   promptCache: PromptCache | undefined;
   private readonly server: Server;
@@ -444,6 +455,7 @@ export class ScriptedModelServer {
     );
     instance.setContextWindow(options.contextWindow, options.windowEndpoint);
     if (options.promptCache) instance.promptCache = new PromptCache();
+    instance.setTokensPerMinute(options.tokensPerMinute);
     for (const socket of pendingSockets) instance.trackSocket(socket);
     return instance;
   }
@@ -452,6 +464,29 @@ export class ScriptedModelServer {
   setContextWindow(tokens: number | undefined, endpoint: WindowEndpoint = 'llama-server'): void {
     this.contextWindow = tokens;
     this.windowEndpoint = endpoint;
+  }
+
+  /** Sets (or, with undefined, removes) the tokens-per-minute limit; the bucket starts full. */
+  setTokensPerMinute(perMinute: number | undefined): void {
+    this.tokenLimit = perMinute === undefined ? undefined : { perMinute, level: perMinute, asOf: Date.now() };
+  }
+
+  /**
+   * Charges `tokens` to the tokens-per-minute bucket: undefined when they fit (taken), else the
+   * seconds until they would (nothing taken).
+   */
+  private chargeTokens(tokens: number): number | undefined {
+    const limit = this.tokenLimit;
+    if (!limit) return undefined;
+    const now = Date.now();
+    const perMs = limit.perMinute / 60_000;
+    limit.level = Math.min(limit.perMinute, limit.level + (now - limit.asOf) * perMs);
+    limit.asOf = now;
+    if (limit.level >= tokens) {
+      limit.level -= tokens;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((tokens - limit.level) / perMs / 1000));
   }
 
   /** Replaces the script; requests that arrive afterwards use the new one. */
@@ -662,9 +697,24 @@ export class ScriptedModelServer {
       this.finish(currentRecord, response);
       return;
     }
+    const content = applyStopSequences(reply.content ?? '', body.stop ?? body.stop_sequences);
+    if (this.tokenLimit) {
+      const tokens =
+        countedPromptTokens +
+        (reply.completionTokens ?? Math.ceil(((reply.reasoning ?? '').length + content.length) / 4));
+      const retryAfterSeconds = this.chargeTokens(tokens);
+      if (retryAfterSeconds !== undefined) {
+        currentRecord.status = 429;
+        this.sendError(response, 429, 'Rate limit reached for tokens per minute.', 'rate_limit_exceeded', {
+          'retry-after': String(retryAfterSeconds),
+        });
+        this.finish(currentRecord, response);
+        return;
+      }
+      currentRecord.tokens = tokens;
+    }
     currentRecord.status = 200;
 
-    const content = applyStopSequences(reply.content ?? '', body.stop ?? body.stop_sequences);
     const toolCalls = reply.toolCalls ?? [];
     const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
     const promptTokens = countedPromptTokens;

@@ -78,6 +78,8 @@ describe('the agent metric definitions (src/core/agent-metrics.ts)', () => {
       react_agent_model_calls_total: ['model', 'outcome'],
       react_agent_model_call_seconds: ['model', 'outcome'],
       react_agent_model_first_token_seconds: ['model'],
+      react_agent_model_limit_wait_seconds: ['model', 'limit'],
+      react_agent_model_limit_pauses_total: ['model'],
       react_agent_tokens_total: ['model', 'kind'],
       react_agent_cost_usd_total: ['model'],
       react_agent_cache_saved_usd_total: ['model'],

@@ -24,6 +24,13 @@ describe('batch settings', () => {
     assert.deepEqual(batchSettingsFrom({}, 'HELP'), { rollouts: 1, concurrency: 8, run: {} });
   });
 
+  test("--model-share: every run of the batch gets that share of its model's shared limits; outside 0.01–1 it is refused", () => {
+    assert.deepEqual(batchSettingsFrom({ 'model-share': '0.5' }, 'HELP').run, { model: { modelShare: 0.5 } });
+    assert.throws(() => batchSettingsFrom({ 'model-share': '0' }, 'HELP'), /--model-share/);
+    assert.throws(() => batchSettingsFrom({ 'model-share': '1.5' }, 'HELP'), /--model-share/);
+    assert.throws(() => batchSettingsFrom({ 'model-share': 'half' }, 'HELP'), /--model-share/);
+  });
+
   test('what is given, with an empty name left out', () => {
     assert.deepEqual(
       batchSettingsFrom(

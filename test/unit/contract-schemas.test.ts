@@ -91,6 +91,8 @@ describe('the contract schemas', () => {
     for (const type of Object.keys(schemaOfType)) assert.ok(types.has(type), `a recorded ${type} history`);
     let checkedResults = 0;
     for (const { history, type, input, result } of recorded) {
+      // The model limiter (issue 33) is started by model calls, never by clients: no client contract, no schemas.
+      if (type === 'modelLimiter') continue;
       const files = schemaOfType[type];
       assert.ok(files, `${history}: workflow type ${type} has schemas`);
       // A continued run's input carries the workflow's own `resume` and `resumedFrom`; clients never send them.

@@ -52,7 +52,8 @@ describe('the run-option table', () => {
   --subrun-depth D       levels of sub-runs below each run, with --subruns (1 to 3; default 1)
   --temperature T        sampling temperature (default the worker's, 0.6)
   --top-p P              nucleus sampling (default the worker's, 0.95)
-  --max-output-tokens N  longest reply (default the worker's, 10000)`,
+  --max-output-tokens N  longest reply (default the worker's, 10000)
+  --model-share S        share of the model's shared limits the runs may use (0.01 to 1; default 1)`,
     );
   });
 
@@ -90,6 +91,7 @@ describe('the run-option table', () => {
       'temperature',
       'top-p',
       'max-output-tokens',
+      'model-share',
     ]);
     assert.deepEqual(Object.keys(budgetOptionSpecs), [
       'max-calls',

@@ -11,6 +11,7 @@ import {
 import type { HistoryEvent } from '../../src/cli/run-events';
 import {
   flushStreamLines,
+  modelLimitWaitOfPendingActivity,
   STREAM_LINE_PREFIX as P,
   StreamedTextPrinter,
   streamLines,
@@ -166,6 +167,26 @@ describe('the streamed text printer of follow', () => {
     assert.deepEqual(printer.read(run.completed(Number(scheduled.eventId))), [`${P}and`]);
     assert.equal(printer.watching, false);
     assert.deepEqual(printer.pending([pending('3', details(`${full} more\n`))]), [], 'nothing after the call ended');
+  });
+
+  test("a call waiting for its model's shared limit says so once per attempt; malformed waits say nothing", () => {
+    const run = new Run();
+    const printer = new StreamedTextPrinter();
+    printer.read(run.scheduled('callModel', '5'));
+    const waiting = (seconds: number, limit = 'tokens') => ({
+      chunks: 0,
+      characters: 0,
+      waitingForModelLimit: { seconds, model: 'gpt-x', limit },
+    });
+    assert.deepEqual(printer.pending([pending('5', waiting(12))]), [
+      "  (waiting 12 s for gpt-x's tokens-per-minute limit)",
+    ]);
+    assert.deepEqual(printer.pending([pending('5', waiting(11))]), []);
+    assert.deepEqual(printer.pending([pending('5', waiting(3, 'pause'), 2)]), [
+      "  (waiting 3 s for gpt-x's pause after a 429)",
+    ]);
+    assert.equal(modelLimitWaitOfPendingActivity(pending('5', { waitingForModelLimit: { seconds: 'x' } })), undefined);
+    assert.equal(modelLimitWaitOfPendingActivity(pending('5', waiting(4), 1, 'search')), undefined);
   });
 
   test('a follow that starts late prints what the details hold and says how much came before', () => {
