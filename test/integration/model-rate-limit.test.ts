@@ -1,3 +1,4 @@
+// Runs alone: measures model calls per second; without the limit the same runs must go 1.5 times the limit's rate, which other files' CPU use can hold back
 /**
  * The model queue's rate limit (REACT_AGENT_MODEL_CALLS_PER_SECOND, Temporal's task-queue
  * `maxTaskQueueActivitiesPerSecond`) holds with many runs in flight: measured from the scripted
