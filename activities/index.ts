@@ -6,6 +6,7 @@ import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
 import { createLearnContextWindow } from './context-window-activity';
+import type { LiveTextChannels } from './live-text/live-text-server';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import type { ChatModel } from './model/chat-model';
 import { createTiktokenCounter, type TokenCounter } from './token-counter';
@@ -50,6 +51,8 @@ export interface ActivityDependencies {
   dataRoots?: readonly string[];
   /** The worker's secrets (src/config/configured-secrets.ts), redacted from every model reply and tool output before it is stored; default: URL credentials only. */
   redactor?: SecretRedactor;
+  /** The worker's live text server (issue 32): model calls push their text to watchers through it; default none. */
+  liveText?: LiveTextChannels;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation' | 'dataRoots'>;
 }
@@ -83,6 +86,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.modelPrices ? { prices: dependencies.modelPrices } : {}),
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
       ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
+      ...(dependencies.liveText ? { liveText: dependencies.liveText } : {}),
     }),
     learnContextWindow: createLearnContextWindow({
       chatModel: dependencies.chatModel,

@@ -11,7 +11,8 @@ import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { modelRequest, type SamplingDefaults } from './model-call/model-request';
 import { preparePrompt } from './model-call/prompt';
 import { assistantMessageOf, callModelOutput, recordReply, replyUsage, withReasoningThought } from './model-call/reply';
-import { heartbeatOf, StreamedText } from './model-call/streamed-text';
+import type { LiveTextChannels, LiveTextSink } from './live-text/live-text-server';
+import { heartbeatOf, StreamedText, type CallOfHeartbeat } from './model-call/streamed-text';
 import { chatControls } from './model/chat-controls';
 import type { ChatModel } from './model/chat-model';
 import type { TokenCounter } from './token-counter';
@@ -59,6 +60,12 @@ export interface ModelActivityDependencies {
   traceContent?: TraceContentOptions;
   /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
   redactor?: SecretRedactor;
+  /**
+   * The worker's live text server (issue 32, REACT_AGENT_LIVE_TEXT_LISTEN): each attempt's text
+   * pushed to watchers as it streams, its URL in the first heartbeat. Default none (the heartbeat
+   * details' tail alone).
+   */
+  liveText?: LiveTextChannels;
 }
 
 /**
@@ -68,7 +75,7 @@ export interface ModelActivityDependencies {
  * reply with its reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent } = dependencies;
+  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent, liveText } = dependencies;
   const redactor = dependencies.redactor ?? SecretRedactor.none;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
@@ -103,6 +110,30 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
    */
   async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics, span: Span): Promise<CallModelOutput> {
     const context = Context.current();
+    // The attempt's live text (issue 32): its URL goes out in this first heartbeat, which the SDK
+    // sends at once (the throttle holds back only later ones), so a watcher can connect before
+    // the first token; the text never enters history.
+    const live = liveText?.open(input.modelCall);
+    const call = { modelCall: input.modelCall, ...(live ? { liveText: live.pointer } : {}) };
+    context.heartbeat(heartbeatOf({ chunks: 0, contentCharacters: 0, reasoningCharacters: 0 }, new StreamedText(), call));
+    try {
+      const output = await streamAndRecord(input, metrics, span, call, live);
+      live?.end('completed');
+      return output;
+    } catch (error) {
+      live?.end('failed');
+      throw error;
+    }
+  }
+
+  async function streamAndRecord(
+    input: CallModelInput,
+    metrics: ModelCallMetrics,
+    span: Span,
+    call: CallOfHeartbeat,
+    live: LiveTextSink | undefined,
+  ): Promise<CallModelOutput> {
+    const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const prompt = await preparePrompt(store, tokenCounter, input.conversation, input.append);
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
@@ -119,10 +150,13 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
         heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
         firstTokenSeconds: modelDefaults.firstTokenSeconds,
         stallSeconds: modelDefaults.stallSeconds,
-        onDelta: (delta) => streamed.add(delta),
+        onDelta: (delta) => {
+          const piece = streamed.add(delta);
+          if (piece && live) live.add(piece.kind, redactor.redact(piece.text));
+        },
         onProgress: (progress) => {
           if (progress.chunks > 0) metrics.chunkArrived();
-          context.heartbeat(heartbeatOf(progress, streamed));
+          context.heartbeat(heartbeatOf(progress, streamed, call));
         },
       }),
     );
