@@ -177,7 +177,8 @@ export class LiveTextWatcher {
     const increment = streamIncrement(tracked.told, tail);
     tracked.told = increment.printedCharacters;
     const { activityId, attempt, call } = tracked;
-    if (increment.skipped > 0) this.notify({ type: 'skipped', activityId, attempt, call, characters: increment.skipped });
+    if (increment.skipped > 0)
+      this.notify({ type: 'skipped', activityId, attempt, call, characters: increment.skipped });
     if (increment.text) this.notify({ type: 'text', activityId, attempt, call, kind: 'tail', text: increment.text });
   }
 
@@ -250,6 +251,9 @@ const messageOf = (error: unknown) => {
   return `${error instanceof Error ? error.message : String(error)}${cause}`.split('\n')[0] as string;
 };
 
+/** What {@link watchRunText} describes runs with: a `Client`, or a handle's `WorkflowClient`. */
+export type RunDescriber = Pick<Client, 'workflowService'> & { options: { namespace: string } };
+
 /** Options of {@link watchRunText}. */
 export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   /** Stops the iteration (it then ends without an error). */
@@ -274,7 +278,7 @@ const RUNNING = 1;
  * while no call streams directly (about 2 requests a second), every 10 s while one does.
  */
 export async function* watchRunText(
-  client: Client,
+  client: RunDescriber,
   workflowId: string,
   options: WatchRunTextOptions = {},
 ): AsyncGenerator<LiveTextChunk> {

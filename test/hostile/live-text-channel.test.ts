@@ -124,16 +124,23 @@ describe('the live text server', () => {
     }
     // GET with a body.
     const withBody = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest(call.pointer.url, { method: 'GET', headers: { 'content-length': '5' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
+      const request = httpRequest(
+        call.pointer.url,
+        { method: 'GET', headers: { 'content-length': '5' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
       request.on('error', reject);
       request.end('hello');
     });
     assert.equal(withBody, 400);
     // Garbage and oversized headers: the connection is closed, nothing else happens.
-    for (const garbage of ['\x00\x01\x02 not http\r\n\r\n', `GET /calls/x HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`]) {
+    for (const garbage of [
+      '\x00\x01\x02 not http\r\n\r\n',
+      `GET /calls/x HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ]) {
       const closed = await new Promise<string>((resolve) => {
         const { port } = new URL(server.url);
         const socket = connect(Number(port), '127.0.0.1', () => socket.write(garbage));
@@ -191,8 +198,12 @@ describe('the reader against a hostile server', () => {
   async function hostile(handler: Parameters<typeof createServer>[1]): Promise<string> {
     const server: Server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push({ close: () => new Promise((resolve) => server.close(resolve)) });
-    server.on('connection', (socket) => servers.push({ close: () => socket.destroy() }));
+    servers.push({
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(resolve));
+      },
+    });
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/calls/${'a'.repeat(32)}`;
   }
 
