@@ -1,4 +1,4 @@
-import { defaultPayloadConverter, type Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
   LiveTextLineReader,
@@ -8,6 +8,7 @@ import {
   type LiveTextKind,
 } from '../domain/live-text';
 import { streamIncrement, streamTailOfDetails } from '../domain/model-stream-text';
+import { runHistory, type HistoryReader } from './run-history';
 
 /*
  * Reading a run's live text (issue 32), the one way `react-agent follow` and your own code do it:
@@ -148,7 +149,14 @@ export class LiveTextWatcher {
     }
   }
 
-  /** The call ended (its history event was read): stop reading it. */
+  /** The call's end was read in history: stop reading it, unless it streams directly (its end line comes from the worker). */
+  ended(activityId: string): void {
+    const tracked = this.calls.get(activityId);
+    if (tracked?.state === 'direct') tracked.missed = true;
+    else this.forget(activityId);
+  }
+
+  /** Stop reading the call now. */
   forget(activityId: string): void {
     this.calls.get(activityId)?.stop.abort();
     this.calls.delete(activityId);
@@ -251,14 +259,14 @@ const messageOf = (error: unknown) => {
   return `${error instanceof Error ? error.message : String(error)}${cause}`.split('\n')[0] as string;
 };
 
-/** What {@link watchRunText} describes runs with: a `Client`, or a handle's `WorkflowClient`. */
-export type RunDescriber = Pick<Client, 'workflowService'> & { options: { namespace: string } };
+/** What {@link watchRunText} reads runs with: a `Client`, or a handle's `WorkflowClient`. */
+export type RunDescriber = HistoryReader;
 
 /** Options of {@link watchRunText}. */
 export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   /** Stops the iteration (it then ends without an error). */
   signal?: AbortSignal;
-  /** How often the run is described while no call streams directly, in ms. Default 500. */
+  /** How often the run is described while a model call is open and neither its URL nor its first text has come, in ms. Default 250. */
   pollMs?: number;
   /** How often the run is described while a call's text comes from its heartbeats, in ms. Default 1,000. */
   fallbackPollMs?: number;
@@ -266,16 +274,22 @@ export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   onSource?: (source: 'direct' | 'heartbeat', detail: string) => void;
 }
 
-/** The status of a running workflow execution (`WORKFLOW_EXECUTION_STATUS_RUNNING`). */
-const RUNNING = 1;
+/** How long a direct read still gets, after the run closed, to deliver its last pieces. */
+const END_GRACE_MS = 2_000;
 
 /**
  * The text of a run's model calls as they stream (`{ call, kind, text }`), until the run ends or
  * `signal` aborts. Text comes straight from the worker that runs the call, within milliseconds,
  * when the worker serves live text and this process can reach it; otherwise from the call's
  * heartbeat details, every few seconds, with `kind: 'tail'`. Never from history: a call's text is
- * gone once it completes (its reply is in the transcript). Describes the run every `pollMs`
- * while no call streams directly (about 2 requests a second), every 10 s while one does.
+ * gone once it completes (its reply is in the transcript).
+ *
+ * What it costs: the run's history is long-polled (one request outstanding, answered as events
+ * come) to learn when a model call opens and closes; while one is open the run is described
+ * every `pollMs` until the call's URL or first text comes, then not at all while the text flows
+ * directly (once every 10 s, a check that the worker is still there), or every `fallbackPollMs`
+ * while it comes from heartbeats. Between model calls, no describes. After `signal` aborts, the
+ * outstanding long poll ends with the connection (or when the server answers it).
  */
 export async function* watchRunText(
   client: RunDescriber,
@@ -290,38 +304,74 @@ export async function* watchRunText(
     wake?.();
   }, options);
   const signal = options.signal;
+  /** Open `callModel` activities: activity id by scheduled event id. */
+  const open = new Map<string, string>();
   let running = true;
+  let stopped = false;
+  let historyError: unknown;
+  let currentRunId: string | undefined;
+
+  const readHistory = async () => {
+    for (;;) {
+      let next: string | undefined;
+      for await (const event of runHistory(client, workflowId, currentRunId)) {
+        if (stopped) return;
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        if (scheduled?.activityType?.name === MODEL_CALL_ACTIVITY && scheduled.activityId)
+          open.set(String(event.eventId), scheduled.activityId);
+        const ended =
+          event.activityTaskCompletedEventAttributes ??
+          event.activityTaskFailedEventAttributes ??
+          event.activityTaskTimedOutEventAttributes ??
+          event.activityTaskCanceledEventAttributes;
+        const activityId = ended ? open.get(String(ended.scheduledEventId)) : undefined;
+        if (activityId !== undefined) {
+          open.delete(String(ended?.scheduledEventId));
+          // A call read directly gets its end line from the worker; one read from heartbeats ends here.
+          watcher.ended(activityId);
+        }
+        next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
+        wake?.();
+      }
+      if (!next || stopped) return;
+      currentRunId = next;
+      open.clear();
+    }
+  };
+  const history = readHistory()
+    .catch((error: unknown) => {
+      if (!stopped) historyError = error;
+    })
+    .finally(() => {
+      running = false;
+      wake?.();
+    });
+
   let nextDescribe = 0;
-  /** Once the run ended: how long a direct read still gets to deliver its last pieces. */
   let endGrace: number | undefined;
   try {
     while (!signal?.aborted) {
       while (queue.length) yield queue.shift() as LiveTextChunk;
+      if (historyError) throw historyError;
       const now = Date.now();
       if (!running) {
-        endGrace ??= now + 2_000;
+        endGrace ??= now + END_GRACE_MS;
         if (!watcher.streaming || now >= endGrace) return;
       }
-      if (running && now >= nextDescribe) {
-        try {
-          const description = await client.workflowService.describeWorkflowExecution({
-            namespace: client.options.namespace,
-            execution: { workflowId },
-          });
-          // Described without a run id: after a continue-as-new, the new run.
-          running = description.workflowExecutionInfo?.status === RUNNING;
-          watcher.observe(description.pendingActivities ?? []);
-        } catch (error) {
-          if (signal?.aborted) return;
-          throw error;
-        }
-        nextDescribe = Date.now() + watcher.describeDelay(options.pollMs ?? 500, options.fallbackPollMs ?? 1_000);
+      if (running && open.size > 0 && now >= nextDescribe) {
+        const description = await client.workflowService.describeWorkflowExecution({
+          namespace: client.options.namespace,
+          execution: { workflowId, ...(currentRunId ? { runId: currentRunId } : {}) },
+        });
+        watcher.observe(description.pendingActivities ?? []);
+        nextDescribe = Date.now() + watcher.describeDelay(options.pollMs ?? 250, options.fallbackPollMs ?? 1_000);
         continue;
       }
-      if (queue.length) continue;
-      // Until a notice, the next describe, or the signal.
+      if (open.size === 0) nextDescribe = 0;
+      // Until a notice, a history event, the next describe, or the signal.
+      const until = !running ? (endGrace ?? now) : open.size > 0 ? nextDescribe : undefined;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, (running ? nextDescribe : (endGrace ?? now)) - now));
+        const timer = until === undefined ? undefined : setTimeout(done, Math.max(0, until - now));
         signal?.addEventListener('abort', done, { once: true });
         wake = done;
         function done() {
@@ -333,6 +383,8 @@ export async function* watchRunText(
       });
     }
   } finally {
+    stopped = true;
     watcher.close();
+    void history;
   }
 }

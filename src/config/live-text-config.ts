@@ -37,10 +37,11 @@ const invalid = (raw: string, why: string) =>
   );
 
 function listenAddress(raw: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):?(\d{1,5})$/.exec(raw);
-  if (!match) throw invalid(raw, 'not host:port');
-  const host = match[1] ?? (match[2] || '0.0.0.0');
-  const port = Number(match[3]);
+  const bare = /^:?(\d{1,5})$/.exec(raw);
+  const match = bare ? undefined : /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  if (!bare && !match) throw invalid(raw, 'not host:port');
+  const host = bare ? '0.0.0.0' : ((match?.[1] ?? match?.[2]) as string);
+  const port = Number(bare ? bare[1] : match?.[3]);
   if (port > 65_535) throw invalid(raw, 'the port must be from 0 to 65535');
   if (host === 'localhost') return { host: '127.0.0.1', port };
   if (!isIP(host)) throw invalid(raw, 'the host must be an IP address or localhost');
