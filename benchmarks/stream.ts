@@ -8,10 +8,10 @@
  *
  * Rounds: 1 run with a watcher reading the heartbeat details only (the fallback, the baseline),
  * 1 run with a watcher reading directly, then `RUNS` concurrent runs without watchers and with
- * one watcher each (directly): latency p50/p95, the runs' durations with and without watchers,
+ * one watcher each (directly), alternating, `REPEAT` times after a warm-up round: latency p50/p95, the runs' durations with and without watchers,
  * describe requests per second per watcher, and the bytes each watcher read.
  *
- * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50]`
+ * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 2]`
  */
 import type { Client } from '@temporalio/client';
 import { watchRunText, type RunDescriber } from '../src/client/live-text';
@@ -23,6 +23,7 @@ import { argument, describeLoad, percentile, startWorkerProcess, workerEnvironme
 const RUNS = Number(argument('runs', '100'));
 const CHUNKS = Number(argument('chunks', '60'));
 const CHUNK_MS = Number(argument('chunk-ms', '50'));
+const REPEAT = Number(argument('repeat', '2'));
 
 /** Segments of one length, so the server's even split sends each stamp whole in one chunk. */
 const SEGMENT = 40;
@@ -37,6 +38,8 @@ const script: Script = () => ({ content, chunks: CHUNKS, delayBetweenChunksMs: C
 interface Watched {
   latencies: number[];
   describes: number;
+  /** History long polls (each outstanding until events come). */
+  historyPolls: number;
   bytes: number;
   seconds: number;
 }
@@ -44,14 +47,17 @@ interface Watched {
 /** Watches one run through the client reader, counting its describe requests. */
 async function watch(client: Client, workflowId: string, direct: boolean): Promise<Watched> {
   let describes = 0;
+  let historyPolls = 0;
   const counting: RunDescriber = {
     options: { namespace: client.options.namespace },
     workflowService: new Proxy(client.workflowService, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
-        if (name !== 'describeWorkflowExecution' || typeof value !== 'function') return value;
+        if (typeof value !== 'function') return value;
+        if (name !== 'describeWorkflowExecution' && name !== 'getWorkflowExecutionHistory') return value;
         return (...args: unknown[]) => {
-          describes += 1;
+          if (name === 'describeWorkflowExecution') describes += 1;
+          else historyPolls += 1;
           return (value as (...parameters: unknown[]) => unknown).apply(target, args);
         };
       },
@@ -65,7 +71,7 @@ async function watch(client: Client, workflowId: string, direct: boolean): Promi
     bytes += Buffer.byteLength(encodeLiveTextLine({ call: chunk.call, kind: 'content', text: chunk.text }));
     for (const match of chunk.text.matchAll(/⟨(\d{13})⟩/g)) latencies.push(now - Number(match[1]));
   }
-  return { latencies, describes, bytes, seconds: (performance.now() - started) / 1000 };
+  return { latencies, describes, historyPolls, bytes, seconds: (performance.now() - started) / 1000 };
 }
 
 const ms = (values: number[]) =>
@@ -114,6 +120,7 @@ async function main(): Promise<void> {
         durations: runs.map((run) => run.seconds),
         latencies: watched.flatMap((one) => one.latencies),
         describesPerSecond: watched.map((one) => one.describes / one.seconds),
+        historyPollsPerSecond: watched.map((one) => one.historyPolls / one.seconds),
         bytes: watched.map((one) => one.bytes),
       };
     };
@@ -125,19 +132,39 @@ async function main(): Promise<void> {
     const single = await round(1, 'direct');
     console.log(`1 run, direct from the worker:                     ${ms(single.latencies)}  (${describeLoad()})`);
     console.log(
-      `  per watcher: ${mean(single.describesPerSecond).toFixed(2)} describe requests/s over the run, ${single.bytes[0]} bytes of live text for ${content.length} characters`,
+      `  per watcher: ${mean(single.describesPerSecond).toFixed(2)} describe requests/s and ${mean(single.historyPollsPerSecond).toFixed(2)} history long polls/s over the run, ${single.bytes[0]} bytes of live text for ${content.length} characters`,
     );
-    const unwatched = await round(RUNS, 'none');
+    // Rounds without and with watchers alternate (after a warm-up round of as many runs), so the
+    // machine's drifting load falls on both alike.
+    await round(RUNS, 'none');
+    const unwatchedDurations: number[] = [];
+    const watchedRounds: Array<Awaited<ReturnType<typeof round>>> = [];
+    for (let repeat = 0; repeat < REPEAT; repeat += 1) {
+      const unwatched = await round(RUNS, 'none');
+      unwatchedDurations.push(...unwatched.durations);
+      console.log(
+        `${RUNS} runs at once, no watchers:                  run duration mean ${mean(unwatched.durations).toFixed(2)} s, p95 ${percentile(unwatched.durations, 0.95).toFixed(2)} s  (${describeLoad()})`,
+      );
+      const watched = await round(RUNS, 'direct');
+      watchedRounds.push(watched);
+      console.log(`${RUNS} runs at once, a watcher each, direct:       ${ms(watched.latencies)}  (${describeLoad()})`);
+      console.log(
+        `  run duration mean ${mean(watched.durations).toFixed(2)} s, p95 ${percentile(watched.durations, 0.95).toFixed(2)} s`,
+      );
+    }
+    const watched = {
+      latencies: watchedRounds.flatMap((one) => one.latencies),
+      durations: watchedRounds.flatMap((one) => one.durations),
+      describesPerSecond: watchedRounds.flatMap((one) => one.describesPerSecond),
+      historyPollsPerSecond: watchedRounds.flatMap((one) => one.historyPollsPerSecond),
+      bytes: watchedRounds.flatMap((one) => one.bytes),
+    };
+    console.log(`all ${REPEAT} rounds of ${RUNS} watched runs: ${ms(watched.latencies)}`);
     console.log(
-      `${RUNS} runs at once, no watchers:                  run duration mean ${mean(unwatched.durations).toFixed(2)} s, p95 ${percentile(unwatched.durations, 0.95).toFixed(2)} s  (${describeLoad()})`,
+      `  run duration mean ${mean(watched.durations).toFixed(2)} s with watchers, ${mean(unwatchedDurations).toFixed(2)} s without: ${(100 * (mean(watched.durations) / mean(unwatchedDurations) - 1)).toFixed(1)}%`,
     );
-    const watched = await round(RUNS, 'direct');
-    console.log(`${RUNS} runs at once, a watcher each, direct:       ${ms(watched.latencies)}  (${describeLoad()})`);
     console.log(
-      `  run duration mean ${mean(watched.durations).toFixed(2)} s, p95 ${percentile(watched.durations, 0.95).toFixed(2)} s: ${(100 * (mean(watched.durations) / mean(unwatched.durations) - 1)).toFixed(1)}% against no watchers`,
-    );
-    console.log(
-      `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes`,
+      `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s and ${mean(watched.historyPollsPerSecond).toFixed(2)} history long polls/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)} and ${(mean(watched.historyPollsPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes`,
     );
     await worker.stop();
   } finally {
