@@ -13,7 +13,7 @@
  *
  * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 2]`
  */
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { watchRunText, type RunDescriber } from '../src/client/live-text';
 import { encodeLiveTextLine } from '../src/domain/live-text';
 import { SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
@@ -96,6 +96,11 @@ async function main(): Promise<void> {
       REACT_AGENT_MAX_CONCURRENT_ACTIVITIES: String(Math.max(20, RUNS * 2)),
       REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
     });
+    // The watchers' own connection, as `follow` processes or a watching service would have: a
+    // watcher's history long poll stays open, and on the connection that awaits the runs' results
+    // the two kinds of long poll would queue behind each other.
+    const watcherConnection = await Connection.connect({ address: stack.server.address });
+    const watcherClient = new Client({ connection: watcherConnection });
     let sequence = 0;
     /** Runs `count` runs at once, each watched (or not); their durations and what the watchers saw. */
     const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat') => {
@@ -108,7 +113,7 @@ async function main(): Promise<void> {
             workflowId,
             args: [{ question: 'Stream, please.', limits: { maxModelCalls: 2 } }],
           });
-          const watched = watching === 'none' ? undefined : watch(stack.client, workflowId, watching === 'direct');
+          const watched = watching === 'none' ? undefined : watch(watcherClient, workflowId, watching === 'direct');
           const result = (await handle.result()) as { termination: string };
           const seconds = (performance.now() - started) / 1000;
           if (result.termination !== 'answer') throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
@@ -167,6 +172,7 @@ async function main(): Promise<void> {
       `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s and ${mean(watched.historyPollsPerSecond).toFixed(2)} history long polls/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)} and ${(mean(watched.historyPollsPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes`,
     );
     await worker.stop();
+    await watcherConnection.close();
   } finally {
     await stack.close();
   }
