@@ -115,7 +115,9 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // the first token; the text never enters history.
     const live = liveText?.open(input.modelCall);
     const call = { modelCall: input.modelCall, ...(live ? { liveText: live.pointer } : {}) };
-    context.heartbeat(heartbeatOf({ chunks: 0, contentCharacters: 0, reasoningCharacters: 0 }, new StreamedText(), call));
+    context.heartbeat(
+      heartbeatOf({ chunks: 0, contentCharacters: 0, waitingForFirstChunkMs: 0 }, new StreamedText(), call),
+    );
     try {
       const output = await streamAndRecord(input, metrics, span, call, live);
       live?.end('completed');
