@@ -116,7 +116,11 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const live = liveText?.open(input.modelCall);
     const call = { modelCall: input.modelCall, ...(live ? { liveText: live.pointer } : {}) };
     context.heartbeat(
-      heartbeatOf({ chunks: 0, contentCharacters: 0, waitingForFirstChunkMs: 0 }, new StreamedText(), call),
+      heartbeatOf(
+        { chunks: 0, contentCharacters: 0, reasoningCharacters: 0, waitingForFirstChunkMs: 0 },
+        new StreamedText(),
+        call,
+      ),
     );
     try {
       const output = await streamAndRecord(input, metrics, span, call, live);

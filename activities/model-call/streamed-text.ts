@@ -38,7 +38,11 @@ export interface CallOfHeartbeat {
  * with `call`, the call's number and the URL of its live text (every heartbeat carries them, since
  * the server keeps only the latest details).
  */
-export function heartbeatOf(progress: ChatProgress, streamed: StreamedText, call?: CallOfHeartbeat): ModelCallHeartbeat {
+export function heartbeatOf(
+  progress: ChatProgress,
+  streamed: StreamedText,
+  call?: CallOfHeartbeat,
+): ModelCallHeartbeat {
   return {
     ...(call ? { modelCall: call.modelCall } : {}),
     ...(call?.liveText ? { liveText: call.liveText } : {}),

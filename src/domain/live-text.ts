@@ -133,7 +133,8 @@ export class LiveTextLineReader {
       if (text.trim()) lines.push(parseLiveTextLine(text));
     }
     // A character is at most 3 bytes of UTF-8 in a JS string's unit: a cheap upper bound, exact enough.
-    if (this.held.length > this.maxLineBytes) throw new Error(`live text: a line is longer than ${this.maxLineBytes} bytes`);
+    if (this.held.length > this.maxLineBytes)
+      throw new Error(`live text: a line is longer than ${this.maxLineBytes} bytes`);
     return lines;
   }
 }

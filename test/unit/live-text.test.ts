@@ -50,7 +50,10 @@ describe('the live text wire format', () => {
   test('a line longer than the reader accepts throws instead of being held', () => {
     const reader = new LiveTextLineReader(1_000);
     assert.deepEqual(reader.read(bytes('{"end":"completed"}\n')), [{ end: 'completed' }]);
-    assert.throws(() => reader.read(bytes(`{"call":1,"kind":"content","text":"${'x'.repeat(2_000)}`)), /longer than 1000/);
+    assert.throws(
+      () => reader.read(bytes(`{"call":1,"kind":"content","text":"${'x'.repeat(2_000)}`)),
+      /longer than 1000/,
+    );
   });
 });
 
