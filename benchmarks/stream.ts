@@ -18,6 +18,7 @@ import { watchRunText, type RunDescriber } from '../src/client/live-text';
 import { encodeLiveTextLine } from '../src/domain/live-text';
 import { SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
 import { startBenchmarkStack } from './benchmark-stack';
+import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { argument, describeLoad, percentile, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 
 const RUNS = Number(argument('runs', '100'));
@@ -103,7 +104,13 @@ async function main(): Promise<void> {
     const watcherClient = new Client({ connection: watcherConnection });
     let sequence = 0;
     /** Runs `count` runs at once, each watched (or not); their durations and what the watchers saw. */
+    const groups = {
+      ...(await stack.server.processGroups()),
+      worker: [worker.pid],
+      'this process (scripted model server, client, watchers)': [process.pid],
+    };
     const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat') => {
+      const cpuBefore = cpuSnapshot(groups);
       const runs = await Promise.all(
         Array.from({ length: count }, async () => {
           const workflowId = `stream-benchmark-${watching}-${count}-${(sequence += 1)}-${Date.now()}`;
@@ -121,7 +128,11 @@ async function main(): Promise<void> {
         }),
       );
       const watched = runs.flatMap((run) => (run.watched ? [run.watched] : []));
+      const cpu = cpuBetween(cpuBefore, cpuSnapshot(groups));
       return {
+        cpu: Object.entries(cpu)
+          .map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`)
+          .join(', '),
         durations: runs.map((run) => run.seconds),
         latencies: watched.flatMap((one) => one.latencies),
         describesPerSecond: watched.map((one) => one.describes / one.seconds),
@@ -148,13 +159,13 @@ async function main(): Promise<void> {
       const unwatched = await round(RUNS, 'none');
       unwatchedDurations.push(...unwatched.durations);
       console.log(
-        `${RUNS} runs at once, no watchers:                  run duration mean ${mean(unwatched.durations).toFixed(2)} s, p95 ${percentile(unwatched.durations, 0.95).toFixed(2)} s  (${describeLoad()})`,
+        `${RUNS} runs at once, no watchers:                  run duration mean ${mean(unwatched.durations).toFixed(2)} s, p95 ${percentile(unwatched.durations, 0.95).toFixed(2)} s  (${describeLoad()}); CPU s: ${unwatched.cpu}`,
       );
       const watched = await round(RUNS, 'direct');
       watchedRounds.push(watched);
       console.log(`${RUNS} runs at once, a watcher each, direct:       ${ms(watched.latencies)}  (${describeLoad()})`);
       console.log(
-        `  run duration mean ${mean(watched.durations).toFixed(2)} s, p95 ${percentile(watched.durations, 0.95).toFixed(2)} s`,
+        `  run duration mean ${mean(watched.durations).toFixed(2)} s, p95 ${percentile(watched.durations, 0.95).toFixed(2)} s; CPU s: ${watched.cpu}`,
       );
     }
     const watched = {
