@@ -6,6 +6,7 @@ import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
 import { createLearnContextWindow } from './context-window-activity';
+import type { LiveTextChannels } from './live-text/live-text-server';
 import { createCallModel, type ModelDefaults } from './model-activity';
 import type { ChatModel } from './model/chat-model';
 import type { ModelLimitGate } from './model-limits/shared-model-limits';
@@ -53,6 +54,8 @@ export interface ActivityDependencies {
   redactor?: SecretRedactor;
   /** The models' shared limits (`REACT_AGENT_MODEL_LIMITS`, issue 33), asked before each model call; default none. */
   modelLimits?: ModelLimitGate;
+  /** The worker's live text server (issue 32): model calls push their text to watchers through it; default none. */
+  liveText?: LiveTextChannels;
   /** The evaluation's judge client, endpoint and verdict store; without it the evaluation activities are not registered. */
   evaluation?: Omit<EvaluationActivityDependencies, 'store' | 'countTokens' | 'openLocation' | 'dataRoots'>;
 }
@@ -87,6 +90,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.traceContent ? { traceContent: dependencies.traceContent } : {}),
       ...(dependencies.redactor ? { redactor: dependencies.redactor } : {}),
       ...(dependencies.modelLimits ? { modelLimits: dependencies.modelLimits } : {}),
+      ...(dependencies.liveText ? { liveText: dependencies.liveText } : {}),
     }),
     learnContextWindow: createLearnContextWindow({
       chatModel: dependencies.chatModel,

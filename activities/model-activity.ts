@@ -3,19 +3,20 @@ import type { Span } from '@opentelemetry/api';
 import type { CallModelInput, CallModelOutput } from '../src/core/activity-contracts';
 import type { ModelPrices } from '../src/domain/model-prices';
 import { SecretRedactor } from '../src/domain/secret-redaction';
-import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, protocolByName } from '../src/core/protocols';
+import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, protocolByName, type Protocol } from '../src/core/protocols';
 import type { ToolSpec } from '../src/core/tool-spec';
 import { loadToolSpecs } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
 import { modelRequest, type SamplingDefaults } from './model-call/model-request';
-import { preparePrompt } from './model-call/prompt';
+import { preparePrompt, type PreparedPrompt } from './model-call/prompt';
 import { assistantMessageOf, callModelOutput, recordReply, replyUsage, withReasoningThought } from './model-call/reply';
-import { heartbeatOf, StreamedText } from './model-call/streamed-text';
+import type { LiveTextChannels, LiveTextSink } from './live-text/live-text-server';
+import { heartbeatOf, StreamedText, type CallOfHeartbeat } from './model-call/streamed-text';
 import { chatControls } from './model/chat-controls';
 import type { ChatModel } from './model/chat-model';
 import { settleFailedCall, waitForModelLimit } from './model-limits/model-limit-wait';
-import type { ModelLimitGate } from './model-limits/shared-model-limits';
+import type { ModelLimitGate, ModelLimitTicket } from './model-limits/shared-model-limits';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
 import {
@@ -62,10 +63,24 @@ export interface ModelActivityDependencies {
   /** The worker's secrets, taken out of the reply (content, reasoning, tool calls) before it is parsed or stored: a server may echo them. Default: URL credentials only. */
   redactor?: SecretRedactor;
   /**
+   * The worker's live text server (issue 32, REACT_AGENT_LIVE_TEXT_LISTEN): each attempt's text
+   * pushed to watchers as it streams, its URL in the first heartbeat. Default none (the heartbeat
+   * details' tail alone).
+   */
+  liveText?: LiveTextChannels;
+  /**
    * The models' shared limits (`REACT_AGENT_MODEL_LIMITS`, issue 33): each call of a limited model
    * books its tokens before its request and settles its usage after. Default: none (nothing asked).
    */
   modelLimits?: ModelLimitGate;
+}
+
+/** An attempt made ready to send: its prompt, protocol and tools, and its place in the model's shared limit. */
+interface PreparedCall {
+  prompt: PreparedPrompt;
+  protocol: Protocol;
+  nativeTools: ToolSpec[] | undefined;
+  ticket: ModelLimitTicket | undefined;
 }
 
 /**
@@ -75,7 +90,8 @@ export interface ModelActivityDependencies {
  * reply with its reasoning, and returns references plus the parsed turn.
  */
 export function createCallModel(dependencies: ModelActivityDependencies) {
-  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent, modelLimits } = dependencies;
+  const { chatModel, store, tokenCounter, modelDefaults, tools, prices, traceContent, liveText, modelLimits } =
+    dependencies;
   const redactor = dependencies.redactor ?? SecretRedactor.none;
 
   return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
@@ -114,11 +130,8 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     const prompt = await preparePrompt(store, tokenCounter, input.conversation, input.append);
     const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
     setModelInputContent(span, prompt.messages, traceContent);
-
-    // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
-    // Web UI's pending activity): it rides in the heartbeat details, never in history.
-    const streamed = new StreamedText();
-    // A limited model: the call's tokens booked in the shared budget, waited for if need be.
+    // A limited model: the call's tokens booked in the shared budget, waited for if need be
+    // (heartbeating `waitingForModelLimit`, which follow reads while it looks for the live text's URL).
     const ticket = await waitForModelLimit(
       modelLimits,
       {
@@ -129,6 +142,42 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
       },
       context,
     );
+    // The attempt's live text (issue 32): its URL goes out in this heartbeat, which the SDK sends
+    // at once when it is the attempt's first (the throttle holds back only later ones: after a wait
+    // for the model's limit it goes out at the next throttle tick), so a watcher can connect before
+    // the first token; the text never enters history.
+    const live = liveText?.open(input.modelCall);
+    const call = { modelCall: input.modelCall, ...(live ? { liveText: live.pointer } : {}) };
+    context.heartbeat(
+      heartbeatOf(
+        { chunks: 0, contentCharacters: 0, reasoningCharacters: 0, waitingForFirstChunkMs: 0 },
+        new StreamedText(),
+        call,
+      ),
+    );
+    try {
+      const output = await streamAndRecord(input, { prompt, protocol, nativeTools, ticket }, metrics, span, call, live);
+      live?.end('completed');
+      return output;
+    } catch (error) {
+      live?.end('failed');
+      throw error;
+    }
+  }
+
+  async function streamAndRecord(
+    input: CallModelInput,
+    { prompt, protocol, nativeTools, ticket }: PreparedCall,
+    metrics: ModelCallMetrics,
+    span: Span,
+    call: CallOfHeartbeat,
+    live: LiveTextSink | undefined,
+  ): Promise<CallModelOutput> {
+    const context = Context.current();
+
+    // The text as it streams, bounded, for whoever watches the call (`react-agent follow`, the
+    // Web UI's pending activity): it rides in the heartbeat details, never in history.
+    const streamed = new StreamedText();
     metrics.requestSent();
     const answered = await chatModel
       .chat(
@@ -138,10 +187,13 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
           heartbeatTimeoutMs: context.info.heartbeatTimeoutMs,
           firstTokenSeconds: modelDefaults.firstTokenSeconds,
           stallSeconds: modelDefaults.stallSeconds,
-          onDelta: (delta) => streamed.add(delta),
+          onDelta: (delta) => {
+            const piece = streamed.add(delta);
+            if (piece && live) live.add(piece.kind, redactor.redact(piece.text));
+          },
           onProgress: (progress) => {
             if (progress.chunks > 0) metrics.chunkArrived();
-            context.heartbeat(heartbeatOf(progress, streamed));
+            context.heartbeat(heartbeatOf(progress, streamed, call));
           },
         }),
       )

@@ -9,12 +9,14 @@ import { Context } from '@temporalio/activity';
 import { SharedModelLimits } from '../activities/model-limits/shared-model-limits';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, ToolRegistry } from '../activities';
+import { LiveTextServer } from '../activities/live-text/live-text-server';
 import { createChatModel } from '../activities/model/chat-model-factory';
 import { summaryModelOf } from '../activities/model/summary-chat-model';
 import {
   ConfigurationError,
   loadDataRoots,
   loadJudgeConfig,
+  loadLiveTextConfig,
   loadSummaryModelConfig,
   loadMetricsConfig,
   loadModelConfig,
@@ -182,7 +184,21 @@ async function main(): Promise<void> {
   await checkSearchAttributes(temporal);
   const s3Settings = loadS3ClientSettings(process.env);
   const dataRoots = loadDataRoots();
+  // REACT_AGENT_LIVE_TEXT_LISTEN / _URL (issue 32): model calls push their text to watchers through this
+  // worker's small HTTP server; `off`, watchers read the heartbeat details' tail.
+  const liveTextConfig = loadLiveTextConfig();
+  const liveText =
+    liveTextConfig.listen && plans.some((plan) => plan.model)
+      ? await LiveTextServer.start({
+          ...liveTextConfig.listen,
+          ...(liveTextConfig.advertisedUrl ? { advertisedUrl: liveTextConfig.advertisedUrl } : {}),
+          ...(liveTextConfig.advertisedHost ? { advertisedHost: liveTextConfig.advertisedHost } : {}),
+          maxWatchersPerCall: liveTextConfig.maxWatchersPerCall,
+          maxWatchers: liveTextConfig.maxWatchers,
+        })
+      : undefined;
   const activities = createActivities({
+    ...(liveText ? { liveText } : {}),
     chatModel,
     summary: { chatModel: summary.chatModel, ...(summary.model !== undefined ? { model: summary.model } : {}) },
     store,
@@ -285,6 +301,7 @@ async function main(): Promise<void> {
   console.log(
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
       `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
+      `live text ${liveText ? `at ${liveText.url}` : 'off'}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {
@@ -298,6 +315,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
+    await liveText?.close();
     await connection.close();
     await mcp.close();
     await tracing.shutdown();

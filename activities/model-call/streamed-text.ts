@@ -1,3 +1,4 @@
+import type { LiveTextKind, LiveTextPointer } from '../../src/domain/live-text';
 import { appendToStreamTail, type ModelCallHeartbeat, type StreamTail } from '../../src/domain/model-stream-text';
 import type { ChatDelta, ChatProgress } from '../model/chat-model';
 
@@ -10,8 +11,9 @@ export class StreamedText {
   private lastKind: 'reasoning' | 'content' | 'tool' | undefined;
   private readonly namedCalls = new Set<number>();
 
-  add(delta: ChatDelta): void {
-    if (!delta.text) return;
+  /** Appends a delta; returns what was appended (its separator included) and its kind, for the live text. */
+  add(delta: ChatDelta): { kind: LiveTextKind; text: string } | undefined {
+    if (!delta.text) return undefined;
     const kind = delta.kind === 'tool-name' || delta.kind === 'tool-arguments' ? 'tool' : delta.kind;
     let separator = this.lastKind !== undefined && this.lastKind !== kind ? '\n' : '';
     if (delta.kind === 'tool-name' && !this.namedCalls.has(delta.toolCall ?? 0)) {
@@ -21,12 +23,29 @@ export class StreamedText {
     }
     this.lastKind = kind;
     this.tail = appendToStreamTail(this.tail, separator + delta.text);
+    return { kind, text: separator + delta.text };
   }
 }
 
-/** A model call's heartbeat details: how far it got, and the streamed text's tail once text flows. */
-export function heartbeatOf(progress: ChatProgress, streamed: StreamedText): ModelCallHeartbeat {
+/** Which call an attempt is, and where its live text is served (when the worker serves it). */
+export interface CallOfHeartbeat {
+  modelCall: number;
+  liveText?: LiveTextPointer;
+}
+
+/**
+ * A model call's heartbeat details: how far it got, and the streamed text's tail once text flows;
+ * with `call`, the call's number and the URL of its live text (every heartbeat carries them, since
+ * the server keeps only the latest details).
+ */
+export function heartbeatOf(
+  progress: ChatProgress,
+  streamed: StreamedText,
+  call?: CallOfHeartbeat,
+): ModelCallHeartbeat {
   return {
+    ...(call ? { modelCall: call.modelCall } : {}),
+    ...(call?.liveText ? { liveText: call.liveText } : {}),
     chunks: progress.chunks,
     characters: progress.contentCharacters,
     ...(progress.reasoningCharacters ? { reasoningCharacters: progress.reasoningCharacters } : {}),

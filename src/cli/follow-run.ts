@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ResearchRunResult } from '../core/run-result';
 import { isConnectionProblem } from './connection-problems';
 import { progressLines } from './progress-lines';
-import { RunEventReader, runHistory, type HistoryEvent, type RunEvent } from './run-events';
+import { runHistory } from '../client/run-history';
+import { RunEventReader, type HistoryEvent, type RunEvent } from './run-events';
 import { isSubRunEvent } from './sub-run-events';
 import { StreamedTextPrinter, watchStreamingCalls } from './streamed-text';
 import { SubRunFollowers, type FollowedTree } from './sub-run-follow';
@@ -39,8 +40,9 @@ export interface FollowRunOptions {
   /** Wait between attempts, in ms. Default 2,000. */
   retryDelayMs?: number;
   /**
-   * How often to look at a streaming model call's text (its heartbeat details), in ms, while one
-   * is open; 0 never looks. Default 1,000.
+   * How often to look at a streaming model call's text in its heartbeat details, in ms, while one
+   * is open and its text is not pushed by the worker; 0 never looks (no streamed text at all).
+   * Default 1,000.
    */
   streamPollMs?: number;
   /**
@@ -80,8 +82,10 @@ function readSafely(reader: RunEventReader, historyEvent: HistoryEvent, print: (
  * calls, compressions, tool results, failures) and resolves to its result. Works for a finished
  * run too. An event it does not know is shown generically, never thrown on; a lost connection
  * is retried (see {@link FollowRunOptions.keepTrying}), resuming after the last event shown.
- * While a model call streams, its text is printed as it comes (lines starting `┆`) from the
- * call's heartbeat details, which the run is described for about every second.
+ * While a model call streams, its text is printed as it comes (lines starting `┆`): pushed by the
+ * worker that runs the call when it serves live text and can be reached (issue 32), else from
+ * the call's heartbeat details, which the run is described for about every second; a line says
+ * which.
  * @throws RunEndedWithoutResultError when the run closed without a result; the last read error when it gives up.
  */
 export async function followRun(
@@ -106,7 +110,9 @@ async function followOne(
   const streamPollMs = options.streamPollMs ?? 1_000;
   let runId: string | undefined;
   let failedAttempts = 0;
-  let printer = new StreamedTextPrinter();
+  // Text the worker pushes between two looks at the run is printed as it comes.
+  const newPrinter = () => new StreamedTextPrinter({ print });
+  let printer = newPrinter();
   const subRuns =
     options.subRuns === false
       ? undefined
@@ -132,6 +138,7 @@ async function followOne(
     return await followRuns();
   } finally {
     stopWatching.abort();
+    printer.close();
     // Not awaited: a describe in flight ends with the connection the command closes next.
     void watching;
   }
@@ -140,7 +147,8 @@ async function followOne(
     // Each continue-as-new starts a new run under the same workflow id; follow the chain.
     for (;;) {
       const reader = new RunEventReader();
-      printer = new StreamedTextPrinter();
+      printer.close();
+      printer = newPrinter();
       let lastEventId = 0;
       let next: string | undefined;
       for (;;) {

@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type {
@@ -260,21 +259,5 @@ export class RunEventReader {
             ]
           : [{ kind: 'activity_completed', activity: activity || 'activity' }];
     }
-  }
-}
-
-/** Streams a run's history events as they are written (long polls), until the run closes. */
-export async function* runHistory(client: Client, workflowId: string, runId?: string): AsyncGenerator<HistoryEvent> {
-  let nextPageToken: Uint8Array | undefined;
-  for (;;) {
-    const response = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId, ...(runId ? { runId } : {}) },
-      waitNewEvent: true,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    for (const event of response.history?.events ?? []) yield event;
-    if (!response.nextPageToken || response.nextPageToken.length === 0) return;
-    nextPageToken = response.nextPageToken;
   }
 }

@@ -2,12 +2,8 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  modelLimitWaitOfDetails,
-  streamIncrement,
-  streamTailOfDetails,
-  type StreamTail,
-} from '../domain/model-stream-text';
+import { LiveTextWatcher, type LiveTextNotice, type LiveTextWatcherOptions } from '../client/live-text';
+import { modelLimitWaitOfDetails } from '../domain/model-stream-text';
 import { activityRole } from './activity-roles';
 import type { HistoryEvent } from './run-events';
 
@@ -17,8 +13,14 @@ export const STREAM_LINE_PREFIX = '  ┆ ';
 /** Longest streamed line printed (prefix included); longer text is wrapped. */
 export const STREAM_LINE_WIDTH = 100;
 
-/** How often the pending model call is described while one is open. */
+/** How often the pending model call is described while its text comes from its heartbeat details. */
 export const STREAM_POLL_INTERVAL_MS = 1_000;
+
+/** How often it is described while a call is open and neither its live text URL nor its first text has come. */
+export const STREAM_URL_POLL_INTERVAL_MS = 250;
+
+/** How often follow checks, without asking the server, whether a model call has opened. */
+const STREAM_OPEN_CHECK_MS = 100;
 
 /** Text turned into whole lines, and the unfinished rest held back for the next piece. */
 export interface StreamLines {
@@ -62,17 +64,6 @@ export function flushStreamLines(held: string): string[] {
 /** One pending activity as `DescribeWorkflowExecution` reports it. */
 export type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
 
-/** The stream tail in a pending activity's heartbeat details; undefined when there is none or it cannot be read. */
-export function streamTailOfPendingActivity(activity: PendingActivity): StreamTail | undefined {
-  const first = activity.heartbeatDetails?.payloads?.[0];
-  if (!first) return undefined;
-  try {
-    return streamTailOfDetails(defaultPayloadConverter.fromPayload(first));
-  } catch {
-    return undefined;
-  }
-}
-
 /** "waiting 12 s for gpt-x's tokens-per-minute limit" when a pending model call waits for its model's shared limit. */
 export function modelLimitWaitOfPendingActivity(activity: PendingActivity): string | undefined {
   if (activityRole(activity.activityType?.name ?? '') !== 'model') return undefined;
@@ -86,29 +77,52 @@ export function modelLimitWaitOfPendingActivity(activity: PendingActivity): stri
 }
 
 interface OpenCall {
-  /** The attempt whose wait for the model's limit was printed. */
-  waitNoted?: number;
-  /** The attempt whose text was printed, and how far. */
-  attempt?: number;
-  printedCharacters?: number;
+  /** The unfinished line of its text, held until more comes or the call ends. */
   held: string;
+  /** The attempt whose wait for the model's shared limit was printed. */
+  waitNoted?: number;
+}
+
+/** Settings of a {@link StreamedTextPrinter}. */
+export interface StreamedTextPrinterOptions {
+  /** How the live text is read (`src/client/live-text.ts`); default: directly from the worker when it serves it. */
+  live?: LiveTextWatcherOptions;
+  /** Where lines go that come between two looks at the run (text pushed by the worker). Default: dropped. */
+  print?: (line: string) => void;
 }
 
 /**
  * What `follow` prints of the model calls that are streaming: which `callModel` activities are
- * open (from the history events read so far), how far each one's text was printed, and the
- * lines for a pending activity's latest heartbeat details. No clock, no client: the poller
- * ({@link watchStreamingCalls}) feeds it.
+ * open (from the history events read so far), and their text as the run's {@link LiveTextWatcher}
+ * reads it — pushed by the worker as it streams when it can be reached, else from each look at
+ * the pending activity's heartbeat details ({@link pending}) — wrapped into lines, with one line
+ * saying where the text comes from when that changes.
  */
 export class StreamedTextPrinter {
   /** Open `callModel` activities by activity id. */
   private readonly open = new Map<string, OpenCall>();
   /** Activity ids of scheduled `callModel` events by their event id. */
   private readonly scheduled = new Map<string, string>();
+  private readonly watcher: LiveTextWatcher;
+  /** Lines of notices that come while {@link pending} runs, returned by it. */
+  private collected: string[] | undefined;
+
+  constructor(private readonly options: StreamedTextPrinterOptions = {}) {
+    this.watcher = new LiveTextWatcher((notice) => {
+      const lines = this.linesOf(notice);
+      if (this.collected) this.collected.push(...lines);
+      else for (const line of lines) this.options.print?.(line);
+    }, options.live);
+  }
 
   /** Whether a model call is open (worth describing the run for). */
   get watching(): boolean {
     return this.open.size > 0;
+  }
+
+  /** How long until the run is worth describing again (see {@link LiveTextWatcher.describeDelay}). */
+  describeDelay(waitingMs: number, fallbackMs: number): number {
+    return this.watcher.describeDelay(waitingMs, fallbackMs);
   }
 
   /**
@@ -136,51 +150,66 @@ export class StreamedTextPrinter {
     this.scheduled.delete(String(ended?.scheduledEventId));
     const call = this.open.get(activityId);
     this.open.delete(activityId);
+    this.watcher.forget(activityId);
     return call ? flushStreamLines(call.held) : [];
   }
 
-  /** The lines to print for the run's pending activities now (only open model calls; only what is new). */
+  /** The lines for the run's pending activities now (only open model calls; only what is new). */
   pending(activities: PendingActivity[]): string[] {
-    const lines: string[] = [];
+    this.collected = [];
     for (const activity of activities) {
       const call = this.open.get(activity.activityId ?? '');
-      if (!call) continue;
-      const wait = modelLimitWaitOfPendingActivity(activity);
+      const wait = call ? modelLimitWaitOfPendingActivity(activity) : undefined;
       // Once per attempt: the call waits for its model's shared limit before its request.
-      if (wait && call.waitNoted !== Number(activity.attempt ?? 1)) {
+      if (call && wait && call.waitNoted !== Number(activity.attempt ?? 1)) {
         call.waitNoted = Number(activity.attempt ?? 1);
-        lines.push(`  (${wait})`);
+        this.collected.push(`  (${wait})`);
       }
-      const tail = streamTailOfPendingActivity(activity);
-      if (!tail) continue;
-      const attempt = Number(activity.attempt ?? 1);
-      if (call.attempt !== undefined && call.attempt !== attempt) {
-        // A new attempt streams its reply from the start.
-        lines.push(...flushStreamLines(call.held), `  (attempt ${attempt} of the model call)`);
-        call.held = '';
-        call.printedCharacters = undefined;
-      }
-      const increment = streamIncrement(call.printedCharacters, tail);
-      call.attempt = attempt;
-      call.printedCharacters = increment.printedCharacters;
-      if (!increment.text) continue;
-      if (increment.skipped > 0) {
-        lines.push(...flushStreamLines(call.held));
-        call.held = '';
-        lines.push(`${STREAM_LINE_PREFIX}… (${increment.skipped.toLocaleString('en-US')} characters before)`);
-      }
-      const split = streamLines(call.held, increment.text);
-      call.held = split.held;
-      lines.push(...split.lines);
     }
-    return lines;
+    try {
+      this.watcher.observe(activities.filter((activity) => this.open.has(activity.activityId ?? '')));
+      return this.collected;
+    } finally {
+      this.collected = undefined;
+    }
+  }
+
+  /** Stops reading (the run ended, or follow moved on to the next run of the chain). */
+  close(): void {
+    this.watcher.close();
+  }
+
+  private linesOf(notice: LiveTextNotice): string[] {
+    if (notice.type === 'source')
+      return [
+        notice.source === 'direct'
+          ? `  (live text: direct from ${notice.detail})`
+          : `  (live text: heartbeat details, every few seconds; ${notice.detail})`,
+      ];
+    if (notice.type === 'closed') return [];
+    const call = this.open.get(notice.activityId);
+    if (!call) return [];
+    if (notice.type === 'attempt') {
+      const lines = [...flushStreamLines(call.held), `  (attempt ${notice.attempt} of the model call)`];
+      call.held = '';
+      return lines;
+    }
+    if (notice.type === 'skipped') {
+      const lines = flushStreamLines(call.held);
+      call.held = '';
+      return [...lines, `${STREAM_LINE_PREFIX}… (${notice.characters.toLocaleString('en-US')} characters before)`];
+    }
+    const split = streamLines(call.held, notice.text);
+    call.held = split.held;
+    return split.lines;
   }
 }
 
 /**
- * Describes the run every {@link STREAM_POLL_INTERVAL_MS} while the current `printer` (one per
- * run of the chain) says a model call is open, and prints what it streamed since the last look, until `signal` aborts. Best effort: a
- * failed describe is skipped (the history reader reports lost connections).
+ * Looks at the run while the current `printer` (one per run of the chain) says a model call is
+ * open — soon after it opens, until its text flows from the worker or its heartbeats — and prints
+ * what it streamed, until `signal` aborts. Text the worker pushes is printed as it comes, between
+ * looks. Best effort: a failed describe is skipped (the history reader reports lost connections).
  */
 export async function watchStreamingCalls(
   client: Client,
@@ -191,14 +220,20 @@ export async function watchStreamingCalls(
   signal: AbortSignal,
   intervalMs = STREAM_POLL_INTERVAL_MS,
 ): Promise<void> {
+  let nextLook = 0;
   while (!signal.aborted) {
+    const current = printer();
+    const wait = current.watching ? Math.max(0, nextLook - Date.now()) : STREAM_OPEN_CHECK_MS;
     try {
-      await delay(intervalMs, undefined, { signal });
+      await delay(Math.min(wait, STREAM_OPEN_CHECK_MS), undefined, { signal });
     } catch {
       return;
     }
-    const current = printer();
-    if (!current.watching) continue;
+    if (!current.watching) {
+      nextLook = 0;
+      continue;
+    }
+    if (Date.now() < nextLook || printer() !== current) continue;
     try {
       const description = await client.workflowService.describeWorkflowExecution({
         namespace: client.options.namespace,
@@ -210,5 +245,6 @@ export async function watchStreamingCalls(
     } catch {
       // Skipped; the next look may work.
     }
+    nextLook = Date.now() + current.describeDelay(STREAM_URL_POLL_INTERVAL_MS, intervalMs);
   }
 }

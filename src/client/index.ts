@@ -12,6 +12,14 @@ export {
 } from './research-client';
 export { newRunId, questionSlug } from './run-identifiers';
 export {
+  LiveTextWatcher,
+  watchRunText,
+  type LiveTextNotice,
+  type LiveTextWatcherOptions,
+  type WatchRunTextOptions,
+} from './live-text';
+export type { LiveTextChunk, LiveTextKind } from '../domain/live-text';
+export {
   CONTRACT_VERSION,
   DEFAULT_TASK_QUEUE,
   WorkflowTypes,

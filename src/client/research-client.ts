@@ -18,6 +18,8 @@ import type { ResearchRunResult } from '../core/run-result';
 import type { ApprovalDecision, LimitChanges } from '../core/run-steering';
 import { preview } from '../core/text';
 import { DEFAULT_TASK_QUEUE, WorkflowTypes, type ResearchAgentWorkflow } from '../core/workflow-types';
+import type { LiveTextChunk } from '../domain/live-text';
+import { watchRunText, type WatchRunTextOptions } from './live-text';
 import { newRunId } from './run-identifiers';
 
 /** Options of `startResearch`; anything else Temporal's start takes passes through. */
@@ -69,6 +71,15 @@ export class ResearchHandle {
   /** Approves or denies a tool call waiting for approval (update `approveToolCall`). */
   approveToolCall(decision: ApprovalDecision): Promise<ApproveToolCallResult> {
     return this.workflow.executeUpdate(approveToolCallUpdate, { args: [decision] });
+  }
+
+  /**
+   * The text of the run's model calls as they stream (`{ call, kind, text }`), pushed by the
+   * worker within milliseconds when it can be reached, else from heartbeat details every few
+   * seconds; ends when the run ends or `options.signal` aborts ({@link watchRunText}).
+   */
+  liveText(options: WatchRunTextOptions = {}): AsyncGenerator<LiveTextChunk> {
+    return watchRunText(this.workflow.client, this.workflowId, options);
   }
 
   /** Waits for the run's result (it follows continue-as-new). */

@@ -21,6 +21,7 @@ export * from './judge-config';
 export * from './summary-model-config';
 export * from './mcp-config';
 export * from './metrics-config';
+export * from './live-text-config';
 export * from './tracing-config';
 export * from './model-prices-config';
 export * from './worker-deployment-config';

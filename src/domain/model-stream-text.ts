@@ -10,6 +10,10 @@ export const STREAM_TAIL_CHARACTERS = 2_000;
 
 /** The heartbeat details of a `callModel` attempt. */
 export interface ModelCallHeartbeat {
+  /** The run's model call number (issue 32; absent in details of older workers). */
+  modelCall?: number;
+  /** Where the worker serves the attempt's live text (issue 32; `src/domain/live-text.ts`); absent when it does not. */
+  liveText?: { url: string };
   /** Chunks received so far. */
   chunks: number;
   /** Characters of the reply's content so far. */

@@ -57,6 +57,12 @@ export interface ScriptedReply {
   /** Delay between stream chunks in ms (default 0). */
   delayBetweenChunksMs?: number;
   /**
+   * Each {@link SEND_TIME_PLACEHOLDER} in a stream event is replaced, as the event is written, by
+   * the time it is sent (`Date.now()`, 13 digits): for measuring how long text takes to reach a
+   * reader (`npm run benchmark:stream`). Default false.
+   */
+  stampSendTime?: boolean;
+  /**
    * After sending this many SSE events (the first, role-only event counts as one), stop sending
    * and hold the connection open until the client disconnects. 0 stalls right after the response
    * headers; a value at or beyond the number of events stalls just before `data: [DONE]`.
@@ -281,6 +287,9 @@ function contentCharacters(content: unknown): number {
 }
 
 /** Splits `text` into `count` nearly equal pieces (no empty pieces unless `text` is empty). */
+/** Replaced by the send time in ms in a streamed event when {@link ScriptedReply.stampSendTime} is set (as long as the time: 13 characters). */
+export const SEND_TIME_PLACEHOLDER = '@@@@@@@@@@@@@';
+
 function splitIntoPieces(text: string, count: number): string[] {
   const pieceCount = Math.max(1, Math.min(Math.floor(count), Math.max(1, text.length)));
   const pieces: string[] = [];
@@ -890,7 +899,8 @@ export class ScriptedModelServer {
       }
       if (index > 0) await sleep(reply.delayBetweenChunksMs ?? 0, disconnect.signal);
       if (disconnect.signal.aborted || response.destroyed) return;
-      const line = `data: ${JSON.stringify(events[index])}\n\n`;
+      const event = `data: ${JSON.stringify(events[index])}\n\n`;
+      const line = reply.stampSendTime ? event.replaceAll(SEND_TIME_PLACEHOLDER, String(Date.now())) : event;
       if (reply.invalidUtf8 && line.includes(INVALID_UTF8_MARKER)) {
         const pieces = line.split(INVALID_UTF8_MARKER).map((piece) => Buffer.from(piece, 'utf8'));
         response.write(

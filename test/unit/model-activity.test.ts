@@ -461,20 +461,84 @@ describe('callModel', () => {
       tools: NO_TOOLS,
     });
     const { env, heartbeats } = environment();
-    await runIn(env, callModel, callInput(conversation));
-    assert.equal(heartbeats.length, chunks.length);
+    const input = callInput(conversation);
+    await runIn(env, callModel, input);
+    // First, before the request: the call's number (and its live text URL, when the worker serves it).
+    assert.equal(heartbeats.length, chunks.length + 1);
     assert.deepEqual(heartbeats[0], {
+      modelCall: input.modelCall,
+      chunks: 0,
+      characters: 0,
+      waitingForFirstTokenSeconds: 0,
+    });
+    assert.deepEqual(heartbeats[1], {
+      modelCall: input.modelCall,
       chunks: 1,
       characters: 10,
       streamed: ANSWER_REPLY.slice(0, 10),
       streamedCharacters: 10,
     });
     assert.deepEqual(heartbeats.at(-1), {
+      modelCall: input.modelCall,
       chunks: chunks.length,
       characters: ANSWER_REPLY.length,
       streamed: ANSWER_REPLY,
       streamedCharacters: ANSWER_REPLY.length,
     });
+  });
+
+  test('with the worker’s live text: the URL in the first heartbeat and every later one, each piece pushed with its kind, the end said', async () => {
+    const { store, conversation } = await startedConversation();
+    const chunks = replyChunks(ANSWER_REPLY, { pieceSize: 10, usage: [10, 10] });
+    const { openai } = fakeOpenAI(() => streamOf(chunks));
+    const pushed: Array<{ kind: string; text: string }> = [];
+    const ends: string[] = [];
+    const opened: number[] = [];
+    const url = `http://127.0.0.1:1/calls/${'a'.repeat(32)}`;
+    const callModel = createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+      liveText: {
+        open: (call) => {
+          opened.push(call);
+          return {
+            pointer: { url },
+            add: (kind, text) => pushed.push({ kind, text }),
+            end: (outcome) => ends.push(outcome),
+          };
+        },
+      },
+    });
+    const { env, heartbeats } = environment();
+    const input = callInput(conversation);
+    await runIn(env, callModel, input);
+    assert.deepEqual(opened, [input.modelCall]);
+    assert.deepEqual(heartbeats[0], {
+      modelCall: input.modelCall,
+      liveText: { url },
+      chunks: 0,
+      characters: 0,
+      waitingForFirstTokenSeconds: 0,
+    });
+    assert.ok(heartbeats.every((details) => (details as { liveText?: { url: string } }).liveText?.url === url));
+    assert.equal(pushed.map((piece) => piece.text).join(''), ANSWER_REPLY);
+    assert.ok(pushed.every((piece) => piece.kind === 'content'));
+    assert.deepEqual(ends, ['completed']);
+
+    // A failed attempt ends its live text as failed.
+    const failing = createCallModel({
+      chatModel: chatModelOver(fakeOpenAI(() => Promise.reject(new Error('connection reset'))).openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults: MODEL_DEFAULTS,
+      tools: NO_TOOLS,
+      liveText: { open: () => ({ pointer: { url }, add: () => undefined, end: (outcome) => ends.push(outcome) }) },
+    });
+    await assert.rejects(runIn(environment().env, failing, callInput(conversation)));
+    assert.deepEqual(ends, ['completed', 'failed']);
   });
 
   test('the heartbeat details carry only the last 2,000 characters of the streamed text, and how many there were', async () => {
@@ -569,10 +633,10 @@ describe('callModel', () => {
     assert.match(failure.message, /sent nothing for 0.15 s \(its stall limit\)/);
     assert.match(failure.message, /after 2 chunks/);
     assert.equal(calls[0]?.options.signal?.aborted, true, 'the request was aborted');
-    // One heartbeat per chunk, then the request's own heartbeats while it stayed open: the stall
-    // is ended by the activity itself, not by Temporal's heartbeat timeout.
+    // The opening heartbeat, one per chunk, then the request's own heartbeats while it stayed open:
+    // the stall is ended by the activity itself, not by Temporal's heartbeat timeout.
     assert.deepEqual(
-      heartbeats.slice(0, 2).map((details) => {
+      heartbeats.slice(1, 3).map((details) => {
         const { chunks, characters } = details as { chunks: number; characters: number };
         return { chunks, characters };
       }),
@@ -581,7 +645,7 @@ describe('callModel', () => {
         { chunks: 2, characters: 14 },
       ],
     );
-    assert.ok(heartbeats.slice(2).every((details) => (details as { chunks: number }).chunks === 2));
+    assert.ok(heartbeats.slice(3).every((details) => (details as { chunks: number }).chunks === 2));
     assert.ok(elapsed >= 140, `abandoned after ${elapsed} ms, before the 150 ms heartbeat timeout`);
     assert.ok(elapsed < 2_000, `took ${elapsed} ms to abandon the stream`);
   });

@@ -140,6 +140,9 @@ function pending(activityId: string, details: unknown, attempt = 1, activity = '
   });
 }
 
+/** What follow says when a call's text comes from its heartbeat details because the worker serves no live text. */
+const FROM_HEARTBEATS = '  (live text: heartbeat details, every few seconds; the worker serves none)';
+
 const details = (text: string, characters = text.length) => ({
   chunks: 3,
   characters,
@@ -156,7 +159,10 @@ describe('the streamed text printer of follow', () => {
     assert.deepEqual(printer.read(scheduled), []);
     assert.equal(printer.watching, true);
     assert.deepEqual(printer.pending([pending('3', { chunks: 0, characters: 0, waitingForFirstTokenSeconds: 2 })]), []);
-    assert.deepEqual(printer.pending([pending('3', details('<think>First line\nsecond'))]), [`${P}<think>First line`]);
+    assert.deepEqual(printer.pending([pending('3', details('<think>First line\nsecond'))]), [
+      FROM_HEARTBEATS,
+      `${P}<think>First line`,
+    ]);
     assert.deepEqual(
       printer.pending([pending('3', details('<think>First line\nsecond'))]),
       [],
@@ -194,6 +200,7 @@ describe('the streamed text printer of follow', () => {
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('callModel', '7'));
     assert.deepEqual(printer.pending([pending('7', details('tail end\n', 5_000))]), [
+      FROM_HEARTBEATS,
       `${P}… (4,991 characters before)`,
       `${P}tail end`,
     ]);
@@ -203,7 +210,7 @@ describe('the streamed text printer of follow', () => {
     const run = new Run();
     const printer = new StreamedTextPrinter();
     printer.read(run.scheduled('callModel', '7'));
-    assert.deepEqual(printer.pending([pending('7', details('first try\nhalf'))]), [`${P}first try`]);
+    assert.deepEqual(printer.pending([pending('7', details('first try\nhalf'))]), [FROM_HEARTBEATS, `${P}first try`]);
     assert.deepEqual(printer.pending([pending('7', details('again\n'), 2)]), [
       `${P}half`,
       '  (attempt 2 of the model call)',

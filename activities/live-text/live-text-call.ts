@@ -1,0 +1,121 @@
+import type { ServerResponse } from 'node:http';
+import { encodeLiveTextLine, liveTextPieces, type LiveTextKind, type LiveTextLine } from '../../src/domain/live-text';
+
+/** Limits of one call's live text. */
+export interface LiveTextCallLimits {
+  /** Characters of text the call keeps for watchers that join late or fall behind; older text is dropped (a gap line says how much). */
+  bufferCharacters: number;
+  /** Watchers of this call at once; more are refused (503). */
+  maxWatchers: number;
+  /** How long a watcher that fell behind gets, after the call ended, to take the rest; default 10,000 ms. */
+  endGraceMs?: number;
+}
+
+interface Piece {
+  /** Characters of the call's text before this piece. */
+  offset: number;
+  line: string;
+  characters: number;
+}
+
+interface Watcher {
+  response: ServerResponse;
+  /** Characters of the call's text this watcher was sent (or told it skipped). */
+  position: number;
+  /** Waiting for the socket to drain before writing more. */
+  waiting: boolean;
+}
+
+/**
+ * One model-call attempt's live text on this worker: the text so far (its newer part, bounded),
+ * the watchers reading it, each sent the backlog when it joins and every piece after, and told
+ * how much it missed when it fell further behind than the buffer holds. A slow watcher never
+ * slows the call: it is written to only when its socket drains.
+ */
+export class LiveTextCall {
+  private pieces: Piece[] = [];
+  private bufferedCharacters = 0;
+  private characters = 0;
+  private readonly watchers = new Set<Watcher>();
+  private ended: 'completed' | 'failed' | undefined;
+
+  constructor(
+    /** The run's model call number. */
+    readonly call: number,
+    private readonly limits: LiveTextCallLimits,
+  ) {}
+
+  /** Watchers now. */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  /** Adds text the model streamed and sends it to every watcher that keeps up. */
+  add(kind: LiveTextKind, text: string): void {
+    if (this.ended || !text) return;
+    for (const part of liveTextPieces(text)) {
+      const line = encodeLiveTextLine({ call: this.call, kind, text: part });
+      this.pieces.push({ offset: this.characters, line, characters: part.length });
+      this.characters += part.length;
+      this.bufferedCharacters += part.length;
+    }
+    while (this.bufferedCharacters > this.limits.bufferCharacters && this.pieces.length > 1) {
+      const dropped = this.pieces.shift() as Piece;
+      this.bufferedCharacters -= dropped.characters;
+    }
+    for (const watcher of this.watchers) this.flush(watcher);
+  }
+
+  /** Takes a watcher: false when the call has as many as it may. */
+  watch(response: ServerResponse): boolean {
+    if (this.watchers.size >= this.limits.maxWatchers) return false;
+    const watcher: Watcher = { response, position: 0, waiting: false };
+    this.watchers.add(watcher);
+    response.on('close', () => this.watchers.delete(watcher));
+    response.on('drain', () => {
+      watcher.waiting = false;
+      this.flush(watcher);
+    });
+    this.flush(watcher);
+    return true;
+  }
+
+  /** The attempt ended: each watcher gets what it has not yet (as far as it takes it) and the end line. */
+  end(outcome: 'completed' | 'failed'): void {
+    if (this.ended) return;
+    this.ended = outcome;
+    for (const watcher of this.watchers) this.flush(watcher);
+    // A watcher that does not take the rest within the grace is cut off: the call holds nothing for it longer.
+    if (this.watchers.size)
+      setTimeout(() => {
+        for (const watcher of this.watchers) watcher.response.destroy();
+        this.watchers.clear();
+        this.pieces = [];
+      }, this.limits.endGraceMs ?? 10_000).unref();
+    else this.pieces = [];
+  }
+
+  private flush(watcher: Watcher): void {
+    if (watcher.waiting || watcher.response.destroyed) return;
+    const lines: string[] = [];
+    const first = this.pieces[0];
+    if (first && watcher.position < first.offset) {
+      lines.push(encodeLiveTextLine({ skipped: first.offset - watcher.position }));
+      watcher.position = first.offset;
+    }
+    // From the end back to the first piece this watcher lacks: a watcher that keeps up costs only the new pieces.
+    let next = this.pieces.length;
+    while (next > 0 && (this.pieces[next - 1] as Piece).offset >= watcher.position) next -= 1;
+    for (const piece of this.pieces.slice(next)) {
+      lines.push(piece.line);
+      watcher.position = piece.offset + piece.characters;
+    }
+    if (this.ended) {
+      const end: LiveTextLine = { end: this.ended };
+      watcher.response.end(lines.join('') + encodeLiveTextLine(end));
+      this.watchers.delete(watcher);
+      return;
+    }
+    if (lines.length && !watcher.response.write(lines.join(''))) watcher.waiting = true;
+  }
+}

@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, test } from '@jest/globals';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { LiveTextServer } from '../../activities/live-text/live-text-server';
+import { LiveTextWatcher, type LiveTextNotice } from '../../src/client/live-text';
+
+// Issue 32: the worker's live text channel, attacked over loopback HTTP — wrong tokens, other
+// methods, bodies, garbage, too many watchers, a watcher that never reads — and the reader
+// (`LiveTextWatcher`, what follow and the client use) fed by a server that sends garbage. Each
+// is refused quickly and clearly; the server keeps serving and the call is never slowed.
+
+const servers: Array<{ close(): unknown }> = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function liveServer(options: ConstructorParameters<typeof Object>[0] = {}): Promise<LiveTextServer> {
+  const server = await LiveTextServer.start(options as Parameters<typeof LiveTextServer.start>[0]);
+  servers.push(server);
+  return server;
+}
+
+function get(url: string, init: { method?: string; body?: string } = {}) {
+  const started = performance.now();
+  return fetch(url, { method: init.method ?? 'GET', ...(init.body ? { body: init.body } : {}) }).then(
+    async (response) => ({ status: response.status, body: await response.text(), ms: performance.now() - started }),
+  );
+}
+
+const pendingCall = (url: string | undefined, attempt = 1, extra: Record<string, unknown> = {}) =>
+  temporal.api.workflow.v1.PendingActivityInfo.fromObject({
+    activityId: '5',
+    activityType: { name: 'callModel' },
+    attempt,
+    heartbeatDetails: {
+      payloads: [
+        defaultPayloadConverter.toPayload({
+          chunks: 0,
+          characters: 0,
+          modelCall: 3,
+          ...(url ? { liveText: { url } } : {}),
+          ...extra,
+        }),
+      ],
+    },
+  });
+
+/** Resolves when `check` holds over the notices so far. */
+async function until(notices: LiveTextNotice[], check: (notices: LiveTextNotice[]) => boolean, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!check(notices)) {
+    if (Date.now() > deadline) throw new Error(`not in time: ${JSON.stringify(notices)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const textOf = (notices: LiveTextNotice[]) =>
+  notices.map((notice) => (notice.type === 'text' ? notice.text : '')).join('');
+
+describe('the live text server', () => {
+  test('a watcher gets the backlog, then each piece as it is added, then the end', async () => {
+    const server = await liveServer();
+    const call = server.open(3);
+    call.add('reasoning', 'Thinking');
+    const notices: LiveTextNotice[] = [];
+    const watcher = new LiveTextWatcher((notice) => notices.push(notice));
+    watcher.observe([pendingCall(call.pointer.url)]);
+    await until(notices, (seen) => textOf(seen) === 'Thinking');
+    assert.deepEqual(notices[0], { type: 'source', source: 'direct', detail: `worker ${new URL(server.url).host}` });
+    call.add('content', '\nAnswer');
+    await until(notices, (seen) => textOf(seen) === 'Thinking\nAnswer');
+    assert.deepEqual(
+      notices.filter((notice) => notice.type === 'text').map((notice) => notice.type === 'text' && notice.kind),
+      ['reasoning', 'content'],
+    );
+    call.end('completed');
+    await until(notices, (seen) => seen.some((notice) => notice.type === 'closed'));
+    assert.equal(watcher.streaming, false);
+    assert.equal(
+      notices.some((notice) => notice.type === 'source' && notice.source === 'heartbeat'),
+      false,
+      'no fallback',
+    );
+    assert.equal((await get(call.pointer.url)).status, 404, 'an ended call is gone');
+  });
+
+  test('a watcher that joins after the buffer dropped text is told how much it missed', async () => {
+    const server = await liveServer({ bufferCharacters: 100 });
+    const call = server.open(1);
+    for (let index = 0; index < 30; index += 1) call.add('content', `piece ${String(index).padStart(2, '0')}.`);
+    call.end('completed');
+    // Ended: gone. A fresh call that overflowed while open:
+    const open = server.open(2);
+    for (let index = 0; index < 30; index += 1) open.add('content', `piece ${String(index).padStart(2, '0')}.`);
+    const notices: LiveTextNotice[] = [];
+    new LiveTextWatcher((notice) => notices.push(notice)).observe([pendingCall(open.pointer.url)]);
+    await until(notices, (seen) => textOf(seen).endsWith('piece 29.'));
+    const skipped = notices.find((notice) => notice.type === 'skipped');
+    assert.ok(skipped && skipped.type === 'skipped' && skipped.characters > 0, JSON.stringify(notices));
+    assert.equal(skipped.characters + textOf(notices).length, 30 * 'piece 00.'.length);
+    open.end('completed');
+  });
+
+  test('wrong tokens, other paths, methods and bodies are refused quickly; the server keeps serving', async () => {
+    const server = await liveServer();
+    const call = server.open(1);
+    call.add('content', 'still here');
+    const wrong = `${server.url}/calls/${'0'.repeat(32)}`;
+    for (const [url, init, status] of [
+      [wrong, {}, 404],
+      [`${server.url}/calls/../etc/passwd`, {}, 404],
+      [`${server.url}/`, {}, 404],
+      [`${call.pointer.url}?x=1`, {}, 404],
+      [call.pointer.url, { method: 'POST', body: 'x' }, 405],
+      [call.pointer.url, { method: 'DELETE' }, 405],
+    ] as const) {
+      const answer = await get(url, init);
+      assert.equal(answer.status, status, `${init.method ?? 'GET'} ${url}: ${answer.body}`);
+      assert.ok(answer.ms < 1_000, `${url} answered in ${answer.ms} ms`);
+    }
+    // GET with a body.
+    const withBody = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        call.pointer.url,
+        { method: 'GET', headers: { 'content-length': '5' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end('hello');
+    });
+    assert.equal(withBody, 400);
+    // Garbage and oversized headers: the connection is closed, nothing else happens.
+    for (const garbage of [
+      '\x00\x01\x02 not http\r\n\r\n',
+      `GET /calls/x HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ]) {
+      const closed = await new Promise<string>((resolve) => {
+        const { port } = new URL(server.url);
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(garbage));
+        let answer = '';
+        socket.on('data', (data) => (answer += data.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', () => resolve(answer));
+      });
+      assert.doesNotMatch(closed, /still here/);
+    }
+    const notices: LiveTextNotice[] = [];
+    new LiveTextWatcher((notice) => notices.push(notice)).observe([pendingCall(call.pointer.url)]);
+    await until(notices, (seen) => textOf(seen) === 'still here');
+    call.end('completed');
+  });
+
+  test('too many watchers of a call, or of the worker, are refused with 503', async () => {
+    const server = await liveServer({ maxWatchersPerCall: 2, maxWatchers: 3 });
+    const call = server.open(1);
+    const other = server.open(2);
+    const streams = await Promise.all([fetch(call.pointer.url), fetch(call.pointer.url)]);
+    assert.deepEqual(
+      streams.map((response) => response.status),
+      [200, 200],
+    );
+    assert.equal((await get(call.pointer.url)).status, 503, 'per call');
+    const third = await fetch(other.pointer.url);
+    assert.equal(third.status, 200);
+    assert.equal((await get(other.pointer.url)).status, 503, 'per worker');
+    call.end('completed');
+    other.end('completed');
+    for (const response of [...streams, third]) assert.match(await response.text(), /"end":"completed"/);
+  });
+
+  test('a watcher that never reads does not slow the call, and is cut off after the call ends', async () => {
+    const server = await liveServer({ bufferCharacters: 10_000 });
+    const call = server.open(1);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write(`GET ${new URL(call.pointer.url).pathname} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    socket.pause();
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    for (let index = 0; index < 20_000; index += 1) call.add('content', 'x'.repeat(100));
+    const ms = performance.now() - started;
+    assert.ok(ms < 2_000, `2 MB added in ${ms} ms with a stuck watcher`);
+    call.end('completed');
+    socket.resume();
+    await closed;
+  }, 30_000);
+});
+
+describe('the reader against a hostile server', () => {
+  async function hostile(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    const server: Server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push({
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(resolve));
+      },
+    });
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/calls/${'a'.repeat(32)}`;
+  }
+
+  test('an endless line, garbage, and an unreachable worker each make it fall back to the heartbeat tail', async () => {
+    const endless = await hostile((_request, response) => {
+      response.writeHead(200);
+      const write = () => {
+        while (!response.destroyed && response.write('x'.repeat(64 * 1024)));
+        if (!response.destroyed) response.once('drain', write);
+      };
+      write();
+    });
+    const garbage = await hostile((_request, response) => response.end('<html>hello</html>\n'));
+    const silent = await hostile(() => undefined);
+    const unreachable = `http://127.0.0.1:1/calls/${'b'.repeat(32)}`;
+    for (const [url, why] of [
+      [endless, /longer than/],
+      [garbage, /not JSON/],
+      [silent, /unreachable/],
+      [unreachable, /unreachable/],
+    ] as const) {
+      const notices: LiveTextNotice[] = [];
+      const watcher = new LiveTextWatcher((notice) => notices.push(notice), { connectTimeoutMs: 500 });
+      watcher.observe([pendingCall(url)]);
+      await until(notices, (seen) => seen.some((notice) => notice.type === 'source' && notice.source === 'heartbeat'));
+      const fallback = notices.find((notice) => notice.type === 'source' && notice.source === 'heartbeat');
+      assert.match(fallback?.type === 'source' ? fallback.detail : '', why, url);
+      // The tail is read from then on.
+      watcher.observe([pendingCall(url, 1, { streamed: 'tail text', streamedCharacters: 9 })]);
+      assert.equal(textOf(notices), 'tail text', url);
+      watcher.close();
+    }
+  }, 30_000);
+});
