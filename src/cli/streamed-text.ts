@@ -156,22 +156,24 @@ export class StreamedTextPrinter {
 
   /** The lines for the run's pending activities now (only open model calls; only what is new). */
   pending(activities: PendingActivity[]): string[] {
-    this.collected = [];
+    const collected: string[] = [];
+    this.collected = collected;
+    try {
+      // A new attempt's line (the watcher's) comes before that attempt's wait.
+      this.watcher.observe(activities.filter((activity) => this.open.has(activity.activityId ?? '')));
+    } finally {
+      this.collected = undefined;
+    }
     for (const activity of activities) {
       const call = this.open.get(activity.activityId ?? '');
       const wait = call ? modelLimitWaitOfPendingActivity(activity) : undefined;
       // Once per attempt: the call waits for its model's shared limit before its request.
       if (call && wait && call.waitNoted !== Number(activity.attempt ?? 1)) {
         call.waitNoted = Number(activity.attempt ?? 1);
-        this.collected.push(`  (${wait})`);
+        collected.push(`  (${wait})`);
       }
     }
-    try {
-      this.watcher.observe(activities.filter((activity) => this.open.has(activity.activityId ?? '')));
-      return this.collected;
-    } finally {
-      this.collected = undefined;
-    }
+    return collected;
   }
 
   /** Stops reading (the run ended, or follow moved on to the next run of the chain). */

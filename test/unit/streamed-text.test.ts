@@ -189,6 +189,7 @@ describe('the streamed text printer of follow', () => {
     ]);
     assert.deepEqual(printer.pending([pending('5', waiting(11))]), []);
     assert.deepEqual(printer.pending([pending('5', waiting(3, 'pause'), 2)]), [
+      '  (attempt 2 of the model call)',
       "  (waiting 3 s for gpt-x's pause after a 429)",
     ]);
     assert.equal(modelLimitWaitOfPendingActivity(pending('5', { waitingForModelLimit: { seconds: 'x' } })), undefined);
