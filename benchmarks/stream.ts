@@ -13,11 +13,12 @@
  *
  * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 2]`
  */
-import { Client, Connection } from '@temporalio/client';
-import { watchRunText, type RunDescriber } from '../src/client/live-text';
-import { encodeLiveTextLine } from '../src/domain/live-text';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
 import { startBenchmarkStack } from './benchmark-stack';
+import type { Watched } from './stream-watchers';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 import { argument, describeLoad, percentile, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 
@@ -35,45 +36,6 @@ const content = [
 ].join('');
 
 const script: Script = () => ({ content, chunks: CHUNKS, delayBetweenChunksMs: CHUNK_MS, stampSendTime: true });
-
-interface Watched {
-  latencies: number[];
-  describes: number;
-  /** History long polls (each outstanding until events come). */
-  historyPolls: number;
-  bytes: number;
-  seconds: number;
-}
-
-/** Watches one run through the client reader, counting its describe requests. */
-async function watch(client: Client, workflowId: string, direct: boolean): Promise<Watched> {
-  let describes = 0;
-  let historyPolls = 0;
-  const counting: RunDescriber = {
-    options: { namespace: client.options.namespace },
-    workflowService: new Proxy(client.workflowService, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        if (name !== 'describeWorkflowExecution' && name !== 'getWorkflowExecutionHistory') return value;
-        return (...args: unknown[]) => {
-          if (name === 'describeWorkflowExecution') describes += 1;
-          else historyPolls += 1;
-          return (value as (...parameters: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    }),
-  };
-  const latencies: number[] = [];
-  let bytes = 0;
-  const started = performance.now();
-  for await (const chunk of watchRunText(counting, workflowId, { direct })) {
-    const now = Date.now();
-    bytes += Buffer.byteLength(encodeLiveTextLine({ call: chunk.call, kind: 'content', text: chunk.text }));
-    for (const match of chunk.text.matchAll(/⟨(\d{13})⟩/g)) latencies.push(now - Number(match[1]));
-  }
-  return { latencies, describes, historyPolls, bytes, seconds: (performance.now() - started) / 1000 };
-}
 
 const ms = (values: number[]) =>
   values.length === 0
@@ -97,17 +59,36 @@ async function main(): Promise<void> {
       REACT_AGENT_MAX_CONCURRENT_ACTIVITIES: String(Math.max(20, RUNS * 2)),
       REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
     });
-    // The watchers' own connection, as `follow` processes or a watching service would have: a
-    // watcher's history long poll stays open, and on the connection that awaits the runs' results
-    // the two kinds of long poll would queue behind each other.
-    const watcherConnection = await Connection.connect({ address: stack.server.address });
-    const watcherClient = new Client({ connection: watcherConnection });
+    // The watchers in a process of their own (benchmarks/stream-watchers.ts), with their own
+    // connection, as `follow` processes or a watching service would be: apart from the scripted
+    // model server in this process, whose chunks they would otherwise hold up.
+    const watchers = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'stream-watchers.ts')], {
+      env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const results = new Map<string, (watched: Watched) => void>();
+    const lines = createInterface({ input: watchers.stdout });
+    await new Promise<void>((resolve, reject) => {
+      watchers.once('exit', (code) => reject(new Error(`the watcher process exited (${code}) before it was ready`)));
+      lines.on('line', (line) => {
+        if (line === 'ready') return resolve();
+        const watched = JSON.parse(line) as Watched & { error?: string };
+        if (watched.error) throw new Error(`watching ${watched.workflowId}: ${watched.error}`);
+        results.get(watched.workflowId)?.(watched);
+      });
+    });
+    const watch = (workflowId: string, direct: boolean) =>
+      new Promise<Watched>((resolve) => {
+        results.set(workflowId, resolve);
+        watchers.stdin.write(`${JSON.stringify({ workflowId, direct })}\n`);
+      });
     let sequence = 0;
     /** Runs `count` runs at once, each watched (or not); their durations and what the watchers saw. */
     const groups = {
       ...(await stack.server.processGroups()),
       worker: [worker.pid],
-      'this process (scripted model server, client, watchers)': [process.pid],
+      'this process (scripted model server, client)': [process.pid],
+      watchers: [watchers.pid as number],
     };
     const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat') => {
       const cpuBefore = cpuSnapshot(groups);
@@ -120,7 +101,7 @@ async function main(): Promise<void> {
             workflowId,
             args: [{ question: 'Stream, please.', limits: { maxModelCalls: 2 } }],
           });
-          const watched = watching === 'none' ? undefined : watch(watcherClient, workflowId, watching === 'direct');
+          const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct');
           const result = (await handle.result()) as { termination: string };
           const seconds = (performance.now() - started) / 1000;
           if (result.termination !== 'answer') throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
@@ -183,7 +164,8 @@ async function main(): Promise<void> {
       `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s and ${mean(watched.historyPollsPerSecond).toFixed(2)} history long polls/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)} and ${(mean(watched.historyPollsPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes`,
     );
     await worker.stop();
-    await watcherConnection.close();
+    watchers.stdin.end();
+    await new Promise((resolve) => watchers.once('exit', resolve));
   } finally {
     await stack.close();
   }

@@ -270,6 +270,12 @@ export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   pollMs?: number;
   /** How often the run is described while a call's text comes from its heartbeats, in ms. Default 1,000. */
   fallbackPollMs?: number;
+  /**
+   * How long the history's long poll waits after an answer before asking again, so a workflow
+   * task's burst of events costs one poll (it delays noticing a new call by at most this; the
+   * call's text is kept from its start, so none is lost). Default 250 ms.
+   */
+  historyPollPauseMs?: number;
   /** Called when the text's source changes (`direct`, from the worker at `detail`; or `heartbeat`, and why). */
   onSource?: (source: 'direct' | 'heartbeat', detail: string) => void;
 }
@@ -285,7 +291,7 @@ const END_GRACE_MS = 2_000;
  * gone once it completes (its reply is in the transcript).
  *
  * What it costs: the run's history is long-polled (one request outstanding, answered as events
- * come) to learn when a model call opens and closes; while one is open the run is described
+ * come, asked again `historyPollPauseMs` after an answer) to learn when a model call opens and closes; while one is open the run is described
  * every `pollMs` until the call's URL or first text comes, then not at all while the text flows
  * directly (once every 10 s, a check that the worker is still there), or every `fallbackPollMs`
  * while it comes from heartbeats. Between model calls, no describes. After `signal` aborts, the
@@ -314,7 +320,9 @@ export async function* watchRunText(
   const readHistory = async () => {
     for (;;) {
       let next: string | undefined;
-      for await (const event of runHistory(client, workflowId, currentRunId)) {
+      for await (const event of runHistory(client, workflowId, currentRunId, {
+        pauseAfterEventsMs: options.historyPollPauseMs ?? 250,
+      })) {
         if (stopped) return;
         const scheduled = event.activityTaskScheduledEventAttributes;
         if (scheduled?.activityType?.name === MODEL_CALL_ACTIVITY && scheduled.activityId)

@@ -7,6 +7,19 @@ export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 /** What a history is read with: a `Client`, or a handle's `WorkflowClient`. */
 export type HistoryReader = Pick<Client, 'workflowService'> & { options: { namespace: string } };
 
+/** Settings of {@link runHistory}. */
+export interface RunHistoryOptions {
+  /**
+   * How long to wait, after a long poll answered with a few new events, before asking again, so
+   * the events of one workflow task (a run writes them in bursts) come in one answer instead of
+   * one poll each. It delays what is read by at most this much. Default 0 (ask again at once).
+   */
+  pauseAfterEventsMs?: number;
+}
+
+/** A page this short was a long poll's answer (new events), not a page of a history being caught up with. */
+const FEW_EVENTS = 100;
+
 /**
  * Streams a run's history events as they are written (long polls: one request outstanding, which
  * the server answers when events come), until the run closes. Shared by `react-agent follow` and
@@ -16,6 +29,7 @@ export async function* runHistory(
   client: HistoryReader,
   workflowId: string,
   runId?: string,
+  options: RunHistoryOptions = {},
 ): AsyncGenerator<HistoryEvent> {
   let nextPageToken: Uint8Array | undefined;
   for (;;) {
@@ -25,8 +39,12 @@ export async function* runHistory(
       waitNewEvent: true,
       ...(nextPageToken ? { nextPageToken } : {}),
     });
-    for (const event of response.history?.events ?? []) yield event;
+    const events = response.history?.events ?? [];
+    for (const event of events) yield event;
     if (!response.nextPageToken || response.nextPageToken.length === 0) return;
     nextPageToken = response.nextPageToken;
+    const pause = options.pauseAfterEventsMs ?? 0;
+    if (pause > 0 && events.length > 0 && events.length < FEW_EVENTS)
+      await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }

@@ -1,0 +1,79 @@
+/**
+ * The watchers of `benchmark:stream` (benchmarks/stream.ts), in a process of their own, as
+ * `follow` processes or a watching service would be: apart from the scripted model server and the
+ * client that starts the runs, so their work does not hold up the model server's chunks.
+ *
+ * Reads commands from stdin, one JSON object a line: `{"workflowId": "...", "direct": true}` starts
+ * watching that run through `watchRunText` (src/client/live-text.ts, the reader `follow` uses).
+ * Writes one JSON line per run when its text ends: the chunk-to-screen latencies (now − the stamp the
+ * server put in each chunk), describe requests and history long polls it made, bytes read, seconds.
+ * Prints `ready` once connected. `TEMPORAL_ADDRESS` is the server.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { createInterface } from 'node:readline';
+import { watchRunText, type RunDescriber } from '../src/client/live-text';
+import { encodeLiveTextLine } from '../src/domain/live-text';
+
+/** What one watcher saw of one run. */
+export interface Watched {
+  workflowId: string;
+  latencies: number[];
+  describes: number;
+  /** History long polls (each outstanding until events come). */
+  historyPolls: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** Watches one run through the client reader, counting its describe requests and history polls. */
+async function watch(client: Client, workflowId: string, direct: boolean): Promise<Watched> {
+  let describes = 0;
+  let historyPolls = 0;
+  const counting: RunDescriber = {
+    options: { namespace: client.options.namespace },
+    workflowService: new Proxy(client.workflowService, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (name !== 'describeWorkflowExecution' && name !== 'getWorkflowExecutionHistory') return value;
+        return (...args: unknown[]) => {
+          if (name === 'describeWorkflowExecution') describes += 1;
+          else historyPolls += 1;
+          return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }),
+  };
+  const latencies: number[] = [];
+  let bytes = 0;
+  const started = performance.now();
+  for await (const chunk of watchRunText(counting, workflowId, { direct })) {
+    const now = Date.now();
+    bytes += Buffer.byteLength(encodeLiveTextLine({ call: chunk.call, kind: 'content', text: chunk.text }));
+    for (const match of chunk.text.matchAll(/⟨(\d{13})⟩/g)) latencies.push(now - Number(match[1]));
+  }
+  return { workflowId, latencies, describes, historyPolls, bytes, seconds: (performance.now() - started) / 1000 };
+}
+
+async function main(): Promise<void> {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
+  const client = new Client({ connection });
+  process.stdout.write('ready\n');
+  const watching: Array<Promise<void>> = [];
+  for await (const line of createInterface({ input: process.stdin })) {
+    const { workflowId, direct } = JSON.parse(line) as { workflowId: string; direct: boolean };
+    watching.push(
+      watch(client, workflowId, direct).then(
+        (watched) => void process.stdout.write(`${JSON.stringify(watched)}\n`),
+        (error: unknown) => void process.stdout.write(`${JSON.stringify({ workflowId, error: String(error) })}\n`),
+      ),
+    );
+  }
+  await Promise.all(watching);
+  await connection.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
