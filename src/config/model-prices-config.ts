@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { ModelPrice, ModelPrices } from '../domain/model-prices';
 import { ConfigurationError } from './configuration-error';
-import { readString, type Environment } from './environment-values';
+import type { Environment } from './environment-values';
+import { modelTableText, parseModelTable, type ModelTableVariable } from './model-table-variable';
 
 export const MODEL_PRICES_VARIABLE = 'REACT_AGENT_MODEL_PRICES';
 
@@ -43,23 +42,15 @@ function checkedPrice(model: string, value: unknown): ModelPrice {
   };
 }
 
+const TABLE: ModelTableVariable = { variable: MODEL_PRICES_VARIABLE, problem, entries: 'prices' };
+
 /**
  * Parses the text of `REACT_AGENT_MODEL_PRICES` (JSON: model name → `{input, cachedInput?, cacheWrite?, output}`
  * in USD per million tokens).
  * @throws ConfigurationError naming the variable (and the model at fault).
  */
 export function parseModelPrices(text: string, source = MODEL_PRICES_VARIABLE): ModelPrices {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw problem(`is not valid JSON (${source}: ${(error as Error).message})`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw problem('must be a JSON object of model names to prices');
-  const prices: Record<string, ModelPrice> = {};
-  for (const [model, price] of Object.entries(parsed)) prices[model] = checkedPrice(model, price);
-  return prices;
+  return parseModelTable(TABLE, text, source, checkedPrice);
 }
 
 /**
@@ -68,17 +59,6 @@ export function parseModelPrices(text: string, source = MODEL_PRICES_VARIABLE): 
  * @throws ConfigurationError naming the variable: unreadable file, bad JSON, a negative or non-number price.
  */
 export function loadModelPrices(environment: Environment = process.env, workingDirectory = process.cwd()): ModelPrices {
-  const raw = readString(environment, MODEL_PRICES_VARIABLE);
-  if (raw === undefined) return {};
-  if (!raw.startsWith('@')) return parseModelPrices(raw);
-  const path = resolve(workingDirectory, raw.slice(1).trim());
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw problem(
-      `names the file ${path}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
-  return parseModelPrices(text, path);
+  const read = modelTableText(TABLE, environment, workingDirectory);
+  return read ? parseModelPrices(read.text, read.source) : {};
 }
