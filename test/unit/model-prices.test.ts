@@ -154,6 +154,13 @@ describe('REACT_AGENT_MODEL_PRICES (src/config/model-prices-config.ts)', () => {
     assertPricesError('@missing.json', /missing\.json/, /cannot be read/);
     writeFileSync(join(scratch, 'bad.json'), '{"a": ');
     assertPricesError('@bad.json', /not valid JSON/, /bad\.json/);
+    writeFileSync(join(scratch, 'huge.json'), `{"m": {"input": 1, "output": 1}, "x": "${'x'.repeat(1_000_001)}"}`);
+    assertPricesError('@huge.json', /huge\.json/, /larger than 1000000 bytes/);
+  });
+
+  test('a model name that is empty or longer than 200 characters is refused', () => {
+    assertPricesError('{" ": {"input": 1, "output": 1}}', /model name that is empty or too long/);
+    assertPricesError(`{"${'m'.repeat(201)}": {"input": 1, "output": 1}}`, /model name that is empty or too long/);
   });
 
   test('bad JSON, not an object, a negative or non-number price, a missing or unknown field: a ConfigurationError naming the variable and the model', () => {
