@@ -5,7 +5,11 @@
  * once and one booked behind them, a settlement, a provider's pause (and a second one during it,
  * which changes nothing), a malformed reservation refused by the validator, then cancelled.
  *
- *   npx tsx scripts/record-model-limiter-history.ts
+ *   npx tsx scripts/record-model-limiter-history.ts [NAME]   (default model-limiter: NAME.json)
+ *
+ * `model-limiter.json` was recorded before the limiter's reservations completed after their effect
+ * (issue 34, marker `reservations-complete-after-their-effect`);
+ * `model-limiter-after-their-effect.json` after.
  *
  * Keep fixtures recorded from older code; re-record only for a change meant to be incompatible.
  */
@@ -24,6 +28,7 @@ import { WorkflowTypes } from '../src/core/workflow-types';
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
 
 async function main(): Promise<void> {
+  const name = process.argv[2] ?? 'model-limiter';
   const environment = await AgentEnvironment.start({ script: () => ({ content: 'unused' }) });
   try {
     await environment.startWorker();
@@ -58,10 +63,10 @@ async function main(): Promise<void> {
     await handle.result().catch(() => undefined);
     const history = await handle.fetchHistory();
     writeFileSync(
-      join(__dirname, '..', 'test', 'fixtures', 'histories', 'model-limiter.json'),
+      join(__dirname, '..', 'test', 'fixtures', 'histories', `${name}.json`),
       `${historyToJSON(history)}\n`,
     );
-    console.log(`recorded model-limiter.json: ${history.events?.length} events`);
+    console.log(`recorded ${name}.json: ${history.events?.length} events`);
   } finally {
     await environment.close();
   }

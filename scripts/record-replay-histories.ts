@@ -21,7 +21,8 @@
  * within bounds, a pattern in RE2 (issue 28). `resumed-from` records a chain whose continue-as-new
  * input names the run it came from, which the next run checks (issue 28). `sub-runs` records a lead
  * that delegates two tasks (issue 30: child workflows, `ReactTreeId`), and `sub-runs-child` the sub-run
- * whose own `delegate` call the depth limit refused. A continue-as-new scenario records one fixture per run of its chain
+ * whose own `delegate` call the depth limit refused. `approvals-after-their-effect` records approvals that complete
+ * after their effect (issue 34: the same history whether the tracing interceptors are bundled or not). A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -415,6 +416,36 @@ async function main(): Promise<void> {
         await handle.executeUpdate(approveToolCallUpdate, {
           args: [{ callId: waiting[0]?.callId as string, approved: true, reviewer: 'alice' }],
         });
+      },
+    );
+
+    // ---- Issue 34: an approval completes after its effect (marker approvals-complete-after-their-effect). ----
+    // Two guarded calls approved one after the other, and one refused: each update's completion comes after its
+    // wait's timer was cancelled, in histories recorded with the tracing interceptors or without them.
+    await record(
+      'approvals-after-their-effect',
+      [
+        { content: '', toolCalls: [{ id: 'a', name: 'guarded_lookup', arguments: '{"query":"BYD"}' }] },
+        {
+          content: '',
+          toolCalls: [
+            { id: 'b', name: 'guarded_lookup', arguments: '{"query":"Tesla"}' },
+            { id: 'c', name: 'lookup', arguments: '{"query":"NIO"}' },
+          ],
+        },
+        { content: 'BYD' },
+      ],
+      { protocol: 'native' },
+      async (_workflowId, handle) => {
+        for (const approved of [true, false]) {
+          const waiting = await waitFor(async () => {
+            const calls = (await handle.query(progressQuery)).awaitingApproval;
+            return calls.length === 1 ? calls : undefined;
+          });
+          await handle.executeUpdate(approveToolCallUpdate, {
+            args: [{ callId: waiting[0]?.callId as string, approved, reviewer: 'alice' }],
+          });
+        }
       },
     );
 

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   isPause,
   isSettlement,
@@ -17,6 +17,7 @@ import {
   settleModelLimitSignal,
   type ModelLimiterInput,
 } from '../src/core/model-limits/limiter-messages';
+import { ModelLimiterPatches } from './patches';
 
 /** Messages one run of the limiter handles before it continues as new (about 9 history events each). */
 export const MESSAGES_PER_CONTINUATION = 400;
@@ -36,6 +37,8 @@ export const IDLE_END_MS = 10 * 60_000;
 export async function modelLimiter(input: ModelLimiterInput): Promise<void> {
   let state: ModelLimiterState = input.state ?? emptyLimiterState();
   let handled = 0;
+  /** The messages the loop below has taken in (re-arming its idle timer after them). */
+  let taken = 0;
   const took = () => {
     handled += 1;
   };
@@ -46,7 +49,10 @@ export async function modelLimiter(input: ModelLimiterInput): Promise<void> {
       const booked = reserve(state, request, Date.now());
       state = booked.state;
       took();
-      return booked.grant;
+      if (!patched(ModelLimiterPatches.reservationsCompleteAfterTheirEffect)) return booked.grant;
+      // Answered once the loop has taken it in, so the answer comes after the idle timer it re-arms.
+      const mine = handled;
+      return condition(() => taken >= mine).then(() => booked.grant);
     },
     {
       // A malformed request is refused before it reaches history.
@@ -67,7 +73,10 @@ export async function modelLimiter(input: ModelLimiterInput): Promise<void> {
   setHandler(modelLimiterStateQuery, () => state);
 
   for (;;) {
+    // Every message so far is taken (a reservation's answer waits for this): the first ones may
+    // have come before this loop started, with the workflow's start.
     const seen = handled;
+    taken = handled;
     const moved = await condition(
       () => handled !== seen || handled >= MESSAGES_PER_CONTINUATION || workflowInfo().continueAsNewSuggested,
       IDLE_END_MS,
@@ -76,6 +85,7 @@ export async function modelLimiter(input: ModelLimiterInput): Promise<void> {
     state = withoutExpiredLeases(state, Date.now());
     if (!moved && Object.keys(state.leases).length === 0) return;
   }
+  taken = handled;
   await condition(allHandlersFinished);
   await continueAsNew<typeof modelLimiter>({ model: input.model, state: withoutExpiredLeases(state, Date.now()) });
 }

@@ -44,6 +44,23 @@ export const LoopPatches = {
    * an answer schema starts; runs started before replay their unbounded checks.
    */
   boundedAnswerChecks: 'bounded-answer-checks',
+  /**
+   * An approval (`approveToolCall`) completes only once the waiting call has taken it (issue 34):
+   * its wait's timer cancelled and the call gone on. Before, the update's completion and that
+   * cancellation were ordered by how many promise turns each took, which the tracing interceptors
+   * change, so a run's history depended on whether they were bundled. Asked when an approval comes.
+   */
+  approvalsCompleteAfterTheirEffect: 'approvals-complete-after-their-effect',
+} as const;
+
+/** Markers of the `modelLimiter` workflow (issue 33). */
+export const ModelLimiterPatches = {
+  /**
+   * A reservation (`reserveModelLimit`) completes only once the limiter's loop has taken it (its
+   * idle timer cancelled and started again), not in an order decided by promise turns, which the
+   * tracing interceptors change (issue 34). Asked when a reservation comes.
+   */
+  reservationsCompleteAfterTheirEffect: 'reservations-complete-after-their-effect',
 } as const;
 
 /** Markers of the `researchBatch` workflow. */

@@ -112,9 +112,14 @@ export class ResearchRun {
     setHandler(setLimitsUpdate, (changes) => this.setLimits(changes), {
       validator: (changes) => refuse(this.limitsProblem(changes)),
     });
-    setHandler(approveToolCallUpdate, (decision) => this.approvals.decide(decision), {
-      validator: (decision) => refuse(this.approvals.problem(decision)),
-    });
+    setHandler(
+      approveToolCallUpdate,
+      (decision) =>
+        patched(LoopPatches.approvalsCompleteAfterTheirEffect)
+          ? this.approvals.decideAndAwaitEffect(decision)
+          : this.approvals.decide(decision),
+      { validator: (decision) => refuse(this.approvals.problem(decision)) },
+    );
     // A sub-run (issue 30) follows its parent's finishNow and limits; once it is stopping already, nothing changes.
     if (!this.tree?.depth) return;
     setHandler(finishFromParentSignal, (request) => void (this.endingProblem() ?? this.finishNow(request)));

@@ -19,6 +19,17 @@ export class ToolApprovals {
     return { callId: decision.callId, approved: decision.approved };
   }
 
+  /**
+   * Records a decision and returns once the waiting call has taken it (its wait's timer cancelled,
+   * the call gone on), so the update completes after what it caused, whatever promise turns the
+   * handler's interceptors add: a run's history does not depend on whether it is traced.
+   */
+  async decideAndAwaitEffect(decision: ApprovalDecision): Promise<{ callId: string; approved: boolean }> {
+    const decided = this.decide(decision);
+    await condition(() => !this.awaiting.has(decision.callId));
+    return decided;
+  }
+
   /** Why a decision is refused: malformed, or for no call that is waiting. */
   problem(decision: ApprovalDecision | undefined): string | undefined {
     return approvalDecisionProblem(decision, [...this.awaiting.keys()]);

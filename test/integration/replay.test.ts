@@ -30,6 +30,36 @@ for (const fixture of fixtures) {
   });
 }
 
+/**
+ * Histories whose update completed in an order set by the tracing interceptors' promise turns
+ * (recorded before the `approvals-complete-after-their-effect` and
+ * `reservations-complete-after-their-effect` patches): they replay only on a bundle with the
+ * interceptors, which is why every bundle keeps them (docs/figures.md).
+ */
+const RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT = ['tool-specs-by-reference.json', 'model-limiter.json'];
+
+for (const fixture of fixtures.filter((name) => !RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT.includes(name))) {
+  test(`recorded history ${fixture} replays without the tracing interceptors too: its behaviour does not depend on them`, async () => {
+    const recorded = history(fixture);
+    const workflowId = recorded.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? fixture;
+    const codePath = await cachedWorkflowBundle(undefined, []);
+    await Worker.runReplayHistory({ workflowBundle: { codePath } }, recorded, workflowId);
+  });
+}
+
+test('the histories recorded before updates awaited their effect still need the interceptors', async () => {
+  const codePath = await cachedWorkflowBundle(undefined, []);
+  for (const fixture of RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT) {
+    const recorded = history(fixture);
+    const workflowId = recorded.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? fixture;
+    await assert.rejects(
+      Worker.runReplayHistory({ workflowBundle: { codePath } }, recorded, workflowId),
+      (error: Error) => /TimerCanceled/.test(error.message),
+      fixture,
+    );
+  }
+});
+
 test('replay notices an incompatible change', async () => {
   await assert.rejects(
     Worker.runReplayHistory(

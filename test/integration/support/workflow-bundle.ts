@@ -24,8 +24,13 @@ function sourceFiles(directory: string): string[] {
  * so every worker a test starts skips webpack (seconds each on 2 cores).
  *
  * @param entry Another workflows module to bundle (a test's changed build); default workflows/.
+ * @param interceptorModules The workflow interceptor modules bundled; default the project's
+ *   (WORKFLOW_INTERCEPTOR_MODULES: the tracing interceptors).
  */
-export async function cachedWorkflowBundle(entry?: string): Promise<string> {
+export async function cachedWorkflowBundle(
+  entry?: string,
+  interceptorModules: readonly string[] = WORKFLOW_INTERCEPTOR_MODULES,
+): Promise<string> {
   const hash = createHash('sha256');
   if (entry !== undefined) hash.update(entry).update(readFileSync(entry));
   for (const file of [
@@ -35,12 +40,12 @@ export async function cachedWorkflowBundle(entry?: string): Promise<string> {
   ].sort()) {
     hash.update(file).update(readFileSync(file));
   }
-  hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
+  hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(interceptorModules));
   const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(path)) {
     const { code } = await bundleWorkflowCode({
       workflowsPath: entry ?? require.resolve('../../../workflows'),
-      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+      workflowInterceptorModules: [...interceptorModules],
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
     // Files run two at a time: each writes its own temporary file and renames it into place, so a
