@@ -1,6 +1,7 @@
 // What the setup scripts that keep builds in the user's cache share: where that cache is, and
 // the link from the project's .tools/ to the cached build, and the lock that keeps two clones
-// installing into the same cache at the same moment from breaking each other's install.
+// installing into the same cache at the same moment from breaking each other's install, and where
+// a venv of pinned requirements is kept there.
 import {
   lstatSync,
   mkdirSync,
@@ -11,6 +12,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -95,4 +98,24 @@ export function withCacheLock(name, action) {
     process.removeListener('exit', release);
     release();
   }
+}
+
+/**
+ * Where a venv of `requirements` lives in the user cache, under `name`: a folder keyed by the
+ * python3 version, the platform and the requirements, so a change of any of them makes a new one.
+ * Undefined when python3 is not on PATH.
+ * @returns {{ venv: string, python: string, pythonVersion: string } | undefined}
+ */
+export function cachedVenv(name, requirements) {
+  const version = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
+    encoding: 'utf8',
+  });
+  if (version.status !== 0) return undefined;
+  const pythonVersion = version.stdout.trim();
+  const key = createHash('sha256')
+    .update(`${pythonVersion}\n${process.platform}-${process.arch}\n${requirements}`)
+    .digest('hex')
+    .slice(0, 16);
+  const venv = join(cacheDirectory(), name, `py${pythonVersion}-${key}`);
+  return { venv, python: join(venv, 'bin', 'python'), pythonVersion };
 }

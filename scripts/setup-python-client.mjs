@@ -11,11 +11,10 @@
 // writes the reason to .tools/python-client-venv.unavailable for the tests to report, but does not
 // fail `npm ci`: the samples are documentation, not part of the agent.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheDirectory, pointLinkAt, withCacheLock } from './cached-tools.mjs';
+import { cachedVenv, pointLinkAt, withCacheLock } from './cached-tools.mjs';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const requirementsFile = join(projectRoot, 'samples', 'clients', 'python', 'requirements.txt');
@@ -37,21 +36,13 @@ function linkTo(target) {
 
 function main() {
   const requirements = readFileSync(requirementsFile, 'utf8');
-  const pythonVersion = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
-    encoding: 'utf8',
-  });
-  if (pythonVersion.status !== 0) {
+  const cached = cachedVenv('python-client', requirements);
+  if (!cached) {
     unavailable(
       "python3 is not on PATH. Fix: install python3 with venv (Debian: apt-get install python3-venv), then run 'npm run setup'.",
     );
   }
-  const python = pythonVersion.stdout.trim();
-  const key = createHash('sha256')
-    .update(`${python}\n${process.platform}-${process.arch}\n${requirements}`)
-    .digest('hex')
-    .slice(0, 16);
-  const venv = join(cacheDirectory(), 'python-client', `py${python}-${key}`);
-  const venvPython = join(venv, 'bin', 'python');
+  const { venv, python: venvPython } = cached;
   if (
     existsSync(join(venv, INSTALLED_MARKER)) &&
     spawnSync(venvPython, ['-c', 'import temporalio.client'], { stdio: 'ignore' }).status === 0

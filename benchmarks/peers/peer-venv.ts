@@ -1,5 +1,4 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,27 +26,19 @@ export interface PeerVenv {
 }
 
 interface CachedTools {
-  cacheDirectory(): string;
+  cachedVenv(name: string, requirements: string): { venv: string; python: string } | undefined;
   withCacheLock<T>(name: string, action: () => T): T;
 }
 
 /** Makes (or finds) the venv; throws with the reason when it cannot (no python3 with venv, pip failed). */
 export async function ensurePeerVenv(): Promise<PeerVenv> {
-  const { cacheDirectory, withCacheLock } = (await import(
+  const { cachedVenv, withCacheLock } = (await import(
     pathToFileURL(resolve(__dirname, '../../scripts/cached-tools.mjs')).href
   )) as CachedTools;
   const requirements = readFileSync(requirementsFile, 'utf8');
-  const version = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
-    encoding: 'utf8',
-  });
-  if (version.status !== 0) throw new Error('python3 is not on PATH (Debian: apt-get install python3-venv).');
-  const pythonVersion = version.stdout.trim();
-  const key = createHash('sha256')
-    .update(`${pythonVersion}\n${process.platform}-${process.arch}\n${requirements}`)
-    .digest('hex')
-    .slice(0, 16);
-  const venv = join(cacheDirectory(), 'peers', `py${pythonVersion}-${key}`);
-  const python = join(venv, 'bin', 'python');
+  const cached = cachedVenv('peers', requirements);
+  if (!cached) throw new Error('python3 is not on PATH (Debian: apt-get install python3-venv).');
+  const { venv, python } = cached;
   withCacheLock('peers-venv', () => {
     if (existsSync(join(venv, INSTALLED_MARKER)) && spawnSync(python, ['-c', IMPORTS_CHECK]).status === 0) return;
     console.log(`Installing the peers (benchmarks/peers/requirements.txt) into ${venv} ...`);
