@@ -1,8 +1,9 @@
 /**
  * `npm run build` (run by `npm ci` as the `prepare` step): compiles src/, workflows/,
  * activities/ and worker/ to dist/ (tsconfig.build.json, with declarations) and, meanwhile, bundles
- * the workflows into dist/workflow-bundle.js with a record of the sources it was built from
- * (dist/workflow-bundle.json). Last it writes dist/build-info.json, whose start time tells
+ * the workflows twice, each with a record of the sources it was built from: dist/workflow-bundle.js
+ * with the OpenTelemetry workflow interceptors (a worker that traces) and
+ * dist/workflow-bundle-untraced.js without them (one that does not; issue 34). Last it writes dist/build-info.json, whose start time tells
  * bin/react-agent.js whether the compiled CLI is newer than the sources.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -11,9 +12,9 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../src/config/project-root';
 import {
-  DEFAULT_WORKFLOW_BUNDLE,
+  defaultWorkflowBundle,
   recordPathOf,
-  WORKFLOW_INTERCEPTOR_MODULES,
+  workflowInterceptorModules,
   workflowSourcesHash,
   type WorkflowBundleRecord,
 } from './workflow-bundle';
@@ -47,13 +48,18 @@ async function compile(): Promise<'compiled' | 'failed' | 'no TypeScript'> {
   return code === 0 ? 'compiled' : 'failed';
 }
 
+/** The traced bundle, then the untraced one (one webpack at a time beside tsc on small machines). */
 async function bundle(): Promise<void> {
+  for (const traced of [true, false]) await bundleOne(traced);
+}
+
+async function bundleOne(traced: boolean): Promise<void> {
   const sourcesHash = workflowSourcesHash();
   if (sourcesHash === undefined) throw new Error('workflows/ and src/core/ are needed to build the workflow bundle');
   const silent = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
-    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    workflowInterceptorModules: [...workflowInterceptorModules(traced)],
     logger: {
       info: silent,
       warn: (message: string) => console.warn(`build: ${message}`),
@@ -63,9 +69,10 @@ async function bundle(): Promise<void> {
       log: silent,
     } as never,
   });
-  writeAtomically(DEFAULT_WORKFLOW_BUNDLE, code);
+  // Both records hold the same sources hash: the same workflow code, so the same default build id (docs/deploys.md).
+  writeAtomically(defaultWorkflowBundle(traced), code);
   const record: WorkflowBundleRecord = { sourcesHash, builtAt: new Date().toISOString() };
-  writeAtomically(recordPathOf(DEFAULT_WORKFLOW_BUNDLE), `${JSON.stringify(record, null, 2)}\n`);
+  writeAtomically(recordPathOf(defaultWorkflowBundle(traced)), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 async function main(): Promise<number> {
@@ -88,7 +95,7 @@ async function main(): Promise<number> {
     `${JSON.stringify({ startedAtMs, startedAt: new Date(startedAtMs).toISOString() }, null, 2)}\n`,
   );
   console.log(
-    `build: dist/ compiled and dist/workflow-bundle.js bundled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s`,
+    `build: dist/ compiled and dist/workflow-bundle.js and dist/workflow-bundle-untraced.js bundled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s`,
   );
   return 0;
 }

@@ -43,7 +43,7 @@ import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/s
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
-import { chooseWorkflowCode, WORKFLOW_INTERCEPTOR_MODULES, workflowBuildId } from './workflow-bundle';
+import { chooseWorkflowCode, workflowBuildId, workflowInterceptorModules } from './workflow-bundle';
 import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
 import { describeToolNames } from './mcp-tools';
@@ -136,10 +136,13 @@ async function main(): Promise<void> {
   // Before any NativeConnection or Worker: the SDK runtime with its Prometheus exporter (REACT_AGENT_METRICS_ADDRESS).
   installMetricsRuntime(loadMetricsConfig(), (line) => console.log(line));
   // OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT: the OpenTelemetry SDK and the Temporal interceptors' activity half and sink; unset, nothing.
-  const tracing = startWorkerTracing(loadTracingConfig(), (line) => console.log(line));
+  const tracingConfig = loadTracingConfig();
+  const tracing = startWorkerTracing(tracingConfig, (line) => console.log(line));
+  // Without an endpoint the workflows run without the OpenTelemetry interceptors, only the update turns they add (issue 34).
+  const traced = Boolean(tracingConfig.tracesUrl);
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows)
-    ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line))
+    ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line), { traced })
     : undefined;
   // REACT_AGENT_MODEL_MAX_REPLY_BYTES / _MAX_LINE_BYTES: a larger reply fails its call, not retried (the judge's too).
   const replyLimits = { maxReplyBytes: modelConfig.maxReplyBytes, maxLineBytes: modelConfig.maxLineBytes };
@@ -286,12 +289,12 @@ async function main(): Promise<void> {
               },
             }
           : {}),
-        // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added.
+        // The workflow interceptors are in the prebuilt bundle; bundled here at start, they are added (traced or not).
         interceptors: {
           // Last, so the ones before it see the redacted failure too.
           activity: [...tracing.activityInterceptors, ...activityTrace, secretRedactionInterceptor(() => redactor)],
           ...(workflowCode && 'workflowsPath' in workflowCode
-            ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }
+            ? { workflowModules: [...workflowInterceptorModules(traced)] }
             : {}),
         },
         sinks: tracing.sinks,

@@ -5,9 +5,10 @@
  * the OTLP/HTTP (JSON) exporter — plus what a Worker needs from `@temporalio/interceptors-opentelemetry`:
  * the activity interceptors (a `RunActivity:<type>` span per attempt, child of the workflow's
  * `StartActivity:<type>`, the parent of the agent's own spans in activities/tracing) and the
- * `exporter` sink through which the workflow interceptors (in every bundle: WORKFLOW_INTERCEPTOR_MODULES)
- * export the workflow's spans, never while replaying. Without an endpoint: no SDK, no span; the
- * sink is a no-op so the bundled workflow interceptors have somewhere to send nothing.
+ * `exporter` sink through which the workflow interceptors (in the traced bundle: TRACING_WORKFLOW_INTERCEPTOR_MODULES)
+ * export the workflow's spans, never while replaying. Without an endpoint: no SDK, no span, and the
+ * worker runs the untraced bundle (worker/main.ts); the sink is a no-op so a traced bundle named by
+ * REACT_AGENT_WORKFLOW_BUNDLE has somewhere to send nothing.
  */
 import {
   makeWorkflowExporter,

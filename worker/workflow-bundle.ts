@@ -1,17 +1,33 @@
 /**
- * The workflow bundle built at install (`npm run build`: dist/workflow-bundle.js), so a worker
- * starts without running webpack, and the record of the sources it was built from, so a bundle
- * older than them is refused instead of running old workflow code.
+ * The workflow bundles built at install (`npm run build`: dist/workflow-bundle.js for a worker that
+ * traces, dist/workflow-bundle-untraced.js for one that does not), so a worker starts without
+ * running webpack, and the record of the sources they were built from, so a bundle older than them
+ * is refused instead of running old workflow code.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigurationError } from '../src/config';
 import { PROJECT_ROOT } from '../src/config/project-root';
-export { WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
+export { WORKFLOW_INTERCEPTOR_MODULES, workflowInterceptorModules } from '../src/config/workflow-interceptors';
 
-/** The bundle `npm run build` writes, and a worker uses when REACT_AGENT_WORKFLOW_BUNDLE is unset. */
+/**
+ * The traced bundle `npm run build` writes (with the OpenTelemetry workflow interceptors), which a
+ * worker with an OTLP endpoint uses when REACT_AGENT_WORKFLOW_BUNDLE is unset.
+ */
 export const DEFAULT_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
+
+/**
+ * The untraced bundle `npm run build` writes (workflows/tracing-turns-interceptor.ts instead of the
+ * OpenTelemetry interceptors: no span; issue 34), which a worker without an OTLP endpoint uses when
+ * REACT_AGENT_WORKFLOW_BUNDLE is unset.
+ */
+export const DEFAULT_UNTRACED_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle-untraced.js');
+
+/** The bundle built at install for a worker that traces (`traced`) or does not. */
+export function defaultWorkflowBundle(traced: boolean): string {
+  return traced ? DEFAULT_WORKFLOW_BUNDLE : DEFAULT_UNTRACED_WORKFLOW_BUNDLE;
+}
 
 /**
  * The folders the workflow code is built from: workflows/ imports src/core (and activities/ as
@@ -75,16 +91,18 @@ export type WorkflowCode = { workflowBundle: { codePath: string } } | { workflow
 
 /**
  * The workflow code for this worker. `configured` (REACT_AGENT_WORKFLOW_BUNDLE) is used as given;
- * else the bundle built at install. A bundle with a record that names other sources than the
+ * else the bundle built at install for a worker that traces or not (`options.traced`, default
+ * true: {@link defaultWorkflowBundle}). A bundle with a record that names other sources than the
  * current ones is refused (ConfigurationError saying to run `npm run build`); only when there is no
- * prebuilt bundle at all does the worker bundle workflows/ itself, and `log` says so.
+ * prebuilt bundle at all does the worker bundle workflows/ itself (with
+ * `workflowInterceptorModules(traced)`), and `log` says so.
  */
 export function chooseWorkflowCode(
   configured: string | undefined,
   log: (line: string) => void,
-  options: { defaultBundle?: string; root?: string } = {},
+  options: { defaultBundle?: string; root?: string; traced?: boolean } = {},
 ): WorkflowCode {
-  const bundle = configured ?? options.defaultBundle ?? DEFAULT_WORKFLOW_BUNDLE;
+  const bundle = configured ?? options.defaultBundle ?? defaultWorkflowBundle(options.traced ?? true);
   if (!configured && !existsSync(bundle)) {
     log(
       `No prebuilt workflow bundle (${bundle}; \`npm run build\` makes one): bundling workflows/ now, which takes a while.`,

@@ -9,7 +9,15 @@ import { importsOf, PROJECT_ROOT, resolveFile, typeScriptFilesUnder } from './su
  * imports nothing with side effects, and only `import type` from activities/.
  */
 const root = PROJECT_ROOT;
-const PACKAGES_ALLOWED_IN_WORKFLOW_CODE = new Set(['@temporalio/workflow', '@temporalio/common', 'json5', 're2js']);
+const PACKAGES_ALLOWED_IN_WORKFLOW_CODE = new Set([
+  '@temporalio/workflow',
+  '@temporalio/common',
+  'json5',
+  're2js',
+  // The SDK's flag check, as the tracing interceptors ask it (workflows/tracing-turns-interceptor.ts, issue 34).
+  '@temporalio/workflow/lib/flags',
+  '@temporalio/workflow/lib/global-attributes',
+]);
 
 function workflowFiles(): string[] {
   return typeScriptFilesUnder('workflows');
