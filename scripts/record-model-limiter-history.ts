@@ -5,7 +5,12 @@
  * once and one booked behind them, a settlement, a provider's pause (and a second one during it,
  * which changes nothing), a malformed reservation refused by the validator, then cancelled.
  *
- *   npx tsx scripts/record-model-limiter-history.ts [NAME]   (default model-limiter: NAME.json)
+ *   npx tsx scripts/record-model-limiter-history.ts [NAME] [--untraced]   (default model-limiter: NAME.json;
+ *   `model-limiter-untraced --untraced` made model-limiter-untraced.json)
+ *
+ * `--untraced` records on a worker running the untraced bundle (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+ * what a worker without an OTLP endpoint runs; issue 34) instead of the traced one:
+ * `model-limiter-untraced.json`.
  *
  * `model-limiter.json` was recorded before the limiter's reservations completed after their effect
  * (issue 34, marker `reservations-complete-after-their-effect`);
@@ -25,13 +30,20 @@ import {
 } from '../src/core/model-limits/limiter-messages';
 import { modelLimiterWorkflowId, type ModelLimitReservationRequest } from '../src/core/model-limits/model-limit';
 import { WorkflowTypes } from '../src/core/workflow-types';
+import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
+import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 
 async function main(): Promise<void> {
-  const name = process.argv[2] ?? 'model-limiter';
+  const untraced = process.argv.includes('--untraced');
+  const name = process.argv.slice(2).find((argument) => argument !== '--untraced') ?? 'model-limiter';
   const environment = await AgentEnvironment.start({ script: () => ({ content: 'unused' }) });
   try {
-    await environment.startWorker();
+    await environment.startWorker(
+      untraced
+        ? { REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES) }
+        : {},
+    );
     const client = environment.client;
     const workflowId = modelLimiterWorkflowId('recorded-model');
     const limit = { tokensPerMinute: 6_000, requestsPerMinute: 100, leaseSeconds: 60 };

@@ -22,7 +22,9 @@
  * input names the run it came from, which the next run checks (issue 28). `sub-runs` records a lead
  * that delegates two tasks (issue 30: child workflows, `ReactTreeId`), and `sub-runs-child` the sub-run
  * whose own `delegate` call the depth limit refused. `approvals-after-their-effect` records approvals that complete
- * after their effect (issue 34: the same history whether the tracing interceptors are bundled or not). A continue-as-new scenario records one fixture per run of its chain
+ * after their effect (issue 34: the same history whether the tracing interceptors are bundled or not). With
+ * `--untraced` the worker runs the untraced bundle (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES, what a worker without an
+ * OTLP endpoint runs) and each fixture is `NAME-untraced.json`: `approvals-after-their-effect-untraced`. A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -30,7 +32,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countConversationTokens, createTiktokenCounter } from '../activities/token-counter';
+import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
+import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 import { answer, runId, Scenarios, toolCall } from '../test/integration/support/scenarios';
 import { waitForToolLog } from '../test/integration/support/tool-log';
 import type { ResearchRunInput } from '../src/core/run-input';
@@ -44,7 +48,10 @@ import {
 import type { ScriptedReply, ScriptedRequest } from '../test/fakes/scripted-model-server';
 
 const directory = join(__dirname, '..', 'test', 'fixtures', 'histories');
-const only = process.argv.slice(2);
+const untraced = process.argv.includes('--untraced');
+const only = process.argv.slice(2).filter((argument) => argument !== '--untraced');
+/** The fixture a scenario is written to: `NAME`, or `NAME-untraced` when recorded on the untraced bundle. */
+const fixtureName = (name: string) => (untraced ? `${name}-untraced` : name);
 const counter = createTiktokenCounter();
 
 async function main(): Promise<void> {
@@ -55,7 +62,11 @@ async function main(): Promise<void> {
     workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'priced-model': { input: 2, output: 10 } }) },
   });
   try {
-    await environment.startWorker();
+    await environment.startWorker(
+      untraced
+        ? { REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES) }
+        : {},
+    );
     const record = async (
       name: string,
       replies: Parameters<Scenarios['add']>[1],
@@ -64,19 +75,20 @@ async function main(): Promise<void> {
       { everyRun = false, subRun }: { everyRun?: boolean; subRun?: string } = {},
     ) => {
       if (only.length && !only.includes(name)) return;
+      const fixture = fixtureName(name);
       const workflowId = scenarios.add(runId(name), replies);
       const handle = await environment.startRun({ question: `Replay fixture: ${name}`, ...input }, workflowId);
       if (during) await during(workflowId, handle);
       await handle.result().catch(() => undefined);
       if (!everyRun) {
         const history = await handle.fetchHistory();
-        writeFileSync(join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
-        console.log(`recorded ${name}: ${history.events?.length} events`);
+        writeFileSync(join(directory, `${fixture}.json`), `${historyToJSON(history)}\n`);
+        console.log(`recorded ${fixture}: ${history.events?.length} events`);
         if (subRun) {
           // One of its sub-runs (issue 30), whose id is under the lead's: `${workflowId}/${subRun}`.
           const child = await environment.client.workflow.getHandle(`${workflowId}/${subRun}`).fetchHistory();
-          writeFileSync(join(directory, `${name}-child.json`), `${historyToJSON(child)}\n`);
-          console.log(`recorded ${name}-child: ${child.events?.length} events`);
+          writeFileSync(join(directory, `${fixture}-child.json`), `${historyToJSON(child)}\n`);
+          console.log(`recorded ${fixture}-child: ${child.events?.length} events`);
         }
         return;
       }
@@ -84,8 +96,8 @@ async function main(): Promise<void> {
       let runIdOfRun: string | undefined = (handle as WorkflowHandleWithFirstExecutionRunId).firstExecutionRunId;
       for (let index = 1; runIdOfRun; index += 1) {
         const history = await environment.client.workflow.getHandle(workflowId, runIdOfRun).fetchHistory();
-        writeFileSync(join(directory, `${name}-run${index}.json`), `${historyToJSON(history)}\n`);
-        console.log(`recorded ${name}-run${index}: ${history.events?.length} events`);
+        writeFileSync(join(directory, `${fixture}-run${index}.json`), `${historyToJSON(history)}\n`);
+        console.log(`recorded ${fixture}-run${index}: ${history.events?.length} events`);
         runIdOfRun =
           history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
       }

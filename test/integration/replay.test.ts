@@ -5,6 +5,11 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from '@jest/globals';
+import { SdkFlags } from '@temporalio/workflow/lib/flags';
+import {
+  TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+} from '../../src/config/workflow-interceptors';
 import { cachedWorkflowBundle } from './support/workflow-bundle';
 
 /**
@@ -21,33 +26,37 @@ test('there are recorded histories to replay', () => {
   assert.ok(fixtures.length >= 5, `found ${fixtures.join(', ')}`);
 });
 
-for (const fixture of fixtures) {
-  test(`recorded history ${fixture} replays on the current workflow code`, async () => {
-    const recorded = history(fixture);
-    // Under its recorded workflow id: a batch derives its children's ids from it.
-    const workflowId = recorded.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? fixture;
-    await Worker.runReplayHistory({ workflowBundle: { codePath: await cachedWorkflowBundle() } }, recorded, workflowId);
-  });
-}
+/**
+ * The two bundles a worker runs (src/config/workflow-interceptors.ts, issue 34): the traced one, with
+ * the OpenTelemetry workflow interceptors, and the untraced one, with only the promise turns they put
+ * around an update's handler (workflows/tracing-turns-interceptor.ts). Every fixture replays on both,
+ * whichever kind recorded it (`*-untraced.json`: recorded on the untraced bundle), so a run can move
+ * between traced and untraced workers.
+ */
+const bundles = {
+  traced: () => cachedWorkflowBundle(undefined, TRACING_WORKFLOW_INTERCEPTOR_MODULES),
+  untraced: () => cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES),
+};
+
+for (const [kind, bundle] of Object.entries(bundles))
+  for (const fixture of fixtures) {
+    test(`recorded history ${fixture} replays on the current workflow code, ${kind}`, async () => {
+      const recorded = history(fixture);
+      // Under its recorded workflow id: a batch derives its children's ids from it.
+      const workflowId = recorded.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? fixture;
+      await Worker.runReplayHistory({ workflowBundle: { codePath: await bundle() } }, recorded, workflowId);
+    });
+  }
 
 /**
  * Histories whose update completed in an order set by the tracing interceptors' promise turns
  * (recorded before the `approvals-complete-after-their-effect` and
- * `reservations-complete-after-their-effect` patches): they replay only on a bundle with the
- * interceptors, which is why every bundle keeps them (docs/figures.md).
+ * `reservations-complete-after-their-effect` patches): a bundle with no workflow interceptor at all
+ * does not replay them, which is why the untraced bundle keeps those turns (docs/durability.md).
  */
 const RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT = ['tool-specs-by-reference.json', 'model-limiter.json'];
 
-for (const fixture of fixtures.filter((name) => !RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT.includes(name))) {
-  test(`recorded history ${fixture} replays without the tracing interceptors too: its behaviour does not depend on them`, async () => {
-    const recorded = history(fixture);
-    const workflowId = recorded.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? fixture;
-    const codePath = await cachedWorkflowBundle(undefined, []);
-    await Worker.runReplayHistory({ workflowBundle: { codePath } }, recorded, workflowId);
-  });
-}
-
-test('the histories recorded before updates awaited their effect still need the interceptors', async () => {
+test("the histories recorded before updates awaited their effect need the interceptors' update turns", async () => {
   const codePath = await cachedWorkflowBundle(undefined, []);
   for (const fixture of RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT) {
     const recorded = history(fixture);
@@ -58,6 +67,21 @@ test('the histories recorded before updates awaited their effect still need the 
       fixture,
     );
   }
+});
+
+test('a history recorded on the untraced bundle carries the SDK flag the tracing interceptors ask for where a traced one does', () => {
+  // OpenTelemetryInterceptorsInstrumentsAllMethods: with it, a traced worker replaying the history adds the same turns.
+  const flagOf = (name: string) =>
+    (history(name).events ?? [])
+      .filter((event) =>
+        event.workflowTaskCompletedEventAttributes?.sdkMetadata?.langUsedFlags?.includes(
+          SdkFlags.OpenTelemetryInterceptorsInstrumentsAllMethods.id,
+        ),
+      )
+      .map((event) => Number(event.eventId));
+  assert.deepEqual(flagOf('approvals-after-their-effect-untraced.json'), flagOf('approvals-after-their-effect.json'));
+  assert.deepEqual(flagOf('model-limiter-untraced.json'), flagOf('model-limiter-after-their-effect.json'));
+  assert.ok(flagOf('approvals-after-their-effect-untraced.json').length > 0);
 });
 
 test('replay notices an incompatible change', async () => {
