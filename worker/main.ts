@@ -43,7 +43,12 @@ import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/s
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadWorkflowBundlePath } from '../src/config/tool-modules-config';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
-import { chooseWorkflowCode, workflowBuildId, workflowInterceptorModules } from './workflow-bundle';
+import {
+  chooseWorkflowCode,
+  describeWorkflowCode,
+  workflowBuildId,
+  workflowInterceptorModules,
+} from './workflow-bundle';
 import { startWorkerTracing } from './tracing';
 import { installMetricsRuntime } from './metrics-runtime';
 import { describeToolNames } from './mcp-tools';
@@ -305,6 +310,7 @@ async function main(): Promise<void> {
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
       `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `live text ${liveText ? `at ${liveText.url}` : 'off'}; ` +
+      `workflows ${describeWorkflowCode(workflowCode, traced)}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
   );
   try {

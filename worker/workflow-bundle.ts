@@ -125,6 +125,17 @@ export function chooseWorkflowCode(
 }
 
 /**
+ * Where a worker's workflow code comes from, for its start line: the bundle (relative to the
+ * working directory) or `bundled at start`, and whether the worker traces; `none` for a worker
+ * that runs no workflows.
+ */
+export function describeWorkflowCode(code: WorkflowCode | undefined, traced: boolean): string {
+  if (code === undefined) return 'none';
+  const from = 'workflowBundle' in code ? relative(process.cwd(), code.workflowBundle.codePath) : 'bundled at start';
+  return `${from}, ${traced ? 'traced' : 'untraced'}`;
+}
+
+/**
  * The default build id of a versioned worker (REACT_AGENT_BUILD_ID unset; docs/deploys.md): the
  * first 16 hex digits of the hash of the workflow code this checkout runs, so every change of the
  * workflow code is a new build and the same code on every machine and role is the same build. The

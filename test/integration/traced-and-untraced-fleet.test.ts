@@ -139,3 +139,18 @@ test('a run moves between traced and untraced workers on one task queue: approva
     await Worker.runReplayHistory({ workflowBundle: { codePath } }, limiter, modelLimiterWorkflowId('scripted-model'));
   }
 }, 240_000);
+
+test('with no bundle named, a worker without an OTLP endpoint runs the untraced bundle npm run build wrote, one with an endpoint the traced one', async () => {
+  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const untraced = await environment.startWorker({ REACT_AGENT_WORKFLOW_BUNDLE: '' });
+  const traced = await environment.startWorker({
+    REACT_AGENT_WORKFLOW_BUNDLE: '',
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+  });
+  try {
+    assert.match(untraced.log, /workflows dist\/workflow-bundle-untraced\.js, untraced;/);
+    assert.match(traced.log, /workflows dist\/workflow-bundle\.js, traced;/);
+  } finally {
+    await Promise.all([untraced.stop(), traced.stop()]);
+  }
+}, 120_000);
