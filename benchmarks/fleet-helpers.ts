@@ -191,12 +191,20 @@ export async function createScriptedWorker(options: {
   moreActivities?: object;
   /** Default workflows/ (researchAgent and the others); benchmark-workflows.ts adds the baselines. */
   workflowsPath?: string;
+  /**
+   * The workflow interceptor modules bundled with them (src/config/workflow-interceptors.ts: the
+   * traced or the untraced worker's); default none. The traced ones export through a no-op sink.
+   */
+  workflowInterceptorModules?: readonly string[];
 }): Promise<Worker> {
   const chatModel = createOpenAIChatModel({ baseUrl: options.modelBaseUrl, apiKey: 'benchmark' });
   return Worker.create({
     connection: options.connection,
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+    interceptors: { workflowModules: [...(options.workflowInterceptorModules ?? [])] },
+    // What a worker without an OTLP endpoint gives a traced bundle (worker/tracing.ts).
+    sinks: { exporter: { export: { fn: () => undefined, callDuringReplay: false } } },
     activities: {
       ...options.moreActivities,
       ...createActivities({

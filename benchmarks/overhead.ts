@@ -10,6 +10,11 @@
  *   npm run benchmark:overhead                               (30 calls; 0 and 1,000 ms; 1 repeat)
  *   npm run benchmark:overhead -- --calls 30 --latencies 0,1000 --repeat 3
  *   npm run benchmark:overhead -- --temporal dev,stack   (the dev server, then the production stack)
+ *   npm run benchmark:overhead -- --workflow-interceptors traced   (untraced, the default; traced; none)
+ *
+ * The worker's workflow bundle has the interceptors of a worker that does not trace (`untraced`:
+ * workflows/tracing-turns-interceptor.ts), of one that traces (`traced`: the OpenTelemetry workflow
+ * interceptors, their spans sent to a no-op sink), or none (what this benchmark ran before issue 34).
  *
  * Prints the wall time of each, the overhead per step ((Temporal − bare) / model calls) in ms and
  * as a share of Temporal's wall time (target at 1,000 ms: at most 5 %), split into the floor's
@@ -24,6 +29,10 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { LocalDirectoryTranscriptStore } from '../activities';
 import { DEFAULT_TRANSCRIPT_CACHE_MEGABYTES } from '../src/config/worker-config';
+import {
+  TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+} from '../src/config/workflow-interceptors';
 import { CachedTranscriptStore } from '../src/storage/cached-transcript-store';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns } from '../test/fakes/scripted-model-server';
@@ -37,6 +46,16 @@ const CALLS = Number(argument('calls', '30'));
 const LATENCIES = argument('latencies', '0,1000').split(',').map(Number);
 const REPEAT = Number(argument('repeat', '1'));
 const TEMPORALS = parseTemporalKinds(argument('temporal', 'dev'));
+const INTERCEPTORS = argument('workflow-interceptors', 'untraced');
+const INTERCEPTOR_MODULES: Record<string, readonly string[]> = {
+  untraced: UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+  traced: TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  none: [],
+};
+if (!(INTERCEPTORS in INTERCEPTOR_MODULES)) {
+  console.error(`--workflow-interceptors: ${INTERCEPTORS}? untraced, traced or none`);
+  process.exit(2);
+}
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 
 let latencyMs = 0;
@@ -133,6 +152,7 @@ async function measureOn(kind: TemporalKind): Promise<void> {
       maxCharacters: (DEFAULT_TRANSCRIPT_CACHE_MEGABYTES * 1024 * 1024) / 2,
     }),
     workflowsPath: require.resolve('./benchmark-workflows'),
+    workflowInterceptorModules: INTERCEPTOR_MODULES[INTERCEPTORS],
     moreActivities: createFloorActivities(openai),
   });
   let sequence = 0;
@@ -241,7 +261,7 @@ async function main(): Promise<void> {
 }
 
 console.log(
-  `Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal's floor (the same calls as two plain activities per step) vs researchAgent (in-process worker, local transcript store behind the worker's default read cache)`,
+  `Overhead: a ${CALLS}-call scripted run (${CALLS - 1} lookup tool calls, then an answer), bare in-process loop vs Temporal's floor (the same calls as two plain activities per step) vs researchAgent (in-process worker, local transcript store behind the worker's default read cache; workflow interceptors: ${INTERCEPTORS})`,
 );
 console.log('');
 console.log(

@@ -1,13 +1,15 @@
 /**
  * What the tracing interceptors cost the workflow thread, and whether a workflow's behaviour
  * depends on them (issue 34): every recorded history in test/fixtures/histories replayed `--repeat`
- * times (default 4) through three bundles of workflows/, three rounds alternating:
+ * times (default 4) through four bundles of workflows/, three rounds alternating:
  *
- * - `traced`: the project's bundle, with `@temporalio/interceptors-opentelemetry`'s workflow
- *   interceptors (src/config/workflow-interceptors.ts);
+ * - `traced`: the bundle of a worker that traces, with `@temporalio/interceptors-opentelemetry`'s
+ *   workflow interceptors (src/config/workflow-interceptors.ts);
  * - `not sampled`: the same interceptors with their spans' sampling off
  *   (tracing-replay/spans-not-sampled.ts): spans created, neither recorded nor exported;
- * - `none`: no interceptors.
+ * - `untraced`: the bundle of a worker that does not trace, with only the update turns of those
+ *   interceptors (workflows/tracing-turns-interceptor.ts; issue 34);
+ * - `none`: no interceptors (which does not replay every history).
  *
  * Prints wall and CPU seconds of each round (replay is the workflow thread's work alone: no
  * server, no activities) and the histories each bundle fails to replay, with the first error.
@@ -19,7 +21,10 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
+import {
+  TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+} from '../src/config/workflow-interceptors';
 import { describeLoad } from './fleet-helpers';
 
 const repeatIndex = process.argv.indexOf('--repeat');
@@ -38,8 +43,12 @@ async function main(): Promise<void> {
   try {
     const bundles: Record<string, string> = {};
     const variants: Record<string, string[]> = {
-      traced: [...WORKFLOW_INTERCEPTOR_MODULES],
-      'not sampled': [join(__dirname, 'tracing-replay', 'spans-not-sampled.ts'), ...WORKFLOW_INTERCEPTOR_MODULES],
+      traced: [...TRACING_WORKFLOW_INTERCEPTOR_MODULES],
+      'not sampled': [
+        join(__dirname, 'tracing-replay', 'spans-not-sampled.ts'),
+        ...TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+      ],
+      untraced: [...UNTRACED_WORKFLOW_INTERCEPTOR_MODULES],
       none: [],
     };
     for (const [name, workflowInterceptorModules] of Object.entries(variants)) {
@@ -69,9 +78,12 @@ async function main(): Promise<void> {
             { workflowBundle: { codePath }, replayName: `${name}-${round}-${repeat}` },
             recorded.map(({ workflowId, history }) => ({ workflowId, history })),
           );
+          // One result per history, in their order (replayed one at a time): several share a workflow id (the limiter's).
+          let index = 0;
           for await (const result of replays) {
+            const failed = recorded[index]?.name ?? result.workflowId;
+            index += 1;
             if (!result.error) continue;
-            const failed = recorded.find((one) => one.workflowId === result.workflowId)?.name ?? result.workflowId;
             const byName = failures.get(name) ?? new Map<string, string>();
             byName.set(failed, result.error.message.slice(0, 200));
             failures.set(name, byName);
