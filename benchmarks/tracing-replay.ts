@@ -7,7 +7,7 @@
  *   workflow interceptors (src/config/workflow-interceptors.ts);
  * - `not sampled`: the same interceptors with their spans' sampling off
  *   (tracing-replay/spans-not-sampled.ts): spans created, neither recorded nor exported;
- * - `untraced`: the bundle of a worker that does not trace, with only the update turns of those
+ * - `untraced`: the bundle of a worker that does not trace, with only the promise turns of those
  *   interceptors (workflows/tracing-turns-interceptor.ts; issue 34);
  * - `none`: no interceptors (which does not replay every history).
  *

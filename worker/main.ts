@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   // OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT: the OpenTelemetry SDK and the Temporal interceptors' activity half and sink; unset, nothing.
   const tracingConfig = loadTracingConfig();
   const tracing = startWorkerTracing(tracingConfig, (line) => console.log(line));
-  // Without an endpoint the workflows run without the OpenTelemetry interceptors, only the update turns they add (issue 34).
+  // Without an endpoint the workflows run without the OpenTelemetry interceptors, only the promise turns they add (issue 34).
   const traced = Boolean(tracingConfig.tracesUrl);
   // The bundle built at install (refused when older than workflows/ and src/core), unless REACT_AGENT_WORKFLOW_BUNDLE names one.
   const workflowCode = plans.some((plan) => plan.workflows)

@@ -19,7 +19,7 @@ export const DEFAULT_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bund
 
 /**
  * The untraced bundle `npm run build` writes (workflows/tracing-turns-interceptor.ts instead of the
- * OpenTelemetry interceptors: no span; issue 34), which a worker without an OTLP endpoint uses when
+ * OpenTelemetry interceptors: their promise turns, no span; issue 34), which a worker without an OTLP endpoint uses when
  * REACT_AGENT_WORKFLOW_BUNDLE is unset.
  */
 export const DEFAULT_UNTRACED_WORKFLOW_BUNDLE = join(PROJECT_ROOT, 'dist', 'workflow-bundle-untraced.js');

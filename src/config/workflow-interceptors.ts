@@ -7,8 +7,8 @@
  *   its activities and export the workflow's spans through the worker's `exporter` sink, never
  *   while replaying; the bundle of a worker with an OTLP endpoint (worker/tracing.ts);
  * - untraced ({@link UNTRACED_WORKFLOW_INTERCEPTOR_MODULES}): workflows/tracing-turns-interceptor.ts,
- *   no span and no sink, only the promise turns the tracing interceptors put around an update's
- *   handler, so either kind replays the other's histories and both serve one task queue.
+ *   no span, no sink and no OpenTelemetry, only the promise turns the tracing interceptors put
+ *   around what they wrap, so either kind replays the other's histories and both serve one task queue.
  */
 export const TRACING_WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),

@@ -29,7 +29,7 @@ test('there are recorded histories to replay', () => {
 /**
  * The two bundles a worker runs (src/config/workflow-interceptors.ts, issue 34): the traced one, with
  * the OpenTelemetry workflow interceptors, and the untraced one, with only the promise turns they put
- * around an update's handler (workflows/tracing-turns-interceptor.ts). Every fixture replays on both,
+ * around what they wrap (workflows/tracing-turns-interceptor.ts). Every fixture replays on both,
  * whichever kind recorded it (`*-untraced.json`: recorded on the untraced bundle), so a run can move
  * between traced and untraced workers.
  */
@@ -56,7 +56,7 @@ for (const [kind, bundle] of Object.entries(bundles))
  */
 const RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT = ['tool-specs-by-reference.json', 'model-limiter.json'];
 
-test("the histories recorded before updates awaited their effect need the interceptors' update turns", async () => {
+test("the histories recorded before updates awaited their effect need the interceptors' promise turns", async () => {
   const codePath = await cachedWorkflowBundle(undefined, []);
   for (const fixture of RECORDED_BEFORE_UPDATES_AWAITED_THEIR_EFFECT) {
     const recorded = history(fixture);
@@ -69,19 +69,29 @@ test("the histories recorded before updates awaited their effect need the interc
   }
 });
 
-test('a history recorded on the untraced bundle carries the SDK flag the tracing interceptors ask for where a traced one does', () => {
-  // OpenTelemetryInterceptorsInstrumentsAllMethods: with it, a traced worker replaying the history adds the same turns.
-  const flagOf = (name: string) =>
+test('a history recorded on the untraced bundle carries the SDK flags the tracing interceptors ask, where a traced one does', () => {
+  // With them a traced worker replaying the history takes the turns the untraced one took, and the other way round.
+  const asked = [
+    SdkFlags.OpenTelemetryInterceptorsTracesInboundSignals,
+    SdkFlags.OpenTelemetryInterceptorsTracesLocalActivities,
+    SdkFlags.OpenTelemetryInterceporsAvoidsExtraYields,
+    SdkFlags.OpenTelemetryInterceptorsInstrumentsAllMethods,
+  ].map((flag) => flag.id);
+  const flagsOf = (name: string) =>
     (history(name).events ?? [])
-      .filter((event) =>
-        event.workflowTaskCompletedEventAttributes?.sdkMetadata?.langUsedFlags?.includes(
-          SdkFlags.OpenTelemetryInterceptorsInstrumentsAllMethods.id,
-        ),
+      .flatMap((event) =>
+        (event.workflowTaskCompletedEventAttributes?.sdkMetadata?.langUsedFlags ?? [])
+          .filter((flag) => asked.includes(flag))
+          .map((flag) => `${flag} at event ${Number(event.eventId)}`),
       )
-      .map((event) => Number(event.eventId));
-  assert.deepEqual(flagOf('approvals-after-their-effect-untraced.json'), flagOf('approvals-after-their-effect.json'));
-  assert.deepEqual(flagOf('model-limiter-untraced.json'), flagOf('model-limiter-after-their-effect.json'));
-  assert.ok(flagOf('approvals-after-their-effect-untraced.json').length > 0);
+      .sort();
+  for (const [untraced, traced] of [
+    ['approvals-after-their-effect-untraced.json', 'approvals-after-their-effect.json'],
+    ['model-limiter-untraced.json', 'model-limiter-after-their-effect.json'],
+  ] as const) {
+    assert.ok(flagsOf(traced).length > 0, traced);
+    assert.deepEqual(flagsOf(untraced), flagsOf(traced), untraced);
+  }
 });
 
 test('replay notices an incompatible change', async () => {
