@@ -3,8 +3,9 @@
  * activities/ and worker/ to dist/ (tsconfig.build.json, with declarations) and, meanwhile, bundles
  * the workflows twice, each with a record of the sources it was built from: dist/workflow-bundle.js
  * with the OpenTelemetry workflow interceptors (a worker that traces) and
- * dist/workflow-bundle-untraced.js without them (one that does not; issue 34). Last it writes dist/build-info.json, whose start time tells
- * bin/react-agent.js whether the compiled CLI is newer than the sources.
+ * dist/workflow-bundle-untraced.js with only their promise turns (one that does not; issue 34). Last
+ * it writes dist/build-info.json, whose start time tells bin/react-agent.js whether the compiled CLI
+ * is newer than the sources.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
