@@ -5,6 +5,7 @@ import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
+import { cachedContextWindows } from './context-window-cache';
 import { createLearnContextWindow } from './context-window-activity';
 import type { LiveTextChannels } from './live-text/live-text-server';
 import { createCallModel, type ModelDefaults } from './model-activity';
@@ -65,6 +66,11 @@ export function createAgentActivities(input: ActivityDependencies) {
   const tokenCounter = input.tokenCounter ?? createTiktokenCounter();
   // Store errors become typed Temporal failures: missing/corrupt blobs are not retried, a store that is down is.
   const dependencies = { ...input, store: withTranscriptFailures(input.store) };
+  // One probe per worker and model (issue 34): startConversation and learnContextWindow share its answers.
+  const learnContextWindow = createLearnContextWindow({
+    chatModel: cachedContextWindows(dependencies.chatModel),
+    modelDefaults: dependencies.modelDefaults,
+  });
   return {
     ...createConversationActivities({
       store: dependencies.store,
@@ -72,6 +78,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       tokenCounter,
       modelActivity: dependencies.modelActivity,
       defaultModel: dependencies.modelDefaults.model,
+      learnContextWindow,
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({
@@ -92,10 +99,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.modelLimits ? { modelLimits: dependencies.modelLimits } : {}),
       ...(dependencies.liveText ? { liveText: dependencies.liveText } : {}),
     }),
-    learnContextWindow: createLearnContextWindow({
-      chatModel: dependencies.chatModel,
-      modelDefaults: dependencies.modelDefaults,
-    }),
+    learnContextWindow,
   };
 }
 
