@@ -27,7 +27,10 @@ import { recordContinuation, recordRunEnded } from '../run-search-attributes';
  * nothing to store.
  */
 export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchRunResult> {
-  return CancellationScope.nonCancellable(() => run.leaveLoop(() => finishing(run, ending)));
+  // A light run ends in this workflow task unless something is left to store: its deadline timer
+  // is left for the server to drop (research-run.ts `leaveLoop`).
+  const keepDeadline = lightBookkeeping();
+  return CancellationScope.nonCancellable(() => run.leaveLoop(() => finishing(run, ending), { keepDeadline }));
 }
 
 /** {@link finish}'s steps once the loop is left, in the scope no cancellation reaches. */
@@ -91,7 +94,7 @@ async function finishing(run: ResearchRun, ending: FinalEnding): Promise<Researc
  * marked with this run's id so the next run knows the state came from here and not from a client.
  */
 export function continueAsNewRun(run: ResearchRun): Promise<never> {
-  return run.leaveLoop(() => continuingAsNew(run));
+  return run.leaveLoop(() => continuingAsNew(run), { keepDeadline: lightBookkeeping() });
 }
 
 /** {@link continueAsNewRun}'s steps once the loop is left. */
