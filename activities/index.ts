@@ -41,6 +41,12 @@ export interface ActivityDependencies {
   modelActivity: ModelActivitySettings;
   /** Queue of the tool fleet (REACT_AGENT_TOOL_TASK_QUEUE); default the run's own. */
   toolTaskQueue?: string;
+  /**
+   * How long what the model server said of a model's context window is kept, in seconds
+   * (REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS); 0 asks at every run's start. Default 300
+   * (`CONTEXT_WINDOW_CACHE_MS`).
+   */
+  contextWindowCacheSeconds?: number;
   /** Default: tiktoken o200k_base, loaded once. */
   tokenCounter?: TokenCounter;
   /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
@@ -68,7 +74,12 @@ export function createAgentActivities(input: ActivityDependencies) {
   const dependencies = { ...input, store: withTranscriptFailures(input.store) };
   // One probe per worker and model (issue 34): startConversation and learnContextWindow share its answers.
   const learnContextWindow = createLearnContextWindow({
-    chatModel: cachedContextWindows(dependencies.chatModel),
+    chatModel: cachedContextWindows(
+      dependencies.chatModel,
+      dependencies.contextWindowCacheSeconds !== undefined
+        ? { maxAgeMs: dependencies.contextWindowCacheSeconds * 1000 }
+        : {},
+    ),
     modelDefaults: dependencies.modelDefaults,
   });
   return {
