@@ -18,7 +18,10 @@ export interface ContextWindowCacheOptions {
  * The model server's context window asked once per worker and model (issue 34), not once per
  * run: what the server said (a window, or that it does not say) is kept for `maxAgeMs`, and runs
  * that ask meanwhile — a burst of them included, while the first answer is still on its way — get
- * the same answer. A failed ask is forgotten at once, so the next run asks again.
+ * the same answer. A failed ask is forgotten at once, so the next run asks again; a server that
+ * could not be reached answers "does not say" (`ChatModel.contextWindow` never throws for it), which
+ * is kept like any answer: runs meanwhile keep `limits.maxContextTokens` alone, and still learn the
+ * window from a context-length refusal.
  */
 export function cachedContextWindows(
   chatModel: Pick<ChatModel, 'contextWindow'>,
