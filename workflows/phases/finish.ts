@@ -22,9 +22,8 @@ import { recordContinuation, recordRunEnded } from '../run-search-attributes';
 /**
  * Finishing, whatever ended the run: the ending concluded into termination and prediction, every
  * open tool call answered, the last messages stored (when there are any, with light bookkeeping),
- * the search attributes set, and the result
- * built, in a scope no cancellation reaches. A run cancelled before its transcript was opened has
- * nothing to store.
+ * the search attributes set, and the result built, in a scope no cancellation reaches. A run
+ * cancelled before its transcript was opened has nothing to store.
  */
 export function finish(run: ResearchRun, ending: FinalEnding): Promise<ResearchRunResult> {
   // A light run ends in this workflow task unless something is left to store: its deadline timer

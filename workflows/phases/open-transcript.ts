@@ -17,8 +17,9 @@ import { mayDelegate } from '../../src/core/sub-runs/sub-run-options';
  * Opens the transcript: system prompt and question stored, tools (stored by reference since
  * `tool-specs-by-reference`) and model settings learned, and the model server's context window
  * asked for — in the same local activity since `light-bookkeeping` (issue 34), in an activity of
- * its own next before. Once per workflow (a continued run already has it). Returns `cancelled` when the run was cancelled meanwhile, nothing when the loop can start;
- * any other failure of the transcript fails the run.
+ * its own next before. Once per workflow (a continued run already has it). Returns `cancelled`
+ * when the run was cancelled meanwhile, nothing when the loop can start; any other failure of the
+ * transcript fails the run.
  */
 export async function openTranscript(run: ResearchRun): Promise<Ending | undefined> {
   if (run.state.setup) return undefined;
