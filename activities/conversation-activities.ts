@@ -2,6 +2,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type {
   FinishTranscriptInput,
   FinishTranscriptOutput,
+  LearnContextWindowInput,
+  LearnContextWindowOutput,
   ModelActivitySettings,
   StartConversationInput,
   StartConversationOutput,
@@ -31,6 +33,12 @@ export interface ConversationActivityDependencies {
   defaultModel: string;
   /** Queue of the tool fleet, stamped on each tool's spec unless the tool names its own; default the run's own. */
   toolTaskQueue?: string;
+  /**
+   * The `learnContextWindow` activity's work (activities/context-window-activity.ts, over the
+   * worker's cache of what the model server said), done by `startConversation` when the run asks
+   * (`contextWindow`, issue 34). Default: none (such a run's window stays unknown).
+   */
+  learnContextWindow?: (input: LearnContextWindowInput) => Promise<LearnContextWindowOutput>;
 }
 
 /** The run's tools with `delegate` (issue 30); a worker tool of that name cannot be offered beside it. */
@@ -46,11 +54,25 @@ function withDelegateTool(specs: ToolSpec[], maxParallel: number): ToolSpec[] {
 export function createConversationActivities(dependencies: ConversationActivityDependencies) {
   const { store, tools, tokenCounter } = dependencies;
 
+  /** The context window when the run asks for it, learned beside the stores; undefined when not asked or when asking failed. */
+  function learnedWindow(input: StartConversationInput): Promise<LearnContextWindowOutput | undefined> {
+    const asked = input.contextWindow;
+    if (!asked || !dependencies.learnContextWindow) return Promise.resolve(undefined);
+    const { maxOutputTokens } = asked;
+    return dependencies
+      .learnContextWindow({
+        model: asked.model ?? dependencies.defaultModel,
+        ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+      })
+      .catch(() => undefined);
+  }
+
   return {
     /**
      * Writes the system prompt (tools, today's date) and the question; returns what the workflow
      * needs to schedule the run. With `storeToolSpecs` the tool specs are stored too, and only their
-     * reference and each tool's scheduling go back into history.
+     * reference and each tool's scheduling go back into history. With `contextWindow` the model
+     * server's context window is learned meanwhile (a failure to learn it leaves it out).
      */
     async startConversation(input: StartConversationInput): Promise<StartConversationOutput> {
       let specs;
@@ -74,10 +96,12 @@ export function createConversationActivities(dependencies: ConversationActivityD
         (input.answerSchema
           ? `\n\nYour final answer must be a JSON object matching this JSON schema: ${JSON.stringify(input.answerSchema)}`
           : '');
+      const learning = learnedWindow(input);
       const references = [
         await putMessage(store, { role: 'system', content: system }),
         await putMessage(store, { role: 'user', content: input.question }),
       ];
+      const contextWindow = await learning;
       return {
         conversation: await putConversation(store, references),
         ...(input.storeToolSpecs
@@ -86,6 +110,7 @@ export function createConversationActivities(dependencies: ConversationActivityD
         modelActivity: dependencies.modelActivity,
         model: dependencies.defaultModel,
         contextTokens: tokenCounter.count(system) + tokenCounter.count(input.question),
+        ...(contextWindow ? { contextWindow } : {}),
       };
     },
 

@@ -5,6 +5,7 @@ import { createBatchActivities } from './batch-activities';
 import { createConversationActivities } from './conversation-activities';
 import { createEvaluationActivities, type EvaluationActivityDependencies } from './evaluation-activities';
 import { createCompressContext } from './compression-activity';
+import { cachedContextWindows } from './context-window-cache';
 import { createLearnContextWindow } from './context-window-activity';
 import type { LiveTextChannels } from './live-text/live-text-server';
 import { createCallModel, type ModelDefaults } from './model-activity';
@@ -40,6 +41,12 @@ export interface ActivityDependencies {
   modelActivity: ModelActivitySettings;
   /** Queue of the tool fleet (REACT_AGENT_TOOL_TASK_QUEUE); default the run's own. */
   toolTaskQueue?: string;
+  /**
+   * How long what the model server said of a model's context window is kept, in seconds
+   * (REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS); 0 asks at every run's start. Default 300
+   * (`CONTEXT_WINDOW_CACHE_MS`).
+   */
+  contextWindowCacheSeconds?: number;
   /** Default: tiktoken o200k_base, loaded once. */
   tokenCounter?: TokenCounter;
   /** Opens a batch's `--output` (a directory, or `s3://…` with the worker's S3 settings); default: S3 with the SDK's own settings. */
@@ -65,6 +72,16 @@ export function createAgentActivities(input: ActivityDependencies) {
   const tokenCounter = input.tokenCounter ?? createTiktokenCounter();
   // Store errors become typed Temporal failures: missing/corrupt blobs are not retried, a store that is down is.
   const dependencies = { ...input, store: withTranscriptFailures(input.store) };
+  // One probe per worker and model (issue 34): startConversation and learnContextWindow share its answers.
+  const learnContextWindow = createLearnContextWindow({
+    chatModel: cachedContextWindows(
+      dependencies.chatModel,
+      dependencies.contextWindowCacheSeconds !== undefined
+        ? { maxAgeMs: dependencies.contextWindowCacheSeconds * 1000 }
+        : {},
+    ),
+    modelDefaults: dependencies.modelDefaults,
+  });
   return {
     ...createConversationActivities({
       store: dependencies.store,
@@ -72,6 +89,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       tokenCounter,
       modelActivity: dependencies.modelActivity,
       defaultModel: dependencies.modelDefaults.model,
+      learnContextWindow,
       ...(dependencies.toolTaskQueue ? { toolTaskQueue: dependencies.toolTaskQueue } : {}),
     }),
     compressContext: createCompressContext({
@@ -92,10 +110,7 @@ export function createAgentActivities(input: ActivityDependencies) {
       ...(dependencies.modelLimits ? { modelLimits: dependencies.modelLimits } : {}),
       ...(dependencies.liveText ? { liveText: dependencies.liveText } : {}),
     }),
-    learnContextWindow: createLearnContextWindow({
-      chatModel: dependencies.chatModel,
-      modelDefaults: dependencies.modelDefaults,
-    }),
+    learnContextWindow,
   };
 }
 

@@ -63,7 +63,7 @@ function meanActivityMs(history: temporal.api.history.v1.IHistory, activityType:
 
 /**
  * What the run's tool list took of history: the bytes of `startConversation`'s result as stored
- * (the payload), and of its `tools` field (JSON) — the whole specs before issue 18's
+ * (the payload; in its local activity marker since issue 34), and of its `tools` field (JSON) — the whole specs before issue 18's
  * `tool-specs-by-reference`, names and scheduling settings after (the specs behind `toolSpecs`).
  */
 function toolListFigures(history: temporal.api.history.v1.IHistory) {
@@ -75,7 +75,15 @@ function toolListFigures(history: temporal.api.history.v1.IHistory) {
     (event) =>
       String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(scheduled?.eventId ?? '-'),
   );
-  const payload = completed?.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+  // Since issue 34's light bookkeeping a local activity: its result is in its marker.
+  const local = events.find((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+    return data ? Buffer.from(data).toString('utf8').includes('"activity_type":"startConversation"') : false;
+  });
+  const payload =
+    completed?.activityTaskCompletedEventAttributes?.result?.payloads?.[0] ??
+    local?.markerRecordedEventAttributes?.details?.result?.payloads?.[0];
   const result = payload?.data
     ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as { tools?: unknown[]; toolSpecs?: string })
     : {};

@@ -22,9 +22,13 @@
  * input names the run it came from, which the next run checks (issue 28). `sub-runs` records a lead
  * that delegates two tasks (issue 30: child workflows, `ReactTreeId`), and `sub-runs-child` the sub-run
  * whose own `delegate` call the depth limit refused. `approvals-after-their-effect` records approvals that complete
- * after their effect (issue 34: the same history whether the tracing interceptors are bundled or not). With
- * `--untraced` the worker runs the untraced bundle (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES, what a worker without an
- * OTLP endpoint runs) and each fixture is `NAME-untraced.json`: `approvals-after-their-effect-untraced`. A continue-as-new scenario records one fixture per run of its chain
+ * after their effect (issue 34: the same history whether the tracing interceptors are bundled or not).
+ * `light-bookkeeping` records a run with light bookkeeping (issue 34: startConversation a local activity that
+ * learns the context window, no learnContextWindow activity, finishTranscript only when something is left to
+ * append, fewer upserts and markers) over a continue-as-new, and `light-bookkeeping-max-calls` one that ends with
+ * an open tool call (finishTranscript as a local activity). With `--untraced` the worker runs the untraced bundle
+ * (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES, what a worker without an OTLP endpoint runs) and each fixture is
+ * `NAME-untraced.json`: `approvals-after-their-effect-untraced`. A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
  */
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -507,6 +511,29 @@ async function main(): Promise<void> {
       undefined,
       { subRun: 'sub-1-2' },
     );
+
+    // ---- Issue 34: light bookkeeping (marker light-bookkeeping). ----
+    // Native tool calls over two runs (continue-as-new after 11 calls): startConversation a local activity that
+    // learned the context window, no learnContextWindow or finishTranscript activity, the upsert of the tenth
+    // call, one upsert before continuing and one at the end, the deadline timer left to the server.
+    await record(
+      'light-bookkeeping',
+      (turn) =>
+        turn < 13
+          ? {
+              content: '',
+              toolCalls: [{ id: `call-${turn}`, name: 'lookup', arguments: JSON.stringify({ query: `step ${turn}` }) }],
+            }
+          : { content: 'BYD' },
+      { protocol: 'native', loop: { continueAsNewAfterModelCalls: 11, stuckDetection: false } },
+      undefined,
+      { everyRun: true },
+    );
+    // An open tool call at the end (max_calls without the final answer phase): finishTranscript as a local activity.
+    await record('light-bookkeeping-max-calls', (turn) => toolCall('lookup', { query: `step ${turn}` }), {
+      limits: { maxModelCalls: 2 },
+      loop: { finalAnswerPhase: false },
+    });
   } finally {
     await environment.close();
   }

@@ -224,6 +224,8 @@ async function main(): Promise<void> {
       stallSeconds: modelConfig.stallSeconds,
       maxToolCallsPerReply: modelConfig.maxToolCallsPerReply,
     },
+    // REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: the model server's window asked once per model, kept this long.
+    contextWindowCacheSeconds: modelConfig.contextWindowCacheSeconds,
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
     redactor,

@@ -1,4 +1,4 @@
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities';
 import type {
   CallModelInput,
@@ -16,6 +16,19 @@ import type {
 
 /** Opening and closing the transcript: quick store operations, so a lost attempt is retried soon. */
 const bookkeeping = proxyActivities<Pick<AgentActivities, 'startConversation' | 'finishTranscript'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/**
+ * The same as local activities (issue 34, marker `light-bookkeeping`): run by the worker that runs
+ * the workflow task, within it, their results recorded as one marker each — no activity task to
+ * schedule, match and complete, no workflow task of their own. A worker lost meanwhile loses the
+ * workflow task, and the next one runs them again (they store content-addressed blobs: the same
+ * again). `startConversation` waits up to 5 s for the model server's window the first time a
+ * worker asks it for a model.
+ */
+const localBookkeeping = proxyLocalActivities<Pick<AgentActivities, 'startConversation' | 'finishTranscript'>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
@@ -42,6 +55,12 @@ export type ToolActivity = (input: ToolActivityInput) => Promise<ToolActivityOut
 
 /** Tool activities by tool name; the proxy gives one for any name, scheduled as an activity of that type. */
 const tools = proxyActivities<{ [tool: string]: ToolActivity }>(OPTIONS_GIVEN_PER_CALL);
+
+/** The bookkeeping of a run with light bookkeeping (workflows/light-bookkeeping.ts). */
+export const localRunActivities = {
+  startConversation: localBookkeeping.startConversation,
+  finishTranscript: localBookkeeping.finishTranscript,
+};
 
 export const runActivities = {
   startConversation: bookkeeping.startConversation,

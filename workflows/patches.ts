@@ -51,6 +51,18 @@ export const LoopPatches = {
    * change, so a run's history depended on whether they were bundled. Asked when an approval comes.
    */
   approvalsCompleteAfterTheirEffect: 'approvals-complete-after-their-effect',
+  /**
+   * Lighter bookkeeping (issue 34, workflows/light-bookkeeping.ts): `startConversation` runs as a
+   * local activity and learns the context window too (no `learnContextWindow` activity; the
+   * worker asks the model server once per model, then caches), `finishTranscript` runs only when
+   * there is something to append (as a local activity), the search attributes go in one upsert at
+   * the start and one at the end (and none after a model call whose reply ends the run), and it
+   * implies the markers of the common path (`tool-specs-by-reference`, `context-window`,
+   * `calibrated-token-estimates`, `unusable-replies`, `final-answer-fits`, `run-search-attributes`),
+   * which such a run no longer records: each marker is two events and a visibility write. Asked
+   * when the transcript opens; a run opened before asks it at its next step and goes on lighter.
+   */
+  lightBookkeeping: 'light-bookkeeping',
 } as const;
 
 /** Markers of the `modelLimiter` workflow (issue 33). */

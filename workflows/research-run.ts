@@ -224,11 +224,13 @@ export class ResearchRun {
    * follows the first command `next` schedules (a scope's cancellation reaches its timer a
    * microtask later), as in every run recorded before the phases had their own files; nothing can
    * be awaited in between, which would swap the two and fail replay. Safe to call again (the
-   * finish after a final answer): there is no timer left to cancel.
+   * finish after a final answer): there is no timer left to cancel. `keepDeadline` (a light run's
+   * finish and continue-as-new, issue 34) leaves the timer to the server, which drops it when the
+   * run closes — one TimerCanceled event less; should it fire first, the closed run ignores it.
    */
-  leaveLoop<T>(next: () => T): T {
+  leaveLoop<T>(next: () => T, { keepDeadline = false }: { keepDeadline?: boolean } = {}): T {
     this.closed = true;
-    this.deadline?.cancel();
+    if (!keepDeadline) this.deadline?.cancel();
     this.deadline = undefined;
     return next();
   }

@@ -31,7 +31,7 @@ export type RunEvent =
     }
   | { kind: 'compression_started'; targetTokens: number; summarize: boolean }
   | { kind: 'context_compressed'; output: CompressContextOutput }
-  /** The run asked the model server for its context window (once, at its start). */
+  /** The run asked the model server for its context window (once, at its start; in `startConversation` with light bookkeeping). */
   | { kind: 'context_window_learned'; output: LearnContextWindowOutput }
   | { kind: 'tool_started'; tool: string; input: ToolActivityInput }
   | { kind: 'tool_completed'; tool: string; callId: string; output: ToolActivityOutput }
@@ -113,6 +113,19 @@ function isResearchRunResult(value: unknown): value is ResearchRunResult {
   return isRecord(value) && typeof value.termination === 'string' && typeof value.prediction === 'string';
 }
 
+/** The marker Temporal's Core records for a local activity's outcome (details `data`: its type and attempt; `result`). */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
+/** A completed local activity's type and result, from its marker; undefined for any other marker or one this CLI cannot read. */
+function localActivityOf(
+  attributes: temporal.api.history.v1.IMarkerRecordedEventAttributes | null | undefined,
+): { activity: string; result: unknown } | undefined {
+  if (attributes?.markerName !== LOCAL_ACTIVITY_MARKER || attributes.failure) return undefined;
+  const data = decode(attributes.details?.data);
+  if (!isRecord(data) || typeof data.activity_type !== 'string') return undefined;
+  return { activity: data.activity_type, result: decode(attributes.details?.result) };
+}
+
 /**
  * Turns a run's history into steps. Everything a reader wants is already in history: the
  * model's parsed turn and the previews the activities return, so this works live and after the
@@ -155,6 +168,16 @@ export class RunEventReader {
         const origin = this.scheduled.get(String(attributes?.scheduledEventId));
         if (!origin) return [];
         return this.completed(origin.activity, origin.input, decode(attributes?.result));
+      }
+      case EventType.EVENT_TYPE_MARKER_RECORDED: {
+        // A run with light bookkeeping (issue 34) opens its transcript in a local activity, which
+        // learns the context window too.
+        const local = localActivityOf(event.markerRecordedEventAttributes);
+        if (!local) return this.subRuns.read(event);
+        const learned = isRecord(local.result) ? local.result.contextWindow : undefined;
+        return local.activity === 'startConversation' && isLearnContextWindowOutput(learned)
+          ? [{ kind: 'context_window_learned', output: learned }]
+          : [];
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
       case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {

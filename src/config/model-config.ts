@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_TOOL_CALLS_PER_REPLY, MAX_TOOL_CALLS_PER_REPLY_LIMIT } from '../core/protocols/tool-call-cap';
+import { CONTEXT_WINDOW_CACHE_MS } from '../core/context-window';
 import { ConfigurationError } from './configuration-error';
 import {
   checkedHttpUrl,
@@ -72,6 +73,12 @@ export interface ModelConfig {
    * `REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS`; default 300.
    */
   firstTokenSeconds: number;
+  /**
+   * How long the worker keeps what the model server said of a model's context window, in seconds
+   * (issue 34): runs opened meanwhile take it without asking the server again. 0 asks at every
+   * run's start, as before. `REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS`; default 300, at most 86,400.
+   */
+  contextWindowCacheSeconds: number;
   /**
    * Longest reply text a model call takes, in UTF-8 bytes: content, reasoning and native tool
    * calls' names and arguments together. Past it the request is abandoned and the call fails
@@ -221,6 +228,13 @@ function readModelConfig(environment: Environment, api: ModelApi, apiKeyValue: s
       environment,
       'REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS',
       DEFAULT_MODEL_FIRST_TOKEN_SECONDS,
+    ),
+    contextWindowCacheSeconds: readNumberInRange(
+      environment,
+      'REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS',
+      CONTEXT_WINDOW_CACHE_MS / 1000,
+      0,
+      86_400,
     ),
     maxAttempts: readPositiveInteger(environment, 'REACT_AGENT_MODEL_MAX_ATTEMPTS', DEFAULT_MODEL_MAX_ATTEMPTS),
     maxReplyBytes: readReplyLimit(environment, 'REACT_AGENT_MODEL_MAX_REPLY_BYTES', DEFAULT_MODEL_MAX_REPLY_BYTES),

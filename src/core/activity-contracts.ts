@@ -40,6 +40,13 @@ export interface StartConversationInput {
    * this many sub-runs at once. Absent for runs without sub-runs.
    */
   delegate?: { maxParallel: number };
+  /**
+   * Learn the model server's context window here too (issue 34, marker `light-bookkeeping`),
+   * instead of in a `learnContextWindow` activity of its own: `model` absent = the worker's default
+   * model. The answer comes back in `StartConversationOutput.contextWindow`. Absent in runs opened
+   * before, which asked `learnContextWindow` next.
+   */
+  contextWindow?: Partial<LearnContextWindowInput>;
 }
 
 export interface StartConversationOutput {
@@ -59,6 +66,12 @@ export interface StartConversationOutput {
   model: string;
   /** Token estimate of the system prompt and question. */
   contextTokens: number;
+  /**
+   * With `StartConversationInput.contextWindow`: what the model server said of its context window
+   * (learned once per worker and model, then cached: activities/context-window-cache.ts); absent
+   * when asking it failed, as when the `learnContextWindow` activity failed (the window stays unknown).
+   */
+  contextWindow?: LearnContextWindowOutput;
 }
 
 export interface CallModelInput {

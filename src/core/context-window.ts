@@ -24,6 +24,22 @@ export interface ContextWindow {
 /** What a run records of the window (`details.contextWindow`). */
 export type ContextWindowDetails = NonNullable<RunDetails['contextWindow']>;
 
+/**
+ * How long a worker keeps what a model server said of a model's context window before asking it
+ * again (issue 34: asked once per worker and model, not once per run): 5 minutes, so a server
+ * restarted with another window is learned again soon, and a burst of runs asks once.
+ */
+export const CONTEXT_WINDOW_CACHE_MS = 5 * 60_000;
+
+/** Whether a worker asks the model server again: nothing asked yet, or asked `maxAgeMs` ago or longer. */
+export function contextWindowProbeDue(
+  askedAtMs: number | undefined,
+  nowMs: number,
+  maxAgeMs: number = CONTEXT_WINDOW_CACHE_MS,
+): boolean {
+  return askedAtMs === undefined || nowMs - askedAtMs >= maxAgeMs || nowMs < askedAtMs;
+}
+
 /** Windows outside these bounds are taken for nonsense. */
 const MIN_WINDOW = 16;
 const MAX_WINDOW = 100_000_000;

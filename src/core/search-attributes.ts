@@ -101,3 +101,12 @@ export function modelAttribute(model: string): string {
 export function tokensAttributeDue(modelCalls: number): boolean {
   return modelCalls > 0 && modelCalls % TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS === 0;
 }
+
+/**
+ * With light bookkeeping (issue 34): whether a model call's reply is followed by an upsert of
+ * tokens and model calls — every tenth call ({@link tokensAttributeDue}), unless its reply ends the
+ * run, whose last upsert (with everything) follows at once: one visibility write instead of two.
+ */
+export function usageAttributesDue(modelCalls: number, replyEndsRun: boolean): boolean {
+  return !replyEndsRun && tokensAttributeDue(modelCalls);
+}

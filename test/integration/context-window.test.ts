@@ -30,7 +30,8 @@ let environment: AgentEnvironment;
 
 beforeAll(async () => {
   environment = await AgentEnvironment.start({ script: scenarios.script });
-  await environment.startWorker();
+  // Each test gives the scripted server another window: asked at every run's start, not kept (issue 34's cache).
+  await environment.startWorker({ REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: '0' });
 });
 
 afterAll(async () => {

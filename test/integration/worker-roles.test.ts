@@ -69,18 +69,23 @@ test('one run is served by three single-role workers on three task queues', asyn
       queue: event.activityTaskScheduledEventAttributes?.taskQueue?.name,
       identity: startedBy.get(String(event.eventId)) ?? '',
     }));
+  // The bookkeeping runs as local activities in the workflows worker's own workflow tasks (issue 34):
+  // no activity task of its own, its outcome a marker; the model's window is learned with the transcript.
   const expected: Record<string, { queue: string; worker: WorkerProcess }> = {
-    startConversation: { queue: environment.taskQueue, worker: workflows },
-    // Asked once at the start; runs with the bookkeeping on the main queue.
-    learnContextWindow: { queue: environment.taskQueue, worker: workflows },
-    finishTranscript: { queue: environment.taskQueue, worker: workflows },
     callModel: { queue: `${environment.taskQueue}-model`, worker: model },
     lookup: { queue: `${environment.taskQueue}-tools`, worker: tools },
   };
   assert.deepEqual(
     scheduled.map((activity) => activity.type),
-    ['startConversation', 'learnContextWindow', 'callModel', 'lookup', 'callModel', 'finishTranscript'],
+    ['callModel', 'lookup', 'callModel'],
   );
+  const localActivities = events.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const data = marker.details?.data?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type] : [];
+  });
+  assert.deepEqual(localActivities, ['startConversation']);
   for (const activity of scheduled) {
     const want = expected[activity.type ?? ''];
     assert.ok(want, `unexpected activity ${activity.type}`);

@@ -45,6 +45,7 @@ describe('loadModelConfig', () => {
       heartbeatSeconds: 20,
       stallSeconds: 60,
       firstTokenSeconds: 300,
+      contextWindowCacheSeconds: 300,
       maxAttempts: 12,
       maxReplyBytes: 1_048_576,
       maxLineBytes: 4_194_304,
@@ -53,6 +54,23 @@ describe('loadModelConfig', () => {
       maxOutputTokens: 10000,
       maxToolCallsPerReply: 8,
     });
+  });
+
+  test('REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: 0 asks the server at every run, a day at most, nonsense refused (issue 34)', () => {
+    const base = { OPENAI_API_KEY: SECRET, REACT_AGENT_MODEL: 'm' };
+    assert.equal(
+      loadModelConfig({ ...base, REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: '0' }).contextWindowCacheSeconds,
+      0,
+    );
+    assert.equal(
+      loadModelConfig({ ...base, REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: '86400' }).contextWindowCacheSeconds,
+      86_400,
+    );
+    for (const value of ['-1', '86401', 'soon'])
+      assert.throws(
+        () => loadModelConfig({ ...base, REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS: value }),
+        /REACT_AGENT_CONTEXT_WINDOW_CACHE_SECONDS must be a number from 0 to 86400/,
+      );
   });
 
   test('REACT_AGENT_MODEL_API: Anthropic reads its own variables; Responses the OpenAI ones; a bad value names the choices', () => {

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { createOpenAIChatModel } from '../../activities/model/openai-chat-model';
 import { describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { createAgentActivities } from '../../activities';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
@@ -265,5 +268,77 @@ describe('RunEventReader', () => {
       tokenCounter: { count: (text) => text.length },
     });
     assert.deepEqual(Object.keys(AGENT_ACTIVITY_ROLES).sort(), Object.keys(registered).sort());
+  });
+});
+
+describe('a run with light bookkeeping (issue 34): its transcript opened in a local activity', () => {
+  const recorded = (name: string): HistoryEvent[] =>
+    historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'histories', name), 'utf8'))).events ??
+    [];
+  const read = (events: HistoryEvent[]) => {
+    const reader = new RunEventReader();
+    return events.flatMap((event) => reader.read(event));
+  };
+
+  test('follow still prints the context window startConversation learned, and every call and tool, nothing for the bookkeeping', () => {
+    const events = read(recorded('light-bookkeeping-run1.json'));
+    assert.deepEqual(events[0], { kind: 'context_window_learned', output: { maxOutputTokens: 10_000 } });
+    assert.equal(events.filter((event) => event.kind === 'context_window_learned').length, 1);
+    assert.equal(events.filter((event) => event.kind === 'model_call_completed').length, 11);
+    assert.equal(events.filter((event) => event.kind === 'tool_completed').length, 11);
+    assert.equal(events.at(-1)?.kind, 'continued_as_new');
+    assert.deepEqual(
+      events.filter((event) => event.kind === 'activity_completed'),
+      [],
+    );
+  });
+
+  test('a finishTranscript run locally adds nothing; the run ends with its result', () => {
+    const events = read(recorded('light-bookkeeping-max-calls.json'));
+    assert.deepEqual(
+      events.map((event) => event.kind),
+      [
+        'context_window_learned',
+        'model_call_started',
+        'model_call_completed',
+        'tool_started',
+        'tool_completed',
+        'model_call_started',
+        'model_call_completed',
+        'tool_started',
+        'tool_completed',
+        'run_completed',
+      ],
+    );
+  });
+
+  test('an unreadable or failed local activity marker, or a patch marker, is skipped', () => {
+    const marker = (attributes: Record<string, unknown>) =>
+      temporal.api.history.v1.HistoryEvent.fromObject({
+        eventId: 1,
+        eventType: EventType.EVENT_TYPE_MARKER_RECORDED,
+        markerRecordedEventAttributes: attributes,
+      });
+    const payloads = (value: unknown) => ({ payloads: [defaultPayloadConverter.toPayload(value)] });
+    const window = { contextWindow: { maxOutputTokens: 10 } };
+    assert.deepEqual(
+      read([
+        marker({ markerName: 'core_patch', details: { 'patch-data': payloads({ id: 'x' }) } }),
+        marker({
+          markerName: 'core_local_activity',
+          details: { data: payloads('nonsense'), result: payloads(window) },
+        }),
+        marker({
+          markerName: 'core_local_activity',
+          details: { data: payloads({ activity_type: 'startConversation' }) },
+          failure: { message: 'store down' },
+        }),
+        marker({
+          markerName: 'core_local_activity',
+          details: { data: payloads({ activity_type: 'finishTranscript' }), result: payloads(window) },
+        }),
+      ]),
+      [],
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
   questionAttribute,
   TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS,
   tokensAttributeDue,
+  usageAttributesDue,
 } from '../../src/core/search-attributes';
 import { researchRunsQuery } from '../../src/cli/commands/list-command';
 
@@ -63,6 +64,18 @@ describe('the search attributes a run sets (issue 22)', () => {
     assert.equal(TOKENS_ATTRIBUTE_EVERY_MODEL_CALLS, 10);
     const due = Array.from({ length: 35 }, (_, index) => index).filter(tokensAttributeDue);
     assert.deepEqual(due, [10, 20, 30]);
+  });
+
+  test('with light bookkeeping a reply that ends the run upserts nothing: the last upsert follows at once (issue 34)', () => {
+    const calls = Array.from({ length: 35 }, (_, index) => index);
+    assert.deepEqual(
+      calls.filter((modelCalls) => usageAttributesDue(modelCalls, false)),
+      [10, 20, 30],
+    );
+    assert.deepEqual(
+      calls.filter((modelCalls) => usageAttributesDue(modelCalls, true)),
+      [],
+    );
   });
 });
 

@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import {
   finalAnswerCompressionTarget,
   finalAnswerDidNotFit,
@@ -32,6 +32,7 @@ import {
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { patchedOrLight } from '../light-bookkeeping';
 import { callModel } from '../model-call';
 import type { ResearchRun } from '../research-run';
 
@@ -68,7 +69,7 @@ interface FinalPrompt {
 async function finalAnswerCalls(run: ResearchRun, prompt: FinalPrompt): Promise<FinalAnswerCalls> {
   try {
     // Runs from before the marker call as they are; a prompt that fits (by our estimate) is not compressed.
-    let steps = patched(LoopPatches.finalAnswerFits) ? finalAnswerFitSteps(run.options) : [];
+    let steps = patchedOrLight(LoopPatches.finalAnswerFits) ? finalAnswerFitSteps(run.options) : [];
     if (steps.length && !finalAnswerFits(run.state)) {
       const left = await fitFinalAnswer(run, prompt, steps);
       if (left === undefined) return { kind: 'called' };
@@ -136,9 +137,10 @@ async function callForFinalAnswer(run: ResearchRun, retriesLeft: number): Promis
   run.state = applyModelReply(
     run.state,
     outcome,
-    hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates),
+    hasPromptEstimate(outcome) && patchedOrLight(LoopPatches.calibratedTokenEstimates),
   );
-  const sortUnusable = isCutOffFinalReply(outcome, run.protocol, retriesLeft) && patched(LoopPatches.unusableReplies);
+  const sortUnusable =
+    isCutOffFinalReply(outcome, run.protocol, retriesLeft) && patchedOrLight(LoopPatches.unusableReplies);
   const read = readFinalReply(run.state, outcome, run.protocol, retriesLeft, sortUnusable);
   run.state = read.state;
   switch (read.step.kind) {

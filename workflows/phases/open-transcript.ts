@@ -4,7 +4,9 @@ import { FailureTypes } from '../../src/core/failure-types';
 import type { Ending } from '../../src/core/run-ending';
 import { openedRunState } from '../../src/core/run-transitions';
 import { REACT_ITERATIONS } from '../../src/core/search-attributes';
-import { runActivities } from '../activity-proxies';
+import type { StartConversationInput } from '../../src/core/activity-contracts';
+import { localRunActivities, runActivities } from '../activity-proxies';
+import { lightBookkeeping } from '../light-bookkeeping';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { recordRunOpened } from '../run-search-attributes';
@@ -13,17 +15,21 @@ import { mayDelegate } from '../../src/core/sub-runs/sub-run-options';
 
 /**
  * Opens the transcript: system prompt and question stored, tools (stored by reference since
- * `tool-specs-by-reference`) and model settings learned, then
- * the model server's context window asked for. Once per workflow (a continued run already has
- * it). Returns `cancelled` when the run was cancelled meanwhile, nothing when the loop can start;
- * any other failure of the transcript fails the run.
+ * `tool-specs-by-reference`) and model settings learned, and the model server's context window
+ * asked for — in the same local activity since `light-bookkeeping` (issue 34), in an activity of
+ * its own next before. Once per workflow (a continued run already has it). Returns `cancelled`
+ * when the run was cancelled meanwhile, nothing when the loop can start; any other failure of the
+ * transcript fails the run.
  */
 export async function openTranscript(run: ResearchRun): Promise<Ending | undefined> {
   if (run.state.setup) return undefined;
+  const light = lightBookkeeping();
   try {
-    upsertSearchAttributes([{ key: REACT_ITERATIONS, value: 0 }]);
-    const storeToolSpecs = patched(LoopPatches.toolSpecsByReference);
-    const started = await runActivities.startConversation({
+    // A light run's first upsert waits for the transcript: one upsert then says all (recordRunOpened).
+    if (!light) upsertSearchAttributes([{ key: REACT_ITERATIONS, value: 0 }]);
+    const storeToolSpecs = light || patched(LoopPatches.toolSpecsByReference);
+    const start = light ? localRunActivities.startConversation : runActivities.startConversation;
+    const started = await start({
       question: run.input.question,
       protocol: run.protocol.name,
       tools: run.input.tools,
@@ -33,8 +39,11 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
       ...(storeToolSpecs ? { storeToolSpecs } : {}),
       // Sub-runs (issue 30): the `delegate` tool, offered while the tree may grow below this run.
       ...(mayDelegate(run.tree) ? { delegate: { maxParallel: run.tree.maxParallel } } : {}),
+      // The context window learned in the same activity (issue 34), from the worker's cache.
+      ...(light ? { contextWindow: contextWindowAsked(run) } : {}),
     });
     run.state = openedRunState(run.state, started);
+    if (started.contextWindow) run.state = learnedContextWindow(run.state, started.contextWindow);
   } catch (error) {
     if (isCancellation(error)) return { kind: 'cancelled' };
     throw ApplicationFailure.create({
@@ -44,7 +53,14 @@ export async function openTranscript(run: ResearchRun): Promise<Ending | undefin
     });
   }
   recordRunOpened(run);
+  if (light) return undefined;
   return patched(LoopPatches.contextWindow) ? learnContextWindow(run) : undefined;
+}
+
+/** The run's own model and reply limit, if it sets them (else the worker's defaults apply), for the window's question. */
+function contextWindowAsked(run: ResearchRun): StartConversationInput['contextWindow'] {
+  const { model, maxOutputTokens } = run.input.model ?? {};
+  return { ...(model !== undefined ? { model } : {}), ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) };
 }
 
 /**

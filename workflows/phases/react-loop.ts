@@ -21,7 +21,8 @@ import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { callModel } from '../model-call';
 import type { ResearchRun } from '../research-run';
-import { recordModelCall } from '../run-search-attributes';
+import { recordModelCall, recordModelCallRead } from '../run-search-attributes';
+import { patchedOrLight } from '../light-bookkeeping';
 import { runToolTurn } from './tool-turn';
 
 /**
@@ -59,7 +60,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
     if (isCancellation(error)) throw error;
     if (failureType(error) === FailureTypes.modelContextLengthExceeded) {
       // The window the refusal names is the run's from now on (the final answer call is fitted to it).
-      if (patched(LoopPatches.contextWindow)) run.state = learnedFromOverflow(run.state, rootMessage(error));
+      if (patchedOrLight(LoopPatches.contextWindow)) run.state = learnedFromOverflow(run.state, rootMessage(error));
       return { kind: 'budget_ended', budget: 'token_limit' };
     }
     return { kind: 'failed', message: rootMessage(error) };
@@ -67,10 +68,10 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   run.state = applyModelReply(
     run.state,
     outcome,
-    hasPromptEstimate(outcome) && patched(LoopPatches.calibratedTokenEstimates),
+    hasPromptEstimate(outcome) && patchedOrLight(LoopPatches.calibratedTokenEstimates),
   );
   recordModelCall(run);
-  const sortUnusable = isUnusableReply(outcome, run.protocol) && patched(LoopPatches.unusableReplies);
+  const sortUnusable = isUnusableReply(outcome, run.protocol) && patchedOrLight(LoopPatches.unusableReplies);
   const read = readReply(
     run.state,
     outcome,
@@ -79,6 +80,7 @@ async function iterate(run: ResearchRun): Promise<Ending | undefined> {
   );
   run.state = read.state;
   run.noteAnswer(read.given);
+  recordModelCallRead(run, read.step.kind === 'end');
   if (read.step.kind !== 'end' && costBudgetWithoutPrice(run.state) && patched(LoopPatches.costBudget))
     return unpricedCostBudget(run, read.step);
   return takeStep(run, read.step);

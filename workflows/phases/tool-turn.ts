@@ -1,4 +1,4 @@
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { malformedRepliesEnd } from '../../src/core/reply-steps';
 import type { ToolCallRequest } from '../../src/core/protocols';
 import type { Ending } from '../../src/core/run-ending';
@@ -10,6 +10,7 @@ import { toolActivityOptions } from '../activity-options';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
+import { patchedOrLight } from '../light-bookkeeping';
 import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
 import { forEachAtMost } from '../../src/core/task-slots';
 import type { ResearchRun } from '../research-run';
@@ -31,7 +32,11 @@ export async function runToolTurn(
   run.endTurn();
   run.state = answerToolTurn(run.state, turn, run.protocol);
   if (run.options.stuckDetection) {
-    const observed = observeRepeats(run.state, calls, hasUnreadableCall(calls) && patched(LoopPatches.unusableReplies));
+    const observed = observeRepeats(
+      run.state,
+      calls,
+      hasUnreadableCall(calls) && patchedOrLight(LoopPatches.unusableReplies),
+    );
     run.state = observed.state;
     if (observed.stuck) return { kind: 'budget_ended', budget: 'stuck' };
   }
