@@ -7,7 +7,8 @@
  * watching that run through `watchRunText` (src/client/live-text.ts, the reader `follow` uses).
  * Writes one JSON line per run when its text ends: the chunk-to-screen latencies (now − the stamp the
  * server put in each chunk), describe requests and history long polls it made, bytes read, seconds.
- * Prints `ready` once connected. `TEMPORAL_ADDRESS` is the server.
+ * Prints `ready` once connected. `TEMPORAL_ADDRESS` is the server; `STREAM_HISTORY_PAUSE_MS`, if set,
+ * the iterator's `historyPollPauseMs` (its default otherwise).
  */
 import { Client, Connection } from '@temporalio/client';
 import { createInterface } from 'node:readline';
@@ -47,7 +48,11 @@ async function watch(client: Client, workflowId: string, direct: boolean): Promi
   const latencies: number[] = [];
   let bytes = 0;
   const started = performance.now();
-  for await (const chunk of watchRunText(counting, workflowId, { direct })) {
+  const pause = process.env.STREAM_HISTORY_PAUSE_MS;
+  for await (const chunk of watchRunText(counting, workflowId, {
+    direct,
+    ...(pause ? { historyPollPauseMs: Number(pause) } : {}),
+  })) {
     const now = Date.now();
     bytes += Buffer.byteLength(encodeLiveTextLine({ call: chunk.call, kind: 'content', text: chunk.text }));
     for (const match of chunk.text.matchAll(/⟨(\d{13})⟩/g)) latencies.push(now - Number(match[1]));

@@ -19,8 +19,9 @@
  * 100; 0 writes each piece as it comes). `--pin` puts the dev server, the worker and this process
  * (scripted model server, client) on CPU 0 and the watchers' process on CPU 1 (`taskset`), as if
  * the watchers ran on another machine; without it every process shares every core.
+ * `--history-pause-ms N` sets the watchers' `historyPollPauseMs` (default the iterator's, 250).
  *
- * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin]`
+ * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N]`
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -38,6 +39,7 @@ const CHUNK_MS = Number(argument('chunk-ms', '50'));
 const REPEAT = Number(argument('repeat', '4'));
 const FLUSH_MS = argument('flush-ms', '');
 const PIN = process.argv.includes('--pin');
+const HISTORY_PAUSE_MS = argument('history-pause-ms', '');
 const THIS_PROCESS = 'this process (scripted model server, client)';
 /** Model calls per run (the script answers at the second). */
 const CALLS_PER_RUN = 2;
@@ -107,7 +109,11 @@ async function main(): Promise<void> {
       PIN ? 'taskset' : (watcherCommand[0] as string),
       [...(PIN ? ['-c', '1', ...watcherCommand] : watcherCommand.slice(1))],
       {
-        env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address },
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: stack.server.address,
+          ...(HISTORY_PAUSE_MS ? { STREAM_HISTORY_PAUSE_MS: HISTORY_PAUSE_MS } : {}),
+        },
         stdio: ['pipe', 'pipe', 'inherit'],
       },
     );
