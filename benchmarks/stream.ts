@@ -20,8 +20,10 @@
  * (scripted model server, client) on CPU 0 and the watchers' process on CPU 1 (`taskset`), as if
  * the watchers ran on another machine; without it every process shares every core.
  * `--history-pause-ms N` sets the watchers' `historyPollPauseMs` (default the iterator's, 250).
+ * `--history-only`: in the paired rounds each watcher only long-polls its run's history, as the
+ * iterator does (no describes, no live text), to tell that part of the cost from the rest.
  *
- * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N]`
+ * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N] [--history-only]`
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -40,6 +42,7 @@ const REPEAT = Number(argument('repeat', '4'));
 const FLUSH_MS = argument('flush-ms', '');
 const PIN = process.argv.includes('--pin');
 const HISTORY_PAUSE_MS = argument('history-pause-ms', '');
+const HISTORY_ONLY = process.argv.includes('--history-only');
 const THIS_PROCESS = 'this process (scripted model server, client)';
 /** Model calls per run (the script answers at the second). */
 const CALLS_PER_RUN = 2;
@@ -128,10 +131,10 @@ async function main(): Promise<void> {
         results.get(watched.workflowId)?.(watched);
       });
     });
-    const watch = (workflowId: string, direct: boolean) =>
+    const watch = (workflowId: string, direct: boolean, historyOnly: boolean) =>
       new Promise<Watched>((resolve) => {
         results.set(workflowId, resolve);
-        watchers.stdin.write(`${JSON.stringify({ workflowId, direct })}\n`);
+        watchers.stdin.write(`${JSON.stringify({ workflowId, direct, historyOnly })}\n`);
       });
     let sequence = 0;
     /** Runs `count` runs at once, each watched (or not); their durations and what the watchers saw. */
@@ -147,7 +150,7 @@ async function main(): Promise<void> {
         ? 'placement: dev server, worker, scripted model server and client on CPU 0 (taskset); the watchers on CPU 1'
         : `placement: every process on all ${cpus().length} cores`,
     );
-    const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat') => {
+    const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat', historyOnly = false) => {
       const cpuBefore = cpuSnapshot(groups);
       const runs = await Promise.all(
         Array.from({ length: count }, async () => {
@@ -158,7 +161,7 @@ async function main(): Promise<void> {
             workflowId,
             args: [{ question: 'Stream, please.', limits: { maxModelCalls: 2 } }],
           });
-          const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct');
+          const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct', historyOnly);
           const result = (await handle.result()) as { termination: string };
           const seconds = (performance.now() - started) / 1000;
           if (result.termination !== 'answer') throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
@@ -208,10 +211,10 @@ async function main(): Promise<void> {
       const order: Array<'none' | 'direct'> = repeat % 2 === 0 ? ['none', 'direct'] : ['direct', 'none'];
       const pair: Partial<Record<'none' | 'direct', Round>> = {};
       for (const watching of order) {
-        const measured = await round(RUNS, watching);
+        const measured = await round(RUNS, watching, HISTORY_ONLY);
         pair[watching] = measured;
         console.log(
-          `${RUNS} runs at once, ${watching === 'none' ? 'no watchers:             ' : 'a watcher each, direct:  '} run duration mean ${mean(measured.durations).toFixed(2)} s, p95 ${percentile(measured.durations, 0.95).toFixed(2)} s${watching === 'direct' ? `; ${ms(measured.latencies)}` : ''}  (${describeLoad()})`,
+          `${RUNS} runs at once, ${watching === 'none' ? 'no watchers:             ' : HISTORY_ONLY ? 'a history reader each:   ' : 'a watcher each, direct:  '} run duration mean ${mean(measured.durations).toFixed(2)} s, p95 ${percentile(measured.durations, 0.95).toFixed(2)} s${watching === 'direct' && !HISTORY_ONLY ? `; ${ms(measured.latencies)}` : ''}  (${describeLoad()})`,
         );
         console.log(`  CPU s: ${measured.cpu}`);
       }
