@@ -230,7 +230,7 @@ async function main(): Promise<void> {
       historyPollsPerSecond: pairs.flatMap((one) => one.direct.historyPollsPerSecond),
       bytes: pairs.flatMap((one) => one.direct.bytes),
     };
-    console.log(`all ${REPEAT} rounds of ${RUNS} watched runs: ${ms(watched.latencies)}`);
+    if (!HISTORY_ONLY) console.log(`all ${REPEAT} rounds of ${RUNS} watched runs: ${ms(watched.latencies)}`);
     const ratios = pairs.map((one) => mean(one.direct.durations) / mean(one.none.durations));
     console.log(
       `  run wall time with watchers over without, per pair: ${ratios.map(percent).join(', ')}; median ${percent(median(ratios))} (range ${percent(Math.min(...ratios))} to ${percent(Math.max(...ratios))})`,
