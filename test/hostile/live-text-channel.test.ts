@@ -89,7 +89,7 @@ describe('the live text server', () => {
   });
 
   test('pieces streamed within the write interval reach a watcher as one line; the first after a quiet interval at once', async () => {
-    const server = await liveServer({ flushMs: 300 });
+    const server = await liveServer({ flushMs: 1_000 });
     const call = server.open(4);
     const response = await fetch(call.pointer.url);
     const body = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -106,11 +106,11 @@ describe('the live text server', () => {
     const started = performance.now();
     call.add('content', 'first');
     const firstAt = await lineCount(1);
-    assert.ok(firstAt - started < 250, `the first piece took ${firstAt - started} ms`);
+    assert.ok(firstAt - started < 500, `the first piece took ${firstAt - started} ms, not at once`);
     for (let index = 0; index < 10; index += 1) call.add('content', `p${index} `);
     call.add('tool', '\nsearch{}');
     const restAt = await lineCount(3);
-    assert.ok(restAt - firstAt >= 200, `the held pieces came ${restAt - firstAt} ms after the first`);
+    assert.ok(restAt - firstAt >= 500, `the held pieces came ${restAt - firstAt} ms after the first, not held`);
     call.end('completed');
     await lineCount(4);
     assert.deepEqual(
