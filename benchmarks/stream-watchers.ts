@@ -4,14 +4,17 @@
  * client that starts the runs, so their work does not hold up the model server's chunks.
  *
  * Reads commands from stdin, one JSON object a line: `{"workflowId": "...", "direct": true}` starts
- * watching that run through `watchRunText` (src/client/live-text.ts, the reader `follow` uses).
+ * watching that run through `watchRunText` (src/client/live-text.ts, the reader `follow` uses);
+ * with `"historyOnly": true`, only long-polling its history as that reader does.
  * Writes one JSON line per run when its text ends: the chunk-to-screen latencies (now − the stamp the
  * server put in each chunk), describe requests and history long polls it made, bytes read, seconds.
- * Prints `ready` once connected. `TEMPORAL_ADDRESS` is the server.
+ * Prints `ready` once connected. `TEMPORAL_ADDRESS` is the server; `STREAM_HISTORY_PAUSE_MS`, if set,
+ * the iterator's `historyPollPauseMs` (its default otherwise).
  */
 import { Client, Connection } from '@temporalio/client';
 import { createInterface } from 'node:readline';
 import { watchRunText, type RunDescriber } from '../src/client/live-text';
+import { runHistory } from '../src/client/run-history';
 import { encodeLiveTextLine } from '../src/domain/live-text';
 
 /** What one watcher saw of one run. */
@@ -26,7 +29,7 @@ export interface Watched {
 }
 
 /** Watches one run through the client reader, counting its describe requests and history polls. */
-async function watch(client: Client, workflowId: string, direct: boolean): Promise<Watched> {
+async function watch(client: Client, workflowId: string, direct: boolean, historyOnly: boolean): Promise<Watched> {
   let describes = 0;
   let historyPolls = 0;
   const counting: RunDescriber = {
@@ -47,7 +50,19 @@ async function watch(client: Client, workflowId: string, direct: boolean): Promi
   const latencies: number[] = [];
   let bytes = 0;
   const started = performance.now();
-  for await (const chunk of watchRunText(counting, workflowId, { direct })) {
+  const pause = process.env.STREAM_HISTORY_PAUSE_MS;
+  if (historyOnly) {
+    // Only the history long poll the iterator keeps (same pause): no describes, no live text.
+    for await (const event of runHistory(counting, workflowId, undefined, {
+      pauseAfterEventsMs: pause ? Number(pause) : 250,
+    }))
+      void event;
+    return { workflowId, latencies, describes, historyPolls, bytes, seconds: (performance.now() - started) / 1000 };
+  }
+  for await (const chunk of watchRunText(counting, workflowId, {
+    direct,
+    ...(pause ? { historyPollPauseMs: Number(pause) } : {}),
+  })) {
     const now = Date.now();
     bytes += Buffer.byteLength(encodeLiveTextLine({ call: chunk.call, kind: 'content', text: chunk.text }));
     for (const match of chunk.text.matchAll(/⟨(\d{13})⟩/g)) latencies.push(now - Number(match[1]));
@@ -61,9 +76,13 @@ async function main(): Promise<void> {
   process.stdout.write('ready\n');
   const watching: Array<Promise<void>> = [];
   for await (const line of createInterface({ input: process.stdin })) {
-    const { workflowId, direct } = JSON.parse(line) as { workflowId: string; direct: boolean };
+    const { workflowId, direct, historyOnly } = JSON.parse(line) as {
+      workflowId: string;
+      direct: boolean;
+      historyOnly?: boolean;
+    };
     watching.push(
-      watch(client, workflowId, direct).then(
+      watch(client, workflowId, direct, historyOnly === true).then(
         (watched) => void process.stdout.write(`${JSON.stringify(watched)}\n`),
         (error: unknown) => void process.stdout.write(`${JSON.stringify({ workflowId, error: String(error) })}\n`),
       ),

@@ -1,31 +1,75 @@
 /**
  * Live text (issue 32): how long a model call's text takes from the model server to a watcher,
- * and what watching costs. A dev server, one real worker process (its live text server on
+ * and what watching costs the runs. A dev server, one real worker process (its live text server on
  * loopback, as by default) and the scripted model server, whose reply streams `CHUNKS` chunks
  * `CHUNK_MS` apart, each stamped with the time the server sent it. Each watcher reads the run
- * through `watchRunText` (src/client/live-text.ts, the reader `react-agent follow` uses) and
- * takes, for every stamp it reads, now − stamp: chunk-to-screen latency.
+ * through `watchRunText` (src/client/live-text.ts, the reader `react-agent follow` uses), in a
+ * process of its own (benchmarks/stream-watchers.ts), and takes, for every stamp it reads,
+ * now − stamp: chunk-to-screen latency.
  *
  * Rounds: 1 run with a watcher reading the heartbeat details only (the fallback, the baseline),
- * 1 run with a watcher reading directly, then `RUNS` concurrent runs without watchers and with
- * one watcher each (directly), alternating, `REPEAT` times after a warm-up round: latency p50/p95, the runs' durations with and without watchers,
- * describe requests per second per watcher, and the bytes each watcher read.
+ * 1 run with a watcher reading directly, then, after a warm-up round, `REPEAT` pairs of rounds of
+ * `RUNS` concurrent runs, one round without watchers and one with a watcher each (directly), the
+ * order alternating pair by pair (none/direct, direct/none, …) so a drifting load falls on both
+ * alike. Per pair: the runs' mean wall time with watchers over that without (what a user waits),
+ * and the CPU each process took per model call; over the pairs: the median ratio and its spread.
+ * Also latency p50/p95, describe requests and history long polls per second per watcher, bytes.
  *
- * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 2]`
+ * `--flush-ms N` sets the worker's REACT_AGENT_LIVE_TEXT_FLUSH_MS (default: the worker's default,
+ * 100; 0 writes each piece as it comes). `--pin` puts the dev server, the worker and this process
+ * (scripted model server, client) on CPU 0 and the watchers' process on CPU 1 (`taskset`), as if
+ * the watchers ran on another machine; without it every process shares every core.
+ * `--history-pause-ms N` sets the watchers' `historyPollPauseMs` (default the iterator's, 250).
+ * `--history-only`: in the paired rounds each watcher only long-polls its run's history, as the
+ * iterator does (no describes, no live text), to tell that part of the cost from the rest.
+ *
+ * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N] [--history-only]`
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
 import { startBenchmarkStack } from './benchmark-stack';
 import type { Watched } from './stream-watchers';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
+import { cpus } from 'node:os';
 import { argument, describeLoad, percentile, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 
 const RUNS = Number(argument('runs', '100'));
 const CHUNKS = Number(argument('chunks', '60'));
 const CHUNK_MS = Number(argument('chunk-ms', '50'));
-const REPEAT = Number(argument('repeat', '2'));
+const REPEAT = Number(argument('repeat', '4'));
+const FLUSH_MS = argument('flush-ms', '');
+const PIN = process.argv.includes('--pin');
+const HISTORY_PAUSE_MS = argument('history-pause-ms', '');
+const HISTORY_ONLY = process.argv.includes('--history-only');
+const THIS_PROCESS = 'this process (scripted model server, client)';
+/** Model calls per run (the script answers at the second). */
+const CALLS_PER_RUN = 2;
+
+/** `pids` and every descendant of theirs, now (from `ps`). */
+function withDescendants(pids: readonly number[]): number[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
+  const all = new Set(pids);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, parent] of table)
+      if (all.has(parent) && !all.has(pid)) {
+        all.add(pid);
+        grew = true;
+      }
+  }
+  return [...all];
+}
+
+/** Puts the processes (every thread, and the children they start later) on the given CPUs. */
+function pin(pids: readonly number[], cpuList: string): void {
+  for (const pid of withDescendants(pids))
+    execFileSync('taskset', ['-a', '-p', '-c', cpuList, String(pid)], { stdio: 'ignore' });
+}
 
 /** Segments of one length, so the server's even split sends each stamp whole in one chunk. */
 const SEGMENT = 40;
@@ -58,14 +102,24 @@ async function main(): Promise<void> {
       })),
       REACT_AGENT_MAX_CONCURRENT_ACTIVITIES: String(Math.max(20, RUNS * 2)),
       REACT_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
+      ...(FLUSH_MS ? { REACT_AGENT_LIVE_TEXT_FLUSH_MS: FLUSH_MS } : {}),
     });
     // The watchers in a process of their own (benchmarks/stream-watchers.ts), with their own
     // connection, as `follow` processes or a watching service would be: apart from the scripted
     // model server in this process, whose chunks they would otherwise hold up.
-    const watchers = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'stream-watchers.ts')], {
-      env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    const watcherCommand = [process.execPath, '--import', 'tsx', join(__dirname, 'stream-watchers.ts')];
+    const watchers = spawn(
+      PIN ? 'taskset' : (watcherCommand[0] as string),
+      [...(PIN ? ['-c', '1', ...watcherCommand] : watcherCommand.slice(1))],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: stack.server.address,
+          ...(HISTORY_PAUSE_MS ? { STREAM_HISTORY_PAUSE_MS: HISTORY_PAUSE_MS } : {}),
+        },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     const results = new Map<string, (watched: Watched) => void>();
     const lines = createInterface({ input: watchers.stdout });
     await new Promise<void>((resolve, reject) => {
@@ -77,20 +131,26 @@ async function main(): Promise<void> {
         results.get(watched.workflowId)?.(watched);
       });
     });
-    const watch = (workflowId: string, direct: boolean) =>
+    const watch = (workflowId: string, direct: boolean, historyOnly: boolean) =>
       new Promise<Watched>((resolve) => {
         results.set(workflowId, resolve);
-        watchers.stdin.write(`${JSON.stringify({ workflowId, direct })}\n`);
+        watchers.stdin.write(`${JSON.stringify({ workflowId, direct, historyOnly })}\n`);
       });
     let sequence = 0;
     /** Runs `count` runs at once, each watched (or not); their durations and what the watchers saw. */
     const groups = {
       ...(await stack.server.processGroups()),
       worker: [worker.pid],
-      'this process (scripted model server, client)': [process.pid],
+      [THIS_PROCESS]: [process.pid],
       watchers: [watchers.pid as number],
     };
-    const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat') => {
+    if (PIN) pin([...Object.values(await stack.server.processGroups()).flat(), worker.pid, process.pid], '0');
+    console.log(
+      PIN
+        ? 'placement: dev server, worker, scripted model server and client on CPU 0 (taskset); the watchers on CPU 1'
+        : `placement: every process on all ${cpus().length} cores`,
+    );
+    const round = async (count: number, watching: 'none' | 'direct' | 'heartbeat', historyOnly = false) => {
       const cpuBefore = cpuSnapshot(groups);
       const runs = await Promise.all(
         Array.from({ length: count }, async () => {
@@ -101,7 +161,7 @@ async function main(): Promise<void> {
             workflowId,
             args: [{ question: 'Stream, please.', limits: { maxModelCalls: 2 } }],
           });
-          const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct');
+          const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct', historyOnly);
           const result = (await handle.result()) as { termination: string };
           const seconds = (performance.now() - started) / 1000;
           if (result.termination !== 'answer') throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
@@ -110,7 +170,12 @@ async function main(): Promise<void> {
       );
       const watched = runs.flatMap((run) => (run.watched ? [run.watched] : []));
       const cpu = cpuBetween(cpuBefore, cpuSnapshot(groups));
+      // A group counts its descendants: the watchers' process is this one's child, so taken out of it.
+      cpu[THIS_PROCESS] = Math.max(0, (cpu[THIS_PROCESS] ?? 0) - (cpu.watchers ?? 0));
       return {
+        cpuPerCallMs: Object.fromEntries(
+          Object.entries(cpu).map(([name, seconds]) => [name, (seconds * 1000) / (count * CALLS_PER_RUN)]),
+        ),
         cpu: Object.entries(cpu)
           .map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`)
           .join(', '),
@@ -121,7 +186,14 @@ async function main(): Promise<void> {
         bytes: watched.map((one) => one.bytes),
       };
     };
+    type Round = Awaited<ReturnType<typeof round>>;
     const mean = (values: number[]) => values.reduce((total, value) => total + value, 0) / values.length;
+    const median = (values: number[]) => {
+      const sorted = [...values].sort((left, right) => left - right);
+      const middle = sorted.length / 2;
+      return sorted.length % 2 ? (sorted[Math.floor(middle)] as number) : mean(sorted.slice(middle - 1, middle + 1));
+    };
+    const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${(100 * (ratio - 1)).toFixed(1)} %`;
 
     await round(2, 'direct'); // warm-up
     const fallback = await round(1, 'heartbeat');
@@ -131,37 +203,49 @@ async function main(): Promise<void> {
     console.log(
       `  per watcher: ${mean(single.describesPerSecond).toFixed(2)} describe requests/s and ${mean(single.historyPollsPerSecond).toFixed(2)} history long polls/s over the run, ${single.bytes[0]} bytes of live text for ${content.length} characters`,
     );
-    // Rounds without and with watchers alternate (after a warm-up round of as many runs), so the
-    // machine's drifting load falls on both alike.
+    // Pairs of rounds without and with watchers, the order alternating pair by pair after a
+    // warm-up round, so the machine's drifting load falls on both alike; each pair compared within itself.
     await round(RUNS, 'none');
-    const unwatchedDurations: number[] = [];
-    const watchedRounds: Array<Awaited<ReturnType<typeof round>>> = [];
+    const pairs: Array<{ none: Round; direct: Round }> = [];
     for (let repeat = 0; repeat < REPEAT; repeat += 1) {
-      const unwatched = await round(RUNS, 'none');
-      unwatchedDurations.push(...unwatched.durations);
+      const order: Array<'none' | 'direct'> = repeat % 2 === 0 ? ['none', 'direct'] : ['direct', 'none'];
+      const pair: Partial<Record<'none' | 'direct', Round>> = {};
+      for (const watching of order) {
+        const measured = await round(RUNS, watching, HISTORY_ONLY);
+        pair[watching] = measured;
+        console.log(
+          `${RUNS} runs at once, ${watching === 'none' ? 'no watchers:             ' : HISTORY_ONLY ? 'a history reader each:   ' : 'a watcher each, direct:  '} run duration mean ${mean(measured.durations).toFixed(2)} s, p95 ${percentile(measured.durations, 0.95).toFixed(2)} s${watching === 'direct' && !HISTORY_ONLY ? `; ${ms(measured.latencies)}` : ''}  (${describeLoad()})`,
+        );
+        console.log(`  CPU s: ${measured.cpu}`);
+      }
+      const done = pair as { none: Round; direct: Round };
+      pairs.push(done);
       console.log(
-        `${RUNS} runs at once, no watchers:                  run duration mean ${mean(unwatched.durations).toFixed(2)} s, p95 ${percentile(unwatched.durations, 0.95).toFixed(2)} s  (${describeLoad()}); CPU s: ${unwatched.cpu}`,
-      );
-      const watched = await round(RUNS, 'direct');
-      watchedRounds.push(watched);
-      console.log(`${RUNS} runs at once, a watcher each, direct:       ${ms(watched.latencies)}  (${describeLoad()})`);
-      console.log(
-        `  run duration mean ${mean(watched.durations).toFixed(2)} s, p95 ${percentile(watched.durations, 0.95).toFixed(2)} s; CPU s: ${watched.cpu}`,
+        `  pair ${repeat + 1}: runs ${percent(mean(done.direct.durations) / mean(done.none.durations))} with watchers`,
       );
     }
     const watched = {
-      latencies: watchedRounds.flatMap((one) => one.latencies),
-      durations: watchedRounds.flatMap((one) => one.durations),
-      describesPerSecond: watchedRounds.flatMap((one) => one.describesPerSecond),
-      historyPollsPerSecond: watchedRounds.flatMap((one) => one.historyPollsPerSecond),
-      bytes: watchedRounds.flatMap((one) => one.bytes),
+      latencies: pairs.flatMap((one) => one.direct.latencies),
+      describesPerSecond: pairs.flatMap((one) => one.direct.describesPerSecond),
+      historyPollsPerSecond: pairs.flatMap((one) => one.direct.historyPollsPerSecond),
+      bytes: pairs.flatMap((one) => one.direct.bytes),
     };
-    console.log(`all ${REPEAT} rounds of ${RUNS} watched runs: ${ms(watched.latencies)}`);
+    if (!HISTORY_ONLY) console.log(`all ${REPEAT} rounds of ${RUNS} watched runs: ${ms(watched.latencies)}`);
+    const ratios = pairs.map((one) => mean(one.direct.durations) / mean(one.none.durations));
     console.log(
-      `  run duration mean ${mean(watched.durations).toFixed(2)} s with watchers, ${mean(unwatchedDurations).toFixed(2)} s without: ${(100 * (mean(watched.durations) / mean(unwatchedDurations) - 1)).toFixed(1)}%`,
+      `  run wall time with watchers over without, per pair: ${ratios.map(percent).join(', ')}; median ${percent(median(ratios))} (range ${percent(Math.min(...ratios))} to ${percent(Math.max(...ratios))})`,
     );
+    console.log('  CPU per model call, median over the pairs, without → with watchers:');
+    for (const name of Object.keys(groups)) {
+      const without = median(pairs.map((one) => one.none.cpuPerCallMs[name] ?? 0));
+      const withWatchers = median(pairs.map((one) => one.direct.cpuPerCallMs[name] ?? 0));
+      const perPair = pairs.map((one) => (one.direct.cpuPerCallMs[name] ?? 0) - (one.none.cpuPerCallMs[name] ?? 0));
+      console.log(
+        `    ${name}: ${without.toFixed(1)} → ${withWatchers.toFixed(1)} ms (per pair ${perPair.map((value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`).join(', ')} ms)`,
+      );
+    }
     console.log(
-      `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s and ${mean(watched.historyPollsPerSecond).toFixed(2)} history long polls/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)} and ${(mean(watched.historyPollsPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes`,
+      `  per watcher: ${mean(watched.describesPerSecond).toFixed(2)} describe requests/s and ${mean(watched.historyPollsPerSecond).toFixed(2)} history long polls/s (all watchers: ${(mean(watched.describesPerSecond) * RUNS).toFixed(0)} and ${(mean(watched.historyPollsPerSecond) * RUNS).toFixed(0)}/s), ${mean(watched.bytes).toFixed(0)} bytes  (${describeLoad()})`,
     );
     await worker.stop();
     watchers.stdin.end();

@@ -203,6 +203,7 @@ async function main(): Promise<void> {
           ...(liveTextConfig.advertisedHost ? { advertisedHost: liveTextConfig.advertisedHost } : {}),
           maxWatchersPerCall: liveTextConfig.maxWatchersPerCall,
           maxWatchers: liveTextConfig.maxWatchers,
+          flushMs: liveTextConfig.flushMs,
         })
       : undefined;
   const activities = createActivities({

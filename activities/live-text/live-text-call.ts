@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { encodeLiveTextLine, liveTextPieces, type LiveTextKind, type LiveTextLine } from '../../src/domain/live-text';
+import { encodeLiveTextLine, type LiveTextKind, type LiveTextLine } from '../../src/domain/live-text';
+import { coalesceLiveText, liveTextFlushDelay, type LiveTextPart } from '../../src/domain/live-text-batching';
 
 /** Limits of one call's live text. */
 export interface LiveTextCallLimits {
@@ -9,6 +10,12 @@ export interface LiveTextCallLimits {
   maxWatchers: number;
   /** How long a watcher that fell behind gets, after the call ended, to take the rest; default 10,000 ms. */
   endGraceMs?: number;
+  /**
+   * Pieces streamed within this many ms are written to watchers together, one line per run of a
+   * kind (`src/domain/live-text-batching.ts`); the first piece after a quiet interval at once.
+   * Default 0: every piece as it comes.
+   */
+  flushMs?: number;
 }
 
 interface Piece {
@@ -38,6 +45,11 @@ export class LiveTextCall {
   private characters = 0;
   private readonly watchers = new Set<Watcher>();
   private ended: 'completed' | 'failed' | undefined;
+  /** Text streamed since the last write to watchers. */
+  private held: LiveTextPart[] = [];
+  private heldCharacters = 0;
+  private lastWriteAt: number | undefined;
+  private writeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     /** The run's model call number. */
@@ -50,15 +62,41 @@ export class LiveTextCall {
     return this.watchers.size;
   }
 
-  /** Adds text the model streamed and sends it to every watcher that keeps up. */
+  /**
+   * Adds text the model streamed and sends it to every watcher that keeps up: at once after a
+   * quiet interval, else with whatever else streams until the interval (`flushMs`) is over.
+   */
   add(kind: LiveTextKind, text: string): void {
     if (this.ended || !text) return;
-    for (const part of liveTextPieces(text)) {
-      const line = encodeLiveTextLine({ call: this.call, kind, text: part });
-      this.pieces.push({ offset: this.characters, line, characters: part.length });
-      this.characters += part.length;
-      this.bufferedCharacters += part.length;
+    this.held.push({ kind, text });
+    this.heldCharacters += text.length;
+    const delay = liveTextFlushDelay(
+      this.lastWriteAt,
+      performance.now(),
+      this.limits.flushMs ?? 0,
+      this.heldCharacters,
+    );
+    if (delay === 0) this.publish();
+    else if (!this.writeTimer) {
+      this.writeTimer = setTimeout(() => this.publish(), delay);
+      this.writeTimer.unref();
     }
+  }
+
+  /** The text held since the last write becomes pieces, and goes to every watcher that keeps up. */
+  private publish(): void {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+    if (!this.held.length) return;
+    this.lastWriteAt = performance.now();
+    for (const part of coalesceLiveText(this.held)) {
+      const line = encodeLiveTextLine({ call: this.call, kind: part.kind, text: part.text });
+      this.pieces.push({ offset: this.characters, line, characters: part.text.length });
+      this.characters += part.text.length;
+      this.bufferedCharacters += part.text.length;
+    }
+    this.held = [];
+    this.heldCharacters = 0;
     while (this.bufferedCharacters > this.limits.bufferCharacters && this.pieces.length > 1) {
       const dropped = this.pieces.shift() as Piece;
       this.bufferedCharacters -= dropped.characters;
@@ -83,6 +121,7 @@ export class LiveTextCall {
   /** The attempt ended: each watcher gets what it has not yet (as far as it takes it) and the end line. */
   end(outcome: 'completed' | 'failed'): void {
     if (this.ended) return;
+    this.publish();
     this.ended = outcome;
     for (const watcher of this.watchers) this.flush(watcher);
     // A watcher that does not take the rest within the grace is cut off: the call holds nothing for it longer.

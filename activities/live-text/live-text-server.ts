@@ -7,6 +7,7 @@ import {
   type LiveTextKind,
   type LiveTextPointer,
 } from '../../src/domain/live-text';
+import { DEFAULT_LIVE_TEXT_FLUSH_MS } from '../../src/domain/live-text-batching';
 import { LiveTextCall } from './live-text-call';
 
 /** Settings of a worker's live text server; every limit has a default. */
@@ -30,6 +31,12 @@ export interface LiveTextServerOptions {
   bufferCharacters?: number;
   /** Longest wait for a request's headers, in ms (then the connection is closed). Default 5,000. */
   headersTimeoutMs?: number;
+  /**
+   * Pieces a call streams within this many ms go to its watchers in one write, adjacent pieces of
+   * one kind as one line; the first piece after a quiet interval at once. Default
+   * {@link DEFAULT_LIVE_TEXT_FLUSH_MS} (100); 0 writes every piece as it comes.
+   */
+  flushMs?: number;
 }
 
 export const DEFAULT_LIVE_TEXT_MAX_WATCHERS_PER_CALL = 16;
@@ -71,6 +78,7 @@ export class LiveTextServer implements LiveTextChannels {
       maxWatchers: options.maxWatchers ?? DEFAULT_LIVE_TEXT_MAX_WATCHERS,
       bufferCharacters: options.bufferCharacters ?? DEFAULT_LIVE_TEXT_BUFFER_CHARACTERS,
       headersTimeoutMs: options.headersTimeoutMs ?? 5_000,
+      flushMs: options.flushMs ?? DEFAULT_LIVE_TEXT_FLUSH_MS,
     };
   }
 
@@ -121,6 +129,7 @@ export class LiveTextServer implements LiveTextChannels {
     const live = new LiveTextCall(call, {
       bufferCharacters: this.limits.bufferCharacters,
       maxWatchers: this.limits.maxWatchersPerCall,
+      flushMs: this.limits.flushMs,
     });
     this.calls.set(token, live);
     return {

@@ -1,7 +1,14 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { ConfigurationError } from './configuration-error';
-import { checkedHttpUrl, readPositiveInteger, readString, type Environment } from './environment-values';
+import { DEFAULT_LIVE_TEXT_FLUSH_MS } from '../domain/live-text-batching';
+import {
+  checkedHttpUrl,
+  readNumberInRange,
+  readPositiveInteger,
+  readString,
+  type Environment,
+} from './environment-values';
 
 export const LIVE_TEXT_LISTEN_VARIABLE = 'REACT_AGENT_LIVE_TEXT_LISTEN';
 export const LIVE_TEXT_URL_VARIABLE = 'REACT_AGENT_LIVE_TEXT_URL';
@@ -28,6 +35,12 @@ export interface LiveTextConfig {
   maxWatchersPerCall: number;
   /** Watchers on this worker at once. `REACT_AGENT_LIVE_TEXT_MAX_WATCHERS`; default 512. */
   maxWatchers: number;
+  /**
+   * Pieces a model call streams within this many ms go to its watchers in one write (the first
+   * after a quiet interval at once). `REACT_AGENT_LIVE_TEXT_FLUSH_MS`, 0 to 1,000; default 100; 0
+   * writes every piece as it comes.
+   */
+  flushMs: number;
 }
 
 const invalid = (raw: string, why: string) =>
@@ -68,5 +81,6 @@ export function loadLiveTextConfig(environment: Environment = process.env): Live
         : {}),
     maxWatchersPerCall: readPositiveInteger(environment, 'REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_CALL', 16),
     maxWatchers: readPositiveInteger(environment, 'REACT_AGENT_LIVE_TEXT_MAX_WATCHERS', 512),
+    flushMs: readNumberInRange(environment, 'REACT_AGENT_LIVE_TEXT_FLUSH_MS', DEFAULT_LIVE_TEXT_FLUSH_MS, 0, 1_000),
   };
 }

@@ -88,8 +88,64 @@ describe('the live text server', () => {
     assert.equal((await get(call.pointer.url)).status, 404, 'an ended call is gone');
   });
 
+  test('pieces streamed within the write interval reach a watcher as one line; the first after a quiet interval at once', async () => {
+    const server = await liveServer({ flushMs: 1_000 });
+    const call = server.open(4);
+    const response = await fetch(call.pointer.url);
+    const body = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let wire = '';
+    const lineCount = async (count: number) => {
+      while (wire.split('\n').length - 1 < count) {
+        const { done, value } = await body.read();
+        if (done) throw new Error(`the stream ended after ${JSON.stringify(wire)}`);
+        wire += decoder.decode(value, { stream: true });
+      }
+      return performance.now();
+    };
+    const started = performance.now();
+    call.add('content', 'first');
+    const firstAt = await lineCount(1);
+    assert.ok(firstAt - started < 500, `the first piece took ${firstAt - started} ms, not at once`);
+    for (let index = 0; index < 10; index += 1) call.add('content', `p${index} `);
+    call.add('tool', '\nsearch{}');
+    const restAt = await lineCount(3);
+    assert.ok(restAt - firstAt >= 500, `the held pieces came ${restAt - firstAt} ms after the first, not held`);
+    call.end('completed');
+    await lineCount(4);
+    assert.deepEqual(
+      wire
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+      [
+        { call: 4, kind: 'content', text: 'first' },
+        { call: 4, kind: 'content', text: 'p0 p1 p2 p3 p4 p5 p6 p7 p8 p9 ' },
+        { call: 4, kind: 'tool', text: '\nsearch{}' },
+        { end: 'completed' },
+      ],
+    );
+  });
+
+  test('a call that ends while pieces are held sends them before its end line', async () => {
+    const server = await liveServer({ flushMs: 1_000 });
+    const call = server.open(5);
+    const response = await fetch(call.pointer.url);
+    call.add('content', 'a');
+    call.add('content', 'b');
+    call.add('content', 'c');
+    const started = performance.now();
+    call.end('completed');
+    const text = await response.text();
+    assert.ok(performance.now() - started < 500, 'the end does not wait for the interval');
+    assert.equal(
+      text,
+      '{"call":5,"kind":"content","text":"a"}\n{"call":5,"kind":"content","text":"bc"}\n{"end":"completed"}\n',
+    );
+  });
+
   test('a watcher that joins after the buffer dropped text is told how much it missed', async () => {
-    const server = await liveServer({ bufferCharacters: 100 });
+    const server = await liveServer({ bufferCharacters: 100, flushMs: 0 });
     const call = server.open(1);
     for (let index = 0; index < 30; index += 1) call.add('content', `piece ${String(index).padStart(2, '0')}.`);
     call.end('completed');

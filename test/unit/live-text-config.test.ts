@@ -5,12 +5,24 @@ import { ConfigurationError } from '../../src/config/configuration-error';
 import { loadLiveTextConfig } from '../../src/config/live-text-config';
 
 describe('loadLiveTextConfig', () => {
-  test('by default: loopback, any free port, the default watcher limits', () => {
+  test('by default: loopback, any free port, the default watcher limits, pieces written together within 100 ms', () => {
     assert.deepEqual(loadLiveTextConfig({}), {
       listen: { host: '127.0.0.1', port: 0 },
       maxWatchersPerCall: 16,
       maxWatchers: 512,
+      flushMs: 100,
     });
+  });
+
+  test('the write interval: 0 writes each piece as it comes; above a second or not a number is refused', () => {
+    assert.equal(loadLiveTextConfig({ REACT_AGENT_LIVE_TEXT_FLUSH_MS: '0' }).flushMs, 0);
+    assert.equal(loadLiveTextConfig({ REACT_AGENT_LIVE_TEXT_FLUSH_MS: '250' }).flushMs, 250);
+    for (const flush of ['1001', '-1', 'soon'])
+      assert.throws(
+        () => loadLiveTextConfig({ REACT_AGENT_LIVE_TEXT_FLUSH_MS: flush }),
+        (error: unknown) => error instanceof ConfigurationError && /REACT_AGENT_LIVE_TEXT_FLUSH_MS/.test(error.message),
+        flush,
+      );
   });
 
   test('off turns it off; the forms of an address', () => {
