@@ -109,8 +109,17 @@ export interface ChatControls {
   signal: AbortSignal;
   /** Called with every piece of the reply as it arrives. */
   onDelta?: (delta: ChatDelta) => void;
-  /** Called after every chunk and every few seconds while the request is open: the caller heartbeats. */
+  /**
+   * Called after a chunk (at most every `progressIntervalMs`, and once more after the last chunk if
+   * that one was held back) and every few seconds while the request is open: the caller heartbeats.
+   */
   onProgress?: (progress: ChatProgress) => void;
+  /**
+   * Shortest time between two `onProgress` calls made for chunks, in milliseconds. Default
+   * {@link DEFAULT_PROGRESS_INTERVAL_MS}; 0 calls it after every chunk. The calls made every few
+   * seconds to keep the request alive are not held back.
+   */
+  progressIntervalMs?: number;
   /** Longest wait for the first chunk, in milliseconds. Default {@link DEFAULT_FIRST_CHUNK_LIMIT_MS}. */
   firstChunkLimitMs?: number;
   /** Longest gap between two chunks once the reply streams, in milliseconds. Default {@link DEFAULT_STALL_LIMIT_MS}. */
@@ -118,6 +127,13 @@ export interface ChatControls {
   /** Time between the heartbeats (`onProgress`) while the request is open, in milliseconds. Default: a third of `stallLimitMs`, at most 5 s (`heartbeatIntervalFor`). */
   heartbeatIntervalMs?: number;
 }
+
+/**
+ * {@link ChatControls.progressIntervalMs} when not given: 250 ms. A heartbeat per chunk redacted and
+ * encoded details hundreds of times a second on a fast stream, where the SDK sends them to Temporal
+ * at most every few seconds (its throttle); the direct live text does not wait for heartbeats.
+ */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 250;
 
 /** {@link ChatControls.firstChunkLimitMs} when not given: 300 s (REACT_AGENT_MODEL_FIRST_TOKEN_SECONDS's default). */
 export const DEFAULT_FIRST_CHUNK_LIMIT_MS = 300_000;

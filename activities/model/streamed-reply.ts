@@ -5,6 +5,7 @@ import type { SecretRedactor } from '../../src/domain/secret-redaction';
 import { ModelStreamLimitError } from './bounded-event-stream';
 import {
   DEFAULT_FIRST_CHUNK_LIMIT_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_STALL_LIMIT_MS,
   type ChatControls,
   type ChatProgress,
@@ -140,6 +141,9 @@ export async function readStreamedReply<Event>(options: StreamedReplyOptions<Eve
     heartbeat: () => controls.onProgress?.(builder.progress(watchdog.waitForFirstChunkMs)),
     abandon: () => requestAbort.abort(),
   });
+  const progressIntervalMs = controls.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  let progressSentAt = Number.NEGATIVE_INFINITY;
+  let progressHeld = false;
   try {
     const events = await options.open(signal);
     for await (const event of events) {
@@ -147,8 +151,14 @@ export async function readStreamedReply<Event>(options: StreamedReplyOptions<Eve
       builder.chunks += 1;
       // Leaving the loop aborts the request.
       if (!options.read(event, builder) || builder.tooLarge) break;
-      controls.onProgress?.(builder.progress(0));
+      const now = Date.now();
+      progressHeld = now - progressSentAt < progressIntervalMs;
+      if (!progressHeld) {
+        progressSentAt = now;
+        controls.onProgress?.(builder.progress(0));
+      }
     }
+    if (progressHeld && !builder.tooLarge) controls.onProgress?.(builder.progress(0));
   } catch (error) {
     if (error instanceof ModelStreamLimitError) {
       const line = error.limit === 'line';

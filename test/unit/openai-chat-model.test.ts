@@ -104,6 +104,20 @@ describe('OpenAIChatModel', () => {
     assert.deepEqual(watch.progress.at(-1), { chunks: 5, contentCharacters: 12, reasoningCharacters: 6 });
   });
 
+  test('a fast stream reports its progress at most every progressIntervalMs, and once more for the last chunk', async () => {
+    const pieces = Array.from({ length: 200 }, (_, index) => deltaChunk({ content: `w${index} ` }));
+    const stream = () => streamOf([...pieces, deltaChunk({ content: '.' }, 'stop')]);
+    const held = controls();
+    await chatModelOver(fakeOpenAI(stream).openai).chat({ model: 'm', messages: [] }, held);
+    assert.ok(held.progress.length <= 3, `${held.progress.length} progress calls for 201 chunks within a few ms`);
+    assert.equal(held.progress.at(-1)?.chunks, 201, 'the last progress counts every chunk');
+    assert.equal(held.deltas.length, 201, 'every piece still reaches onDelta at once');
+
+    const everyChunk = { ...controls(), progressIntervalMs: 0 };
+    await chatModelOver(fakeOpenAI(stream).openai).chat({ model: 'm', messages: [] }, everyChunk);
+    assert.equal(everyChunk.progress.length, 201);
+  });
+
   test('a stream that ends without a finish reason is a retryable bad response', async () => {
     const { openai } = fakeOpenAI(() => streamOf([deltaChunk({ content: 'cut' })]));
     const failure = await chatModelOver(openai)
