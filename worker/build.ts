@@ -6,6 +6,7 @@
  * bin/react-agent.js whether the compiled CLI is newer than the sources.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowPreloadModules } from '../src/config/workflow-preload-modules';
 import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +55,8 @@ async function bundle(): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
     workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    // src/core loaded once per workflow thread, not once per run (issue 34).
+    preloadModules: workflowPreloadModules(),
     logger: {
       info: silent,
       warn: (message: string) => console.warn(`build: ${message}`),
