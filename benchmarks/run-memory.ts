@@ -7,7 +7,7 @@
  * RSS, per run), the holds are released and every run must answer.
  *
  *   npx tsx benchmarks/run-memory.ts                           (100 runs; K = 1, 5, 9)
- *   npx tsx benchmarks/run-memory.ts -- --runs 200 --steps 1,9 --heap-dir DIR --bundle FILE
+ *   npx tsx benchmarks/run-memory.ts --runs 200 --steps 1,9 --heap-dir DIR --bundle FILE
  *
  * `--heap-dir DIR` runs the worker's workflows in its main thread (TEMPORAL_DEBUG=1, the SDK's debug
  * mode: the same sandbox and promise hook, without the workflow thread) and writes a heap snapshot
