@@ -16,7 +16,8 @@
  * the number of model calls that were retried, with the causes), the workers' peak
  * RSS and RSS per run in flight (peak above idle, divided by the runs). `--trace-dir DIR` keeps
  * the workers' activity traces and logs and the dev server's log there, and says of each retried
- * call whether its failed attempt ever started on a worker. Every run must finish
+ * call whether its failed attempt ever started on a worker. `--bundle FILE` has the workers run
+ * another workflow bundle (two bundles compared on the same tree). Every run must finish
  * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
  */
 import { Client, Connection } from '@temporalio/client';
@@ -45,6 +46,8 @@ const SETUPS = argument('setups', 'default,sized,two').split(',');
 const LATENCY_MS = Number(argument('latency', '2000'));
 const CALLS = Number(argument('calls', '10'));
 const TEMPORALS = parseTemporalKinds(argument('temporal', 'dev'));
+/** `--bundle FILE`: the workflow bundle the workers run (REACT_AGENT_WORKFLOW_BUNDLE), to compare two; default the tests' bundle of workflows/. */
+const BUNDLE = argument('bundle', '');
 /**
  * `--trace-dir DIR`: each worker traces its activities there (REACT_AGENT_ACTIVITY_TRACE_FILE) and
  * leaves its log, the dev server its log; the retried calls are listed, with how many of their
@@ -82,7 +85,12 @@ async function measure(
     TRACE_DIRECTORY ? { REACT_AGENT_ACTIVITY_TRACE_FILE: traceFile(index) } : {};
   const workers: WorkerProcess[] = await Promise.all(
     Array.from({ length: setup === 'two' ? 2 : 1 }, (_, index) =>
-      startWorkerProcess({ ...base, ...queues, ...trace(index) }),
+      startWorkerProcess({
+        ...base,
+        ...queues,
+        ...trace(index),
+        ...(BUNDLE ? { REACT_AGENT_WORKFLOW_BUNDLE: BUNDLE } : {}),
+      }),
     ),
   );
   const idle = workers.reduce((total, worker) => total + residentBytes(worker.pid), 0);

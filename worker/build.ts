@@ -8,6 +8,7 @@
  * is newer than the sources.
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowPreloadModules } from '../src/config/workflow-preload-modules';
 import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +62,8 @@ async function bundleOne(traced: boolean): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
     workflowInterceptorModules: [...workflowInterceptorModules(traced)],
+    // src/core loaded once per workflow thread, not once per run (issue 34).
+    preloadModules: workflowPreloadModules(),
     logger: {
       info: silent,
       warn: (message: string) => console.warn(`build: ${message}`),

@@ -42,6 +42,7 @@ import { S3TranscriptStore } from '../src/storage/s3-transcript-store';
 import { LocalDirectoryVerdictStore, OutputLocationVerdictStore } from '../src/storage/verdict-store';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { loadWorkflowBundlePath } from '../src/config/tool-modules-config';
+import { workflowPreloadModules } from '../src/config/workflow-preload-modules';
 import { PROJECT_SEARCH_ATTRIBUTES } from '../src/core/search-attributes';
 import {
   chooseWorkflowCode,
@@ -305,6 +306,10 @@ async function main(): Promise<void> {
             ? { workflowModules: [...workflowInterceptorModules(traced)] }
             : {}),
         },
+        // Bundled here at start, src/core is loaded once per workflow thread, as in the prebuilt bundle (issue 34).
+        ...(workflowCode && 'workflowsPath' in workflowCode
+          ? { bundlerOptions: { preloadModules: workflowPreloadModules() } }
+          : {}),
         sinks: tracing.sinks,
       }),
     ),

@@ -1,4 +1,4 @@
-import JSON5 from 'json5';
+import { JSON5 } from './json5';
 import { compileLinearPattern, type LinearPattern } from './linear-patterns';
 import type { JsonSchema } from './tool-spec';
 

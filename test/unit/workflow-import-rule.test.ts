@@ -13,6 +13,7 @@ const PACKAGES_ALLOWED_IN_WORKFLOW_CODE = new Set([
   '@temporalio/workflow',
   '@temporalio/common',
   'json5',
+  'json5/lib/parse',
   're2js',
   // The SDK's flag check, as the tracing interceptors ask it (workflows/tracing-turns-interceptor.ts, issue 34).
   '@temporalio/workflow/lib/flags',

@@ -1,4 +1,4 @@
-import JSON5 from 'json5';
+import { JSON5 } from '../json5';
 import type { ChatMessage, MessagePart, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import type { ModelReply, Observation, ParsedTurn, Protocol, ToolCallRequest } from './protocol';

@@ -1,4 +1,4 @@
-import JSON5 from 'json5';
+import { JSON5 } from '../json5';
 import type { ChatMessage, PendingMessage } from '../messages';
 import type { ToolSpec } from '../tool-spec';
 import { extractThought } from './deep-research-protocol';

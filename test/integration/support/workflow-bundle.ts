@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
+import { workflowPreloadModules } from '../../../src/config/workflow-preload-modules';
 
 const root = resolve(__dirname, '../../..');
 
@@ -40,12 +41,16 @@ export async function cachedWorkflowBundle(
   ].sort()) {
     hash.update(file).update(readFileSync(file));
   }
-  hash.update(readFileSync(join(root, 'package-lock.json'))).update(JSON.stringify(interceptorModules));
+  hash
+    .update(readFileSync(join(root, 'package-lock.json')))
+    .update(JSON.stringify(interceptorModules))
+    .update('preloaded src/core');
   const path = join(tmpdir(), `react-agent-workflows-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(path)) {
     const { code } = await bundleWorkflowCode({
       workflowsPath: entry ?? require.resolve('../../../workflows'),
       workflowInterceptorModules: [...interceptorModules],
+      preloadModules: workflowPreloadModules(),
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
     // Files run two at a time: each writes its own temporary file and renames it into place, so a
