@@ -68,13 +68,14 @@ test("a 2,048-token llama-server and a model that keeps calling tools: token_lim
   assert.equal(result.details.finalAnswerPhase, 'token_limit');
   assert.equal(result.toolCalls, LOOKUP_CHARACTERS.length);
 
-  // The window came from /props, once, at the start.
+  // The window came from /props, at the start, asked by the startConversation local activity (issue 34's light
+  // bookkeeping: no learnContextWindow activity of its own).
   assert.deepEqual(result.details.contextWindow, {
     tokens: CONTEXT_SIZE,
     source: 'llama-server /props (default_generation_settings.n_ctx)',
     promptBudget: PROMPT_BUDGET,
   });
-  assert.equal(outcomes.filter((outcome) => outcome.activity === 'learnContextWindow').length, 1);
+  assert.equal(outcomes.filter((outcome) => outcome.activity === 'learnContextWindow').length, 0);
   assert.equal((await handle.query(progressQuery)).contextBudget, PROMPT_BUDGET);
 
   // No model call was refused; the final answer's prompt, as llama-server counts it, fits its context.
