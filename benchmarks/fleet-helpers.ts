@@ -3,7 +3,7 @@
  * machine's load, worker processes as production runs them, resident memory sampling, and
  * schedule-to-start times read from workflow histories.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,31 @@ import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundl
 import { WorkerProcess } from '../test/integration/support/worker-process';
 
 const root = resolve(__dirname, '..');
+
+/** Starts a `researchAgent` run for each id on `taskQueue`, 50 at a time, asking `question(id)`; their handles in order. */
+export async function startResearchRuns(
+  client: Client,
+  taskQueue: string,
+  ids: string[],
+  question: (workflowId: string) => string,
+): Promise<WorkflowHandle[]> {
+  const handles: WorkflowHandle[] = [];
+  for (let index = 0; index < ids.length; index += 50)
+    handles.push(
+      ...(await Promise.all(
+        ids
+          .slice(index, index + 50)
+          .map((workflowId) =>
+            client.workflow.start('researchAgent', {
+              taskQueue,
+              workflowId,
+              args: [{ question: question(workflowId) }],
+            }),
+          ),
+      )),
+    );
+  return handles;
+}
 
 /** The value at quantile `q` (0..1) of `values`, nearest rank; NaN for none. */
 export function percentile(values: number[], q: number): number {

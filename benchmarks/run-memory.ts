@@ -25,7 +25,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResearchRunResult } from '../src/core/run-result';
 import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-model-server';
-import { argument, describeLoad, residentBytes, startWorkerProcess, workerEnvironment } from './fleet-helpers';
+import {
+  argument,
+  describeLoad,
+  residentBytes,
+  startResearchRuns,
+  startWorkerProcess,
+  workerEnvironment,
+} from './fleet-helpers';
 import { describeHeap, readHeapSummary } from './heap-snapshot-summary';
 import { inspectorAddress, WorkerInspector, type HeapUsage } from './worker-inspector';
 import { startTemporal } from './temporal-servers';
@@ -131,14 +138,14 @@ async function main(): Promise<void> {
       const half = Math.floor(RUNS / 2);
       // Two waves: the RSS after the first half is held and after all are, so the second half's
       // growth is the marginal cost of a run (the first runs also pay what is made once).
-      await startRuns(client, taskQueue, ids.slice(0, half), handles);
+      handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(0, half), memoryQuestion)));
       peak = Math.max(peak, await heldBy(half, worker));
       await sleep(5000);
       const halfHeld = residentBytes(worker.pid);
       const halfHeaps = await inspector.heaps(true);
       const snapshots: string[] = [];
       if (HEAP_DIRECTORY) snapshots.push(await snapshotOf(worker, join(HEAP_DIRECTORY, `k${k}`), snapshots));
-      await startRuns(client, taskQueue, ids.slice(half), handles);
+      handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(half), memoryQuestion)));
       peak = Math.max(peak, await heldBy(RUNS, worker));
       await sleep(5000);
       const held = residentBytes(worker.pid);
@@ -230,21 +237,7 @@ function describeHeaps(
   return lines.join('\n');
 }
 
-/** Starts runs of `researchAgent` on `taskQueue`, 50 at a time, adding their handles to `handles`. */
-async function startRuns(client: Client, taskQueue: string, ids: string[], handles: WorkflowHandle[]): Promise<void> {
-  for (let index = 0; index < ids.length; index += 50)
-    handles.push(
-      ...(await Promise.all(
-        ids.slice(index, index + 50).map((workflowId) =>
-          client.workflow.start('researchAgent', {
-            taskQueue,
-            workflowId,
-            args: [{ question: `Memory question ${workflowId}?` }],
-          }),
-        ),
-      )),
-    );
-}
+const memoryQuestion = (workflowId: string) => `Memory question ${workflowId}?`;
 
 /** The worker's peak RSS until `count` model calls are held (30 minutes at most). */
 async function heldBy(count: number, worker: WorkerProcess): Promise<number> {

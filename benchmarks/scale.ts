@@ -34,6 +34,7 @@ import {
   ResidentMemorySampler,
   residentBytes,
   scheduleToStart,
+  startResearchRuns,
   startWorkerProcess,
   workerEnvironment,
 } from './fleet-helpers';
@@ -104,20 +105,7 @@ async function measure(
   let seconds: number;
   let peak: number;
   try {
-    const handles = [];
-    for (let index = 0; index < ids.length; index += 50) {
-      handles.push(
-        ...(await Promise.all(
-          ids.slice(index, index + 50).map((workflowId) =>
-            client.workflow.start('researchAgent', {
-              taskQueue,
-              workflowId,
-              args: [{ question: `Scale question ${workflowId}?` }],
-            }),
-          ),
-        )),
-      );
-    }
+    const handles = await startResearchRuns(client, taskQueue, ids, (workflowId) => `Scale question ${workflowId}?`);
     const results = await Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>));
     answered = results.filter(
       (result) =>

@@ -52,18 +52,20 @@ async function compile(): Promise<'compiled' | 'failed' | 'no TypeScript'> {
 
 /** The traced bundle, then the untraced one (one webpack at a time beside tsc on small machines). */
 async function bundle(): Promise<void> {
-  for (const traced of [true, false]) await bundleOne(traced);
-}
-
-async function bundleOne(traced: boolean): Promise<void> {
+  // Both bundles come from the same sources: hashed and listed once.
   const sourcesHash = workflowSourcesHash();
   if (sourcesHash === undefined) throw new Error('workflows/ and src/core/ are needed to build the workflow bundle');
+  const preloadModules = workflowPreloadModules();
+  for (const traced of [true, false]) await bundleOne(traced, sourcesHash, preloadModules);
+}
+
+async function bundleOne(traced: boolean, sourcesHash: string, preloadModules: string[]): Promise<void> {
   const silent = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(PROJECT_ROOT, 'workflows', 'index.ts'),
     workflowInterceptorModules: [...workflowInterceptorModules(traced)],
     // src/core loaded once per workflow thread, not once per run (issue 34).
-    preloadModules: workflowPreloadModules(),
+    preloadModules,
     logger: {
       info: silent,
       warn: (message: string) => console.warn(`build: ${message}`),

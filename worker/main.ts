@@ -150,6 +150,7 @@ async function main(): Promise<void> {
   const workflowCode = plans.some((plan) => plan.workflows)
     ? chooseWorkflowCode(loadWorkflowBundlePath(), (line) => console.log(line), { traced })
     : undefined;
+  const bundledAtStart = workflowCode !== undefined && 'workflowsPath' in workflowCode;
   // REACT_AGENT_MODEL_MAX_REPLY_BYTES / _MAX_LINE_BYTES: a larger reply fails its call, not retried (the judge's too).
   const replyLimits = { maxReplyBytes: modelConfig.maxReplyBytes, maxLineBytes: modelConfig.maxLineBytes };
   // REACT_AGENT_MODEL_API: Chat Completions, OpenAI's Responses API or Anthropic's Messages API, each on its SDK.
@@ -302,14 +303,10 @@ async function main(): Promise<void> {
         interceptors: {
           // Last, so the ones before it see the redacted failure too.
           activity: [...tracing.activityInterceptors, ...activityTrace, secretRedactionInterceptor(() => redactor)],
-          ...(workflowCode && 'workflowsPath' in workflowCode
-            ? { workflowModules: [...workflowInterceptorModules(traced)] }
-            : {}),
+          ...(bundledAtStart ? { workflowModules: [...workflowInterceptorModules(traced)] } : {}),
         },
         // Bundled here at start, src/core is loaded once per workflow thread, as in the prebuilt bundle (issue 34).
-        ...(workflowCode && 'workflowsPath' in workflowCode
-          ? { bundlerOptions: { preloadModules: workflowPreloadModules() } }
-          : {}),
+        ...(bundledAtStart ? { bundlerOptions: { preloadModules: workflowPreloadModules() } } : {}),
         sinks: tracing.sinks,
       }),
     ),

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigurationError } from '../src/config';
 import { PROJECT_ROOT } from '../src/config/project-root';
-export { WORKFLOW_INTERCEPTOR_MODULES, workflowInterceptorModules } from '../src/config/workflow-interceptors';
+export { workflowInterceptorModules } from '../src/config/workflow-interceptors';
 
 /**
  * The traced bundle `npm run build` writes (with the OpenTelemetry workflow interceptors), which a

@@ -19,9 +19,6 @@ export const UNTRACED_WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
   require.resolve('../../workflows/tracing-turns-interceptor'),
 ];
 
-/** The traced bundle's modules, the bundle tests and `npm run build`'s `dist/workflow-bundle.js` use by default. */
-export const WORKFLOW_INTERCEPTOR_MODULES = TRACING_WORKFLOW_INTERCEPTOR_MODULES;
-
 /** The modules of a worker that traces (`traced`) or does not. */
 export function workflowInterceptorModules(traced: boolean): readonly string[] {
   return traced ? TRACING_WORKFLOW_INTERCEPTOR_MODULES : UNTRACED_WORKFLOW_INTERCEPTOR_MODULES;

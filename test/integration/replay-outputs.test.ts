@@ -3,7 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/config/workflow-interceptors';
+import { TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../../src/config/workflow-interceptors';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, test } from '@jest/globals';
@@ -81,7 +81,10 @@ const outputsOf = (runId: string): Outputs => {
 beforeAll(async () => {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
-    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, require.resolve('../fixtures/replay-recorder')],
+    workflowInterceptorModules: [
+      ...TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+      require.resolve('../fixtures/replay-recorder'),
+    ],
     logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
   });
   bundle = code;

@@ -64,8 +64,7 @@ async function finishing(run: ResearchRun, ending: FinalEnding): Promise<Researc
     setCurrentDetails(`Ended: ${termination} after ${run.state.modelCalls} model calls.`);
   }
   // A light run's termination goes with everything else in one upsert.
-  if (light) recordRunEnded(run, [{ key: REACT_TERMINATION, value: termination }]);
-  else recordRunEnded(run);
+  recordRunEnded(run, light ? [{ key: REACT_TERMINATION, value: termination }] : []);
   await condition(allHandlersFinished);
   countFinishedRun({ termination, role: run.tree?.depth ? 'sub_run' : 'run' });
   const { state, input } = run;

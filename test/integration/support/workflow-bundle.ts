@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
+import { TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
 import { workflowPreloadModules } from '../../../src/config/workflow-preload-modules';
 
 const root = resolve(__dirname, '../../..');
@@ -26,11 +26,11 @@ function sourceFiles(directory: string): string[] {
  *
  * @param entry Another workflows module to bundle (a test's changed build); default workflows/.
  * @param interceptorModules The workflow interceptor modules bundled; default the project's
- *   (WORKFLOW_INTERCEPTOR_MODULES: the tracing interceptors).
+ *   (TRACING_WORKFLOW_INTERCEPTOR_MODULES: the tracing interceptors).
  */
 export async function cachedWorkflowBundle(
   entry?: string,
-  interceptorModules: readonly string[] = WORKFLOW_INTERCEPTOR_MODULES,
+  interceptorModules: readonly string[] = TRACING_WORKFLOW_INTERCEPTOR_MODULES,
 ): Promise<string> {
   const hash = createHash('sha256');
   if (entry !== undefined) hash.update(entry).update(readFileSync(entry));
