@@ -30,15 +30,13 @@ export async function startResearchRuns(
   for (let index = 0; index < ids.length; index += 50)
     handles.push(
       ...(await Promise.all(
-        ids
-          .slice(index, index + 50)
-          .map((workflowId) =>
-            client.workflow.start('researchAgent', {
-              taskQueue,
-              workflowId,
-              args: [{ question: question(workflowId) }],
-            }),
-          ),
+        ids.slice(index, index + 50).map((workflowId) =>
+          client.workflow.start('researchAgent', {
+            taskQueue,
+            workflowId,
+            args: [{ question: question(workflowId) }],
+          }),
+        ),
       )),
     );
   return handles;
