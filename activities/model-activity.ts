@@ -8,7 +8,12 @@ import type { ToolSpec } from '../src/core/tool-spec';
 import { loadToolSpecs } from '../src/storage/conversation';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { ModelCallMetrics } from './metrics/model-call-metrics';
-import { modelRequest, type SamplingDefaults } from './model-call/model-request';
+import {
+  modelRequest,
+  withWorkflowId,
+  type CallModelInputOfRun,
+  type SamplingDefaults,
+} from './model-call/model-request';
 import { preparePrompt, type PreparedPrompt } from './model-call/prompt';
 import { assistantMessageOf, callModelOutput, recordReply, replyUsage, withReasoningThought } from './model-call/reply';
 import type { LiveTextChannels, LiveTextSink } from './live-text/live-text-server';
@@ -94,7 +99,8 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     dependencies;
   const redactor = dependencies.redactor ?? SecretRedactor.none;
 
-  return async function callModel(input: CallModelInput): Promise<CallModelOutput> {
+  return async function callModel(received: CallModelInput): Promise<CallModelOutput> {
+    const input = withWorkflowId(received);
     // Each attempt is counted and timed (react_agent_model_* metrics) once its request is sent.
     const metrics = new ModelCallMetrics(Context.current(), input.model.model);
     // Each attempt in a `chat <model>` span (a no-op unless the worker traces: OTEL_EXPORTER_OTLP_*).
@@ -113,8 +119,9 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
    * worker offers now), else, for a run opened before they were stored, the registry's by name.
    */
   async function runToolSpecs(input: CallModelInput): Promise<ToolSpec[]> {
-    if (input.toolSpecs === undefined) return tools.specs(input.tools);
+    if (input.toolSpecs === undefined) return tools.specs(input.tools ?? []);
     const stored = await loadToolSpecs(store, input.toolSpecs);
+    if (input.tools === undefined) return stored;
     const byName = new Map(stored.map((spec) => [spec.name, spec]));
     return input.tools.flatMap((name) => byName.get(name) ?? []);
   }
@@ -124,11 +131,16 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
    * reply streamed (heartbeating with its tail), redacted before anything parses or stores it,
    * then recorded (the reply and its manifest side by side) and parsed.
    */
-  async function callModelOnce(input: CallModelInput, metrics: ModelCallMetrics, span: Span): Promise<CallModelOutput> {
+  async function callModelOnce(
+    input: CallModelInputOfRun,
+    metrics: ModelCallMetrics,
+    span: Span,
+  ): Promise<CallModelOutput> {
     const context = Context.current();
     const protocol = protocolByName(input.protocol);
     const prompt = await preparePrompt(store, tokenCounter, input.conversation, input.append);
-    const nativeTools = protocol.nativeTools && input.tools.length ? await runToolSpecs(input) : undefined;
+    const runTools = protocol.nativeTools ? await runToolSpecs(input) : [];
+    const nativeTools = runTools.length ? runTools : undefined;
     setModelInputContent(span, prompt.messages, traceContent);
     // A limited model: the call's tokens booked in the shared budget, waited for if need be
     // (heartbeating `waitingForModelLimit`, which follow reads while it looks for the live text's URL).
@@ -166,7 +178,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
   }
 
   async function streamAndRecord(
-    input: CallModelInput,
+    input: CallModelInputOfRun,
     { prompt, protocol, nativeTools, ticket }: PreparedCall,
     metrics: ModelCallMetrics,
     span: Span,

@@ -14,6 +14,7 @@ import { createActivities, ToolRegistry } from '../activities';
 import type { TranscriptStore } from '../src/storage/transcript-store';
 import { forEachAtMost } from '../src/core/task-slots';
 import { lookup } from '../test/fakes/test-tools';
+import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
 import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 import { WorkerProcess } from '../test/integration/support/worker-process';
 
@@ -108,7 +109,9 @@ export async function workerEnvironment(options: {
     REACT_AGENT_DATA_DIR: options.directory,
     REACT_AGENT_TOOL_MODULES: join(root, 'test/fakes/test-tools.ts'),
     REACT_AGENT_TOOLS: 'none',
-    REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(),
+    // What a worker that does not trace runs (it picks dist/workflow-bundle-untraced.js): no span
+    // context in the activities' headers, no spans.
+    REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES),
     REACT_AGENT_TEST_TOOL_LOG: join(options.directory, 'tools.log'),
     REACT_AGENT_SHUTDOWN_GRACE_SECONDS: '1',
   };

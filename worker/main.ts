@@ -118,6 +118,15 @@ function describePlan(plan: WorkerQueuePlan): string {
   return `"${plan.taskQueue}" (${kinds}; ${plan.maxConcurrentActivities} activity slots${rate})`;
 }
 
+/** The workflow code's build id (`workflowBuildId`), or none when there is no bundle nor sources to take it from (the SDK's default then). */
+function defaultBuildIdOrNone(): string | undefined {
+  try {
+    return workflowBuildId(loadWorkflowBundlePath());
+  } catch {
+    return undefined;
+  }
+}
+
 async function main(): Promise<void> {
   // Every secret of the configuration (API keys, URL credentials; the MCP servers' ${VAR} values once
   // they are read) is taken out of what the worker prints and of what its activities record.
@@ -132,6 +141,10 @@ async function main(): Promise<void> {
     deploymentName: deployment.deploymentName,
     buildId: deployment.buildId ?? workflowBuildId(loadWorkflowBundlePath()),
   };
+  // Unversioned, the build id only names the code in every task's history event (the Web UI's
+  // "build"): the same 16 hex digits a versioned worker would take, where the SDK's default is
+  // `@temporalio/worker@<version>+<64 hex>`, 74 bytes more in each of a step's six such events (issue 34).
+  const unversionedBuildId = version ? undefined : defaultBuildIdOrNone();
   const modelConfig = loadModelConfig();
   const modelPrices = loadModelPrices();
   // REACT_AGENT_MODEL_LIMITS: each limited model's tokens/requests per minute, one budget for the namespace (docs/model-limits.md).
@@ -290,6 +303,7 @@ async function main(): Promise<void> {
         maxHeartbeatThrottleInterval: `${workerConfig.heartbeatThrottleSeconds} seconds`,
         // Versioned: this Worker takes only the tasks of runs of its own version. Each workflow type
         // states its behaviour (workflows/versioning-behaviors.ts); PINNED for any that does not.
+        ...(unversionedBuildId ? { buildId: unversionedBuildId } : {}),
         ...(version
           ? {
               workerDeploymentOptions: {
@@ -316,7 +330,7 @@ async function main(): Promise<void> {
       `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `live text ${liveText ? `at ${liveText.url}` : 'off'}; ` +
       `workflows ${describeWorkflowCode(workflowCode, traced)}; ` +
-      `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : 'unversioned'}; pid ${process.pid}`,
+      `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : `unversioned${unversionedBuildId ? `, build ${unversionedBuildId}` : ''}`}; pid ${process.pid}`,
   );
   try {
     // Each Worker stops on SIGINT/SIGTERM; if one fails, the others are shut down too.

@@ -9,6 +9,8 @@ import { SecretRedactor } from '../../src/domain/secret-redaction';
 import { ToolInputError, type ToolDefinition } from './tool-definition';
 import { validateArguments } from './validate-arguments';
 import { heartbeatIntervalFor, keepHeartbeating } from '../heartbeats';
+import { runWorkflowId } from '../run-workflow-id';
+import { DEFAULT_LIMITS } from '../../src/core/run-limits';
 
 /** The heartbeat timeout assumed when an attempt has none, for the timer heartbeats' interval. */
 const DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -85,7 +87,11 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
             )
           : store.putText(part);
       const fullReference = await put(text);
-      const forModel = truncateForModel(text, input.maxObservationCharacters, fullReference);
+      const forModel = truncateForModel(
+        text,
+        input.maxObservationCharacters ?? DEFAULT_LIMITS.maxObservationCharacters,
+        fullReference,
+      );
       const observationReference = forModel === text ? fullReference : await put(forModel);
       return {
         observation: { ref: observationReference, preview: preview(forModel), characters: forModel.length },
@@ -115,7 +121,8 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
         }),
       heartbeatIntervalFor(context.info.heartbeatTimeoutMs ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT_MS),
     );
-    context.heartbeat({ callId: input.callId, started: true });
+    // No heartbeat at the start: the first timer tick comes within a third of the heartbeat
+    // timeout, and a call that ends before it costs Temporal no heartbeat write (issue 34).
     const running = tool.run(input.arguments ?? {}, {
       signal: context.cancellationSignal,
       heartbeat: (details) => context.heartbeat(details),
@@ -123,7 +130,7 @@ export function createToolActivity(tool: ToolDefinition, dependencies: ToolActiv
         attemptState = { ...state };
         context.heartbeat({ callId: input.callId, running: true, ...attemptState });
       },
-      workflowId: input.workflowId,
+      workflowId: runWorkflowId(input.workflowId),
       callId: input.callId,
       attempt: context.info.attempt,
       ...(context.info.attempt > 1 && context.info.heartbeatDetails !== undefined

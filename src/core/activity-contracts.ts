@@ -75,7 +75,11 @@ export interface StartConversationOutput {
 }
 
 export interface CallModelInput {
-  workflowId: string;
+  /**
+   * The run's workflow id, as runs recorded before issue 34's history trim sent it; absent, the
+   * activity takes its own workflow's id from its context (the same id, 40–50 bytes less a call).
+   */
+  workflowId?: string;
   /** 1-based number of this model call in the run; sent to the server as a header for correlation. */
   modelCall: number;
   /** The conversation so far. */
@@ -84,8 +88,11 @@ export interface CallModelInput {
   append: PendingMessage[];
   model: ModelOptions & { model: string };
   protocol: ProtocolName;
-  /** The run's tool names (native tool calling sends their schemas). */
-  tools: string[];
+  /**
+   * The run's tool names (native tool calling sends their schemas). Absent when `toolSpecs` is
+   * sent: every tool of the stored specs, which are the run's tools in the run's order.
+   */
+  tools?: string[];
   /**
    * The run's stored tool specs (`StartConversationOutput.toolSpecs`), with a protocol that sends
    * them (native tool calling): the schemas the run started with, whatever the worker offers now.
@@ -116,11 +123,15 @@ export interface CallModelOutput {
 }
 
 export interface ToolActivityInput {
-  workflowId: string;
+  /** The run's workflow id, as runs recorded before issue 34's history trim sent it; absent, the activity's own (its context). */
+  workflowId?: string;
   callId: string;
   arguments: Record<string, unknown>;
-  /** Longest observation the model sees; the whole output stays in the store. */
-  maxObservationCharacters: number;
+  /**
+   * Longest observation the model sees; the whole output stays in the store. Absent: the run
+   * limits' default (`DEFAULT_LIMITS.maxObservationCharacters`, 40,000), which runs do not repeat in every call.
+   */
+  maxObservationCharacters?: number;
 }
 
 export interface ToolActivityOutput {

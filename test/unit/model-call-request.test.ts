@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
-import { modelRequest } from '../../activities/model-call/model-request';
+import { modelRequest, type CallModelInputOfRun } from '../../activities/model-call/model-request';
 import { MODEL_CALL_LABEL, WORKFLOW_ID_LABEL } from '../../activities/model/chat-request-labels';
-import type { CallModelInput } from '../../src/core/activity-contracts';
+
 import type { ChatMessage } from '../../src/core/messages';
 
 const messages: ChatMessage[] = [{ role: 'user', content: 'Why?' }];
 const defaults = { temperature: 0.6, topP: 0.95, maxOutputTokens: 10_000 };
-const input: CallModelInput = {
+const input: CallModelInputOfRun = {
   workflowId: 'wf-1',
   modelCall: 3,
   conversation: 'sha256:c',

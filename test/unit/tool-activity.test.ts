@@ -12,6 +12,7 @@ import { validateArguments } from '../../activities/tools/validate-arguments';
 import type { ToolActivityInput } from '../../src/core/activity-contracts';
 import { DEFAULT_TOOL_ACTIVITY_SETTINGS, type JsonSchema } from '../../src/core/tool-spec';
 import { MemoryTranscriptStore } from '../fakes/memory-transcript-store';
+import { DEFAULT_LIMITS } from '../../src/core/run-limits';
 
 /** `env.run` with the activity's own argument and result types. */
 function runIn<A extends unknown[], R>(
@@ -117,6 +118,26 @@ describe('createToolActivity', () => {
     assert.deepEqual(lookup.runs[0]?.args, { query: 'temporal' });
     assert.equal(lookup.runs[0]?.context.workflowId, 'wf-tools');
     assert.equal(lookup.runs[0]?.context.callId, 'call-1-1');
+  });
+
+  test("a call that does not carry its run's workflow id (issue 34's history trim) takes its own workflow's, and the default observation limit", async () => {
+    const store = new MemoryTranscriptStore();
+    const whole = 'x'.repeat(DEFAULT_LIMITS.maxObservationCharacters + 10);
+    const lookup = tool(async () => whole);
+    const env = new MockActivityEnvironment(
+      { workflowExecution: { workflowId: 'wf-own', runId: 'run-1' } },
+      { logger: quietLogger },
+    );
+    const output = await runIn(env, createToolActivity(lookup, { store, tokenCounter: characterEstimateCounter }), {
+      callId: 'call-2-1',
+      arguments: { query: 'temporal' },
+    });
+    assert.equal(lookup.runs[0]?.context.workflowId, 'wf-own');
+    assert.ok(output.fullOutput, 'past the default limit, the whole output is referenced');
+    assert.ok(
+      (await store.getText(output.observation.ref)).startsWith(whole.slice(0, DEFAULT_LIMITS.maxObservationCharacters)),
+    );
+    assert.match(await store.getText(output.observation.ref), /showing 40,000 of 40,010 characters/);
   });
 
   test('the activity is named after the tool', () => {
@@ -353,6 +374,19 @@ describe('createToolActivity', () => {
     await assert.rejects(running, (error) => error instanceof CancelledFailure);
   });
 
+  test('a quick tool call sends no heartbeat at all (each would be a write on Temporal)', async () => {
+    const { env, heartbeats } = environment(600);
+    await runIn(
+      env,
+      createToolActivity(
+        tool(async () => 'quick'),
+        { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter },
+      ),
+      input(),
+    );
+    assert.deepEqual(heartbeats, []);
+  });
+
   test('heartbeats while a slow handler runs, and stops when it is done', async () => {
     const lookup = tool(async (_args, context) => {
       context.heartbeat({ progress: 'halfway' });
@@ -365,8 +399,7 @@ describe('createToolActivity', () => {
       createToolActivity(lookup, { store: new MemoryTranscriptStore(), tokenCounter: characterEstimateCounter }),
       input({ callId: 'call-9-2' }),
     );
-    assert.deepEqual(heartbeats[0], { callId: 'call-9-2', started: true });
-    assert.deepEqual(heartbeats[1], { progress: 'halfway' }, "the handler's own heartbeats pass through");
+    assert.deepEqual(heartbeats[0], { progress: 'halfway' }, "none at the start; the handler's own pass through");
     const ticks = heartbeats.filter((details) => (details as { running?: boolean }).running === true);
     assert.ok(ticks.length >= 1 && ticks.length <= 3, `expected 1–3 timer heartbeats in 500 ms, got ${ticks.length}`);
     assert.deepEqual(ticks[0], { callId: 'call-9-2', running: true });

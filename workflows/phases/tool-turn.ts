@@ -12,6 +12,7 @@ import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
 import { patchedOrLight } from '../light-bookkeeping';
 import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
+import { observationLimit } from '../../src/core/run-limits';
 import { forEachAtMost } from '../../src/core/task-slots';
 import type { ResearchRun } from '../research-run';
 import { delegate } from '../delegation';
@@ -84,10 +85,9 @@ async function runToolCall(run: ResearchRun, turn: Turn, call: ToolCallRequest):
   }
   try {
     const outcome = await runActivities.runTool(call.name, toolActivityOptions(spec.activity, call.arguments), {
-      workflowId: run.workflowId,
       callId: call.id,
       arguments: call.arguments,
-      maxObservationCharacters: run.state.limits.maxObservationCharacters,
+      ...observationLimit(run.state.limits),
     });
     return answer({ parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens });
   } catch (error) {
