@@ -30,7 +30,10 @@ import {
 } from '../src/core/model-limits/limiter-messages';
 import { modelLimiterWorkflowId, type ModelLimitReservationRequest } from '../src/core/model-limits/model-limit';
 import { WorkflowTypes } from '../src/core/workflow-types';
-import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
+import {
+  TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+} from '../src/config/workflow-interceptors';
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
 import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 
@@ -39,11 +42,13 @@ async function main(): Promise<void> {
   const name = process.argv.slice(2).find((argument) => argument !== '--untraced') ?? 'model-limiter';
   const environment = await AgentEnvironment.start({ script: () => ({ content: 'unused' }) });
   try {
-    await environment.startWorker(
-      untraced
-        ? { REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES) }
-        : {},
-    );
+    // Recorded on the traced bundle, as the fixtures always were, unless `--untraced`.
+    await environment.startWorker({
+      REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(
+        undefined,
+        untraced ? UNTRACED_WORKFLOW_INTERCEPTOR_MODULES : TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+      ),
+    });
     const client = environment.client;
     const workflowId = modelLimiterWorkflowId('recorded-model');
     const limit = { tokensPerMinute: 6_000, requestsPerMinute: 100, leaseSeconds: 60 };

@@ -36,7 +36,10 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countConversationTokens, createTiktokenCounter } from '../activities/token-counter';
-import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../src/config/workflow-interceptors';
+import {
+  TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
+} from '../src/config/workflow-interceptors';
 import { AgentEnvironment } from '../test/integration/support/agent-environment';
 import { cachedWorkflowBundle } from '../test/integration/support/workflow-bundle';
 import { answer, runId, Scenarios, toolCall } from '../test/integration/support/scenarios';
@@ -66,11 +69,13 @@ async function main(): Promise<void> {
     workerEnvironment: { REACT_AGENT_MODEL_PRICES: JSON.stringify({ 'priced-model': { input: 2, output: 10 } }) },
   });
   try {
-    await environment.startWorker(
-      untraced
-        ? { REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, UNTRACED_WORKFLOW_INTERCEPTOR_MODULES) }
-        : {},
-    );
+    // Recorded on the traced bundle, as the fixtures always were, unless `--untraced`.
+    await environment.startWorker({
+      REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(
+        undefined,
+        untraced ? UNTRACED_WORKFLOW_INTERCEPTOR_MODULES : TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+      ),
+    });
     const record = async (
       name: string,
       replies: Parameters<Scenarios['add']>[1],

@@ -11,6 +11,7 @@ import type { ResearchRunInput } from '../../../src/core/run-input';
 import type { ResearchRunResult } from '../../../src/core/run-result';
 import type { researchAgent } from '../../../workflows/research-agent';
 import { ScriptedModelServer, type Script } from '../../fakes/scripted-model-server';
+import { TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { WorkerProcess } from './worker-process';
 
@@ -46,6 +47,8 @@ export class AgentEnvironment {
     readonly store: LocalDirectoryTranscriptStore,
     readonly toolLog: string,
     private readonly workerEnvironment: Record<string, string>,
+    /** The workflow bundle with the tracing interceptors, for a worker started with an OTLP endpoint. */
+    private readonly tracedBundle: string,
   ) {}
 
   static async start(options: AgentEnvironmentOptions): Promise<AgentEnvironment> {
@@ -60,7 +63,7 @@ export class AgentEnvironment {
         ...(options.serverDynamicConfig ? { dynamicConfig: options.serverDynamicConfig } : {}),
       }),
       ScriptedModelServer.start({ script: options.script }),
-      cachedWorkflowBundle(),
+      Promise.all([cachedWorkflowBundle(), cachedWorkflowBundle(undefined, TRACING_WORKFLOW_INTERCEPTOR_MODULES)]),
     ]);
     const failure = [serverStart, modelStart, bundleStart].find((start) => start.status === 'rejected');
     let connection: Connection | undefined;
@@ -79,7 +82,7 @@ export class AgentEnvironment {
     }
     const server = (serverStart as PromiseFulfilledResult<DevServer>).value;
     const model = (modelStart as PromiseFulfilledResult<ScriptedModelServer>).value;
-    const bundle = (bundleStart as PromiseFulfilledResult<string>).value;
+    const [bundle, tracedBundle] = (bundleStart as PromiseFulfilledResult<[string, string]>).value;
     const client = new Client({ connection });
     const taskQueue = `test-${process.pid}-${++AgentEnvironment.counter}`;
     const transcripts = join(directory, 'transcripts');
@@ -114,6 +117,7 @@ export class AgentEnvironment {
       new LocalDirectoryTranscriptStore(transcripts),
       toolLog,
       workerEnvironment,
+      tracedBundle,
     );
   }
 
@@ -123,7 +127,11 @@ export class AgentEnvironment {
   }
 
   async startWorker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
-    const worker = await WorkerProcess.start({ ...this.workerEnvironment, ...extra });
+    // As a worker given no bundle picks one (worker/main.ts): traced when it exports traces.
+    const traces = Boolean(extra.OTEL_EXPORTER_OTLP_ENDPOINT || extra.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+    const bundle: Record<string, string> =
+      traces && !('REACT_AGENT_WORKFLOW_BUNDLE' in extra) ? { REACT_AGENT_WORKFLOW_BUNDLE: this.tracedBundle } : {};
+    const worker = await WorkerProcess.start({ ...this.workerEnvironment, ...extra, ...bundle });
     this.workers.push(worker);
     return worker;
   }

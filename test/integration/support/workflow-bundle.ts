@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
+import { UNTRACED_WORKFLOW_INTERCEPTOR_MODULES } from '../../../src/config/workflow-interceptors';
 import { workflowPreloadModules } from '../../../src/config/workflow-preload-modules';
 
 const root = resolve(__dirname, '../../..');
@@ -25,12 +25,13 @@ function sourceFiles(directory: string): string[] {
  * so every worker a test starts skips webpack (seconds each on 2 cores).
  *
  * @param entry Another workflows module to bundle (a test's changed build); default workflows/.
- * @param interceptorModules The workflow interceptor modules bundled; default the project's
- *   (TRACING_WORKFLOW_INTERCEPTOR_MODULES: the tracing interceptors).
+ * @param interceptorModules The workflow interceptor modules bundled; default those of a worker that
+ *   does not trace (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES), as the tests' workers mostly are; a test
+ *   whose worker traces bundles TRACING_WORKFLOW_INTERCEPTOR_MODULES.
  */
 export async function cachedWorkflowBundle(
   entry?: string,
-  interceptorModules: readonly string[] = TRACING_WORKFLOW_INTERCEPTOR_MODULES,
+  interceptorModules: readonly string[] = UNTRACED_WORKFLOW_INTERCEPTOR_MODULES,
 ): Promise<string> {
   const hash = createHash('sha256');
   if (entry !== undefined) hash.update(entry).update(readFileSync(entry));

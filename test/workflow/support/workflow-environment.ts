@@ -200,8 +200,6 @@ export class WorkflowEnvironment {
           },
           ...(options.modelPrices ? { modelPrices: options.modelPrices } : {}),
         }),
-        // The bundle carries the OpenTelemetry workflow interceptors; their sink goes nowhere here (as in worker/tracing.ts without tracing).
-        sinks: { exporter: { export: { fn: () => undefined, callDuringReplay: false } } } as never,
         shutdownGraceTime: '1 second',
       });
       environment = new WorkflowEnvironment(
