@@ -26,7 +26,9 @@
  * `light-bookkeeping` records a run with light bookkeeping (issue 34: startConversation a local activity that
  * learns the context window, no learnContextWindow activity, finishTranscript only when something is left to
  * append, fewer upserts and markers) over a continue-as-new, and `light-bookkeeping-max-calls` one that ends with
- * an open tool call (finishTranscript as a local activity). With `--untraced` the worker runs the untraced bundle
+ * an open tool call (finishTranscript as a local activity). `lean-activity-inputs` (native tool calls) and
+ * `lean-activity-inputs-tags` (the tag protocol, a run's own observation limit) record model and tool calls that
+ * carry only what their activities cannot learn (issue 34). With `--untraced` the worker runs the untraced bundle
  * (UNTRACED_WORKFLOW_INTERCEPTOR_MODULES, what a worker without an OTLP endpoint runs) and each fixture is
  * `NAME-untraced.json`: `approvals-after-their-effect-untraced`. A continue-as-new scenario records one fixture per run of its chain
  * (`NAME-run1.json`, …).
@@ -539,6 +541,28 @@ async function main(): Promise<void> {
       limits: { maxModelCalls: 2 },
       loop: { finalAnswerPhase: false },
     });
+
+    // ---- Issue 34: lean activity inputs (marker lean-activity-inputs, which implies light-bookkeeping). ----
+    // Native tool calls: each model call carries the stored specs' reference alone, no workflow id; the tool
+    // calls neither the workflow id nor the default observation limit.
+    await record(
+      'lean-activity-inputs',
+      (turn) =>
+        turn < 4
+          ? {
+              content: '',
+              toolCalls: [{ id: `call-${turn}`, name: 'lookup', arguments: JSON.stringify({ query: `step ${turn}` }) }],
+            }
+          : { content: 'BYD' },
+      { protocol: 'native' },
+    );
+    // The tag protocol (its tools in the system prompt: a model call carries nothing of them) with a run's own
+    // observation limit, which its tool calls carry.
+    await record(
+      'lean-activity-inputs-tags',
+      (turn) => (turn < 3 ? toolCall('lookup', { query: `step ${turn}` }) : answer('BYD')),
+      { limits: { maxObservationCharacters: 5_000 } },
+    );
   } finally {
     await environment.close();
   }

@@ -1,7 +1,8 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { CallModelOutput } from '../src/core/activity-contracts';
 import { nextContextTokens } from '../src/core/run-budgets';
-import { modelCallTools } from '../src/core/run-state';
+import { modelCallRunFields } from '../src/core/call-inputs';
+import { leanActivityInputs } from './light-bookkeeping';
 import { countModelCall } from '../src/core/run-transitions';
 import { finalAnswerActivityOptions, modelActivityOptions } from './activity-options';
 import { runActivities } from './activity-proxies';
@@ -25,7 +26,10 @@ export function callModel(run: ResearchRun, finalAnswer: boolean): Promise<CallM
       append: pending,
       model: run.modelOptions(),
       protocol: run.protocol.name,
-      ...modelCallTools(run.setup, run.protocol.nativeTools),
+      ...modelCallRunFields(
+        { workflowId: run.workflowId, setup: run.setup, nativeTools: run.protocol.nativeTools },
+        leanActivityInputs(),
+      ),
       finalAnswer,
     },
   );

@@ -63,6 +63,15 @@ export const LoopPatches = {
    * when the transcript opens; a run opened before asks it at its next step and goes on lighter.
    */
   lightBookkeeping: 'light-bookkeeping',
+  /**
+   * Model and tool calls carry only what their activities cannot learn for themselves (issue 34):
+   * no workflow id (the activity's context has it), no tool names when the stored specs' reference
+   * is sent (they are the run's tools, in its order), no observation limit when it is the default.
+   * A 100-call run's history is about a tenth smaller. It implies `light-bookkeeping` (and all that
+   * implies), so a run opened now records this one marker; a run recorded with `light-bookkeeping`
+   * alone replays the calls it sent, and goes on lean at its next step when it runs live again.
+   */
+  leanActivityInputs: 'lean-activity-inputs',
 } as const;
 
 /** Markers of the `modelLimiter` workflow (issue 33). */

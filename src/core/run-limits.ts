@@ -142,13 +142,3 @@ export const DEFAULT_LOOP_OPTIONS: LoopOptions = {
   maxTruncatedReplies: 3,
   maxMalformedReplies: 5,
 };
-
-/**
- * What a tool call says of the observation's length: nothing at the default (the tool activity
- * applies {@link DEFAULT_LIMITS}' own), so history does not repeat it in every call; else the run's limit.
- */
-export function observationLimit(limits: RunLimits): { maxObservationCharacters?: number } {
-  return limits.maxObservationCharacters === DEFAULT_LIMITS.maxObservationCharacters
-    ? {}
-    : { maxObservationCharacters: limits.maxObservationCharacters };
-}

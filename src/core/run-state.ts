@@ -28,17 +28,6 @@ export function toolNamesOf(setup: RunSetup): string[] {
 }
 
 /**
- * How a model call names the run's tools, so history grows by as little as it can per call:
- * - native tool calling, specs stored: their reference alone (they are the run's tools, in its order);
- * - native tool calling in a run opened before the specs were stored: the names (the worker's registry describes them);
- * - the other protocols: nothing (the system prompt has the tools).
- */
-export function modelCallTools(setup: RunSetup, nativeTools: boolean): { tools?: string[]; toolSpecs?: string } {
-  if (!nativeTools) return {};
-  return setup.toolSpecs !== undefined ? { toolSpecs: setup.toolSpecs } : { tools: toolNamesOf(setup) };
-}
-
-/**
  * Everything a run needs to go on, small and serialisable: it is carried into the next run on
  * continue-as-new (history of the new run starts from here), and the `progress` query reads it.
  */

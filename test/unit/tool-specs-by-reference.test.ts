@@ -10,8 +10,7 @@ import type { ToolDefinition } from '../../activities/tools/tool-definition';
 import { ToolRegistry } from '../../activities/tools/tool-registry';
 import type { CallModelOutput, StartConversationOutput } from '../../src/core/activity-contracts';
 import { openedRunState, initialRunState } from '../../src/core/run-transitions';
-import { DEFAULT_LIMITS, observationLimit } from '../../src/core/run-limits';
-import { modelCallTools } from '../../src/core/run-state';
+import { DEFAULT_LIMITS } from '../../src/core/run-limits';
 import { goneToolObservation, toolScheduleOf } from '../../src/core/tool-spec';
 import { loadToolSpecs, putToolSpecs } from '../../src/storage/conversation';
 import { chatModelOver } from '../fakes/fake-chat-completions';
@@ -264,25 +263,6 @@ describe("callModel with the run's stored specs", () => {
     assert.equal(requests[1]?.tools, undefined, 'an empty tool list is not sent (servers refuse `tools: []`)');
   });
 
-  test('what a model call names of the run: the reference alone, the names in a run opened before, nothing for a protocol without native tools', () => {
-    const setup = {
-      tools: [
-        {
-          name: 'echo',
-          activity: { startToCloseSeconds: 300, heartbeatSeconds: 30, maxAttempts: 3, initialRetrySeconds: 1 },
-          requiresApproval: false,
-        },
-      ],
-      toolSpecs: 'sha256:' + 'a'.repeat(64),
-      modelActivity: { startToCloseSeconds: 600, heartbeatSeconds: 60, maxAttempts: 12 },
-      model: 'm',
-    };
-    assert.deepEqual(modelCallTools(setup, true), { toolSpecs: setup.toolSpecs });
-    const { toolSpecs: _stored, ...opened } = setup;
-    assert.deepEqual(modelCallTools(opened, true), { tools: ['echo'] });
-    assert.deepEqual(modelCallTools(setup, false), {});
-  });
-
   test('a run opened before (no reference) is described by the registry, as it was', async () => {
     const store = new MemoryTranscriptStore();
     const opened = await conversationActivities(store, [echo]).startConversation(start);
@@ -315,11 +295,4 @@ test('a call of a tool that has gone is answered with what happened and what is 
   assert.match(text, /its MCP server may no longer list it/);
   assert.match(text, /this research's tools: echo, search\)/);
   assert.doesNotMatch(goneToolObservation('only', ['only']), /this research's tools/);
-});
-
-test("a tool call names the run's observation limit only when it is not the default", () => {
-  assert.deepEqual(observationLimit(DEFAULT_LIMITS), {});
-  assert.deepEqual(observationLimit({ ...DEFAULT_LIMITS, maxObservationCharacters: 5_000 }), {
-    maxObservationCharacters: 5_000,
-  });
 });

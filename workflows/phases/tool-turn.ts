@@ -10,9 +10,9 @@ import { toolActivityOptions } from '../activity-options';
 import { runActivities } from '../activity-proxies';
 import { failureType, rootMessage } from '../failures';
 import { LoopPatches } from '../patches';
-import { patchedOrLight } from '../light-bookkeeping';
+import { leanActivityInputs, patchedOrLight } from '../light-bookkeeping';
 import { toolNamesOf, toolScheduleOf } from '../../src/core/run-state';
-import { observationLimit } from '../../src/core/run-limits';
+import { toolCallRunFields } from '../../src/core/call-inputs';
 import { forEachAtMost } from '../../src/core/task-slots';
 import type { ResearchRun } from '../research-run';
 import { delegate } from '../delegation';
@@ -87,7 +87,7 @@ async function runToolCall(run: ResearchRun, turn: Turn, call: ToolCallRequest):
     const outcome = await runActivities.runTool(call.name, toolActivityOptions(spec.activity, call.arguments), {
       callId: call.id,
       arguments: call.arguments,
-      ...observationLimit(run.state.limits),
+      ...toolCallRunFields({ workflowId: run.workflowId, limits: run.state.limits }, leanActivityInputs()),
     });
     return answer({ parts: [{ ref: outcome.observation.ref }], tokens: outcome.tokens });
   } catch (error) {
