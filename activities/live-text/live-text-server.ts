@@ -175,7 +175,12 @@ export class LiveTextServer implements LiveTextChannels {
     });
     this.calls.set(token, live);
     const run = attempt ? this.runTokens.of(attempt.workflowId, attempt.runId) : undefined;
-    const runCall: RunCall | undefined = attempt && { live, activityId: attempt.activityId, attempt: attempt.attempt, call };
+    const runCall: RunCall | undefined = attempt && {
+      live,
+      activityId: attempt.activityId,
+      attempt: attempt.attempt,
+      call,
+    };
     if (run && runCall) this.remember(run).run.add(runCall);
     return {
       pointer: { url: `${this.baseUrl}/calls/${token}`, ...(run ? { runUrl: `${this.baseUrl}/runs/${run}` } : {}) },

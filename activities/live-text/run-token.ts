@@ -13,8 +13,6 @@ export class RunTokens {
   /** The run's token on this process. */
   of(workflowId: string, runId: string): string {
     // Length-prefixed, so no (workflow id, run id) pair shares its input with another.
-    return createHmac('sha256', this.secret)
-      .update(`${workflowId.length}:${workflowId}\n${runId}`)
-      .digest('hex');
+    return createHmac('sha256', this.secret).update(`${workflowId.length}:${workflowId}\n${runId}`).digest('hex');
   }
 }

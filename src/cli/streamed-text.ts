@@ -256,7 +256,8 @@ export async function watchStreamingCalls(
       continue;
     }
     // With a run stream open, a new call has a moment to show up on it before the run is described.
-    if (nextLook === 0) nextLook = Date.now() + (current.runStreamOpen ? DEFAULT_RUN_DESCRIBE_CADENCE.runStreamQuietMs : 0);
+    if (nextLook === 0)
+      nextLook = Date.now() + (current.runStreamOpen ? DEFAULT_RUN_DESCRIBE_CADENCE.runStreamQuietMs : 0);
     if (Date.now() < nextLook || printer() !== current) continue;
     // Calls a run stream pushes need no look but the rare check that their worker is still there.
     const checkAt = lastDescribe + DEFAULT_RUN_DESCRIBE_CADENCE.pushedCheckMs;

@@ -66,6 +66,8 @@ interface TrackedCall {
   missed?: boolean;
   /** The run stream it is read through (state `run`). */
   stream?: RunStream;
+  /** Its own URL, read if the run stream is refused. */
+  url?: string;
 }
 
 /** A run's stream from one worker (`GET <base>/runs/<token>`). */
@@ -185,15 +187,13 @@ export class LiveTextWatcher {
           // already showed it, or the attempt is read by its own URL below (nothing twice).
           if (!stream || stream.state === 'connecting') {
             tracked.state = 'run';
+            tracked.url = pointer?.url;
             tracked.stream = stream ?? this.openRunStream(runUrl);
             continue;
           }
         }
         if (pointer) {
-          tracked.state = 'direct';
-          void this.readDirect(tracked, pointer.url).finally(() =>
-            this.notify({ type: 'closed', activityId, attempt }),
-          );
+          this.startDirect(tracked, pointer.url);
           continue;
         }
         if (!streamTailOfDetails(details)) continue;
@@ -298,12 +298,20 @@ export class LiveTextWatcher {
     }
   }
 
+  private startDirect(tracked: TrackedCall, url: string): void {
+    const { activityId, attempt } = tracked;
+    tracked.state = 'direct';
+    tracked.stream = undefined;
+    void this.readDirect(tracked, url).finally(() => this.notify({ type: 'closed', activityId, attempt }));
+  }
+
   private async readDirect(tracked: TrackedCall, url: string): Promise<void> {
     const { activityId, attempt } = tracked;
     const address = new URL(url).host;
     const response = await this.connect(url, tracked.stop.signal);
     if (!response) return;
-    if (!(response instanceof Response)) return this.fallBack(tracked, `worker ${address} unreachable: ${response.failed}`);
+    if (!(response instanceof Response))
+      return this.fallBack(tracked, `worker ${address} unreachable: ${response.failed}`);
     if (response.status === 404) {
       // The attempt ended before we connected; its history event says the rest.
       tracked.state = 'ended';
@@ -374,12 +382,12 @@ export class LiveTextWatcher {
     if (!response) return;
     if (!(response instanceof Response) || response.status !== 200 || !response.body) {
       if (response instanceof Response) await response.body?.cancel().catch(() => undefined);
-      // Refused (404: the worker does not remember the run; an older worker) or unreachable: the
-      // attempts waiting for it are read by their own URLs, found at the next describe.
+      // Refused (404: the worker no longer remembers the run) or unreachable (not tried again):
+      // the attempts waiting for it are read by their own URLs.
       this.failRunStream(stream, !(response instanceof Response && response.status === 404));
       for (const tracked of this.callsOf(stream)) {
-        tracked.state = 'waiting';
-        tracked.stream = undefined;
+        if (tracked.url) this.startDirect(tracked, tracked.url);
+        else tracked.state = 'waiting';
       }
       return;
     }
