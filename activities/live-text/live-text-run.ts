@@ -48,11 +48,10 @@ class RunWatcher {
 
   private outlet(tag: string): LiveTextOutlet {
     const response = this.response;
-    const watcher = this;
     return {
       tag,
       get closed() {
-        return watcher.closed;
+        return response.destroyed || response.writableEnded;
       },
       write: (text) => response.write(text),
       // The attempt's end line; the stream goes on for the run's next attempts.
