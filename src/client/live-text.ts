@@ -11,7 +11,7 @@ import {
 } from '../domain/live-text';
 import { nextRunDescribeAt, type RunDescribeCadence } from '../domain/live-text-describes';
 import { streamIncrement, streamTailOfDetails } from '../domain/model-stream-text';
-import type { HistoryEvent, HistoryReader } from './run-history';
+import { runHistory, type HistoryEvent, type HistoryReader } from './run-history';
 
 /*
  * Reading a run's live text (issue 32), the one way `react-agent follow` and your own code do it:
@@ -481,9 +481,9 @@ export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   /** The backoff's cap: with no call open, the run is described at least this often, in ms. Default 2,000. */
   maxQuietMs?: number;
   /**
-   * No longer used: the iterator reads no history events but the run's close (a long poll that
-   * wakes only then). Kept so callers that set it still compile.
-   * @deprecated
+   * Until a run stream opens: how long the history's long poll waits after an answer before
+   * asking again, so a workflow task's burst of events costs one poll (it delays noticing a new
+   * call by at most this; the call's text is kept from its start, so none is lost). Default 250 ms.
    */
   historyPollPauseMs?: number;
   /** Called when the text's source changes (`direct`, from the worker at `detail`; or `heartbeat`, and why). */
@@ -527,16 +527,19 @@ async function closeEventOf(
  * heartbeat details, every few seconds, with `kind: 'tail'`. Never from history: a call's text is
  * gone once it completes (its reply is in the transcript).
  *
- * What it costs Temporal: one long poll of the run's history that wakes only at its close event
- * (the run's end, or its continue-as-new, after which the new run is watched), and describes of
- * the run, when `src/domain/live-text-describes.ts` says: none for a call a worker's run stream
- * pushes (the stream, opened at the first call found there, shows every later call that lands on
- * that worker) but one every `pushedCheckMs` (10 s) while it is open; with no call open, a
- * backoff to find calls that land elsewhere — `runStreamQuietMs` (1 s) after the last call ended
- * with a run stream open (`pollMs`, 250 ms, without), doubling to `maxQuietMs` (2 s); every
- * `pollMs` while a call's URL is awaited, every `fallbackPollMs` while a call's text comes from
- * its heartbeats. After `signal` aborts, the outstanding long poll ends with the connection (or
- * when the server answers it).
+ * What it costs Temporal, in two phases. Until a run stream is open: the run's history is
+ * long-polled (one request outstanding, answered as events come, asked again `historyPollPauseMs`
+ * after an answer) to learn when a model call opens, and while one is open the run is described
+ * every `pollMs` until the call's URL or first text comes (every `fallbackPollMs` while it comes
+ * from heartbeats). Once a worker's run stream is open (from the first call's heartbeat), that
+ * worker pushes every later call of the run that lands there: the history is then long-polled
+ * only for its close event (one request that wakes when the run ends or continues as new, after
+ * which the new run is watched from the first phase), and the run is described only as
+ * `src/domain/live-text-describes.ts` says — none for a pushed call but a check every
+ * `pushedCheckMs` (10 s); with no call open, `runStreamQuietMs` (1 s) after the last call ended,
+ * then doubling to every `maxQuietMs` (2 s), to find a call that landed on another worker. After
+ * `signal` aborts, the outstanding long poll ends with the connection (or when the server answers
+ * it).
  */
 export async function* watchRunText(
   client: RunDescriber,
@@ -560,30 +563,73 @@ export async function* watchRunText(
   const signal = options.signal;
   let running = true;
   let stopped = false;
-  let closeError: unknown;
+  let historyError: unknown;
   let currentRunId: string | undefined;
+  /**
+   * `history`: the run's history is long-polled for its model calls (until a run stream opens);
+   * `close`: only for its close event, the calls pushed by run streams or found by describes.
+   */
+  let phase: 'history' | 'close' = 'history';
+  /** Open `callModel` activities (phase `history`): activity id by scheduled event id. */
+  const open = new Map<string, string>();
+  let nextDescribe = 0;
   let lastDescribeAt: number | undefined;
   let quietSince = Date.now();
   let quietDescribes = 0;
   let wasOpen = false;
 
-  const waitForClose = async () => {
+  const readRun = async () => {
     for (;;) {
-      const closed = await closeEventOf(client, workflowId, currentRunId, () => stopped);
-      const next = closed?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+      let next: string | undefined;
+      let switched = false;
+      // A run stream is open: its worker pushes the run's calls there; the history is read no
+      // further, but for its close event (an event of the last page not read yet is found by it).
+      const streamOpen = () => !stopped && !next && watcher.describeState().runStreams > 0;
+      for await (const event of runHistory(client, workflowId, currentRunId, {
+        pauseAfterEventsMs: options.historyPollPauseMs ?? 250,
+        stopBefore: () => (switched = streamOpen()),
+      })) {
+        if (stopped) return;
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        if (scheduled?.activityType?.name === MODEL_CALL_ACTIVITY && scheduled.activityId)
+          open.set(String(event.eventId), scheduled.activityId);
+        const ended =
+          event.activityTaskCompletedEventAttributes ??
+          event.activityTaskFailedEventAttributes ??
+          event.activityTaskTimedOutEventAttributes ??
+          event.activityTaskCanceledEventAttributes;
+        const activityId = ended ? open.get(String(ended.scheduledEventId)) : undefined;
+        if (activityId !== undefined) {
+          open.delete(String(ended?.scheduledEventId));
+          // A call pushed by its worker gets its end line from it; one read from heartbeats ends here.
+          watcher.ended(activityId);
+        }
+        next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
+        wake?.();
+      }
+      if (switched) {
+        phase = 'close';
+        open.clear();
+        const now = Date.now();
+        lastDescribeAt = now;
+        quietSince = now;
+        quietDescribes = 0;
+        wake?.();
+        const closed = await closeEventOf(client, workflowId, currentRunId, () => stopped);
+        next = closed?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      }
       if (!next || stopped) return;
-      // The new run's calls have a new run stream; look for its first at once.
+      // The new run's calls have a new run stream: its history is read until one opens.
       currentRunId = next;
+      phase = 'history';
+      open.clear();
       watcher.close();
-      lastDescribeAt = undefined;
-      quietSince = Date.now();
-      quietDescribes = 0;
-      wake?.();
+      nextDescribe = 0;
     }
   };
-  const closing = waitForClose()
+  const reading = readRun()
     .catch((error: unknown) => {
-      if (!stopped) closeError = error;
+      if (!stopped) historyError = error;
     })
     .finally(() => {
       running = false;
@@ -594,33 +640,41 @@ export async function* watchRunText(
   try {
     while (!signal?.aborted) {
       while (queue.length) yield queue.shift() as LiveTextChunk;
-      if (closeError) throw closeError;
+      if (historyError) throw historyError;
       const now = Date.now();
       if (!running) {
         endGrace ??= now + END_GRACE_MS;
         if (!watcher.streaming || now >= endGrace) return;
       }
-      const state = watcher.describeState();
-      const openNow = state.pushed + state.waiting + state.heartbeat > 0;
-      if (wasOpen && !openNow) {
-        quietSince = now;
-        quietDescribes = 0;
+      let describeAt: number | undefined;
+      if (running && phase === 'history') {
+        // As the history shows a model call open, until its URL or first text comes.
+        if (open.size === 0) nextDescribe = 0;
+        describeAt = open.size > 0 ? nextDescribe : undefined;
+      } else if (running) {
+        const state = watcher.describeState();
+        const openNow = state.pushed + state.waiting + state.heartbeat > 0;
+        if (wasOpen && !openNow) {
+          quietSince = now;
+          quietDescribes = 0;
+        }
+        wasOpen = openNow;
+        describeAt = nextRunDescribeAt({ ...state, lastDescribeAt, quietSince, quietDescribes }, cadence);
+        if (describeAt <= now && !openNow) quietDescribes += 1;
       }
-      wasOpen = openNow;
-      const describeAt = running
-        ? nextRunDescribeAt({ ...state, lastDescribeAt, quietSince, quietDescribes }, cadence)
-        : undefined;
       if (describeAt !== undefined && describeAt <= now) {
         lastDescribeAt = now;
-        if (!openNow) quietDescribes += 1;
         const description = await client.workflowService.describeWorkflowExecution({
           namespace: client.options.namespace,
           execution: { workflowId, ...(currentRunId ? { runId: currentRunId } : {}) },
         });
+        currentRunId ??= description.workflowExecutionInfo?.execution?.runId ?? undefined;
         watcher.observe(description.pendingActivities ?? []);
+        if (phase === 'history')
+          nextDescribe = Date.now() + watcher.describeDelay(options.pollMs ?? 250, options.fallbackPollMs ?? 1_000);
         continue;
       }
-      // Until a notice, the run's close, the next describe, or the signal.
+      // Until a notice, a history event, the next describe, or the signal.
       const until = !running ? (endGrace ?? now) : describeAt;
       await new Promise<void>((resolve) => {
         const timer = until === undefined ? undefined : setTimeout(done, Math.max(0, until - now));
@@ -637,6 +691,6 @@ export async function* watchRunText(
   } finally {
     stopped = true;
     watcher.close();
-    void closing;
+    void reading;
   }
 }
