@@ -50,9 +50,9 @@ const THIS_PROCESS = 'this process (scripted model server, client)';
  * Model calls per run: 2 by default (the script answers at once; `maxModelCalls` 2, as measured
  * before); with `--calls N` (N > 2), the first N − 1 replies stream the same text with no answer,
  * each of which the agent follows with another call, and the N-th answers (the run is checked to
- * have made N).
+ * have made N). At most 5: the agent ends a run with an error after 5 unreadable replies in a row.
  */
-const CALLS_PER_RUN = Math.max(2, Number(argument('calls', '2')));
+const CALLS_PER_RUN = Math.min(5, Math.max(2, Number(argument('calls', '2'))));
 
 /** `pids` and every descendant of theirs, now (from `ps`). */
 function withDescendants(pids: readonly number[]): number[] {
