@@ -4,7 +4,9 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { watchRunText, type RunDescriber } from '../../src/client/live-text';
 import type { ScriptedReply } from '../fakes/scripted-model-server';
+import { STREAM_LINE_PREFIX } from '../../src/cli/streamed-text';
 import { AgentEnvironment } from './support/agent-environment';
+import { CliProcess } from './support/cli-process';
 import { runId, Scenarios } from './support/scenarios';
 import { waitForToolLog } from './support/tool-log';
 import type { WorkerProcess } from './support/worker-process';
@@ -107,6 +109,8 @@ describe('a run stream from the worker', () => {
     ]);
     const { counting, requests } = countingClient(environment.client);
     await environment.startRun({ question: 'Three calls, slowly.' }, id);
+    // `follow` reads the same run streams (its own describes are not counted here).
+    const follower = CliProcess.start(['follow', id], { environment: environment.environment });
     // The defaults describe the run 1 s after a call ends when no next call showed up on the stream
     // (a call elsewhere) and every 10 s during a pushed call; set longer here so that any describe
     // between the calls is a failure of the push, not a gap of this loaded machine.
@@ -142,6 +146,18 @@ describe('a run stream from the worker', () => {
     // Before it, as without run streams: the history long-polled until the first call opened, and
     // the run described until its heartbeat's URLs came.
     assert.ok(requests.length < 20, `${requests.length} requests in all: ${JSON.stringify(requests)}`);
+    try {
+      assert.equal((await follower.exited).code, 0, follower.stderr);
+      const printed = follower.stderr
+        .split('\n')
+        .filter((line) => line.startsWith(STREAM_LINE_PREFIX))
+        .join('\n');
+      for (const text of ['First: I should look', 'Second: I should look', 'Now I can answer'])
+        assert.ok(printed.includes(text), `follow printed ${text}:\n${follower.stderr}`);
+      assert.doesNotMatch(follower.stderr, /heartbeat details/);
+    } finally {
+      follower.kill('SIGKILL');
+    }
   }, 120_000);
 
   test('a call that lands on another worker (the first died) is found by describing, its text before it completes', async () => {
