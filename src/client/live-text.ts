@@ -7,8 +7,10 @@ import {
   parseRunTextLine,
   type LiveTextChunk,
   type LiveTextKind,
+  type LiveTextPointer,
   type RunTextLine,
 } from '../domain/live-text';
+import { callSource } from '../domain/live-text-sources';
 import { nextRunDescribeAt, type RunDescribeCadence } from '../domain/live-text-describes';
 import { streamIncrement, streamTailOfDetails } from '../domain/model-stream-text';
 import { runHistory, type HistoryEvent, type HistoryReader } from './run-history';
@@ -181,22 +183,25 @@ export class LiveTextWatcher {
       if (tracked.state === 'waiting') {
         const pointer = this.options.direct === false ? undefined : liveTextPointerOfDetails(details);
         const runUrl = this.options.runStreams === false ? undefined : pointer?.runUrl;
-        if (runUrl && !this.failedRunStreams.has(runUrl)) {
-          const stream = this.runStreams.get(runUrl);
-          // A stream being opened shows the attempt (with its backlog) when it connects; one open
-          // already showed it, or the attempt is read by its own URL below (nothing twice).
-          if (!stream || stream.state === 'connecting') {
-            tracked.state = 'run';
-            tracked.url = pointer?.url;
-            tracked.stream = stream ?? this.openRunStream(runUrl);
-            continue;
-          }
-        }
-        if (pointer) {
-          this.startDirect(tracked, pointer.url);
+        const stream = runUrl ? this.runStreams.get(runUrl) : undefined;
+        const streamState = stream && stream.state !== 'closed' ? stream.state : 'none';
+        const source = callSource({
+          callUrl: pointer !== undefined,
+          runUrl: runUrl !== undefined,
+          runStream: runUrl && this.failedRunStreams.has(runUrl) ? 'failed' : streamState,
+          tail: streamTailOfDetails(details) !== undefined,
+        });
+        if (source === 'wait') continue;
+        if (source === 'open-run-stream' || source === 'join-run-stream') {
+          tracked.state = 'run';
+          tracked.url = pointer?.url;
+          tracked.stream = source === 'join-run-stream' && stream ? stream : this.openRunStream(runUrl as string);
           continue;
         }
-        if (!streamTailOfDetails(details)) continue;
+        if (source === 'call-url') {
+          this.startDirect(tracked, (pointer as LiveTextPointer).url);
+          continue;
+        }
         this.fallBack(tracked, this.options.direct === false ? 'direct channel not used' : 'the worker serves none');
       }
       if (tracked.state === 'heartbeat') this.readTail(tracked, details);
