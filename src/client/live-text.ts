@@ -412,7 +412,7 @@ export class LiveTextWatcher {
       );
     } catch (error) {
       why = messageOf(error);
-      this.failRunStream(stream, true);
+      if (!stream.stop.signal.aborted) this.failRunStream(stream, true);
     }
     if (stream.stop.signal.aborted) return;
     // Attempts it left open (a worker that went away mid-call) go on from their heartbeats, from where they were.
