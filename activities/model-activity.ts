@@ -157,8 +157,14 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // The attempt's live text (issue 32): its URL goes out in this heartbeat, which the SDK sends
     // at once when it is the attempt's first (the throttle holds back only later ones: after a wait
     // for the model's limit it goes out at the next throttle tick), so a watcher can connect before
-    // the first token; the text never enters history.
-    const live = liveText?.open(input.modelCall);
+    // the first token; the text never enters history. The run's stream on this worker shows it too
+    // (the URL beside it), so a watcher of the run already reading it is told without asking Temporal.
+    const { workflowExecution, activityId, attempt } = context.info;
+    const run = workflowExecution?.workflowId && workflowExecution.runId ? workflowExecution : undefined;
+    const live = liveText?.open(
+      input.modelCall,
+      run && { workflowId: run.workflowId as string, runId: run.runId as string, activityId, attempt },
+    );
     const call = { modelCall: input.modelCall, ...(live ? { liveText: live.pointer } : {}) };
     context.heartbeat(
       heartbeatOf(

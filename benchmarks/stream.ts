@@ -23,12 +23,14 @@
  * `--history-only`: in the paired rounds each watcher only long-polls its run's history, as the
  * iterator does (no describes, no live text), to tell that part of the cost from the rest.
  *
- * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N] [--history-only]`
+ * `--calls N`: model calls per run (default 2; see CALLS_PER_RUN).
+ *
+ * `npm run benchmark:stream -- [--runs 100] [--chunks 60] [--chunk-ms 50] [--calls 2] [--repeat 4] [--flush-ms N] [--pin] [--history-pause-ms N] [--history-only]`
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
+import { countAssistantMessages, SEND_TIME_PLACEHOLDER, type Script } from '../test/fakes/scripted-model-server';
 import { startBenchmarkStack } from './benchmark-stack';
 import type { Watched } from './stream-watchers';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
@@ -44,8 +46,13 @@ const PIN = process.argv.includes('--pin');
 const HISTORY_PAUSE_MS = argument('history-pause-ms', '');
 const HISTORY_ONLY = process.argv.includes('--history-only');
 const THIS_PROCESS = 'this process (scripted model server, client)';
-/** Model calls per run (the script answers at the second). */
-const CALLS_PER_RUN = 2;
+/**
+ * Model calls per run: 2 by default (the script answers at once; `maxModelCalls` 2, as measured
+ * before); with `--calls N` (N > 2), the first N − 1 replies stream the same text with no answer,
+ * each of which the agent follows with another call, and the N-th answers (the run is checked to
+ * have made N). At most 5: the agent ends a run with an error after 5 unreadable replies in a row.
+ */
+const CALLS_PER_RUN = Math.min(5, Math.max(2, Number(argument('calls', '2'))));
 
 /** `pids` and every descendant of theirs, now (from `ps`). */
 function withDescendants(pids: readonly number[]): number[] {
@@ -79,7 +86,15 @@ const content = [
   '</think><answer>streamed</answer>'.padEnd(SEGMENT),
 ].join('');
 
-const script: Script = () => ({ content, chunks: CHUNKS, delayBetweenChunksMs: CHUNK_MS, stampSendTime: true });
+/** The same stamped text, without the answer: the agent calls the model again. */
+const unanswered = content.replace('<answer>streamed</answer>', 'still thinking.'.padEnd(25));
+
+const script: Script = (request) => ({
+  content: CALLS_PER_RUN > 2 && countAssistantMessages(request.messages) + 1 < CALLS_PER_RUN ? unanswered : content,
+  chunks: CHUNKS,
+  delayBetweenChunksMs: CHUNK_MS,
+  stampSendTime: true,
+});
 
 const ms = (values: number[]) =>
   values.length === 0
@@ -159,12 +174,13 @@ async function main(): Promise<void> {
           const handle = await stack.client.workflow.start('researchAgent', {
             taskQueue,
             workflowId,
-            args: [{ question: 'Stream, please.', limits: { maxModelCalls: 2 } }],
+            args: [{ question: 'Stream, please.', limits: { maxModelCalls: CALLS_PER_RUN } }],
           });
           const watched = watching === 'none' ? undefined : watch(workflowId, watching === 'direct', historyOnly);
-          const result = (await handle.result()) as { termination: string };
+          const result = (await handle.result()) as { termination: string; iterations?: number };
           const seconds = (performance.now() - started) / 1000;
-          if (result.termination !== 'answer') throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
+          if (result.termination !== 'answer' || (CALLS_PER_RUN > 2 && result.iterations !== CALLS_PER_RUN))
+            throw new Error(`${workflowId}: ${JSON.stringify(result)}`);
           return { seconds, watched: await watched };
         }),
       );

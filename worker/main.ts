@@ -217,6 +217,7 @@ async function main(): Promise<void> {
           ...(liveTextConfig.advertisedUrl ? { advertisedUrl: liveTextConfig.advertisedUrl } : {}),
           ...(liveTextConfig.advertisedHost ? { advertisedHost: liveTextConfig.advertisedHost } : {}),
           maxWatchersPerCall: liveTextConfig.maxWatchersPerCall,
+          maxWatchersPerRun: liveTextConfig.maxWatchersPerRun,
           maxWatchers: liveTextConfig.maxWatchers,
           flushMs: liveTextConfig.flushMs,
         })

@@ -25,12 +25,56 @@ interface Piece {
   characters: number;
 }
 
+/**
+ * Where a watcher's lines go: its own response (a call's URL), or its share of a run stream's
+ * response (`live-text-run.ts`), whose lines carry `tag` in front of each line's fields.
+ */
+export interface LiveTextOutlet {
+  /** Put in place of each line's `{` (a run stream's activity id and attempt); '' for none. */
+  readonly tag: string;
+  /** Closed or destroyed: nothing more is written. */
+  readonly closed: boolean;
+  /** Writes; false when the socket should drain before more is written. */
+  write(text: string): boolean;
+  /** The call ended: its last lines (a call's response ends with them; a run stream goes on). */
+  finish(text: string): void;
+  /** Calls `onDrain` when the socket drained, `onClose` when it closed; returns what stops both. */
+  listen(onDrain: () => void, onClose: () => void): () => void;
+  /** Cuts the watcher off (it did not take the call's rest in time). */
+  cut(): void;
+}
+
+/** A watcher's own response as an outlet (a call's URL). */
+export function responseOutlet(response: ServerResponse): LiveTextOutlet {
+  return {
+    tag: '',
+    get closed() {
+      return response.destroyed || response.writableEnded;
+    },
+    write: (text) => response.write(text),
+    finish: (text) => response.end(text),
+    listen(onDrain, onClose) {
+      response.on('drain', onDrain);
+      response.on('close', onClose);
+      return () => {
+        response.off('drain', onDrain);
+        response.off('close', onClose);
+      };
+    },
+    cut: () => response.destroy(),
+  };
+}
+
 interface Watcher {
-  response: ServerResponse;
+  outlet: LiveTextOutlet;
+  /** Stops listening to the outlet. */
+  stop: () => void;
   /** Characters of the call's text this watcher was sent (or told it skipped). */
   position: number;
   /** Waiting for the socket to drain before writing more. */
   waiting: boolean;
+  /** Counted against the call's limit (its own URL's watchers). */
+  counted: boolean;
 }
 
 /**
@@ -44,6 +88,7 @@ export class LiveTextCall {
   private bufferedCharacters = 0;
   private characters = 0;
   private readonly watchers = new Set<Watcher>();
+  private countedWatchers = 0;
   private ended: 'completed' | 'failed' | undefined;
   /** Text streamed since the last write to watchers. */
   private held: LiveTextPart[] = [];
@@ -57,9 +102,9 @@ export class LiveTextCall {
     private readonly limits: LiveTextCallLimits,
   ) {}
 
-  /** Watchers now. */
+  /** Watchers of the call's own URL now. */
   get watcherCount(): number {
-    return this.watchers.size;
+    return this.countedWatchers;
   }
 
   /**
@@ -104,18 +149,30 @@ export class LiveTextCall {
     for (const watcher of this.watchers) this.flush(watcher);
   }
 
-  /** Takes a watcher: false when the call has as many as it may. */
-  watch(response: ServerResponse): boolean {
-    if (this.watchers.size >= this.limits.maxWatchers) return false;
-    const watcher: Watcher = { response, position: 0, waiting: false };
+  /**
+   * Takes a watcher: false when the call has as many as it may. A run stream's share (`counted`
+   * false) is bounded by the run's own limit, not the call's.
+   */
+  watch(outlet: LiveTextOutlet, counted = true): boolean {
+    if (counted && this.countedWatchers >= this.limits.maxWatchers) return false;
+    const watcher: Watcher = { outlet, stop: () => undefined, position: 0, waiting: false, counted };
     this.watchers.add(watcher);
-    response.on('close', () => this.watchers.delete(watcher));
-    response.on('drain', () => {
-      watcher.waiting = false;
-      this.flush(watcher);
-    });
+    if (counted) this.countedWatchers += 1;
+    watcher.stop = outlet.listen(
+      () => {
+        watcher.waiting = false;
+        this.flush(watcher);
+      },
+      () => this.drop(watcher),
+    );
     this.flush(watcher);
     return true;
+  }
+
+  private drop(watcher: Watcher): void {
+    if (!this.watchers.delete(watcher)) return;
+    watcher.stop();
+    if (watcher.counted) this.countedWatchers -= 1;
   }
 
   /** The attempt ended: each watcher gets what it has not yet (as far as it takes it) and the end line. */
@@ -127,34 +184,39 @@ export class LiveTextCall {
     // A watcher that does not take the rest within the grace is cut off: the call holds nothing for it longer.
     if (this.watchers.size)
       setTimeout(() => {
-        for (const watcher of this.watchers) watcher.response.destroy();
-        this.watchers.clear();
+        for (const watcher of [...this.watchers]) {
+          this.drop(watcher);
+          watcher.outlet.cut();
+        }
         this.pieces = [];
       }, this.limits.endGraceMs ?? 10_000).unref();
     else this.pieces = [];
   }
 
   private flush(watcher: Watcher): void {
-    if (watcher.waiting || watcher.response.destroyed) return;
+    const { outlet } = watcher;
+    if (watcher.waiting || outlet.closed) return;
     const lines: string[] = [];
+    // A run stream's lines carry the attempt: its tag in place of each line's `{`.
+    const tagged = (line: string) => (outlet.tag ? outlet.tag + line.slice(1) : line);
     const first = this.pieces[0];
     if (first && watcher.position < first.offset) {
-      lines.push(encodeLiveTextLine({ skipped: first.offset - watcher.position }));
+      lines.push(tagged(encodeLiveTextLine({ skipped: first.offset - watcher.position })));
       watcher.position = first.offset;
     }
     // From the end back to the first piece this watcher lacks: a watcher that keeps up costs only the new pieces.
     let next = this.pieces.length;
     while (next > 0 && (this.pieces[next - 1] as Piece).offset >= watcher.position) next -= 1;
     for (const piece of this.pieces.slice(next)) {
-      lines.push(piece.line);
+      lines.push(tagged(piece.line));
       watcher.position = piece.offset + piece.characters;
     }
     if (this.ended) {
       const end: LiveTextLine = { end: this.ended };
-      watcher.response.end(lines.join('') + encodeLiveTextLine(end));
-      this.watchers.delete(watcher);
+      this.drop(watcher);
+      outlet.finish(lines.join('') + tagged(encodeLiveTextLine(end)));
       return;
     }
-    if (lines.length && !watcher.response.write(lines.join(''))) watcher.waiting = true;
+    if (lines.length && !outlet.write(lines.join(''))) watcher.waiting = true;
   }
 }

@@ -3,6 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LiveTextWatcher, type LiveTextNotice, type LiveTextWatcherOptions } from '../client/live-text';
+import { DEFAULT_RUN_DESCRIBE_CADENCE } from '../domain/live-text-describes';
 import { modelLimitWaitOfDetails } from '../domain/model-stream-text';
 import { activityRole } from './activity-roles';
 import type { HistoryEvent } from './run-events';
@@ -120,6 +121,16 @@ export class StreamedTextPrinter {
     return this.open.size > 0;
   }
 
+  /** Whether a run stream from a worker is open (the run's next call there is pushed). */
+  get runStreamOpen(): boolean {
+    return this.watcher.describeState().runStreams > 0;
+  }
+
+  /** Whether every open call's text is pushed by its worker (a run stream showed it): no describe needed. */
+  get pushed(): boolean {
+    return this.watcher.pushes(this.open.keys());
+  }
+
   /** How long until the run is worth describing again (see {@link LiveTextWatcher.describeDelay}). */
   describeDelay(waitingMs: number, fallbackMs: number): number {
     return this.watcher.describeDelay(waitingMs, fallbackMs);
@@ -136,7 +147,7 @@ export class StreamedTextPrinter {
       const activityId = scheduled.activityId ?? '';
       if (activityRole(scheduled.activityType?.name ?? '') === 'model' && activityId) {
         this.scheduled.set(String(event.eventId), activityId);
-        this.open.set(activityId, { held: '' });
+        if (!this.open.has(activityId)) this.open.set(activityId, { held: '' });
       }
       return [];
     }
@@ -188,8 +199,13 @@ export class StreamedTextPrinter {
           ? `  (live text: direct from ${notice.detail})`
           : `  (live text: heartbeat details, every few seconds; ${notice.detail})`,
       ];
-    if (notice.type === 'closed') return [];
-    const call = this.open.get(notice.activityId);
+    if (notice.type === 'closed' || notice.type === 'runStream') return [];
+    let call = this.open.get(notice.activityId);
+    // A run stream can show a call's text before follow reads the call's scheduling in history.
+    if (!call && notice.type === 'text') {
+      call = { held: '' };
+      this.open.set(notice.activityId, call);
+    }
     if (!call) return [];
     if (notice.type === 'attempt') {
       const lines = [...flushStreamLines(call.held), `  (attempt ${notice.attempt} of the model call)`];
@@ -211,7 +227,10 @@ export class StreamedTextPrinter {
  * Looks at the run while the current `printer` (one per run of the chain) says a model call is
  * open — soon after it opens, until its text flows from the worker or its heartbeats — and prints
  * what it streamed, until `signal` aborts. Text the worker pushes is printed as it comes, between
- * looks. Best effort: a failed describe is skipped (the history reader reports lost connections).
+ * looks. Once a run stream from a worker is open, a call that opens is given 1 s to show up on it
+ * before the run is described, and a call it shows is not described for but every 10 s (a check
+ * that its worker is still there). Best effort: a failed describe is skipped (the history reader
+ * reports lost connections).
  */
 export async function watchStreamingCalls(
   client: Client,
@@ -223,6 +242,7 @@ export async function watchStreamingCalls(
   intervalMs = STREAM_POLL_INTERVAL_MS,
 ): Promise<void> {
   let nextLook = 0;
+  let lastDescribe = Date.now();
   while (!signal.aborted) {
     const current = printer();
     const wait = current.watching ? Math.max(0, nextLook - Date.now()) : STREAM_OPEN_CHECK_MS;
@@ -235,7 +255,17 @@ export async function watchStreamingCalls(
       nextLook = 0;
       continue;
     }
+    // With a run stream open, a new call has a moment to show up on it before the run is described.
+    if (nextLook === 0)
+      nextLook = Date.now() + (current.runStreamOpen ? DEFAULT_RUN_DESCRIBE_CADENCE.runStreamQuietMs : 0);
     if (Date.now() < nextLook || printer() !== current) continue;
+    // Calls a run stream pushes need no look but the rare check that their worker is still there.
+    const checkAt = lastDescribe + DEFAULT_RUN_DESCRIBE_CADENCE.pushedCheckMs;
+    if (current.pushed && Date.now() < checkAt) {
+      nextLook = checkAt;
+      continue;
+    }
+    lastDescribe = Date.now();
     try {
       const description = await client.workflowService.describeWorkflowExecution({
         namespace: client.options.namespace,

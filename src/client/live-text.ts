@@ -1,20 +1,27 @@
 import { defaultPayloadConverter } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import {
   LiveTextLineReader,
   liveTextPointerOfDetails,
   modelCallOfDetails,
+  parseRunTextLine,
   type LiveTextChunk,
   type LiveTextKind,
+  type LiveTextPointer,
+  type RunTextLine,
 } from '../domain/live-text';
+import { callSource } from '../domain/live-text-sources';
+import { nextRunDescribeAt, type RunDescribeCadence } from '../domain/live-text-describes';
 import { streamIncrement, streamTailOfDetails } from '../domain/model-stream-text';
-import { runHistory, type HistoryReader } from './run-history';
+import { runHistory, type HistoryEvent, type HistoryReader } from './run-history';
 
 /*
  * Reading a run's live text (issue 32), the one way `react-agent follow` and your own code do it:
- * describe the run, find its streaming model call's heartbeat details, connect to the URL they
- * carry (the worker pushes each piece as the model streams it), and fall back to the details'
- * bounded tail (sent by the worker at most every 5 s) when that URL cannot be reached.
+ * describe the run, find its streaming model call's heartbeat details, connect to the run stream
+ * they point to on that worker (which then pushes every call of the run that lands there, each
+ * piece as the model streams it, with no further describe) or to the call's own URL, and fall
+ * back to the details' bounded tail (sent by the worker at most every 5 s) when neither can be
+ * reached.
  */
 
 /** One pending activity as `DescribeWorkflowExecution` reports it. */
@@ -30,7 +37,9 @@ export type LiveTextNotice =
   /** A direct read of an attempt finished (its end, or a fall back to the heartbeat tail). */
   | { type: 'closed'; activityId: string; attempt: number }
   /** Where the text now comes from, said when it changes: `detail` is the worker's address, or why the fallback. */
-  | { type: 'source'; source: 'direct' | 'heartbeat'; detail: string };
+  | { type: 'source'; source: 'direct' | 'heartbeat'; detail: string }
+  /** A run stream from a worker connected, showed a new attempt (`open`), or closed. */
+  | { type: 'runStream'; url: string; open: boolean };
 
 /** Settings of a {@link LiveTextWatcher}; all have defaults. */
 export interface LiveTextWatcherOptions {
@@ -42,6 +51,8 @@ export interface LiveTextWatcherOptions {
   maxLineBytes?: number;
   /** The fetch to connect with; default the global one. */
   fetch?: typeof fetch;
+  /** Read run streams (`liveText.runUrl`) when the details carry one: every call of the run on that worker pushed, no describe needed. Default true. */
+  runStreams?: boolean;
 }
 
 interface TrackedCall {
@@ -50,11 +61,26 @@ interface TrackedCall {
   call: number;
   /** Characters of the attempt's text told (or told skipped). */
   told: number;
-  state: 'waiting' | 'direct' | 'heartbeat' | 'ended';
+  /** `run`: read through a run stream (`stream`). */
+  state: 'waiting' | 'direct' | 'run' | 'heartbeat' | 'ended';
   stop: AbortController;
   /** Not pending at the last look. */
   missed?: boolean;
+  /** The run stream it is read through (state `run`). */
+  stream?: RunStream;
+  /** Its own URL, read if the run stream is refused. */
+  url?: string;
 }
+
+/** A run's stream from one worker (`GET <base>/runs/<token>`). */
+interface RunStream {
+  url: string;
+  state: 'connecting' | 'open' | 'closed';
+  stop: AbortController;
+}
+
+/** Run stream URLs remembered as failed (a worker that refused or could not be reached): at most this many. */
+const MAX_FAILED_RUN_STREAMS = 64;
 
 const MODEL_CALL_ACTIVITY = 'callModel';
 
@@ -71,13 +97,18 @@ function detailsOf(activity: PendingActivity): unknown {
 /**
  * The live text of one run's model calls, fed with the run's pending activities each time the
  * run is described ({@link observe}); it tells what it reads through `notify`. A call whose
- * details carry a live text URL is read from the worker directly (pieces as the model streams
- * them); otherwise, or when that fails, from the details' tail. Bounded: one connection per
- * streaming call, lines of at most `maxLineBytes`, a connection that does not answer in
- * `connectTimeoutMs` given up.
+ * details carry a run stream's URL (`liveText.runUrl`) is read through that stream, which then
+ * pushes every later call of the run that lands on the same worker (with no describe); one whose
+ * details carry only its own URL is read from it; otherwise, or when those fail, from the
+ * details' tail. Bounded: one connection per run stream and per call read by its own URL, lines
+ * of at most `maxLineBytes`, a connection that does not answer in `connectTimeoutMs` given up,
+ * at most 64 run streams remembered as failed.
  */
 export class LiveTextWatcher {
   private readonly calls = new Map<string, TrackedCall>();
+  private readonly runStreams = new Map<string, RunStream>();
+  /** Run stream URLs that failed (not tried again): insertion order, the oldest dropped past the bound. */
+  private readonly failedRunStreams = new Set<string>();
   private lastSource = '';
   private readonly fetch: typeof fetch;
 
@@ -91,18 +122,39 @@ export class LiveTextWatcher {
   /**
    * How long until the run is worth describing again: soon while a call's URL or first text is
    * awaited (`waitingMs`), every `fallbackMs` while a call is read from heartbeats, rarely while
-   * every call streams directly (`directMs`, a check that the worker is still there).
+   * every call is pushed by its worker (`directMs`, a check that the worker is still there).
    */
   describeDelay(waitingMs: number, fallbackMs: number, directMs = 10_000): number {
     const states = [...this.calls.values()].map((call) => call.state);
     if (states.includes('heartbeat')) return fallbackMs;
-    if (states.includes('direct') && !states.includes('waiting')) return directMs;
+    if ((states.includes('direct') || states.includes('run')) && !states.includes('waiting')) return directMs;
     return waitingMs;
+  }
+
+  /** The calls by how their text comes now, and the run streams connected: what {@link nextRunDescribeAt} weighs. */
+  describeState(): { pushed: number; waiting: number; heartbeat: number; runStreams: number } {
+    const state = { pushed: 0, waiting: 0, heartbeat: 0, runStreams: 0 };
+    for (const call of this.calls.values()) {
+      if (call.state === 'direct' || call.state === 'run') state.pushed += 1;
+      else if (call.state === 'waiting') state.waiting += 1;
+      else if (call.state === 'heartbeat') state.heartbeat += 1;
+    }
+    for (const stream of this.runStreams.values()) if (stream.state === 'open') state.runStreams += 1;
+    return state;
+  }
+
+  /** Whether each of these `callModel` activities is pushed by its worker now (none needs a describe). */
+  pushes(activityIds: Iterable<string>): boolean {
+    for (const activityId of activityIds) {
+      const state = this.calls.get(activityId)?.state;
+      if (state !== 'direct' && state !== 'run') return false;
+    }
+    return true;
   }
 
   /** Whether a call is being read from the worker directly now. */
   get streaming(): boolean {
-    return [...this.calls.values()].some((call) => call.state === 'direct');
+    return [...this.calls.values()].some((call) => call.state === 'direct' || call.state === 'run');
   }
 
   /** Reads the run's pending activities (from a describe): new calls, new attempts, new tails. */
@@ -116,6 +168,8 @@ export class LiveTextWatcher {
       const attempt = Number(activity.attempt ?? 1);
       let tracked = this.calls.get(activityId);
       const call = modelCallOfDetails(details) ?? tracked?.call ?? 0;
+      // An older attempt than the one a run stream already shows is a describe behind the stream.
+      if (tracked && tracked.attempt > attempt) continue;
       if (tracked && tracked.attempt !== attempt) {
         tracked.stop.abort();
         this.notify({ type: 'attempt', activityId, attempt, call });
@@ -128,31 +182,43 @@ export class LiveTextWatcher {
       tracked.call = call;
       if (tracked.state === 'waiting') {
         const pointer = this.options.direct === false ? undefined : liveTextPointerOfDetails(details);
-        if (pointer) {
-          tracked.state = 'direct';
-          void this.readDirect(tracked, pointer.url).finally(() =>
-            this.notify({ type: 'closed', activityId, attempt }),
-          );
+        const runUrl = this.options.runStreams === false ? undefined : pointer?.runUrl;
+        const stream = runUrl ? this.runStreams.get(runUrl) : undefined;
+        const streamState = stream && stream.state !== 'closed' ? stream.state : 'none';
+        const source = callSource({
+          callUrl: pointer !== undefined,
+          runUrl: runUrl !== undefined,
+          runStream: runUrl && this.failedRunStreams.has(runUrl) ? 'failed' : streamState,
+          tail: streamTailOfDetails(details) !== undefined,
+        });
+        if (source === 'wait') continue;
+        if (source === 'open-run-stream' || source === 'join-run-stream') {
+          tracked.state = 'run';
+          tracked.url = pointer?.url;
+          tracked.stream = source === 'join-run-stream' && stream ? stream : this.openRunStream(runUrl as string);
           continue;
         }
-        if (!streamTailOfDetails(details)) continue;
+        if (source === 'call-url') {
+          this.startDirect(tracked, (pointer as LiveTextPointer).url);
+          continue;
+        }
         this.fallBack(tracked, this.options.direct === false ? 'direct channel not used' : 'the worker serves none');
       }
       if (tracked.state === 'heartbeat') this.readTail(tracked, details);
     }
-    // Calls no longer pending ended; one streaming directly gets its end line from the worker, and
-    // is forgotten only when it is still open at the next look (a worker that vanished).
+    // Calls no longer pending ended; one pushed by its worker gets its end line from it, and is
+    // forgotten only when it is still open at the next look (a worker that vanished).
     for (const [activityId, tracked] of this.calls) {
       if (seen.has(activityId)) tracked.missed = false;
-      else if (tracked.state !== 'direct' || tracked.missed) this.forget(activityId);
+      else if ((tracked.state !== 'direct' && tracked.state !== 'run') || tracked.missed) this.forget(activityId);
       else tracked.missed = true;
     }
   }
 
-  /** The call's end was read in history: stop reading it, unless it streams directly (its end line comes from the worker). */
+  /** The call's end was read in history: stop reading it, unless its worker pushes it (its end line comes from there). */
   ended(activityId: string): void {
     const tracked = this.calls.get(activityId);
-    if (tracked?.state === 'direct') tracked.missed = true;
+    if (tracked?.state === 'direct' || tracked?.state === 'run') tracked.missed = true;
     else this.forget(activityId);
   }
 
@@ -165,6 +231,8 @@ export class LiveTextWatcher {
   /** Stops every read. */
   close(): void {
     for (const activityId of [...this.calls.keys()]) this.forget(activityId);
+    for (const stream of this.runStreams.values()) stream.stop.abort();
+    this.runStreams.clear();
   }
 
   private source(source: 'direct' | 'heartbeat', detail: string): void {
@@ -190,26 +258,65 @@ export class LiveTextWatcher {
     if (increment.text) this.notify({ type: 'text', activityId, attempt, call, kind: 'tail', text: increment.text });
   }
 
-  private async readDirect(tracked: TrackedCall, url: string): Promise<void> {
-    const { activityId, attempt } = tracked;
-    const address = new URL(url).host;
-    // One controller for the whole read: aborted when the call is forgotten, or when the worker
-    // has not answered within the connect timeout (the timer is cleared once it has).
+  /**
+   * GETs `url` with the connect timeout; the response, or why not (`stop` aborted: undefined).
+   * The timer is cleared once the worker answered; `stop` aborts the read after that too.
+   */
+  private async connect(url: string, stop: AbortSignal): Promise<Response | { failed: string } | undefined> {
     const connection = new AbortController();
     const abort = () => connection.abort();
-    tracked.stop.signal.addEventListener('abort', abort, { once: true });
+    stop.addEventListener('abort', abort, { once: true });
     const connectTimer = setTimeout(abort, this.options.connectTimeoutMs ?? 3_000);
-    let response: Response;
     try {
-      response = await this.fetch(url, { signal: connection.signal, headers: { accept: 'application/x-ndjson' } });
+      return await this.fetch(url, { signal: connection.signal, headers: { accept: 'application/x-ndjson' } });
     } catch (error) {
-      tracked.stop.signal.removeEventListener('abort', abort);
-      if (tracked.stop.signal.aborted) return;
-      const why = connection.signal.aborted ? 'no answer in time' : messageOf(error);
-      return this.fallBack(tracked, `worker ${address} unreachable: ${why}`);
+      stop.removeEventListener('abort', abort);
+      if (stop.aborted) return undefined;
+      return { failed: connection.signal.aborted ? 'no answer in time' : messageOf(error) };
     } finally {
       clearTimeout(connectTimer);
     }
+  }
+
+  /**
+   * Reads a stream's lines until it ends, `onLine` returns false, or `stop` aborts; throws what
+   * broke it (a bad line, a lost connection).
+   */
+  private async readLines<Line>(
+    body: ReadableStream<Uint8Array>,
+    reader: LiveTextLineReader<Line>,
+    stop: AbortSignal,
+    onLine: (line: Line) => boolean,
+  ): Promise<'ended' | 'closed'> {
+    const bytes = body.getReader();
+    const stopReading = () => void bytes.cancel().catch(() => undefined);
+    stop.addEventListener('abort', stopReading, { once: true });
+    try {
+      for (;;) {
+        const { done, value } = await bytes.read();
+        if (done) return 'closed';
+        for (const line of reader.read(value)) if (!onLine(line)) return 'ended';
+      }
+    } finally {
+      stop.removeEventListener('abort', stopReading);
+      stopReading();
+    }
+  }
+
+  private startDirect(tracked: TrackedCall, url: string): void {
+    const { activityId, attempt } = tracked;
+    tracked.state = 'direct';
+    tracked.stream = undefined;
+    void this.readDirect(tracked, url).finally(() => this.notify({ type: 'closed', activityId, attempt }));
+  }
+
+  private async readDirect(tracked: TrackedCall, url: string): Promise<void> {
+    const { activityId, attempt } = tracked;
+    const address = new URL(url).host;
+    const response = await this.connect(url, tracked.stop.signal);
+    if (!response) return;
+    if (!(response instanceof Response))
+      return this.fallBack(tracked, `worker ${address} unreachable: ${response.failed}`);
     if (response.status === 404) {
       // The attempt ended before we connected; its history event says the rest.
       tracked.state = 'ended';
@@ -221,16 +328,12 @@ export class LiveTextWatcher {
       return this.fallBack(tracked, `worker ${address} answered ${response.status}`);
     }
     this.source('direct', `worker ${address}`);
-    const reader = new LiveTextLineReader(this.options.maxLineBytes);
-    const body = response.body.getReader();
-    const stopReading = () => void body.cancel().catch(() => undefined);
-    tracked.stop.signal.addEventListener('abort', stopReading, { once: true });
-    tracked.stop.signal.removeEventListener('abort', abort);
     try {
-      for (;;) {
-        const { done, value } = await body.read();
-        if (done) break;
-        for (const line of reader.read(value)) {
+      const how = await this.readLines(
+        response.body,
+        new LiveTextLineReader(this.options.maxLineBytes),
+        tracked.stop.signal,
+        (line) => {
           if ('text' in line) {
             tracked.told += line.text.length;
             this.notify({ type: 'text', activityId, attempt, call: line.call, kind: line.kind, text: line.text });
@@ -240,16 +343,114 @@ export class LiveTextWatcher {
             this.notify({ type: 'skipped', activityId, attempt, call, characters: line.skipped });
           } else {
             tracked.state = 'ended';
-            return;
+            return false;
           }
-        }
-      }
-      if (!tracked.stop.signal.aborted) this.fallBack(tracked, `worker ${address} closed the stream early`);
+          return true;
+        },
+      );
+      if (how === 'closed' && !tracked.stop.signal.aborted)
+        this.fallBack(tracked, `worker ${address} closed the stream early`);
     } catch (error) {
       if (!tracked.stop.signal.aborted) this.fallBack(tracked, `worker ${address}: ${messageOf(error)}`);
-    } finally {
-      tracked.stop.signal.removeEventListener('abort', stopReading);
-      if (tracked.state === 'ended') stopReading();
+    }
+  }
+
+  private openRunStream(url: string): RunStream {
+    const stream: RunStream = { url, state: 'connecting', stop: new AbortController() };
+    this.runStreams.set(url, stream);
+    void this.readRunStream(stream).finally(() => {
+      stream.state = 'closed';
+      if (this.runStreams.get(url) === stream) this.runStreams.delete(url);
+      this.notify({ type: 'runStream', url, open: false });
+    });
+    return stream;
+  }
+
+  /** The attempts read through `stream` that it has not ended. */
+  private callsOf(stream: RunStream): TrackedCall[] {
+    return [...this.calls.values()].filter((call) => call.state === 'run' && call.stream === stream);
+  }
+
+  private failRunStream(stream: RunStream, remember: boolean): void {
+    if (remember) {
+      this.failedRunStreams.add(stream.url);
+      for (const url of this.failedRunStreams) {
+        if (this.failedRunStreams.size <= MAX_FAILED_RUN_STREAMS) break;
+        this.failedRunStreams.delete(url);
+      }
+    }
+  }
+
+  private async readRunStream(stream: RunStream): Promise<void> {
+    const address = new URL(stream.url).host;
+    const response = await this.connect(stream.url, stream.stop.signal);
+    if (!response) return;
+    if (!(response instanceof Response) || response.status !== 200 || !response.body) {
+      if (response instanceof Response) await response.body?.cancel().catch(() => undefined);
+      // Refused (404: the worker no longer remembers the run) or unreachable (not tried again):
+      // the attempts waiting for it are read by their own URLs.
+      this.failRunStream(stream, !(response instanceof Response && response.status === 404));
+      for (const tracked of this.callsOf(stream)) {
+        if (tracked.url) this.startDirect(tracked, tracked.url);
+        else tracked.state = 'waiting';
+      }
+      return;
+    }
+    stream.state = 'open';
+    this.source('direct', `worker ${address}`);
+    this.notify({ type: 'runStream', url: stream.url, open: true });
+    let why = 'closed the run stream';
+    try {
+      await this.readLines(
+        response.body,
+        new LiveTextLineReader(this.options.maxLineBytes, parseRunTextLine),
+        stream.stop.signal,
+        (line) => {
+          this.readRunLine(stream, line);
+          return true;
+        },
+      );
+    } catch (error) {
+      why = messageOf(error);
+      if (!stream.stop.signal.aborted) this.failRunStream(stream, true);
+    }
+    if (stream.stop.signal.aborted) return;
+    // Attempts it left open (a worker that went away mid-call) go on from their heartbeats, from where they were.
+    for (const tracked of this.callsOf(stream)) this.fallBack(tracked, `worker ${address}: ${why}`);
+  }
+
+  private readRunLine(stream: RunStream, { activityId, attempt, line }: RunTextLine): void {
+    let tracked = this.calls.get(activityId);
+    if ('opened' in line) {
+      if (tracked && tracked.attempt > attempt) return;
+      if (tracked && tracked.attempt === attempt) {
+        if (tracked.state === 'waiting' || (tracked.state === 'run' && tracked.stream?.state !== 'open')) {
+          tracked.state = 'run';
+          tracked.stream = stream;
+          tracked.call = line.call;
+        }
+        return;
+      }
+      if (tracked) {
+        tracked.stop.abort();
+        this.notify({ type: 'attempt', activityId, attempt, call: line.call });
+      }
+      tracked = { activityId, attempt, call: line.call, told: 0, state: 'run', stream, stop: new AbortController() };
+      this.calls.set(activityId, tracked);
+      this.notify({ type: 'runStream', url: stream.url, open: true });
+      return;
+    }
+    if (!tracked || tracked.attempt !== attempt || tracked.state !== 'run' || tracked.stream !== stream) return;
+    const { call } = tracked;
+    if ('text' in line) {
+      tracked.told += line.text.length;
+      this.notify({ type: 'text', activityId, attempt, call: line.call, kind: line.kind, text: line.text });
+    } else if ('skipped' in line) {
+      tracked.told += line.skipped;
+      this.notify({ type: 'skipped', activityId, attempt, call, characters: line.skipped });
+    } else {
+      tracked.state = 'ended';
+      this.notify({ type: 'closed', activityId, attempt });
     }
   }
 }
@@ -266,14 +467,28 @@ export type RunDescriber = HistoryReader;
 export interface WatchRunTextOptions extends LiveTextWatcherOptions {
   /** Stops the iteration (it then ends without an error). */
   signal?: AbortSignal;
-  /** How often the run is described while a model call is open and neither its URL nor its first text has come, in ms. Default 250. */
+  /**
+   * How often the run is described while a model call is open and neither its URL nor its first
+   * text has come, in ms; also the first step of the backoff that looks for calls before a run
+   * stream is open. Default 250.
+   */
   pollMs?: number;
   /** How often the run is described while a call's text comes from its heartbeats, in ms. Default 1,000. */
   fallbackPollMs?: number;
+  /** While every open call is pushed by its worker: how often the run is described anyway (a worker that hangs), in ms. Default 10,000. */
+  pushedCheckMs?: number;
   /**
-   * How long the history's long poll waits after an answer before asking again, so a workflow
-   * task's burst of events costs one poll (it delays noticing a new call by at most this; the
-   * call's text is kept from its start, so none is lost). Default 250 ms.
+   * With a run stream open and no call open: how long the run's next call has to show up on the
+   * stream before the run is described to look for it elsewhere (another worker), in ms; the
+   * backoff doubles from there. Default 1,000.
+   */
+  runStreamQuietMs?: number;
+  /** The backoff's cap: with no call open, the run is described at least this often, in ms. Default 2,000. */
+  maxQuietMs?: number;
+  /**
+   * Until a run stream opens: how long the history's long poll waits after an answer before
+   * asking again, so a workflow task's burst of events costs one poll (it delays noticing a new
+   * call by at most this; the call's text is kept from its start, so none is lost). Default 250 ms.
    */
   historyPollPauseMs?: number;
   /** Called when the text's source changes (`direct`, from the worker at `detail`; or `heartbeat`, and why). */
@@ -284,18 +499,52 @@ export interface WatchRunTextOptions extends LiveTextWatcherOptions {
 const END_GRACE_MS = 2_000;
 
 /**
+ * The run's close event, from a long poll that the server answers only then (or empty, after its
+ * long-poll timeout, when it is asked again); undefined if `stopped` first.
+ */
+async function closeEventOf(
+  client: RunDescriber,
+  workflowId: string,
+  runId: string | undefined,
+  stopped: () => boolean,
+): Promise<HistoryEvent | undefined> {
+  let nextPageToken: Uint8Array | undefined;
+  for (;;) {
+    const response = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId, ...(runId ? { runId } : {}) },
+      waitNewEvent: true,
+      historyEventFilterType: temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+      skipArchival: true,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+    if (stopped()) return undefined;
+    const events = response.history?.events ?? [];
+    if (events.length) return events[events.length - 1];
+    nextPageToken = response.nextPageToken?.length ? response.nextPageToken : undefined;
+  }
+}
+
+/**
  * The text of a run's model calls as they stream (`{ call, kind, text }`), until the run ends or
  * `signal` aborts. Text comes straight from the worker that runs the call, within milliseconds,
  * when the worker serves live text and this process can reach it; otherwise from the call's
  * heartbeat details, every few seconds, with `kind: 'tail'`. Never from history: a call's text is
  * gone once it completes (its reply is in the transcript).
  *
- * What it costs: the run's history is long-polled (one request outstanding, answered as events
- * come, asked again `historyPollPauseMs` after an answer) to learn when a model call opens and closes; while one is open the run is described
- * every `pollMs` until the call's URL or first text comes, then not at all while the text flows
- * directly (once every 10 s, a check that the worker is still there), or every `fallbackPollMs`
- * while it comes from heartbeats. Between model calls, no describes. After `signal` aborts, the
- * outstanding long poll ends with the connection (or when the server answers it).
+ * What it costs Temporal, in two phases. Until a run stream is open: the run's history is
+ * long-polled (one request outstanding, answered as events come, asked again `historyPollPauseMs`
+ * after an answer) to learn when a model call opens, and while one is open the run is described
+ * every `pollMs` until the call's URL or first text comes (every `fallbackPollMs` while it comes
+ * from heartbeats). Once a worker's run stream is open (from the first call's heartbeat), that
+ * worker pushes every later call of the run that lands there: the history is then long-polled
+ * only for its close event (one request that wakes when the run ends or continues as new, after
+ * which the new run is watched from the first phase), and the run is described only as
+ * `src/domain/live-text-describes.ts` says — none for a pushed call but a check every
+ * `pushedCheckMs` (10 s); with no call open, `runStreamQuietMs` (1 s) after the last call ended,
+ * then doubling to every `maxQuietMs` (2 s), to find a call that landed on another worker. After
+ * `signal` aborts, the outstanding long poll ends with the connection (or when the server answers
+ * it).
  */
 export async function* watchRunText(
   client: RunDescriber,
@@ -309,19 +558,41 @@ export async function* watchRunText(
     else if (notice.type === 'source') options.onSource?.(notice.source, notice.detail);
     wake?.();
   }, options);
+  const cadence: RunDescribeCadence = {
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    ...(options.fallbackPollMs !== undefined ? { fallbackPollMs: options.fallbackPollMs } : {}),
+    ...(options.pushedCheckMs !== undefined ? { pushedCheckMs: options.pushedCheckMs } : {}),
+    ...(options.runStreamQuietMs !== undefined ? { runStreamQuietMs: options.runStreamQuietMs } : {}),
+    ...(options.maxQuietMs !== undefined ? { maxQuietMs: options.maxQuietMs } : {}),
+  };
   const signal = options.signal;
-  /** Open `callModel` activities: activity id by scheduled event id. */
-  const open = new Map<string, string>();
   let running = true;
   let stopped = false;
   let historyError: unknown;
   let currentRunId: string | undefined;
+  /**
+   * `history`: the run's history is long-polled for its model calls (until a run stream opens);
+   * `close`: only for its close event, the calls pushed by run streams or found by describes.
+   */
+  let phase: 'history' | 'close' = 'history';
+  /** Open `callModel` activities (phase `history`): activity id by scheduled event id. */
+  const open = new Map<string, string>();
+  let nextDescribe = 0;
+  let lastDescribeAt: number | undefined;
+  let quietSince = Date.now();
+  let quietDescribes = 0;
+  let wasOpen = false;
 
-  const readHistory = async () => {
+  const readRun = async () => {
     for (;;) {
       let next: string | undefined;
+      let switched = false;
+      // A run stream is open: its worker pushes the run's calls there; the history is read no
+      // further, but for its close event (an event of the last page not read yet is found by it).
+      const streamOpen = () => !stopped && !next && watcher.describeState().runStreams > 0;
       for await (const event of runHistory(client, workflowId, currentRunId, {
         pauseAfterEventsMs: options.historyPollPauseMs ?? 250,
+        stopBefore: () => (switched = streamOpen()),
       })) {
         if (stopped) return;
         const scheduled = event.activityTaskScheduledEventAttributes;
@@ -335,18 +606,33 @@ export async function* watchRunText(
         const activityId = ended ? open.get(String(ended.scheduledEventId)) : undefined;
         if (activityId !== undefined) {
           open.delete(String(ended?.scheduledEventId));
-          // A call read directly gets its end line from the worker; one read from heartbeats ends here.
+          // A call pushed by its worker gets its end line from it; one read from heartbeats ends here.
           watcher.ended(activityId);
         }
         next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
         wake?.();
       }
+      if (switched) {
+        phase = 'close';
+        open.clear();
+        const now = Date.now();
+        lastDescribeAt = now;
+        quietSince = now;
+        quietDescribes = 0;
+        wake?.();
+        const closed = await closeEventOf(client, workflowId, currentRunId, () => stopped);
+        next = closed?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      }
       if (!next || stopped) return;
+      // The new run's calls have a new run stream: its history is read until one opens.
       currentRunId = next;
+      phase = 'history';
       open.clear();
+      watcher.close();
+      nextDescribe = 0;
     }
   };
-  const history = readHistory()
+  const reading = readRun()
     .catch((error: unknown) => {
       if (!stopped) historyError = error;
     })
@@ -355,7 +641,6 @@ export async function* watchRunText(
       wake?.();
     });
 
-  let nextDescribe = 0;
   let endGrace: number | undefined;
   try {
     while (!signal?.aborted) {
@@ -366,18 +651,36 @@ export async function* watchRunText(
         endGrace ??= now + END_GRACE_MS;
         if (!watcher.streaming || now >= endGrace) return;
       }
-      if (running && open.size > 0 && now >= nextDescribe) {
+      let describeAt: number | undefined;
+      if (running && phase === 'history') {
+        // As the history shows a model call open, until its URL or first text comes.
+        if (open.size === 0) nextDescribe = 0;
+        describeAt = open.size > 0 ? nextDescribe : undefined;
+      } else if (running) {
+        const state = watcher.describeState();
+        const openNow = state.pushed + state.waiting + state.heartbeat > 0;
+        if (wasOpen && !openNow) {
+          quietSince = now;
+          quietDescribes = 0;
+        }
+        wasOpen = openNow;
+        describeAt = nextRunDescribeAt({ ...state, lastDescribeAt, quietSince, quietDescribes }, cadence);
+        if (describeAt <= now && !openNow) quietDescribes += 1;
+      }
+      if (describeAt !== undefined && describeAt <= now) {
+        lastDescribeAt = now;
         const description = await client.workflowService.describeWorkflowExecution({
           namespace: client.options.namespace,
           execution: { workflowId, ...(currentRunId ? { runId: currentRunId } : {}) },
         });
+        currentRunId ??= description.workflowExecutionInfo?.execution?.runId ?? undefined;
         watcher.observe(description.pendingActivities ?? []);
-        nextDescribe = Date.now() + watcher.describeDelay(options.pollMs ?? 250, options.fallbackPollMs ?? 1_000);
+        if (phase === 'history')
+          nextDescribe = Date.now() + watcher.describeDelay(options.pollMs ?? 250, options.fallbackPollMs ?? 1_000);
         continue;
       }
-      if (open.size === 0) nextDescribe = 0;
       // Until a notice, a history event, the next describe, or the signal.
-      const until = !running ? (endGrace ?? now) : open.size > 0 ? nextDescribe : undefined;
+      const until = !running ? (endGrace ?? now) : describeAt;
       await new Promise<void>((resolve) => {
         const timer = until === undefined ? undefined : setTimeout(done, Math.max(0, until - now));
         signal?.addEventListener('abort', done, { once: true });
@@ -393,6 +696,6 @@ export async function* watchRunText(
   } finally {
     stopped = true;
     watcher.close();
-    void history;
+    void reading;
   }
 }

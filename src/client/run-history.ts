@@ -15,6 +15,8 @@ export interface RunHistoryOptions {
    * one poll each. It delays what is read by at most this much. Default 0 (ask again at once).
    */
   pauseAfterEventsMs?: number;
+  /** Checked before each request after the first: true ends the stream there (without the run's close). Default never. */
+  stopBefore?: () => boolean;
 }
 
 /** A page this short was a long poll's answer (new events), not a page of a history being caught up with. */
@@ -46,5 +48,6 @@ export async function* runHistory(
     const pause = options.pauseAfterEventsMs ?? 0;
     if (pause > 0 && events.length > 0 && events.length < FEW_EVENTS)
       await new Promise((resolve) => setTimeout(resolve, pause));
+    if (options.stopBefore?.()) return;
   }
 }

@@ -33,7 +33,9 @@ export interface LiveTextConfig {
   advertisedHost?: string;
   /** Watchers of one model call at once. `REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_CALL`; default 16. */
   maxWatchersPerCall: number;
-  /** Watchers on this worker at once. `REACT_AGENT_LIVE_TEXT_MAX_WATCHERS`; default 512. */
+  /** Watchers of one run's stream at once. `REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_RUN`; default 16. */
+  maxWatchersPerRun: number;
+  /** Watchers on this worker at once (of calls and of runs). `REACT_AGENT_LIVE_TEXT_MAX_WATCHERS`; default 512. */
   maxWatchers: number;
   /**
    * Pieces a model call streams within this many ms go to its watchers in one write (the first
@@ -80,6 +82,7 @@ export function loadLiveTextConfig(environment: Environment = process.env): Live
         ? { advertisedHost: hostname() }
         : {}),
     maxWatchersPerCall: readPositiveInteger(environment, 'REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_CALL', 16),
+    maxWatchersPerRun: readPositiveInteger(environment, 'REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_RUN', 16),
     maxWatchers: readPositiveInteger(environment, 'REACT_AGENT_LIVE_TEXT_MAX_WATCHERS', 512),
     flushMs: readNumberInRange(environment, 'REACT_AGENT_LIVE_TEXT_FLUSH_MS', DEFAULT_LIVE_TEXT_FLUSH_MS, 0, 1_000),
   };

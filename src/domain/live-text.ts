@@ -6,8 +6,12 @@
  * <base>/calls/<token>`) as newline-delimited JSON, one {@link LiveTextLine} a line: the text from
  * the start of the attempt (as far as the worker still holds it), then each piece as it comes,
  * then an `end` line. The attempt's heartbeat details carry the URL (`liveText.url`), so a client
- * that describes the run finds it. This module is the wire format both ends share: the lines,
- * their encoding, and a bounded reader of them. Pure: no I/O.
+ * that describes the run finds it. Beside it they carry the run's URL on that worker (`GET
+ * <base>/runs/<token>`, `liveText.runUrl`): the same lines for every attempt of the run the worker
+ * runs, open now or later, each tagged with its activity id and attempt and opened by an
+ * `opened` line ({@link RunTextLine}), so a watcher of the run needs no describe for the calls
+ * that land there. This module is the wire format both ends share: the lines, their encoding,
+ * and a bounded reader of them. Pure: no I/O.
  */
 
 /** What a piece of streamed text is: the model's reasoning, its reply, or a native tool call (name and arguments). */
@@ -50,6 +54,28 @@ export type LiveTextLine = LiveTextPieceLine | LiveTextGapLine | LiveTextEndLine
 export interface LiveTextPointer {
   /** Where to `GET` the stream (`http://host:port/calls/<32 hex digits>`). */
   url: string;
+  /**
+   * Where to `GET` the run's stream on the same worker (`http://host:port/runs/<64 hex digits>`):
+   * every model-call attempt of the run that this worker runs, open now or from now on, each line
+   * tagged with its call ({@link RunTextLine}). Absent from workers before it was added.
+   */
+  runUrl?: string;
+}
+
+/** An attempt of a model call opened on the worker (the first line of it on a run stream). */
+export interface RunTextOpenedLine {
+  opened: true;
+  call: number;
+}
+
+/**
+ * One line of a run stream (`GET <base>/runs/<token>`): a call stream's line, or an attempt's
+ * opening, tagged with the attempt it belongs to (the `callModel` activity id and attempt).
+ */
+export interface RunTextLine {
+  activityId: string;
+  attempt: number;
+  line: LiveTextLine | RunTextOpenedLine;
 }
 
 /** The content type of the stream. */
@@ -66,6 +92,12 @@ export const LIVE_TEXT_MAX_URL_LENGTH = 2_048;
 
 /** The path of an attempt's stream under the worker's base URL. */
 export const LIVE_TEXT_PATH_PATTERN = /^\/calls\/([0-9a-f]{32})$/;
+
+/** The path of a run's stream under the worker's base URL. */
+export const RUN_TEXT_PATH_PATTERN = /^\/runs\/([0-9a-f]{64})$/;
+
+/** Longest activity id a run stream's line may carry. */
+const MAX_ACTIVITY_ID_LENGTH = 256;
 
 const KINDS: ReadonlySet<string> = new Set(['reasoning', 'content', 'tool']);
 
@@ -91,6 +123,10 @@ export function liveTextPieces(text: string, limit = LIVE_TEXT_PIECE_CHARACTERS)
 
 /** The line a text line of the stream holds; throws on anything else (the stream is not to be trusted further). */
 export function parseLiveTextLine(text: string): LiveTextLine {
+  return liveTextLineOf(jsonObjectOf(text));
+}
+
+function jsonObjectOf(text: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -99,7 +135,10 @@ export function parseLiveTextLine(text: string): LiveTextLine {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new Error('live text: a line is not an object');
-  const line = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+function liveTextLineOf(line: Record<string, unknown>): LiveTextLine {
   if (typeof line.text === 'string') {
     if (typeof line.kind !== 'string' || !KINDS.has(line.kind)) throw new Error('live text: unknown kind');
     if (!Number.isSafeInteger(line.call) || (line.call as number) < 0) throw new Error('live text: bad call number');
@@ -114,23 +153,58 @@ export function parseLiveTextLine(text: string): LiveTextLine {
 }
 
 /**
+ * What a run stream's line holds (`{"activityId":"5","attempt":1,` then a call stream's line's
+ * fields, or `"call":3,"opened":true}`); throws on anything else.
+ */
+export function parseRunTextLine(text: string): RunTextLine {
+  const { activityId, attempt, opened, ...rest } = jsonObjectOf(text);
+  if (typeof activityId !== 'string' || !activityId || activityId.length > MAX_ACTIVITY_ID_LENGTH)
+    throw new Error('live text: bad activity id');
+  if (!Number.isSafeInteger(attempt) || (attempt as number) < 1) throw new Error('live text: bad attempt');
+  if (opened !== undefined) {
+    if (opened !== true || !Number.isSafeInteger(rest.call) || (rest.call as number) < 0)
+      throw new Error('live text: bad opening');
+    return { activityId, attempt: attempt as number, line: { opened: true, call: rest.call as number } };
+  }
+  return { activityId, attempt: attempt as number, line: liveTextLineOf(rest) };
+}
+
+/**
+ * The prefix that makes a call stream's line a run stream's line for this attempt: the line's
+ * `{` replaced by it (`runTextPrefix('5', 1) + line.slice(1)`), so the worker tags a line it
+ * encoded once without encoding it again.
+ */
+export function runTextPrefix(activityId: string, attempt: number): string {
+  return `{"activityId":${JSON.stringify(activityId)},"attempt":${attempt},`;
+}
+
+/** The line that opens an attempt on a run stream. */
+export function encodeRunTextOpened(activityId: string, attempt: number, call: number): string {
+  return `${runTextPrefix(activityId, attempt)}"call":${call},"opened":true}\n`;
+}
+
+/**
  * Turns the bytes of a stream, as they arrive in any pieces, into its lines. Bounded: a line
  * longer than `maxLineBytes` throws (so a hostile or broken peer cannot make a reader hold more).
  */
-export class LiveTextLineReader {
+export class LiveTextLineReader<Line = LiveTextLine> {
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private held = '';
 
-  constructor(private readonly maxLineBytes = LIVE_TEXT_MAX_LINE_BYTES) {}
+  constructor(
+    private readonly maxLineBytes = LIVE_TEXT_MAX_LINE_BYTES,
+    /** How a line is read: {@link parseLiveTextLine} (a call's stream) by default, {@link parseRunTextLine} for a run's. */
+    private readonly parse: (text: string) => Line = parseLiveTextLine as unknown as (text: string) => Line,
+  ) {}
 
   /** The whole lines `bytes` completes. */
-  read(bytes: Uint8Array): LiveTextLine[] {
+  read(bytes: Uint8Array): Line[] {
     this.held += this.decoder.decode(bytes, { stream: true });
-    const lines: LiveTextLine[] = [];
+    const lines: Line[] = [];
     for (let newline = this.held.indexOf('\n'); newline !== -1; newline = this.held.indexOf('\n')) {
       const text = this.held.slice(0, newline);
       this.held = this.held.slice(newline + 1);
-      if (text.trim()) lines.push(parseLiveTextLine(text));
+      if (text.trim()) lines.push(this.parse(text));
     }
     // A character is at most 3 bytes of UTF-8 in a JS string's unit: a cheap upper bound, exact enough.
     if (this.held.length > this.maxLineBytes)
@@ -147,7 +221,12 @@ export function liveTextPointerOfDetails(details: unknown): LiveTextPointer | un
   const { url } = liveText as Record<string, unknown>;
   if (typeof url !== 'string' || url.length > LIVE_TEXT_MAX_URL_LENGTH) return undefined;
   if (!/^https?:\/\/[^\s/]+\/(?:[^\s]*\/)?calls\/[0-9a-f]{32}$/.test(url)) return undefined;
-  return { url };
+  const { runUrl } = liveText as Record<string, unknown>;
+  const runUrlReadable =
+    typeof runUrl === 'string' &&
+    runUrl.length <= LIVE_TEXT_MAX_URL_LENGTH &&
+    /^https?:\/\/[^\s/]+\/(?:[^\s]*\/)?runs\/[0-9a-f]{64}$/.test(runUrl);
+  return runUrlReadable ? { url, runUrl } : { url };
 }
 
 /** The model call number in heartbeat details (`modelCall`), if any. */

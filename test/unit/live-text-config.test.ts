@@ -9,9 +9,21 @@ describe('loadLiveTextConfig', () => {
     assert.deepEqual(loadLiveTextConfig({}), {
       listen: { host: '127.0.0.1', port: 0 },
       maxWatchersPerCall: 16,
+      maxWatchersPerRun: 16,
       maxWatchers: 512,
       flushMs: 100,
     });
+  });
+
+  test('the watchers of a run stream: a positive number, else refused', () => {
+    assert.equal(loadLiveTextConfig({ REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_RUN: '4' }).maxWatchersPerRun, 4);
+    for (const limit of ['0', '-2', 'many'])
+      assert.throws(
+        () => loadLiveTextConfig({ REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_RUN: limit }),
+        (error: unknown) =>
+          error instanceof ConfigurationError && /REACT_AGENT_LIVE_TEXT_MAX_WATCHERS_PER_RUN/.test(error.message),
+        limit,
+      );
   });
 
   test('the write interval: 0 writes each piece as it comes; above a second or not a number is refused', () => {

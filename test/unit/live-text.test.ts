@@ -7,6 +7,9 @@ import {
   liveTextPointerOfDetails,
   modelCallOfDetails,
   parseLiveTextLine,
+  parseRunTextLine,
+  encodeRunTextOpened,
+  runTextPrefix,
 } from '../../src/domain/live-text';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -57,6 +60,41 @@ describe('the live text wire format', () => {
   });
 });
 
+describe('the run stream wire format', () => {
+  test('a call line tagged with its attempt reads back as that line and attempt, and so does an opening', () => {
+    const tagged = (line: string) => runTextPrefix('7', 2) + line.slice(1);
+    const wire = [
+      encodeRunTextOpened('7', 2, 4),
+      tagged(encodeLiveTextLine({ call: 4, kind: 'content', text: 'Hello "there"\n' })),
+      tagged(encodeLiveTextLine({ skipped: 12 })),
+      tagged(encodeLiveTextLine({ end: 'failed' })),
+    ].join('');
+    const reader = new LiveTextLineReader(1_000, parseRunTextLine);
+    const read = [];
+    for (const byte of bytes(wire)) read.push(...reader.read(Uint8Array.of(byte)));
+    assert.deepEqual(read, [
+      { activityId: '7', attempt: 2, line: { opened: true, call: 4 } },
+      { activityId: '7', attempt: 2, line: { call: 4, kind: 'content', text: 'Hello "there"\n' } },
+      { activityId: '7', attempt: 2, line: { skipped: 12 } },
+      { activityId: '7', attempt: 2, line: { end: 'failed' } },
+    ]);
+  });
+
+  test('lines without a readable attempt are refused with a clear error', () => {
+    for (const [line, why] of [
+      ['{"call":1,"kind":"content","text":"x"}', /bad activity id/],
+      ['{"activityId":"","attempt":1,"end":"completed"}', /bad activity id/],
+      [`{"activityId":"${'x'.repeat(300)}","attempt":1,"end":"completed"}`, /bad activity id/],
+      ['{"activityId":"3","attempt":0,"end":"completed"}', /bad attempt/],
+      ['{"activityId":"3","attempt":1,"opened":1,"call":2}', /bad opening/],
+      ['{"activityId":"3","attempt":1,"opened":true}', /bad opening/],
+      ['{"activityId":"3","attempt":1,"kind":"content","text":"x"}', /bad call number/],
+      ['{"activityId":"3","attempt":1}', /unknown line/],
+    ] as const)
+      assert.throws(() => parseRunTextLine(line), why, line);
+  });
+});
+
 describe('the live text pointer in heartbeat details', () => {
   const token = '0123456789abcdef0123456789abcdef';
   test('an http(s) URL of a call stream is taken', () => {
@@ -76,6 +114,19 @@ describe('the live text pointer in heartbeat details', () => {
       { liveText: { url: `http://${'x'.repeat(3_000)}/calls/${token}` } },
     ])
       assert.equal(liveTextPointerOfDetails(details), undefined, JSON.stringify(details)?.slice(0, 80));
+  });
+
+  test('a run stream URL beside it is taken, and a malformed one dropped (the call URL still read)', () => {
+    const url = `http://127.0.0.1:4100/calls/${token}`;
+    const runUrl = `http://127.0.0.1:4100/runs/${token}${token}`;
+    assert.deepEqual(liveTextPointerOfDetails({ liveText: { url, runUrl } }), { url, runUrl });
+    for (const bad of [
+      `http://127.0.0.1:4100/runs/${token}`,
+      `http://127.0.0.1:4100/calls/${token}${token}`,
+      `ftp://x/runs/${token}${token}`,
+      7,
+    ])
+      assert.deepEqual(liveTextPointerOfDetails({ liveText: { url, runUrl: bad } }), { url }, String(bad));
   });
 
   test('the model call number', () => {
