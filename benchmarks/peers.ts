@@ -25,7 +25,8 @@
  * smaller than each peer's).
  */
 import { temporal } from '@temporalio/proto';
-import { readFileSync } from 'node:fs';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import type { ResearchRunResult } from '../src/core/run-result';
@@ -53,6 +54,8 @@ const RUNS = Number(argument('runs', '5'));
 const CALLS = argument('calls', '10,100').split(',').map(Number);
 const LATENCIES = argument('latencies', '0,500').split(',').map(Number);
 const SYSTEMS = argument('systems', 'openai-agents,pydantic-ai,ours').split(',');
+/** `--save-histories DIR`: each system's last run's history at each number of calls, as `DIR/<system>-<calls>.json` (for benchmarks/history-anatomy.ts). */
+const SAVE_HISTORIES = argument('save-histories', '');
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 const ANSWER = 'BYD sold more.';
 const API_KEY = 'sk-benchmark';
@@ -210,8 +213,12 @@ async function startSystem(stack: BenchmarkStack, key: string, venv: PeerVenv | 
 }
 
 /** Events, serialized bytes, activities and workflow tasks of one run's history. */
-async function runHistory(stack: BenchmarkStack, workflowId: string): Promise<RunHistory> {
+async function runHistory(stack: BenchmarkStack, workflowId: string, saveAs?: string): Promise<RunHistory> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  if (SAVE_HISTORIES && saveAs) {
+    mkdirSync(SAVE_HISTORIES, { recursive: true });
+    writeFileSync(join(SAVE_HISTORIES, `${saveAs}.json`), `${historyToJSON(history)}\n`);
+  }
   const events = history.events ?? [];
   return {
     events: events.length,
@@ -293,7 +300,10 @@ async function main(): Promise<void> {
           for (let run = 0; run < RUNS; run += 1) runs.push(await runOnce(stack, system, calls));
           const cpu = cpuBetween(before, cpuSnapshot(groups));
           const histories: RunHistory[] = [];
-          for (const { id } of runs) histories.push(await runHistory(stack, id));
+          for (const [index, { id }] of runs.entries())
+            histories.push(
+              await runHistory(stack, id, index === runs.length - 1 ? `${system.key}-${calls}` : undefined),
+            );
           const latency: LatencyMeasurement = {
             latencyMs,
             wallMs: runs.map((run) => run.ms),

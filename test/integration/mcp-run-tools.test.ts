@@ -202,8 +202,9 @@ test('the tool list is fixed when the run starts: a worker whose server lists ot
     // (Payloads decoded inside the history's JSON, so their quotes come escaped.)
     assert.ok(/toolSpecs\\":\\"sha256:[0-9a-f]{64}/.test(text), "the stored list's reference is in history");
     assert.ok(!text.includes('Returns the sum of two numbers'), 'no tool description in history');
-    // The list by reference rides on the run's one patch marker, light-bookkeeping, which implies it (issue 34).
-    assert.ok(text.includes('light-bookkeeping'), 'the patch marker is recorded');
+    // The list by reference rides on the run's one patch marker, lean-activity-inputs, which implies
+    // light-bookkeeping and so it (issue 34).
+    assert.ok(text.includes('lean-activity-inputs'), 'the patch marker is recorded');
     const attempts = (history.events ?? []).flatMap((event) =>
       event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : [],
     );
