@@ -49,8 +49,9 @@ export interface WorkerConfig {
    * V8 flags set in the worker process before its Workers start, so the SDK's workflow thread
    * (a new V8 isolate, which takes the process's flags when it is created) runs with them: the
    * SDK gives that thread no heap limit of its own, and V8 lets its heap grow with the workflow
-   * tasks' garbage before it collects, which is most of what a run in flight seems to cost in
-   * RSS beyond its live state (docs/figures.md "What a run in flight costs the worker"). Flags
+   * tasks' garbage before it collects (a young generation of up to 192 MiB by default on a
+   * machine with memory to spare; 6 MiB with the default flags), which is much of what a run in
+   * flight seems to cost in RSS beyond its live state (docs/figures.md "Worker memory settings"). Flags
    * are process-wide: the worker's main thread, already started, keeps its heap's sizes and
    * takes the flags V8 reads as it runs. `REACT_AGENT_WORKFLOW_V8_FLAGS`, space- or comma-separated
    * `--name` or `--name=value`; `none` for none; default {@link DEFAULT_WORKFLOW_V8_FLAGS}.

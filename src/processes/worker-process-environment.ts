@@ -17,8 +17,8 @@ export const WORKER_MALLOC_ARENA_MAX = '2';
 
 /**
  * The largest semi-space of the worker's main thread's young generation, in MiB (V8's default on
- * a 64-bit machine with memory to spare is 32, a young generation of up to 96 MiB of garbage
- * between scavenges). The main thread runs the activities; the workflow thread's own size is
+ * a 64-bit machine with memory to spare is 64: a young generation of up to 192 MiB, mostly garbage
+ * between scavenges; 12 MiB with 4). The main thread runs the activities; the workflow thread's own size is
  * `REACT_AGENT_WORKFLOW_V8_FLAGS`. A `--max-semi-space-size` in `NODE_OPTIONS` overrides it (0 for
  * V8's default).
  */
