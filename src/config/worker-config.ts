@@ -54,7 +54,10 @@ export interface WorkerConfig {
    * flight seems to cost in RSS beyond its live state (docs/figures.md "Worker memory settings"). Flags
    * are process-wide: the worker's main thread, already started, keeps its heap's sizes and
    * takes the flags V8 reads as it runs. `REACT_AGENT_WORKFLOW_V8_FLAGS`, space- or comma-separated
-   * `--name` or `--name=value`; `none` for none; default {@link DEFAULT_WORKFLOW_V8_FLAGS}.
+   * `--name` or `--name=value`; `none` for none; default {@link DEFAULT_WORKFLOW_V8_FLAGS}. A flag
+   * V8 does not know, or a value it refuses, V8 reports on stderr and ignores. No heap limit by
+   * default: V8 aborts the process when a thread reaches its limit, and the SDK sizes its cache of
+   * runs from the main thread's limit, not this one.
    */
   workflowV8Flags: string[];
 }
