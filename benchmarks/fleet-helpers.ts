@@ -56,6 +56,24 @@ export function describeLoad(): string {
   return `load ${one} / ${five} / ${fifteen} on ${cpus().length} cores`;
 }
 
+/**
+ * Worker environment variants to compare in one command (`--worker-env`): sets separated by `|`,
+ * each a space-separated list of `NAME=VALUE`; `-` (or an empty set) is the worker as configured.
+ * `'-|MALLOC_ARENA_MAX=2'` gives two variants: none, then one with that variable.
+ */
+export function parseWorkerEnvironments(value: string): { label: string; environment: Record<string, string> }[] {
+  return value.split('|').map((set) => {
+    const assignments = set.trim() === '-' ? [] : set.trim().split(/\s+/).filter(Boolean);
+    const environment: Record<string, string> = {};
+    for (const assignment of assignments) {
+      const equals = assignment.indexOf('=');
+      if (equals <= 0) throw new Error(`--worker-env: ${JSON.stringify(assignment)} is not NAME=VALUE`);
+      environment[assignment.slice(0, equals)] = assignment.slice(equals + 1);
+    }
+    return { label: assignments.join(' ') || 'as configured', environment };
+  });
+}
+
 /** Resident set size of a process in bytes (Linux /proc), or 0 once it is gone. */
 export function residentBytes(pid: number): number {
   try {

@@ -8,6 +8,7 @@
  *
  *   npx tsx benchmarks/run-memory.ts                           (100 runs; K = 1, 5, 9)
  *   npx tsx benchmarks/run-memory.ts --runs 200 --steps 1,9 --heap-dir DIR --bundle FILE
+ *   npx tsx benchmarks/run-memory.ts --runs 200 --steps 9 --worker-env '-|MALLOC_ARENA_MAX=2'
  *
  * `--heap-dir DIR` runs the worker's workflows in its main thread (TEMPORAL_DEBUG=1, the SDK's debug
  * mode: the same sandbox and promise hook, without the workflow thread) and writes a heap snapshot
@@ -28,6 +29,7 @@ import { scriptFromTurns, ScriptedModelServer } from '../test/fakes/scripted-mod
 import {
   argument,
   describeLoad,
+  parseWorkerEnvironments,
   residentBytes,
   startResearchRuns,
   startWorkerProcess,
@@ -43,6 +45,8 @@ const STEPS = argument('steps', '1,5,9').split(',').map(Number);
 const HEAP_DIRECTORY = argument('heap-dir', '');
 /** `--bundle FILE`: the workflow bundle the worker runs (REACT_AGENT_WORKFLOW_BUNDLE); default the tests' bundle of workflows/. */
 const BUNDLE = argument('bundle', '');
+/** `--worker-env 'SET|SET'`: each K is measured once per set of variables given to the worker (parseWorkerEnvironments); default the worker as configured. */
+const VARIANTS = parseWorkerEnvironments(argument('worker-env', '-'));
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
@@ -82,7 +86,7 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   let failed = false;
-  const rows: { steps: number; idle: number; held: number; marginal: number; peak: number }[] = [];
+  const rows: { variant: string; steps: number; idle: number; held: number; marginal: number; peak: number }[] = [];
   const heapLines: string[] = [];
   console.log(
     `Run memory: ${RUNS} runs held at their model call after K steps${HEAP_DIRECTORY ? ', workflows in the main thread (debug mode), heap snapshot each' : ''}; ${describeLoad()} at start`,
@@ -90,6 +94,7 @@ async function main(): Promise<void> {
   console.log('');
   console.log(
     [
+      'worker environment'.padEnd(36),
       'K steps',
       'RSS idle',
       'RSS held',
@@ -102,100 +107,112 @@ async function main(): Promise<void> {
     ].join('  '),
   );
   try {
-    for (const k of STEPS) {
-      steps = k;
-      hold = new Hold();
-      const taskQueue = `run-memory-${k}`;
-      const base = await workerEnvironment({
-        temporalAddress: temporal.address,
-        modelBaseUrl: model.baseUrl,
-        directory: join(directory, taskQueue),
-        taskQueue,
-      });
-      const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`;
-      const heap: Record<string, string> = HEAP_DIRECTORY
-        ? {
-            TEMPORAL_DEBUG: '1',
-            NODE_OPTIONS: `${nodeOptions} --heapsnapshot-signal=SIGWINCH --diagnostic-dir=${join(HEAP_DIRECTORY, `k${k}`)}`,
+    for (const [variantIndex, variant] of VARIANTS.entries())
+      for (const k of STEPS) {
+        steps = k;
+        hold = new Hold();
+        const taskQueue = `run-memory-${variantIndex}-${k}`;
+        const base = await workerEnvironment({
+          temporalAddress: temporal.address,
+          modelBaseUrl: model.baseUrl,
+          directory: join(directory, taskQueue),
+          taskQueue,
+        });
+        const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`;
+        const heap: Record<string, string> = HEAP_DIRECTORY
+          ? {
+              TEMPORAL_DEBUG: '1',
+              NODE_OPTIONS: `${nodeOptions} --heapsnapshot-signal=SIGWINCH --diagnostic-dir=${join(HEAP_DIRECTORY, `k${k}`)}`,
+            }
+          : { NODE_OPTIONS: nodeOptions };
+        if (HEAP_DIRECTORY) mkdirSync(join(HEAP_DIRECTORY, `k${k}`), { recursive: true });
+        const worker = await startWorkerProcess({
+          ...base,
+          REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model`,
+          ...(BUNDLE ? { REACT_AGENT_WORKFLOW_BUNDLE: BUNDLE } : {}),
+          ...variant.environment,
+          ...heap,
+          ...(variant.environment.NODE_OPTIONS
+            ? { NODE_OPTIONS: `${heap.NODE_OPTIONS} ${variant.environment.NODE_OPTIONS}` }
+            : {}),
+        });
+        await sleep(2000);
+        const address = inspectorAddress(worker.log);
+        if (!address) throw new Error(`the worker printed no inspector address:\n${worker.log.slice(-2000)}`);
+        const inspector = await WorkerInspector.connect(address);
+        const idleHeaps = await inspector.heaps(true);
+        const idle = residentBytes(worker.pid);
+        let peak = idle;
+        const ids = Array.from({ length: RUNS }, (_, index) => `${taskQueue}-run-${index}`);
+        const handles: WorkflowHandle[] = [];
+        const half = Math.floor(RUNS / 2);
+        // Two waves: the RSS after the first half is held and after all are, so the second half's
+        // growth is the marginal cost of a run (the first runs also pay what is made once).
+        handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(0, half), memoryQuestion)));
+        peak = Math.max(peak, await heldBy(half, worker));
+        await sleep(5000);
+        const halfHeld = residentBytes(worker.pid);
+        const halfHeaps = await inspector.heaps(true);
+        const snapshots: string[] = [];
+        if (HEAP_DIRECTORY) snapshots.push(await snapshotOf(worker, join(HEAP_DIRECTORY, `k${k}`), snapshots));
+        handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(half), memoryQuestion)));
+        peak = Math.max(peak, await heldBy(RUNS, worker));
+        await sleep(5000);
+        const held = residentBytes(worker.pid);
+        peak = Math.max(peak, held);
+        const heldHeaps = await inspector.heaps(true);
+        const heldCollected = residentBytes(worker.pid);
+        inspector.close();
+        if (HEAP_DIRECTORY) snapshots.push(await snapshotOf(worker, join(HEAP_DIRECTORY, `k${k}`), snapshots));
+        if (HEAP_DIRECTORY) {
+          const [before, after] = snapshots.map(readHeapSummary);
+          if (before && after) {
+            console.error(`heap snapshots (K = ${k}): ${snapshots.join(', ')}`);
+            console.error(describeHeap(after, { before, runs: RUNS - half }));
           }
-        : { NODE_OPTIONS: nodeOptions };
-      if (HEAP_DIRECTORY) mkdirSync(join(HEAP_DIRECTORY, `k${k}`), { recursive: true });
-      const worker = await startWorkerProcess({
-        ...base,
-        REACT_AGENT_MODEL_TASK_QUEUE: `${taskQueue}-model`,
-        ...(BUNDLE ? { REACT_AGENT_WORKFLOW_BUNDLE: BUNDLE } : {}),
-        ...heap,
-      });
-      await sleep(2000);
-      const address = inspectorAddress(worker.log);
-      if (!address) throw new Error(`the worker printed no inspector address:\n${worker.log.slice(-2000)}`);
-      const inspector = await WorkerInspector.connect(address);
-      const idleHeaps = await inspector.heaps(true);
-      const idle = residentBytes(worker.pid);
-      let peak = idle;
-      const ids = Array.from({ length: RUNS }, (_, index) => `${taskQueue}-run-${index}`);
-      const handles: WorkflowHandle[] = [];
-      const half = Math.floor(RUNS / 2);
-      // Two waves: the RSS after the first half is held and after all are, so the second half's
-      // growth is the marginal cost of a run (the first runs also pay what is made once).
-      handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(0, half), memoryQuestion)));
-      peak = Math.max(peak, await heldBy(half, worker));
-      await sleep(5000);
-      const halfHeld = residentBytes(worker.pid);
-      const halfHeaps = await inspector.heaps(true);
-      const snapshots: string[] = [];
-      if (HEAP_DIRECTORY) snapshots.push(await snapshotOf(worker, join(HEAP_DIRECTORY, `k${k}`), snapshots));
-      handles.push(...(await startResearchRuns(client, taskQueue, ids.slice(half), memoryQuestion)));
-      peak = Math.max(peak, await heldBy(RUNS, worker));
-      await sleep(5000);
-      const held = residentBytes(worker.pid);
-      peak = Math.max(peak, held);
-      const heldHeaps = await inspector.heaps(true);
-      const heldCollected = residentBytes(worker.pid);
-      inspector.close();
-      if (HEAP_DIRECTORY) snapshots.push(await snapshotOf(worker, join(HEAP_DIRECTORY, `k${k}`), snapshots));
-      if (HEAP_DIRECTORY) {
-        const [before, after] = snapshots.map(readHeapSummary);
-        if (before && after) {
-          console.error(`heap snapshots (K = ${k}): ${snapshots.join(', ')}`);
-          console.error(describeHeap(after, { before, runs: RUNS - half }));
         }
+        hold.release();
+        const results = await Promise.race([
+          Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>)),
+          sleep(10 * 60_000).then(() => {
+            throw new Error(`the runs did not answer within 10 minutes; the worker's log:\n${worker.log.slice(-4000)}`);
+          }),
+        ]);
+        const answered = results.filter(
+          (result) => result.status === 'fulfilled' && result.value.termination === 'answer',
+        ).length;
+        if (answered < RUNS) failed = true;
+        await worker.stop();
+        const marginal = (held - halfHeld) / (RUNS - half);
+        rows.push({ variant: variant.label, steps: k, idle, held, marginal, peak });
+        heapLines.push(
+          describeHeaps(
+            `${variant.label}, K = ${k}`,
+            { idle: idleHeaps, half: halfHeaps, held: heldHeaps },
+            half,
+            idle,
+            heldCollected,
+          ),
+        );
+        console.log(
+          [
+            variant.label.padEnd(36),
+            String(k).padStart(7),
+            `${(idle / MIB).toFixed(0)} MiB`.padStart(8),
+            `${(held / MIB).toFixed(0)} MiB`.padStart(8),
+            `${(peak / MIB).toFixed(0)} MiB`.padStart(8),
+            `${((held - idle) / RUNS / KIB).toFixed(0)} KiB`.padStart(12),
+            `${((peak - idle) / RUNS / KIB).toFixed(0)} KiB`.padStart(14),
+            `${(marginal / KIB).toFixed(0)} KiB`.padStart(20),
+            `${answered}/${RUNS}`.padStart(8),
+            `  ${describeLoad()}`,
+          ].join('  '),
+        );
       }
-      hold.release();
-      const results = await Promise.race([
-        Promise.allSettled(handles.map((handle) => handle.result() as Promise<ResearchRunResult>)),
-        sleep(10 * 60_000).then(() => {
-          throw new Error(`the runs did not answer within 10 minutes; the worker's log:\n${worker.log.slice(-4000)}`);
-        }),
-      ]);
-      const answered = results.filter(
-        (result) => result.status === 'fulfilled' && result.value.termination === 'answer',
-      ).length;
-      if (answered < RUNS) failed = true;
-      await worker.stop();
-      const marginal = (held - halfHeld) / (RUNS - half);
-      rows.push({ steps: k, idle, held, marginal, peak });
-      heapLines.push(
-        describeHeaps(k, { idle: idleHeaps, half: halfHeaps, held: heldHeaps }, half, idle, heldCollected),
-      );
-      console.log(
-        [
-          String(k).padStart(7),
-          `${(idle / MIB).toFixed(0)} MiB`.padStart(8),
-          `${(held / MIB).toFixed(0)} MiB`.padStart(8),
-          `${(peak / MIB).toFixed(0)} MiB`.padStart(8),
-          `${((held - idle) / RUNS / KIB).toFixed(0)} KiB`.padStart(12),
-          `${((peak - idle) / RUNS / KIB).toFixed(0)} KiB`.padStart(14),
-          `${(marginal / KIB).toFixed(0)} KiB`.padStart(20),
-          `${answered}/${RUNS}`.padStart(8),
-          `  ${describeLoad()}`,
-        ].join('  '),
-      );
-    }
     console.log('');
     for (const line of heapLines) console.log(line);
-    const first = rows[0];
-    const last = rows.at(-1);
+    const first = rows.find((row) => row.variant === VARIANTS[0]?.label);
+    const last = rows.filter((row) => row.variant === VARIANTS[0]?.label).at(-1);
     if (first && last && last.steps > first.steps)
       console.log(
         `\nPer step (held, between K = ${first.steps} and ${last.steps}): ${((last.held - last.idle - (first.held - first.idle)) / RUNS / (last.steps - first.steps) / KIB).toFixed(1)} KiB per run per step; second halves: ${((last.marginal - first.marginal) / (last.steps - first.steps) / KIB).toFixed(1)} KiB`,
@@ -217,13 +234,13 @@ async function main(): Promise<void> {
  * run and per run of the second half; then the process's RSS after the collection, per run.
  */
 function describeHeaps(
-  k: number,
+  row: string,
   heaps: { idle: HeapUsage[]; half: HeapUsage[]; held: HeapUsage[] },
   half: number,
   idleResident: number,
   heldResident: number,
 ): string {
-  const lines = [`K = ${k}, after a full garbage collection of every thread:`];
+  const lines = [`${row}, after a full garbage collection of every thread:`];
   for (const thread of heaps.held) {
     const used = (usages: HeapUsage[]) => usages.find((usage) => usage.thread === thread.thread)?.usedBytes ?? 0;
     lines.push(

@@ -17,7 +17,10 @@
  * RSS and RSS per run in flight (peak above idle, divided by the runs). `--trace-dir DIR` keeps
  * the workers' activity traces and logs and the dev server's log there, and says of each retried
  * call whether its failed attempt ever started on a worker. `--bundle FILE` has the workers run
- * another workflow bundle (two bundles compared on the same tree). Every run must finish
+ * another workflow bundle (two bundles compared on the same tree). `--worker-env 'SET|SET'` measures
+ * each setup once per set of variables given to its workers (`-` for the worker as configured,
+ * `MALLOC_ARENA_MAX=2 REACT_AGENT_WORKFLOW_V8_FLAGS=none` for two), one row each, one after the
+ * other on the same dev server: a worker setting compared in one command. Every run must finish
  * with an answer, else the script exits non-zero. The machine's load is printed beside each row.
  */
 import { Client, Connection } from '@temporalio/client';
@@ -30,6 +33,7 @@ import type { WorkerProcess } from '../test/integration/support/worker-process';
 import {
   argument,
   describeLoad,
+  parseWorkerEnvironments,
   percentile,
   ResidentMemorySampler,
   residentBytes,
@@ -55,6 +59,8 @@ const BUNDLE = argument('bundle', '');
  * failed attempts no worker ever started.
  */
 const TRACE_DIRECTORY = argument('trace-dir', '');
+/** `--worker-env 'SET|SET'`: each setup is measured once per set of worker variables (parseWorkerEnvironments); default the worker as configured. */
+const VARIANTS = parseWorkerEnvironments(argument('worker-env', '-'));
 const MIB = 1024 * 1024;
 
 const SETUP_LABELS: Record<string, string> = {
@@ -72,6 +78,7 @@ async function measure(
   taskQueue: string,
   setup: string,
   runs: number,
+  variant: { label: string; environment: Record<string, string> },
 ): Promise<{ row: string; ok: boolean }> {
   const base = await workerEnvironment({
     temporalAddress: temporal.address,
@@ -91,6 +98,7 @@ async function measure(
         ...queues,
         ...trace(index),
         ...(BUNDLE ? { REACT_AGENT_WORKFLOW_BUNDLE: BUNDLE } : {}),
+        ...variant.environment,
       }),
     ),
   );
@@ -121,7 +129,7 @@ async function measure(
         writeFileSync(join(TRACE_DIRECTORY, `${taskQueue}-worker-${index}.log`), `pid ${worker.pid}\n${worker.log}`),
       );
   }
-  const label = `${SETUP_LABELS[setup]}, ${TEMPORAL_KINDS[temporal.kind]}`;
+  const label = `${SETUP_LABELS[setup]}, ${TEMPORAL_KINDS[temporal.kind]}${VARIANTS.length > 1 ? `, ${variant.label}` : ''}`;
   const {
     firstAttemptMs: delays,
     retried,
@@ -166,6 +174,7 @@ async function measure(
     `${(peak / MIB).toFixed(0)} MiB`.padStart(9),
     `${((peak - idle) / runs / 1024).toFixed(0)} KiB`.padStart(9),
     `  ${describeLoad()}`,
+    ...(VARIANTS.length > 1 ? [`  ${variant.label}`] : []),
   ].join('  ');
   return { row, ok };
 }
@@ -204,6 +213,7 @@ async function main(): Promise<void> {
     'RSS peak'.padStart(9),
     'per run'.padStart(9),
     '  load (1/5/15 min)',
+    ...(VARIANTS.length > 1 ? ['  worker environment'] : []),
   ].join('  ');
   console.log(header);
   try {
@@ -220,20 +230,22 @@ async function main(): Promise<void> {
       try {
         const client = new Client({ connection });
         for (const runs of SIZES) {
-          for (const setup of SETUPS) {
-            sequence += 1;
-            const { row, ok } = await measure(
-              client,
-              temporal,
-              model.baseUrl,
-              temporalDirectory,
-              `scale-${sequence}-${setup}`,
-              setup,
-              runs,
-            );
-            if (!ok) failed = true;
-            console.log(row);
-          }
+          for (const setup of SETUPS)
+            for (const variant of VARIANTS) {
+              sequence += 1;
+              const { row, ok } = await measure(
+                client,
+                temporal,
+                model.baseUrl,
+                temporalDirectory,
+                `scale-${sequence}-${setup}`,
+                setup,
+                runs,
+                variant,
+              );
+              if (!ok) failed = true;
+              console.log(row);
+            }
         }
       } finally {
         await connection.close();

@@ -4,6 +4,7 @@
  * REACT_AGENT_SHUTDOWN_GRACE_SECONDS to finish, then are cancelled and retried by another worker.
  */
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { SharedModelLimits } from '../activities/model-limits/shared-model-limits';
@@ -285,6 +286,8 @@ async function main(): Promise<void> {
 
   // REACT_AGENT_ACTIVITY_TRACE_FILE: a line per activity start and end, and per event-loop stall (worker/activity-trace.ts).
   const activityTrace = startActivityTrace(process.env[ACTIVITY_TRACE_VARIABLE]);
+  // REACT_AGENT_WORKFLOW_V8_FLAGS: set before Worker.create starts the SDK's workflow thread, whose new isolate takes them (issue 34).
+  for (const flag of workerConfig.workflowV8Flags) setFlagsFromString(flag);
   const connection = await NativeConnection.connect(temporal.connectionOptions);
   const workers = await Promise.all(
     plans.map((plan) =>
@@ -330,7 +333,7 @@ async function main(): Promise<void> {
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
       `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `live text ${liveText ? `at ${liveText.url}` : 'off'}; ` +
-      `workflows ${describeWorkflowCode(workflowCode, traced)}; ` +
+      `workflows ${describeWorkflowCode(workflowCode, traced)}${workflowCode ? ` (V8 flags ${workerConfig.workflowV8Flags.join(' ') || 'none'})` : ''}; ` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : `unversioned${unversionedBuildId ? `, build ${unversionedBuildId}` : ''}`}; pid ${process.pid}`,
   );
   try {

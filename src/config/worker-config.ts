@@ -45,6 +45,21 @@ export interface WorkerConfig {
    * default 256.
    */
   transcriptCacheMegabytes: number;
+  /**
+   * V8 flags set in the worker process before its Workers start, so the SDK's workflow thread
+   * (a new V8 isolate, which takes the process's flags when it is created) runs with them: the
+   * SDK gives that thread no heap limit of its own, and V8 lets its heap grow with the workflow
+   * tasks' garbage before it collects (a young generation of up to 192 MiB by default on a
+   * machine with memory to spare; 6 MiB with the default flags), which is much of what a run in
+   * flight seems to cost in RSS beyond its live state (docs/figures.md "Worker memory settings"). Flags
+   * are process-wide: the worker's main thread, already started, keeps its heap's sizes and
+   * takes the flags V8 reads as it runs. `REACT_AGENT_WORKFLOW_V8_FLAGS`, space- or comma-separated
+   * `--name` or `--name=value`; `none` for none; default {@link DEFAULT_WORKFLOW_V8_FLAGS}. A flag
+   * V8 does not know, or a value it refuses, V8 reports on stderr and ignores. No heap limit by
+   * default: V8 aborts the process when a thread reaches its limit, and the SDK sizes its cache of
+   * runs from the main thread's limit, not this one.
+   */
+  workflowV8Flags: string[];
 }
 
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 20;
@@ -53,6 +68,8 @@ export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
 export const DEFAULT_STICKY_QUEUE_TIMEOUT_SECONDS = 3;
 export const DEFAULT_HEARTBEAT_THROTTLE_SECONDS = 5;
 export const DEFAULT_TRANSCRIPT_CACHE_MEGABYTES = 256;
+/** Default of `REACT_AGENT_WORKFLOW_V8_FLAGS`, chosen by `benchmark:scale` (docs/figures.md). */
+export const DEFAULT_WORKFLOW_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** Default of `REACT_AGENT_DATA_DIR`. */
 export const DEFAULT_DATA_DIRECTORY = resolve(PROJECT_ROOT, '.data');
 
@@ -110,5 +127,25 @@ export function loadWorkerConfig(environment: Environment = process.env): Worker
       0,
       1_048_576,
     ),
+    workflowV8Flags: readV8Flags(environment, 'REACT_AGENT_WORKFLOW_V8_FLAGS', DEFAULT_WORKFLOW_V8_FLAGS),
   };
+}
+
+/**
+ * Space- or comma-separated V8 flags (`--name` or `--name=value`, letters, digits, `-` and `_` in
+ * the name, no spaces or commas in the value), `none` for none, or the default when unset or blank.
+ * @throws ConfigurationError naming the variable and the first word that is not such a flag.
+ */
+function readV8Flags(environment: Environment, name: string, defaultValue: readonly string[]): string[] {
+  const raw = readString(environment, name);
+  if (raw === undefined) return [...defaultValue];
+  if (raw === 'none') return [];
+  const flags = raw.split(/[\s,]+/).filter(Boolean);
+  const malformed = flags.find((flag) => !/^--[A-Za-z0-9_-]+(=[^\s,]+)?$/.test(flag));
+  if (malformed !== undefined)
+    throw new ConfigurationError(
+      name,
+      `${name} must be space-separated V8 flags like --max-semi-space-size=4 (or none), got ${JSON.stringify(malformed)}`,
+    );
+  return flags;
 }

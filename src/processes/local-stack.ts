@@ -8,6 +8,7 @@ import { logSize } from './log-tail';
 import { OwnedProcess } from './owned-process';
 import { NotReadyError, waitUntilReady } from './readiness';
 import { PROJECT_ROOT, projectEntryArguments } from './typescript-process';
+import { workerProcessEnvironment } from './worker-process-environment';
 
 /** Whether some worker polled the task queue for workflow tasks in the last `withinMs`. */
 export async function hasLiveWorker(
@@ -84,7 +85,7 @@ export class ChildWorker {
       child = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), {
         cwd: PROJECT_ROOT,
         stdio: ['ignore', output, output],
-        env: process.env,
+        env: workerProcessEnvironment(process.env),
       });
     } finally {
       closeSync(output);

@@ -329,7 +329,31 @@ describe('loadWorkerConfig', () => {
       dataDirectory: join(PROJECT_ROOT, '.data'),
       transcriptDirectory: join(PROJECT_ROOT, '.data', 'transcripts'),
       transcriptCacheMegabytes: 256,
+      workflowV8Flags: ['--max-semi-space-size=2'],
     });
+  });
+
+  test("the workflow thread's V8 flags: space- or comma-separated, none for none", () => {
+    assert.deepEqual(
+      loadWorkerConfig({ REACT_AGENT_WORKFLOW_V8_FLAGS: ' --max-semi-space-size=1  --optimize-for-size ' })
+        .workflowV8Flags,
+      ['--max-semi-space-size=1', '--optimize-for-size'],
+    );
+    assert.deepEqual(
+      loadWorkerConfig({ REACT_AGENT_WORKFLOW_V8_FLAGS: '--max-semi-space-size=1,--heap-growing-percent=30' })
+        .workflowV8Flags,
+      ['--max-semi-space-size=1', '--heap-growing-percent=30'],
+    );
+    assert.deepEqual(loadWorkerConfig({ REACT_AGENT_WORKFLOW_V8_FLAGS: 'none' }).workflowV8Flags, []);
+    assert.deepEqual(loadWorkerConfig({ REACT_AGENT_WORKFLOW_V8_FLAGS: '  ' }).workflowV8Flags, [
+      '--max-semi-space-size=2',
+    ]);
+    for (const value of ['max-semi-space-size=1', '--max-semi-space-size=1 ; rm -rf /', '-x', '--a=b=c d'])
+      assertConfigurationError(
+        () => loadWorkerConfig({ REACT_AGENT_WORKFLOW_V8_FLAGS: value }),
+        'REACT_AGENT_WORKFLOW_V8_FLAGS',
+        /^REACT_AGENT_WORKFLOW_V8_FLAGS must be space-separated V8 flags like --max-semi-space-size=4 \(or none\), got "/,
+      );
   });
 
   test('overrides; the transcript folder follows the data folder', () => {

@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { OwnedProcess } from '../../processes/owned-process';
 import { StopRequests } from '../stop-signals';
 import { projectEntryArguments } from '../../processes/typescript-process';
+import { workerProcessEnvironment } from '../../processes/worker-process-environment';
 import { UsageError } from '../usage-error';
 
 export const workerHelp = `Usage: react-agent worker
@@ -27,7 +28,7 @@ export async function workerCommand(argumentsList: string[]): Promise<number> {
     );
   const worker = OwnedProcess.spawn(process.execPath, projectEntryArguments('worker/main.ts'), {
     stdio: 'inherit',
-    env: process.env,
+    env: workerProcessEnvironment(process.env),
   });
   const stops = new StopRequests((requests) =>
     requests === 1 ? worker.signal('SIGTERM') : worker.signalGroup('SIGKILL'),

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { logSince } from '../log-tail';
 import { waitUntilReady } from '../readiness';
 import { PROJECT_ROOT, projectEntryArguments } from '../typescript-process';
+import { workerProcessEnvironment } from '../worker-process-environment';
 import type { WorkerMachine } from './machine-addresses';
 import type { StackComponent, StackLog, StackProcessStatus } from './stack-component';
 import { StackDaemon } from './stack-daemon';
@@ -43,7 +44,7 @@ export class WorkerComponent implements StackComponent {
   /** Starts the worker unless it runs, in its data folder, and resolves once it polls. */
   async start(log: StackLog): Promise<void> {
     if (this.daemon.running) return;
-    const environment = this.environment();
+    const environment = workerProcessEnvironment(this.environment());
     mkdirSync(environment.REACT_AGENT_DATA_DIR as string, { recursive: true });
     const nodeArguments = projectEntryArguments('worker/main.ts');
     const machine = this.machine;

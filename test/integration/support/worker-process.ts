@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT, typescriptEntryArguments } from '../../../src/processes/typescript-process';
+import { workerProcessEnvironment } from '../../../src/processes/worker-process-environment';
 
 const { compiledIsCurrent } = require('../../../bin/compiled-build.js') as { compiledIsCurrent: () => boolean };
 
@@ -46,7 +47,8 @@ export class WorkerProcess {
   static async start(environment: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
     const child = spawn(process.execPath, workerEntryArguments(), {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, ...environment },
+      // As every way the project starts a worker: its allocator's arenas and main thread's young generation bounded.
+      env: workerProcessEnvironment({ ...process.env, ...environment }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(child);
