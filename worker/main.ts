@@ -333,7 +333,8 @@ async function main(): Promise<void> {
     `react-agent worker: role ${fleet.role}, task queue${plans.length > 1 ? 's' : ''} ${plans.map(describePlan).join(', ')} on ${temporal.address} (namespace ${temporal.namespace}); ` +
       `model ${modelConfig.model} at ${maskUrlCredentials(modelConfig.baseUrl)}${Object.keys(modelLimits).length ? ` (shared limits for ${Object.keys(modelLimits).join(', ')})` : ''}; tools: ${describeToolNames(toolGroups) || 'none'}; transcripts ${describeTranscriptStore(storeBehindCache)}; client paths in ${dataRoots.join(', ')}; ` +
       `live text ${liveText ? `at ${liveText.url}` : 'off'}; ` +
-      `workflows ${describeWorkflowCode(workflowCode, traced)}${workflowCode ? ` (V8 flags ${workerConfig.workflowV8Flags.join(' ') || 'none'})` : ''}; ` +
+      `workflows ${describeWorkflowCode(workflowCode, traced)}; ` +
+      `${workflowCode ? `workflow thread V8 flags ${workerConfig.workflowV8Flags.join(' ') || 'none'}; ` : ''}` +
       `${version ? `deployment ${version.deploymentName}, build ${version.buildId}` : `unversioned${unversionedBuildId ? `, build ${unversionedBuildId}` : ''}`}; pid ${process.pid}`,
   );
   try {
