@@ -1,5 +1,5 @@
 import { defaultPayloadConverter } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import {
   LiveTextLineReader,
   liveTextPointerOfDetails,
@@ -508,21 +508,10 @@ async function closeEventOf(
   runId: string | undefined,
   stopped: () => boolean,
 ): Promise<HistoryEvent | undefined> {
-  let nextPageToken: Uint8Array | undefined;
-  for (;;) {
-    const response = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId, ...(runId ? { runId } : {}) },
-      waitNewEvent: true,
-      historyEventFilterType: temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
-      skipArchival: true,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    if (stopped()) return undefined;
-    const events = response.history?.events ?? [];
-    if (events.length) return events[events.length - 1];
-    nextPageToken = response.nextPageToken?.length ? response.nextPageToken : undefined;
-  }
+  let close: HistoryEvent | undefined;
+  for await (const event of runHistory(client, workflowId, runId, { closeEventOnly: true, stopBefore: stopped }))
+    close = event;
+  return stopped() ? undefined : close;
 }
 
 /**

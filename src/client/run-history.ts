@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 
 /** One event of a run's history. */
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -17,6 +17,11 @@ export interface RunHistoryOptions {
   pauseAfterEventsMs?: number;
   /** Checked before each request after the first: true ends the stream there (without the run's close). Default never. */
   stopBefore?: () => boolean;
+  /**
+   * Only the run's close event: each long poll is answered only when the run closes (or empty,
+   * after the server's long-poll timeout, and asked again). Default false (every event).
+   */
+  closeEventOnly?: boolean;
 }
 
 /** A page this short was a long poll's answer (new events), not a page of a history being caught up with. */
@@ -39,6 +44,12 @@ export async function* runHistory(
       namespace: client.options.namespace,
       execution: { workflowId, ...(runId ? { runId } : {}) },
       waitNewEvent: true,
+      ...(options.closeEventOnly
+        ? {
+            historyEventFilterType: temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+            skipArchival: true,
+          }
+        : {}),
       ...(nextPageToken ? { nextPageToken } : {}),
     });
     const events = response.history?.events ?? [];

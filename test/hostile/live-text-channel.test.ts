@@ -1,28 +1,18 @@
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type RequestListener } from 'node:http';
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { LiveTextServer } from '../../activities/live-text/live-text-server';
 import { LiveTextWatcher, type LiveTextNotice } from '../../src/client/live-text';
+import { closeServers, hostileServer, liveServer, textOf, until } from './support/live-text-servers';
 
 // Issue 32: the worker's live text channel, attacked over loopback HTTP — wrong tokens, other
 // methods, bodies, garbage, too many watchers, a watcher that never reads — and the reader
 // (`LiveTextWatcher`, what follow and the client use) fed by a server that sends garbage. Each
 // is refused quickly and clearly; the server keeps serving and the call is never slowed.
 
-const servers: Array<{ close(): unknown }> = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function liveServer(options: ConstructorParameters<typeof Object>[0] = {}): Promise<LiveTextServer> {
-  const server = await LiveTextServer.start(options as Parameters<typeof LiveTextServer.start>[0]);
-  servers.push(server);
-  return server;
-}
+afterEach(closeServers);
 
 function get(url: string, init: { method?: string; body?: string } = {}) {
   const started = performance.now();
@@ -50,17 +40,6 @@ const pendingCall = (url: string | undefined, attempt = 1, extra: Record<string,
   });
 
 /** Resolves when `check` holds over the notices so far. */
-async function until(notices: LiveTextNotice[], check: (notices: LiveTextNotice[]) => boolean, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  while (!check(notices)) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${JSON.stringify(notices)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-const textOf = (notices: LiveTextNotice[]) =>
-  notices.map((notice) => (notice.type === 'text' ? notice.text : '')).join('');
-
 describe('the live text server', () => {
   test('a watcher gets the backlog, then each piece as it is added, then the end', async () => {
     const server = await liveServer();
@@ -251,17 +230,8 @@ describe('the live text server', () => {
 });
 
 describe('the reader against a hostile server', () => {
-  async function hostile(handler: Parameters<typeof createServer>[1]): Promise<string> {
-    const server: Server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push({
-      close: () => {
-        server.closeAllConnections();
-        return new Promise((resolve) => server.close(resolve));
-      },
-    });
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/calls/${'a'.repeat(32)}`;
-  }
+  const hostile = async (handler: RequestListener): Promise<string> =>
+    `${await hostileServer(handler)}/calls/${'a'.repeat(32)}`;
 
   test('an endless line, garbage, and an unreachable worker each make it fall back to the heartbeat tail', async () => {
     const endless = await hostile((_request, response) => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { request as httpRequest, type RequestListener } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, test } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { LiveTextServer, type LiveTextServerOptions } from '../../activities/live-text/live-text-server';
 import { LiveTextWatcher, type LiveTextNotice } from '../../src/client/live-text';
+import { closeServers, hostileServer, liveServer, textOf, until } from './support/live-text-servers';
 
 // Issue 32, bounded cost: a run's stream on the worker (`GET /runs/<token>`) — every attempt of
 // the run there, open now or later, pushed to a watcher that then needs no describe — and its
@@ -13,16 +13,7 @@ import { LiveTextWatcher, type LiveTextNotice } from '../../src/client/live-text
 // watcher that never reads, a run forgotten after its last call; and the reader against a worker
 // that refuses or garbles it.
 
-const servers: Array<{ close(): unknown }> = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-
-async function liveServer(options: LiveTextServerOptions = {}): Promise<LiveTextServer> {
-  const server = await LiveTextServer.start(options);
-  servers.push(server);
-  return server;
-}
+afterEach(closeServers);
 
 const run = (activityId: string, attempt = 1, runId = 'run-a') => ({
   workflowId: 'research-1',
@@ -38,21 +29,6 @@ const pendingCall = (pointer: { url: string; runUrl?: string }, activityId = '5'
     attempt,
     heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ chunks: 0, modelCall: 1, liveText: pointer })] },
   });
-
-async function until(notices: LiveTextNotice[], check: (notices: LiveTextNotice[]) => boolean, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  while (!check(notices)) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${JSON.stringify(notices)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-const textOf = (notices: LiveTextNotice[], activityId?: string) =>
-  notices
-    .map((notice) =>
-      notice.type === 'text' && (activityId === undefined || notice.activityId === activityId) ? notice.text : '',
-    )
-    .join('');
 
 /** Reads a stream's lines as they come. */
 function lineReader(response: Response) {
@@ -229,17 +205,7 @@ describe('a run stream on the worker', () => {
 });
 
 describe('the reader against a worker that refuses or garbles the run stream', () => {
-  async function hostile(handler: Parameters<typeof createServer>[1]): Promise<string> {
-    const server: Server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push({
-      close: () => {
-        server.closeAllConnections();
-        return new Promise((resolve) => server.close(resolve));
-      },
-    });
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
+  const hostile = async (handler: RequestListener): Promise<string> => `${await hostileServer(handler)}`;
 
   test('a refused run stream leaves the call to its own URL; a garbled one to its heartbeat tail', async () => {
     const live = await liveServer();
