@@ -187,6 +187,15 @@ function recordingOpenAI(): { openai: OpenAI; requests: Array<{ tools?: unknown[
 
 describe("callModel with the run's stored specs", () => {
   const modelDefaults = { model: 'm', temperature: 0.6, topP: 0.95, maxOutputTokens: 100 };
+  /** The model activity over `openai` and `store`, on a worker whose registry offers `offered`. */
+  const callModelOn = (openai: OpenAI, store: MemoryTranscriptStore, offered: ToolDefinition[]) =>
+    createCallModel({
+      chatModel: chatModelOver(openai),
+      store,
+      tokenCounter: characterEstimateCounter,
+      modelDefaults,
+      tools: new ToolRegistry(offered),
+    });
   const environment = () =>
     new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }, { logger: new DefaultLogger('ERROR') });
 
@@ -203,13 +212,7 @@ describe("callModel with the run's stored specs", () => {
       description: 'A newer echo.',
       parameters: { type: 'object', properties: { text: { type: 'string' } } },
     };
-    const callModel = createCallModel({
-      chatModel: chatModelOver(openai),
-      store,
-      tokenCounter: characterEstimateCounter,
-      modelDefaults,
-      tools: new ToolRegistry([changedEcho]),
-    });
+    const callModel = callModelOn(openai, store, [changedEcho]);
     const input = {
       workflowId: 'wf',
       modelCall: 1,
@@ -235,13 +238,7 @@ describe("callModel with the run's stored specs", () => {
       storeToolSpecs: true,
     });
     const { openai, requests } = recordingOpenAI();
-    const callModel = createCallModel({
-      chatModel: chatModelOver(openai),
-      store,
-      tokenCounter: characterEstimateCounter,
-      modelDefaults,
-      tools: new ToolRegistry([]),
-    });
+    const callModel = callModelOn(openai, store, []);
     const withOwnRun = () =>
       new MockActivityEnvironment(
         { heartbeatTimeoutMs: 30_000, workflowExecution: { workflowId: 'wf-own', runId: 'r' } },
@@ -267,13 +264,7 @@ describe("callModel with the run's stored specs", () => {
     const store = new MemoryTranscriptStore();
     const opened = await conversationActivities(store, [echo]).startConversation(start);
     const { openai, requests } = recordingOpenAI();
-    const callModel = createCallModel({
-      chatModel: chatModelOver(openai),
-      store,
-      tokenCounter: characterEstimateCounter,
-      modelDefaults,
-      tools: new ToolRegistry([echo]),
-    });
+    const callModel = callModelOn(openai, store, [echo]);
     await environment().run(callModel, {
       workflowId: 'wf',
       modelCall: 1,

@@ -47,8 +47,6 @@ export class AgentEnvironment {
     readonly store: LocalDirectoryTranscriptStore,
     readonly toolLog: string,
     private readonly workerEnvironment: Record<string, string>,
-    /** The workflow bundle with the tracing interceptors, for a worker started with an OTLP endpoint. */
-    private readonly tracedBundle: string,
   ) {}
 
   static async start(options: AgentEnvironmentOptions): Promise<AgentEnvironment> {
@@ -63,7 +61,7 @@ export class AgentEnvironment {
         ...(options.serverDynamicConfig ? { dynamicConfig: options.serverDynamicConfig } : {}),
       }),
       ScriptedModelServer.start({ script: options.script }),
-      Promise.all([cachedWorkflowBundle(), cachedWorkflowBundle(undefined, TRACING_WORKFLOW_INTERCEPTOR_MODULES)]),
+      cachedWorkflowBundle(),
     ]);
     const failure = [serverStart, modelStart, bundleStart].find((start) => start.status === 'rejected');
     let connection: Connection | undefined;
@@ -82,7 +80,7 @@ export class AgentEnvironment {
     }
     const server = (serverStart as PromiseFulfilledResult<DevServer>).value;
     const model = (modelStart as PromiseFulfilledResult<ScriptedModelServer>).value;
-    const [bundle, tracedBundle] = (bundleStart as PromiseFulfilledResult<[string, string]>).value;
+    const bundle = (bundleStart as PromiseFulfilledResult<string>).value;
     const client = new Client({ connection });
     const taskQueue = `test-${process.pid}-${++AgentEnvironment.counter}`;
     const transcripts = join(directory, 'transcripts');
@@ -117,7 +115,6 @@ export class AgentEnvironment {
       new LocalDirectoryTranscriptStore(transcripts),
       toolLog,
       workerEnvironment,
-      tracedBundle,
     );
   }
 
@@ -129,8 +126,11 @@ export class AgentEnvironment {
   async startWorker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
     // As a worker given no bundle picks one (worker/main.ts): traced when it exports traces.
     const traces = Boolean(extra.OTEL_EXPORTER_OTLP_ENDPOINT || extra.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+    // The traced bundle is built (or taken from the cache) only for such a worker.
     const bundle: Record<string, string> =
-      traces && !('REACT_AGENT_WORKFLOW_BUNDLE' in extra) ? { REACT_AGENT_WORKFLOW_BUNDLE: this.tracedBundle } : {};
+      traces && !('REACT_AGENT_WORKFLOW_BUNDLE' in extra)
+        ? { REACT_AGENT_WORKFLOW_BUNDLE: await cachedWorkflowBundle(undefined, TRACING_WORKFLOW_INTERCEPTOR_MODULES) }
+        : {};
     const worker = await WorkerProcess.start({ ...this.workerEnvironment, ...extra, ...bundle });
     this.workers.push(worker);
     return worker;
