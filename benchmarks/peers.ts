@@ -48,6 +48,7 @@ import {
 } from './peers/peer-table';
 import { ensurePeerVenv, type PeerVenv } from './peers/peer-venv';
 import { PythonWorker } from './peers/python-worker';
+import { describeRequestsPerRun, requestCounts, requestsBetween, type RequestCounts } from './peers/server-requests';
 import { cpuBetween, cpuSnapshot } from './process-cpu';
 
 const RUNS = Number(argument('runs', '5'));
@@ -56,6 +57,8 @@ const LATENCIES = argument('latencies', '0,500').split(',').map(Number);
 const SYSTEMS = argument('systems', 'openai-agents,pydantic-ai,ours').split(',');
 /** `--save-histories DIR`: each system's last run's history at each number of calls, as `DIR/<system>-<calls>.json` (for benchmarks/history-anatomy.ts). */
 const SAVE_HISTORIES = argument('save-histories', '');
+/** `--server-requests`: after each system's runs, the dev server's gRPC and database requests per run by operation (benchmarks/peers/server-requests.ts). */
+const SERVER_REQUESTS = process.argv.includes('--server-requests');
 const QUESTION = 'Which company sold more cars in 2024, BYD or Tesla?';
 const ANSWER = 'BYD sold more.';
 const API_KEY = 'sk-benchmark';
@@ -244,6 +247,14 @@ async function runOnce(stack: BenchmarkStack, system: System, calls: number): Pr
   return { ms, id };
 }
 
+/** The dev server's request counters now (`--server-requests`). */
+async function scrapeRequests(stack: BenchmarkStack): Promise<RequestCounts> {
+  if (!stack.server.metricsUrl) throw new Error('--server-requests needs the dev server (its metrics)');
+  const response = await fetch(stack.server.metricsUrl);
+  if (!response.ok) throw new Error(`${stack.server.metricsUrl}: HTTP ${response.status}`);
+  return requestCounts(await response.text());
+}
+
 async function main(): Promise<void> {
   const loadAtStart = describeLoad();
   console.log(
@@ -295,10 +306,16 @@ async function main(): Promise<void> {
         }
         for (const system of systems) {
           const groups = { worker: [system.workerPid], server: serverPids };
+          const requestsBefore = SERVER_REQUESTS ? await scrapeRequests(stack) : undefined;
           const before = cpuSnapshot(groups);
           const runs: { ms: number; id: string }[] = [];
           for (let run = 0; run < RUNS; run += 1) runs.push(await runOnce(stack, system, calls));
           const cpu = cpuBetween(before, cpuSnapshot(groups));
+          if (requestsBefore) {
+            const requests = requestsBetween(requestsBefore, await scrapeRequests(stack));
+            for (const line of describeRequestsPerRun(requests, RUNS))
+              console.error(`  ${system.key}, ${calls} calls, ${latencyMs} ms: ${line}`);
+          }
           const histories: RunHistory[] = [];
           for (const [index, { id }] of runs.entries())
             histories.push(

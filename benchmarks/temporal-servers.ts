@@ -26,6 +26,8 @@ export interface TemporalUnderTest {
   address: string;
   /** The server's processes by group, for CPU accounting: `Temporal`, and `PostgreSQL` on the stack. */
   processGroups(): Promise<Record<string, number[]>>;
+  /** The dev server's Prometheus metrics (`service_requests`, `persistence_requests` by operation); none on the stack. */
+  metricsUrl?: string;
   /** Stops every process it started (the stack's data is in the benchmark's folder, removed with it). */
   stop(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export async function startTemporal(
     return {
       kind,
       address: server.address,
+      metricsUrl: server.metricsUrl,
       processGroups: async () => ({ Temporal: [server.pid] }),
       stop: () => server.stop(),
     };

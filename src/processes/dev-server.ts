@@ -102,6 +102,8 @@ export class DevServer {
   readonly logFile: string;
   /** Namespace the server was started with and waited for. */
   readonly namespace: string;
+  /** `http://127.0.0.1:METRICS_PORT/metrics`: the server's Prometheus metrics (requests by operation, ...). */
+  readonly metricsUrl: string;
 
   private current: OwnedProcess | undefined;
   private stopping: Promise<void> | undefined;
@@ -114,9 +116,17 @@ export class DevServer {
     private readonly ports: readonly { name: string; port: number }[],
     private readonly searchAttributes: Readonly<Record<string, string>>,
     private readonly startTimeoutMs: number,
-    settings: { address: string; uiUrl?: string; databaseFile: string; logFile: string; namespace: string },
+    settings: {
+      address: string;
+      uiUrl?: string;
+      databaseFile: string;
+      logFile: string;
+      namespace: string;
+      metricsUrl: string;
+    },
   ) {
     this.address = settings.address;
+    this.metricsUrl = settings.metricsUrl;
     if (settings.uiUrl !== undefined) this.uiUrl = settings.uiUrl;
     this.databaseFile = settings.databaseFile;
     this.logFile = settings.logFile;
@@ -182,6 +192,7 @@ export class DevServer {
           databaseFile,
           logFile,
           namespace,
+          metricsUrl: `http://${HOST}:${ports.metrics}/metrics`,
         },
       );
       try {
