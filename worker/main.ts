@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
+import { withModelLimits } from '../activities/model-limits/limited-chat-model';
 import { SharedModelLimits } from '../activities/model-limits/shared-model-limits';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, ToolRegistry } from '../activities';
 import { LiveTextServer } from '../activities/live-text/live-text-server';
+import type { ChatModel } from '../activities/model/chat-model';
 import { createChatModel } from '../activities/model/chat-model-factory';
 import { summaryModelOf } from '../activities/model/summary-chat-model';
+import { createTiktokenCounter } from '../activities/token-counter';
 import {
   ConfigurationError,
   loadDataRoots,
@@ -184,12 +187,21 @@ async function main(): Promise<void> {
     timeoutSeconds: modelConfig.timeoutSeconds,
     replyLimits,
   });
+  const tokenCounter = createTiktokenCounter();
+  // The limiter workflows run on the workflows' queue; each call reaches its limiter through the activity's client.
+  const modelLimitGate = Object.keys(modelLimits).length
+    ? new SharedModelLimits(modelLimits, fleet.taskQueue, () => Context.current().client)
+    : undefined;
+  // The summaries' and the judge's calls book the same limits as the model activity's own (which books them itself).
+  const limited = (model: ChatModel): ChatModel =>
+    modelLimitGate ? withModelLimits(model, modelLimitGate, tokenCounter) : model;
+  const summaryChatModel = limited(summary.chatModel);
   // Built-ins, tool modules and the MCP servers' tools (REACT_AGENT_MCP_CONFIG), the servers started and supervised for
   // the worker's life; a model-only worker needs no MCP tools. `react-agent tools` lists what this builds.
   const mcp = await startWorkerTools({
     environment: process.env,
     log: (line) => console.log(`  ${line}`),
-    modelClient: () => ({ chatModel: summary.chatModel, model: summary.visitModel }),
+    modelClient: () => ({ chatModel: summaryChatModel, model: summary.visitModel }),
     mcp: plans.some((plan) => plan.workflows || plan.tools),
   });
   redactor = redactor.with(mcp.secrets);
@@ -226,7 +238,8 @@ async function main(): Promise<void> {
   const activities = createActivities({
     ...(liveText ? { liveText } : {}),
     chatModel,
-    summary: { chatModel: summary.chatModel, ...(summary.model !== undefined ? { model: summary.model } : {}) },
+    summary: { chatModel: summaryChatModel, ...(summary.model !== undefined ? { model: summary.model } : {}) },
+    tokenCounter,
     store,
     tools,
     // A batch's --output: a directory, or s3://bucket/prefix with this worker's endpoint and region.
@@ -247,10 +260,7 @@ async function main(): Promise<void> {
     // REACT_AGENT_MODEL_PRICES: each call of a priced model returns its cost with its usage.
     modelPrices,
     redactor,
-    // The limiter workflows run on the workflows' queue; each call reaches its limiter through the activity's client.
-    ...(Object.keys(modelLimits).length
-      ? { modelLimits: new SharedModelLimits(modelLimits, fleet.taskQueue, () => Context.current().client) }
-      : {}),
+    ...(modelLimitGate ? { modelLimits: modelLimitGate } : {}),
     // REACT_AGENT_TRACE_CONTENT: prompts and completions (truncated) in model spans.
     ...(tracing.traceContent ? { traceContent: tracing.traceContent } : {}),
     // Recorded by startConversation in the run's history: the run schedules its model and tool calls on these queues.
@@ -263,15 +273,17 @@ async function main(): Promise<void> {
     ...(fleet.toolTaskQueue !== fleet.taskQueue ? { toolTaskQueue: fleet.toolTaskQueue } : {}),
     // The evaluation's judge (issue 12): its own endpoint and model, defaulting to the run model's; verdicts kept by key.
     evaluation: {
-      judgeModel: createChatModel(
-        {
-          api: judgeConfig.api,
-          baseUrl: judgeConfig.baseUrl,
-          apiKey: judgeConfig.apiKey,
-          timeoutSeconds: judgeConfig.timeoutSeconds,
-          replyLimits,
-        },
-        'judge',
+      judgeModel: limited(
+        createChatModel(
+          {
+            api: judgeConfig.api,
+            baseUrl: judgeConfig.baseUrl,
+            apiKey: judgeConfig.apiKey,
+            timeoutSeconds: judgeConfig.timeoutSeconds,
+            replyLimits,
+          },
+          'judge',
+        ),
       ),
       endpoint: { model: judgeConfig.model, baseUrl: judgeConfig.baseUrl },
       // Shared by every worker when the transcripts are in S3; else this worker's data directory.

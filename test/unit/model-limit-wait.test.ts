@@ -5,42 +5,12 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { settleFailedCall, waitForModelLimit } from '../../activities/model-limits/model-limit-wait';
-import type {
-  ModelLimitAsk,
-  ModelLimitGate,
-  ModelLimitTicket,
-} from '../../activities/model-limits/shared-model-limits';
+import type { ModelLimitAsk, ModelLimitTicket } from '../../activities/model-limits/shared-model-limits';
 import { FailureTypes } from '../../src/core/failure-types';
+import { FakeModelLimitGate as FakeGate } from '../fakes/fake-model-limit-gate';
 import { RecordingMetricMeter } from '../fakes/recording-metric-meter';
 
 const quietLogger = new DefaultLogger('ERROR', () => undefined);
-
-/** A gate that grants every ask with `waitMs` and records what it is told. */
-class FakeGate implements ModelLimitGate {
-  readonly asks: ModelLimitAsk[] = [];
-  readonly settled: Array<[string, number]> = [];
-  readonly pauses: number[] = [];
-  constructor(private readonly waitMs: number) {}
-  async reserve(ask: ModelLimitAsk): Promise<ModelLimitTicket> {
-    this.asks.push(ask);
-    return {
-      model: ask.model,
-      limit: { tokensPerMinute: 1_000 },
-      leaseId: String(this.asks.length),
-      tokens: ask.promptTokens + 100,
-      countedPromptTokens: ask.promptTokens,
-      waitMs: this.waitMs,
-      ...(this.waitMs > 0 ? { reason: 'tokens' as const } : {}),
-      askedMs: 1,
-    };
-  }
-  async settle(ticket: ModelLimitTicket, tokens: number): Promise<void> {
-    this.settled.push([ticket.leaseId, tokens]);
-  }
-  async pause(_model: string, retryAfterMs: number): Promise<void> {
-    this.pauses.push(retryAfterMs);
-  }
-}
 
 function environment(startToCloseTimeoutMs = 60_000) {
   const meter = new RecordingMetricMeter();
@@ -101,7 +71,7 @@ describe('a model call waiting for its shared limit (activities/model-limits/mod
         error.type === FailureTypes.modelRateLimited &&
         error.nextRetryDelay === 15_000,
     );
-    assert.deepEqual(gate.settled, [['1', 0]]);
+    assert.deepEqual(gate.settled, [['1', 0, undefined]]);
   });
 
   test('a cancelled run stops waiting', async () => {
@@ -125,7 +95,7 @@ describe('a model call waiting for its shared limit (activities/model-limits/mod
     });
     await env.run(() => settleFailedCall(gate, ticket, rateLimited, 'gpt-x', Context.current()));
     assert.deepEqual(gate.pauses, [7_000]);
-    assert.deepEqual(gate.settled, [['1', 600]]);
+    assert.deepEqual(gate.settled, [['1', 600, undefined]]);
     await env.run(() => settleFailedCall(gate, ticket, new Error('socket hang up'), 'gpt-x', Context.current()));
     assert.deepEqual(gate.pauses, [7_000]);
     assert.equal(gate.settled.length, 2);
