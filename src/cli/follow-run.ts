@@ -47,8 +47,8 @@ export interface FollowRunOptions {
   streamPollMs?: number;
   /**
    * Whether to follow the run's sub-runs (issue 30) too, as they start, their lines prefixed with
-   * their label (`  [sub-2-1] …`) and each one's end said; their streamed text is not shown.
-   * Default true.
+   * their label (`  [sub-2-1] …`), their streamed text too (`  [sub-2-1]   ┆ …`, as `streamPollMs`
+   * says), and each one's end said. Default true.
    */
   subRuns?: boolean;
 }
@@ -118,7 +118,7 @@ async function followOne(
       ? undefined
       : new SubRunFollowers(
           tree,
-          (subRunId, subRunPrint) => followOne(client, subRunId, subRunPrint, { ...options, streamPollMs: 0 }, tree),
+          (subRunId, subRunPrint) => followOne(client, subRunId, subRunPrint, options, tree),
           resultHeadline,
         );
   const stopWatching = new AbortController();

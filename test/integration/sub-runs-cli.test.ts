@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import { STREAM_LINE_PREFIX } from '../../src/cli/streamed-text';
 import { AgentEnvironment } from './support/agent-environment';
 import { CliProcess } from './support/cli-process';
 import { answer, runId, Scenarios, toolCall } from './support/scenarios';
@@ -181,5 +182,32 @@ describe('sub-runs from the command line', () => {
     } finally {
       follower.kill('SIGKILL');
     }
+  }, 180_000);
+
+  test('a sub-run’s text is shown under its label while it streams, before its end', async () => {
+    const slowPart = Array.from(
+      { length: 12 },
+      (_, index) => `Clause ${String(index + 1).padStart(2, '0')} of the slow part.`,
+    ).join(' ');
+    const id = scenarios.add(runId('cli-subruns-stream'), (turn, request) => {
+      if ((request.workflowId ?? '').includes('/sub-'))
+        // About 4 s of streaming: the text reaches follow through the worker (or the heartbeat details).
+        return { ...answer(slowPart), chunks: 40, delayBetweenChunksMs: 100 };
+      return turn === 1 ? toolCall('delegate', { tasks: [{ question: 'The slow part?' }] }) : answer('Done.');
+    });
+    const ran = await cli(['run', 'One slow part', '--subruns', '1', '--id', id]);
+    assert.equal(ran.code, 0, ran.stderr);
+    const label = '  [sub-1-1] ';
+    const streamed = ran.stderr
+      .split('\n')
+      .filter((line) => line.startsWith(`${label}${STREAM_LINE_PREFIX}`))
+      .map((line) => line.slice(label.length + STREAM_LINE_PREFIX.length))
+      .join(' ');
+    assert.match(streamed, /Clause \d\d of the slow part/, ran.stderr);
+    const [text, ended] = positions(ran.stderr, [
+      `${label}${STREAM_LINE_PREFIX}`,
+      `${label}ended: answer after 1 model calls`,
+    ]);
+    assert.ok((text as number) < (ended as number), ran.stderr);
   }, 180_000);
 });
