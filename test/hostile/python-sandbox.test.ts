@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import { measureDirectories } from '../../activities/tools/python/directory-usage';
 import { spawnTypescript } from '../../src/processes/typescript-process';
+import { workerProcessEnvironment } from '../../src/processes/worker-process-environment';
 import { AgentEnvironment } from '../integration/support/agent-environment';
 import { historyText } from '../integration/support/mcp-servers';
 import { answer, runId, Scenarios, toolCall } from '../integration/support/scenarios';
@@ -41,7 +42,13 @@ beforeAll(async () => {
   const descriptor = openSync(descriptorFile, 'w');
   const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', ...new Array<'ignore'>(197).fill('ignore'), descriptor];
   worker = spawnTypescript('worker/main.ts', {
-    env: { ...process.env, ...environment.environment, REACT_AGENT_TOOLS: 'python', TMPDIR: workerTemporaryDirectory },
+    // As every worker the project starts: with its memory settings (src/processes/worker-process-environment.ts).
+    env: workerProcessEnvironment({
+      ...process.env,
+      ...environment.environment,
+      REACT_AGENT_TOOLS: 'python',
+      TMPDIR: workerTemporaryDirectory,
+    }),
     stdio,
   });
   closeSync(descriptor);
