@@ -35,6 +35,7 @@ import type { WorkerProcess } from '../test/integration/support/worker-process';
 import { startBenchmarkStack, type BenchmarkStack } from './benchmark-stack';
 import { argument, describeLoad, startWorkerProcess, workerEnvironment } from './fleet-helpers';
 import {
+  eventsOverFloor,
   historyRatios,
   markdownTable,
   oursLowest,
@@ -356,6 +357,9 @@ async function main(): Promise<void> {
             .map(([column, lowest]) => `${column} ${lowest ? 'yes' : 'no'}`)
             .join(', ')}`,
         );
+      console.log(
+        `history events over the floor of their activities and workflow tasks (2 + 3 × each): ${eventsOverFloor(rows).join('; ')}`,
+      );
       if (ours) {
         console.log(`history bytes per run over ours: ${historyRatios(rows, ours.label).join('; ')}`);
         const shortfalls = targetShortfalls(rows, ours.label, calls);

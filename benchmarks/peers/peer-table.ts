@@ -162,6 +162,22 @@ export function historyRatios(rows: readonly { system: string; figures: RowFigur
     .map((row) => `${row.system}: ${(row.figures.historyBytes / mine).toFixed(1)}×`);
 }
 
+/**
+ * The fewest events a history of `activities` activities and `workflowTasks` workflow tasks can
+ * have: started and closed, and three events each (scheduled, started, completed).
+ */
+export function historyEventFloor(activities: number, workflowTasks: number): number {
+  return 2 + 3 * activities + 3 * workflowTasks;
+}
+
+/** `ours: 125 = 119 + 6`: each row's history events over the floor of its activities and workflow tasks ({@link historyEventFloor}). */
+export function eventsOverFloor(rows: readonly { system: string; figures: RowFigures }[]): string[] {
+  return rows.map(({ system, figures }) => {
+    const floor = historyEventFloor(figures.activities, figures.workflowTasks);
+    return `${system}: ${figures.historyEvents} = ${floor} + ${figures.historyEvents - floor}`;
+  });
+}
+
 /** The calls from which issue 34 asks every peer's history to be at least 10× ours. */
 export const TENFOLD_HISTORY_FROM_CALLS = 100;
 

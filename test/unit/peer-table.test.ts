@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from '@jest/globals';
 import {
+  eventsOverFloor,
   formatBytes,
   formatPerLatency,
   formatRange,
+  historyEventFloor,
   historyRatios,
   markdownTable,
   median,
@@ -146,5 +148,26 @@ describe('the peers table of benchmark:peers', () => {
       'server CPU not lowest',
       'history events not lowest',
     ]);
+  });
+
+  test('the floor of a history: started and closed, three events an activity and a workflow task; each row over it', () => {
+    assert.equal(historyEventFloor(19, 20), 119);
+    assert.equal(historyEventFloor(199, 200), 1_199);
+    const figures = (historyEvents: number) => ({
+      overheadPerStepMs: [100],
+      workerCpuPerCallMs: [25],
+      serverCpuPerCallMs: [35],
+      historyEvents,
+      historyBytes: 50_000,
+      activities: 19,
+      workflowTasks: 20,
+    });
+    assert.deepEqual(
+      eventsOverFloor([
+        { system: 'peer', figures: figures(119) },
+        { system: 'ours', figures: figures(125) },
+      ]),
+      ['peer: 119 = 119 + 0', 'ours: 125 = 119 + 6'],
+    );
   });
 });
