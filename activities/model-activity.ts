@@ -20,7 +20,7 @@ import type { LiveTextChannels, LiveTextSink } from './live-text/live-text-serve
 import { heartbeatOf, StreamedText, type CallOfHeartbeat } from './model-call/streamed-text';
 import { chatControls } from './model/chat-controls';
 import type { ChatModel } from './model/chat-model';
-import { settleFailedCall, waitForModelLimit } from './model-limits/model-limit-wait';
+import { settleAnsweredCall, settleFailedCall, waitForModelLimit } from './model-limits/model-limit-wait';
 import type { ModelLimitGate, ModelLimitTicket } from './model-limits/shared-model-limits';
 import type { TokenCounter } from './token-counter';
 import type { ToolRegistry } from './tools/tool-registry';
@@ -222,10 +222,7 @@ export function createCallModel(dependencies: ModelActivityDependencies) {
     // A server may echo a secret: out before anything parses, stores or traces the reply.
     const reply = redactor.redactValue(answered);
     const usage = replyUsage(reply, prompt.estimatedPromptTokens, tokenCounter, prices, input.model.model);
-    if (ticket)
-      await modelLimits
-        ?.settle(ticket, usage.promptTokens + usage.completionTokens, usage.promptTokens)
-        .catch(() => undefined);
+    await settleAnsweredCall(modelLimits, ticket, usage);
     metrics.succeeded(
       {
         prompt: usage.promptTokens,

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ChatControls, ChatModel, ChatReply, ChatRequest } from '../model/chat-model';
 import { countConversationTokens, type TokenCounter } from '../token-counter';
-import { settleFailedCall, waitForModelLimit } from './model-limit-wait';
+import { settleAnsweredCall, settleFailedCall, waitForModelLimit } from './model-limit-wait';
 import type { ModelLimitGate } from './shared-model-limits';
 
 /**
@@ -38,12 +38,7 @@ export function withModelLimits(chatModel: ChatModel, gate: ModelLimitGate, coun
         await settleFailedCall(gate, ticket, error, request.model, context);
         throw error;
       }
-      if (ticket) {
-        const usage = reply.usage;
-        // A reply without usage is charged what was booked (the provider counted something).
-        const used = usage ? usage.promptTokens + usage.completionTokens : ticket.tokens;
-        await gate.settle(ticket, used, usage?.promptTokens).catch(() => undefined);
-      }
+      await settleAnsweredCall(gate, ticket, reply.usage);
       return reply;
     },
     contextWindow: (model) => chatModel.contextWindow(model),

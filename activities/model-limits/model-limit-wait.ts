@@ -62,6 +62,21 @@ export async function waitForModelLimit(
 }
 
 /**
+ * After a call that answered: its reservation settled with the tokens it used (prompt +
+ * completion), and the provider's prompt count, when it reported usage; else what was booked (the
+ * provider counted something). Best effort: a limiter out of reach must not fail a call that ran.
+ */
+export async function settleAnsweredCall(
+  gate: ModelLimitGate | undefined,
+  ticket: ModelLimitTicket | undefined,
+  usage: { promptTokens: number; completionTokens: number } | undefined,
+): Promise<void> {
+  if (!gate || !ticket) return;
+  const used = usage ? usage.promptTokens + usage.completionTokens : ticket.tokens;
+  await gate.settle(ticket, used, usage?.promptTokens).catch(() => undefined);
+}
+
+/**
  * After a failed call: a 429 with retry-after pauses every worker's calls of the model (once,
  * however many calls saw it); the reservation is settled as used (the provider may have counted it).
  */

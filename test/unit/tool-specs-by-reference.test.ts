@@ -56,13 +56,15 @@ function conversationActivities(store: MemoryTranscriptStore, tools: ToolDefinit
 
 const start = { question: 'Which sum?', protocol: 'native' as const, today: '2026-12-02' };
 
+/** Opens a transcript offering `tools`, their specs stored by reference. */
+function openWithStoredSpecs(store: MemoryTranscriptStore, tools: ToolDefinition[], question = start.question) {
+  return conversationActivities(store, tools).startConversation({ ...start, question, storeToolSpecs: true });
+}
+
 describe('startConversation with storeToolSpecs', () => {
   test("history gets each tool's name, scheduling and approval; the specs are one stored blob", async () => {
     const store = new MemoryTranscriptStore();
-    const output = await conversationActivities(store, [sum, echo]).startConversation({
-      ...start,
-      storeToolSpecs: true,
-    });
+    const output = await openWithStoredSpecs(store, [sum, echo]);
     assert.deepEqual(output.tools, [
       {
         name: 'get-sum',
@@ -112,26 +114,14 @@ describe('startConversation with storeToolSpecs', () => {
     assert.equal((output.tools[0] as { description?: string }).description, sum.description);
     assert.ok(
       JSON.stringify(output).length >
-        JSON.stringify(
-          await conversationActivities(new MemoryTranscriptStore(), [sum, echo]).startConversation({
-            ...start,
-            storeToolSpecs: true,
-          }),
-        ).length,
+        JSON.stringify(await openWithStoredSpecs(new MemoryTranscriptStore(), [sum, echo])).length,
     );
   });
 
   test('the same tool list stored by two runs is one blob', async () => {
     const store = new MemoryTranscriptStore();
-    const first = await conversationActivities(store, [sum, echo]).startConversation({
-      ...start,
-      storeToolSpecs: true,
-    });
-    const second = await conversationActivities(store, [sum, echo]).startConversation({
-      ...start,
-      question: 'Another?',
-      storeToolSpecs: true,
-    });
+    const first = await openWithStoredSpecs(store, [sum, echo]);
+    const second = await openWithStoredSpecs(store, [sum, echo], 'Another?');
     assert.equal(first.toolSpecs, second.toolSpecs);
     assert.notEqual(first.conversation, second.conversation);
   });
@@ -146,10 +136,7 @@ describe('startConversation with storeToolSpecs', () => {
 
 test('the run keeps the reference when its transcript opens (and carries it on continue-as-new)', async () => {
   const store = new MemoryTranscriptStore();
-  const output: StartConversationOutput = await conversationActivities(store, [echo]).startConversation({
-    ...start,
-    storeToolSpecs: true,
-  });
+  const output: StartConversationOutput = await openWithStoredSpecs(store, [echo]);
   const state = openedRunState(initialRunState('native', DEFAULT_LIMITS, 0), output);
   assert.equal(state.setup?.toolSpecs, output.toolSpecs);
   assert.deepEqual(state.setup?.tools, output.tools);
@@ -201,10 +188,7 @@ describe("callModel with the run's stored specs", () => {
 
   test('sends the schemas the run started with, though this worker no longer offers the tool (its MCP server dropped it)', async () => {
     const store = new MemoryTranscriptStore();
-    const opened = await conversationActivities(store, [sum, echo]).startConversation({
-      ...start,
-      storeToolSpecs: true,
-    });
+    const opened = await openWithStoredSpecs(store, [sum, echo]);
     const { openai, requests } = recordingOpenAI();
     // This worker's registry has another echo and no get-sum.
     const changedEcho: ToolDefinition = {
@@ -233,10 +217,7 @@ describe("callModel with the run's stored specs", () => {
 
   test("a call that carries only the reference (issue 34's history trim: no names, no workflow id) sends every stored spec, in order; none stored, no tools", async () => {
     const store = new MemoryTranscriptStore();
-    const opened = await conversationActivities(store, [sum, echo]).startConversation({
-      ...start,
-      storeToolSpecs: true,
-    });
+    const opened = await openWithStoredSpecs(store, [sum, echo]);
     const { openai, requests } = recordingOpenAI();
     const callModel = callModelOn(openai, store, []);
     const withOwnRun = () =>
@@ -250,7 +231,7 @@ describe("callModel with the run's stored specs", () => {
       (requests[0]?.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name),
       ['get-sum', 'echo'],
     );
-    const none = await conversationActivities(store, []).startConversation({ ...start, storeToolSpecs: true });
+    const none = await openWithStoredSpecs(store, []);
     await withOwnRun().run(callModel, {
       ...call,
       conversation: none.conversation,
